@@ -1,0 +1,25 @@
+"""Errors a user can act on. Each message names the input at fault and says what to do."""
+
+
+class HarnessForgeError(Exception):
+    """Base class: the CLI prints these as one clear line instead of a traceback."""
+
+
+class ConfigError(HarnessForgeError):
+    """A rules or candidates file that does not parse or validate."""
+
+
+class ArtifactError(HarnessForgeError):
+    """A file in the store that is missing, is not JSON, or does not match its model."""
+
+
+class RepoError(HarnessForgeError):
+    """A repository argument that cannot be resolved, cloned or read."""
+
+
+class PlanningError(HarnessForgeError):
+    """A repository whose history cannot be planned (no tags, bad range, ...)."""
+
+
+class GitHubError(HarnessForgeError):
+    """The GitHub API could not be reached or answered with an error."""

@@ -1,0 +1,112 @@
+"""GitHub enrichment through PyGithub: repo metadata, issue bodies, PR descriptions, reviews.
+
+Optional everywhere: without `GITHUB_TOKEN` every stage works from git alone. Answers are cached
+under the store, so re-planning costs no requests. `GITHUB_API_URL` points the client elsewhere
+(GitHub Enterprise, or the local wire-protocol server the tests run).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from datetime import datetime
+from pathlib import Path
+from typing import Any, Callable
+
+import requests
+from github import Auth, Github, GithubException, GithubRetry
+
+from .errors import GitHubError
+from .mining.hints import IssueText, PullText
+from .models import GitHubMeta
+from .store import atomic_write
+
+DEFAULT_API = "https://api.github.com"
+
+
+class GitHubClient:
+    def __init__(self, token: str, base_url: str | None = None, cache_dir: Path | None = None,
+                 retries: int = 3, backoff: float = 1.0, timeout: int = 20, throttle: float | None = 0.25):
+        self.base_url = (base_url or os.environ.get("GITHUB_API_URL") or DEFAULT_API).rstrip("/")
+        self.cache_dir = cache_dir
+        self._gh = Github(
+            base_url=self.base_url, auth=Auth.Token(token), timeout=timeout,
+            retry=GithubRetry(total=retries, backoff_factor=backoff) if retries else None,
+            seconds_between_requests=throttle, seconds_between_writes=throttle,
+        )
+
+    @classmethod
+    def from_env(cls, cache_dir: Path | None = None, **kwargs: Any) -> "GitHubClient | None":
+        token = os.environ.get("GITHUB_TOKEN")
+        return cls(token, cache_dir=cache_dir, **kwargs) if token else None
+
+    # ---- plumbing ------------------------------------------------------------------------------
+    def _call(self, what: str, fn: Callable[[], Any]) -> Any:
+        try:
+            return fn()
+        except GithubException as e:
+            if e.status == 404:
+                return None
+            message = e.data.get("message") if isinstance(e.data, dict) else e.data
+            raise GitHubError(f"GitHub API at {self.base_url}: {what} failed: HTTP {e.status} {message}") from None
+        except (requests.RequestException, OSError) as e:
+            reason = type(e).__name__ if not str(e) else str(e).splitlines()[0][:200]
+            raise GitHubError(f"GitHub API at {self.base_url} unreachable during {what}: {reason}") from None
+
+    def _cached(self, key: str, what: str, fetch: Callable[[], dict | None]) -> dict | None:
+        path = self.cache_dir / f"{key}.json" if self.cache_dir else None
+        if path and path.exists():
+            try:
+                return json.loads(path.read_text())
+            except ValueError:
+                path.unlink()  # a corrupt cache entry is refetched, not trusted
+        data = self._call(what, fetch)
+        if path and data is not None:
+            atomic_write(path, json.dumps(data, indent=1, default=str).encode())
+        return data
+
+    # ---- reads ---------------------------------------------------------------------------------
+    def repo_meta(self, full_name: str) -> GitHubMeta | None:
+        def fetch() -> dict | None:
+            r = self._gh.get_repo(full_name)
+            return {"full_name": r.full_name, "stars": r.stargazers_count, "created_at": r.created_at,
+                    "pushed_at": r.pushed_at, "default_branch": r.default_branch, "archived": r.archived}
+        data = self._call(f"GET /repos/{full_name}", fetch)
+        return GitHubMeta.model_validate(data) if data else None
+
+    def issue(self, full_name: str, number: int) -> IssueText | None:
+        def fetch() -> dict:
+            i = self._gh.get_repo(full_name, lazy=True).get_issue(number)
+            return {"number": i.number, "title": i.title, "body": i.body or "",
+                    "labels": [lb.name for lb in i.labels], "is_pull": i.pull_request is not None}
+        data = self._cached(f"issues/{number}", f"GET issue #{number}", fetch)
+        if not data or data.get("is_pull"):
+            return None
+        return IssueText(data["number"], data["title"], data["body"], data["labels"])
+
+    def pull(self, full_name: str, number: int) -> PullText | None:
+        def fetch() -> dict:
+            p = self._gh.get_repo(full_name, lazy=True).get_pull(number)
+            comments = [c.body for c in p.get_review_comments() if c.body]
+            return {"number": p.number, "title": p.title, "body": p.body or "",
+                    "labels": [lb.name for lb in p.labels], "review_comments": comments}
+        data = self._cached(f"pulls/{number}", f"GET pull #{number}", fetch)
+        if not data:
+            return None
+        return PullText(data["number"], data["title"], data["body"], data["labels"], data["review_comments"])
+
+    def search_candidates(self, language: str, min_stars: int, pushed_after: datetime | None, limit: int) -> list[str]:
+        """`owner/name` of popular, active repositories in `language`."""
+        query = f"language:{language} stars:>={min_stars} archived:false"
+        if pushed_after:
+            query += f" pushed:>={pushed_after:%Y-%m-%d}"
+
+        def fetch() -> list[str]:
+            found = self._gh.search_repositories(query, sort="stars", order="desc")
+            out = []
+            for repo in found:
+                out.append(repo.full_name)
+                if len(out) >= limit:
+                    break
+            return out
+        return self._call(f"search {query!r}", fetch) or []

@@ -1,0 +1,105 @@
+"""PM-style milestone descriptions: behaviour and motivation, never file paths or code.
+
+Text comes from the repository (changelog entries, issue titles and bodies, PR titles); it is
+sanitised, and `find_leaks` is the check that what remains names no path and shows no code.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from pathlib import PurePosixPath
+
+from .refs import strip_refs
+
+_EXT = (r"(?:py|pyi|pyx|js|jsx|mjs|cjs|ts|tsx|go|rs|java|kt|rb|php|c|h|cc|cpp|hpp|cs|swift|toml|json|"
+        r"yaml|yml|cfg|ini|txt|md|rst|lock|sh|sql|html|css|xml|proto)")
+_FILE_TOKEN = re.compile(rf"(?<![\w/.-])[\w-]+(?:\.[\w-]+)*\.{_EXT}\b")
+_PATH_TOKEN = re.compile(r"(?<![\w/.:-])\.?[\w.-]+(?:/[\w.-]+)+/?")
+_URL = re.compile(r"<?https?://\S+>?")
+_FENCE = re.compile(r"```.*?```", re.S)
+_CODE_SPAN = re.compile(r"``?([^`]+?)``?")
+_IDENT = re.compile(r"^[A-Za-z_][\w]*(?:\.[A-Za-z_]\w*)*$")
+_CALL = re.compile(r"\b([A-Za-z_][\w.]*)\(\)")
+_CODE_LIKE = re.compile(r"\b[A-Za-z_][\w.]*\([^()\n]*\)|^\s*(?:def|class|import|from \S+ import|>>>)\s", re.M)
+
+
+def _path_token_is_path(token: str) -> bool:
+    parts = token.strip("/").split("/")
+    return any(re.search(rf"\.{_EXT}$", p) for p in parts) or len(parts) >= 2 and not token.startswith("and/")
+
+
+def sanitize(text: str) -> str:
+    """Drop references, URLs, code blocks, paths and file names; unwrap identifier code spans."""
+    text = _FENCE.sub(" ", text)
+    text = _URL.sub("", text)
+    text = strip_refs(text)
+    text = _CODE_SPAN.sub(lambda m: m[1] if _IDENT.match(m[1].strip()) else "", text)
+    text = _CALL.sub(r"\1", text)
+    text = _PATH_TOKEN.sub(lambda m: "" if _path_token_is_path(m[0]) else m[0], text)
+    text = _FILE_TOKEN.sub("", text)
+    text = re.sub(r"\(\s*\)|\[\s*\]", "", text)
+    text = re.sub(r"\s+([,.;:])", r"\1", text)
+    return re.sub(r"[ \t]{2,}", " ", text).strip(" ,;:")
+
+
+def find_leaks(text: str, changed_files: list[str]) -> list[str]:
+    """Paths, file names and code that a description must not contain (empty list = clean)."""
+    leaks = [p for p in changed_files if p in text]
+    for p in changed_files:
+        name = PurePosixPath(p).name
+        if "." in name and re.search(rf"(?<![\w.-]){re.escape(name)}(?![\w-])", text):
+            leaks.append(name)
+    leaks += [m[0] for m in _FILE_TOKEN.finditer(text)]
+    leaks += [m[0] for m in _PATH_TOKEN.finditer(text) if _path_token_is_path(m[0])]
+    leaks += ["```"] if "```" in text else []
+    leaks += [m[0] for m in _CODE_LIKE.finditer(text)]
+    return sorted(set(leaks))
+
+
+@dataclass
+class Feature:
+    """One feature of a milestone as the description presents it."""
+
+    title: str
+    points: list[str] = field(default_factory=list)
+    motivation: str = ""
+
+
+def _sentence(text: str) -> str:
+    text = sanitize(text)
+    return text[:1].upper() + text[1:] if text else ""
+
+
+def _short_title(text: str, limit: int = 80) -> str:
+    text = _sentence(text).rstrip(".")
+    return text if len(text) <= limit else text[: limit - 1].rsplit(" ", 1)[0] + "…"
+
+
+def describe(features: list[Feature], changed_files: list[str], release: str | None) -> tuple[str, str]:
+    """(title, description) for a milestone; lines that would leak a path or code are dropped."""
+    titles = [t for t in (_short_title(f.title) for f in features) if t]
+    title = "; ".join(titles[:2]) + (f" (+{len(titles) - 2} more)" if len(titles) > 2 else "")
+    lines: list[str] = []
+    for f in features:
+        heading = _short_title(f.title)
+        if heading and len(features) > 1:
+            lines += [f"### {heading}", ""]
+        motivation = _sentence(f.motivation)
+        if motivation:
+            lines += [motivation, ""]
+        seen = set()
+        for point in f.points:
+            p = _sentence(point)
+            if p and p.lower() not in seen:
+                seen.add(p.lower())
+                lines.append(f"- {p}")
+        lines.append("")
+    shipped = f" They shipped in release {release}." if release else ""
+    lines.append(f"Users should get the behaviour above.{shipped} Everything that worked before must keep "
+                 "working.")
+    clean = [ln for ln in lines if not find_leaks(ln, changed_files)]
+    body = re.sub(r"\n{3,}", "\n\n", "\n".join(clean)).strip()
+    if find_leaks(title, changed_files):
+        title = "Milestone" + (f" towards {release}" if release else "")
+    return title or "Untitled change", body

@@ -1,0 +1,75 @@
+"""Release tags: parsed as versions, ordered, and checked against the mainline history."""
+
+from __future__ import annotations
+
+import re
+from bisect import bisect_left
+
+from packaging.version import InvalidVersion, Version
+
+from ..gitio import GitRepo, Tag, display
+from ..models import Release
+
+_PREFIX = re.compile(r"^(?:release[-_/]|rel[-_]|version[-_]|[A-Za-z][\w.-]*?[-@](?=v?\d)|v(?=\d)|V(?=\d))", re.I)
+
+
+def parse_version(tag: str) -> Version | None:
+    """`v1.2.3`, `1.2`, `release-1.2.0`, `pkg@1.2.3`, `2024.01.15` -> Version; `sub/v1.2` (a Go
+    submodule), `latest`, `nightly` -> None."""
+    if "/" in tag and not tag.lower().startswith("release/"):
+        return None
+    rest = _PREFIX.sub("", tag, count=1)
+    rest = rest[1:] if rest[:1] in "vV" and rest[1:2].isdigit() else rest
+    if not rest[:1].isdigit():
+        return None
+    try:
+        return Version(rest)
+    except InvalidVersion:
+        return None
+
+
+def mainline_position(commit: str, mainline: list[str], index: dict[str, int], repo: GitRepo) -> int | None:
+    """Index of the first mainline commit that contains `commit` (None if none does).
+
+    Mainline ancestry is monotonic, so a binary search needs only log(n) ancestry checks.
+    """
+    if commit in index:
+        return index[commit]
+    if not mainline or not repo.is_ancestor(commit, mainline[-1]):
+        return None
+    return bisect_left(range(len(mainline)), True, key=lambda i: repo.is_ancestor(commit, mainline[i]))
+
+
+def find_releases(
+    repo: GitRepo, tags: list[Tag], mainline: list[str], skip_prereleases: bool = True
+) -> tuple[list[Release], list[str]]:
+    """Releases in version order, each tied to the mainline; plus warnings for tags left out."""
+    index = {sha: i for i, sha in enumerate(mainline)}
+    warnings: list[str] = []
+    parsed = []
+    for tag in tags:
+        version = parse_version(tag.name)
+        if version is None:
+            continue
+        if skip_prereleases and (version.is_prerelease or version.is_devrelease):
+            continue
+        pos = mainline_position(tag.commit, mainline, index, repo)
+        if pos is None:
+            warnings.append(f"tag {display(tag.name)} is not on the mainline history; skipped")
+            continue
+        parsed.append((version, pos, tag))
+    parsed.sort(key=lambda x: (x[0], x[1]))
+    releases: list[Release] = []
+    last_pos, last_version = -1, None
+    for version, pos, tag in parsed:
+        if version == last_version:
+            warnings.append(f"tag {display(tag.name)} repeats version {version}; skipped")
+            continue
+        if pos < last_pos:
+            warnings.append(f"tag {display(tag.name)} ({version}) comes before {releases[-1].tag} in history "
+                            "(a backport?); skipped")
+            continue
+        releases.append(Release(tag=display(tag.name), version=str(version), commit=tag.commit,
+                                mainline_commit=mainline[pos], date=tag.date))
+        last_pos, last_version = pos, version
+    return releases, warnings

@@ -1,0 +1,35 @@
+"""Pydantic models of every artifact HarnessForge writes, and their JSON Schemas."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from .common import Model, Provenance
+from .history import ChangelogEntry, FileChange, PullRef, Release
+from .plan import HINT_LEVEL_NAMES, ExcludedTest, Hint, HintLadder, Milestone, MilestonePlan, milestone_id
+from .repo import Criterion, GitHubMeta, RepoSpec, ScreeningReport
+
+# Every model a user may find on disk, by the name its schema file gets.
+ARTIFACTS: dict[str, type[Model]] = {
+    m.__name__: m
+    for m in (RepoSpec, ScreeningReport, Release, ChangelogEntry, PullRef, Milestone, HintLadder, MilestonePlan)
+}
+
+
+def export_schemas(out_dir: Path) -> list[Path]:
+    """Write `<Model>.schema.json` for every artifact; return the paths written."""
+    out_dir.mkdir(parents=True, exist_ok=True)
+    written = []
+    for name, model in ARTIFACTS.items():
+        path = out_dir / f"{name}.schema.json"
+        path.write_text(json.dumps(model.model_json_schema(), indent=2, sort_keys=True) + "\n")
+        written.append(path)
+    return written
+
+
+__all__ = [
+    "ARTIFACTS", "ChangelogEntry", "Criterion", "ExcludedTest", "FileChange", "GitHubMeta", "HINT_LEVEL_NAMES",
+    "Hint", "HintLadder", "Milestone", "MilestonePlan", "Model", "Provenance", "PullRef", "Release", "RepoSpec",
+    "ScreeningReport", "export_schemas", "milestone_id",
+]

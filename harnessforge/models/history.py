@@ -1,0 +1,57 @@
+"""What mining reads from a repository's history: releases, changelog entries, pull requests."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Literal
+
+from pydantic import Field
+
+from .common import Model
+
+
+class Release(Model):
+    tag: str
+    version: str
+    commit: str
+    mainline_commit: str = Field(
+        description="The first first-parent commit that contains the tag (the tag's own commit "
+        "when it sits on the mainline)."
+    )
+    date: datetime
+
+
+class ChangelogEntry(Model):
+    text: str
+    release: str | None = Field(description="Normalised version, or None for unreleased.")
+    category: str | None = None
+    source: str = Field(description="File (and format) the entry was read from.")
+    prs: list[int] = []
+    issues: list[int] = []
+    refs: list[int] = Field([], description="Bare #N references not yet known to be PR or issue.")
+
+
+class FileChange(Model):
+    path: str
+    added: int
+    deleted: int
+    binary: bool = False
+    old_path: str | None = None
+
+
+class PullRef(Model):
+    """A pull request as history shows it (and GitHub, when enriched)."""
+
+    number: int
+    kind: Literal["merge", "squash"]
+    title: str
+    body: str = ""
+    mainline_commit: str
+    commits: list[str]
+    files: list[FileChange] = []
+    additions: int = 0
+    deletions: int = 0
+    issues: list[int] = []
+    labels: list[str] = []
+    review_comments: list[str] = []
+    enriched: bool = False

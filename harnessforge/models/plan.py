@@ -1,0 +1,106 @@
+"""The product of planning: a contiguous chain of milestones, each with its hint ladder."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import Field, field_validator, model_validator
+
+from .common import Model, Provenance
+from .history import ChangelogEntry, PullRef, Release
+from .repo import RepoSpec
+
+HINT_LEVEL_NAMES = ("issue_titles", "issue_bodies", "pr_descriptions", "files_touched", "diff_hunks")
+
+
+class Hint(Model):
+    level: int = Field(ge=0, le=4)
+    name: Literal["issue_titles", "issue_bodies", "pr_descriptions", "files_touched", "diff_hunks"]
+    content: str = Field(min_length=1)
+    sources: list[str] = Field([], description="Where the text came from: commits, PRs, issues.")
+
+
+class HintLadder(Model):
+    """L0 issue titles -> L1 issue bodies -> L2 PR descriptions -> L3 files -> L4 key hunks."""
+
+    milestone_id: str
+    levels: list[Hint]
+
+    @field_validator("levels")
+    @classmethod
+    def _all_five_in_order(cls, levels: list[Hint]) -> list[Hint]:
+        got = [(h.level, h.name) for h in levels]
+        want = list(enumerate(HINT_LEVEL_NAMES))
+        if got != want:
+            raise ValueError(f"hint ladder must have levels {want}, got {got}")
+        return levels
+
+
+class ExcludedTest(Model):
+    test: str
+    reason: str
+
+
+class Milestone(Model):
+    id: str = Field(pattern=r"^m\d{2,}$")
+    ordinal: int = Field(ge=1)
+    title: str
+    description: str = Field(description="PM-style: behaviour and motivation, no paths, no code.")
+    base_commit: str
+    verify_commit: str
+    release: str | None = Field(None, description="Tag of the release this milestone ships in.")
+    source_prs: list[int]
+    issues: list[int]
+    commits: list[str]
+    changed_files: list[str]
+    test_files: list[str]
+    lines_added: int
+    lines_deleted: int
+    difficulty: int = Field(ge=1, le=5)
+    acceptance_tests: list[str]
+    excluded_tests: list[ExcludedTest] = []
+    flags: list[str] = Field([], description="e.g. undersized, oversized, no_tests")
+
+    @property
+    def lines_changed(self) -> int:
+        return self.lines_added + self.lines_deleted
+
+
+class MilestonePlan(Model):
+    repo: RepoSpec
+    from_ref: str
+    to_ref: str
+    from_commit: str
+    to_commit: str
+    releases: list[Release]
+    changelog_sources: list[str] = Field(
+        [], description="Changelog files read; empty means PR titles and subjects stood in."
+    )
+    pulls: list[PullRef] = []
+    changelog: list[ChangelogEntry] = []
+    milestones: list[Milestone]
+    warnings: list[str] = []
+    provenance: Provenance = Field(default_factory=Provenance)
+
+    @model_validator(mode="after")
+    def _chain_is_contiguous(self) -> "MilestonePlan":
+        prev = self.from_commit
+        for i, m in enumerate(self.milestones, start=1):
+            if m.ordinal != i or m.id != milestone_id(i):
+                raise ValueError(f"milestone {m.id} is out of order (expected {milestone_id(i)})")
+            if m.base_commit != prev:
+                raise ValueError(f"milestone {m.id} base {m.base_commit[:10]} != previous verify {prev[:10]}")
+            prev = m.verify_commit
+        if self.milestones and prev != self.to_commit:
+            raise ValueError(f"last milestone ends at {prev[:10]}, not at {self.to_commit[:10]}")
+        return self
+
+    def milestone(self, mid: str) -> Milestone:
+        for m in self.milestones:
+            if m.id == mid:
+                return m
+        raise KeyError(mid)
+
+
+def milestone_id(ordinal: int) -> str:
+    return f"m{ordinal:02d}"

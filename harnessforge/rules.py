@@ -1,0 +1,101 @@
+"""Every threshold in one validated, hashed object.
+
+The hash is recorded in each artifact's provenance (and is the Dagster `code_version` of the
+distillation assets), so a changed rule is visible wherever its outputs are.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from functools import cached_property
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+import yaml
+from pydantic import Field, ValidationError, model_validator
+
+from .errors import ConfigError
+from .models.common import Model, first_error
+
+DEFAULT_RULES = resources.files("harnessforge") / "config" / "rules.yaml"
+
+
+class ScreeningRules(Model):
+    min_tests: int = Field(ge=0)
+    min_recent_commits: int = Field(ge=0)
+    recent_window_days: int = Field(gt=0)
+    min_loc: int = Field(ge=0)
+    max_loc: int = Field(gt=0)
+    min_release_tags: int = Field(ge=0)
+    languages: list[str]
+    collect_timeout_s: int = Field(gt=0)
+
+
+class PlanningRules(Model):
+    min_source_files: int = Field(ge=0)
+    min_lines: int = Field(ge=0)
+    max_files: int = Field(gt=0)
+    max_lines: int = Field(gt=0)
+    require_tests: bool
+    cut_at_releases: bool
+    skip_prereleases: bool
+    test_patterns: list[str]
+    noise_patterns: list[str]
+    noise_subjects: list[str]
+    hint_l4_max_chars: int = Field(gt=0)
+    hint_l4_max_hunks: int = Field(gt=0)
+    difficulty_lines: list[int] = Field(min_length=4, max_length=4)
+
+    @model_validator(mode="after")
+    def _bounds_are_ordered(self) -> "PlanningRules":
+        if self.min_lines > self.max_lines:
+            raise ValueError(f"min_lines ({self.min_lines}) exceeds max_lines ({self.max_lines})")
+        if self.min_source_files > self.max_files:
+            raise ValueError(f"min_source_files ({self.min_source_files}) exceeds max_files ({self.max_files})")
+        if self.difficulty_lines != sorted(self.difficulty_lines):
+            raise ValueError("difficulty_lines must be increasing")
+        return self
+
+
+class Rules(Model):
+    screening: ScreeningRules
+    planning: PlanningRules
+
+    @cached_property
+    def hash(self) -> str:
+        canonical = json.dumps(self.model_dump(mode="json"), sort_keys=True, separators=(",", ":"))
+        return hashlib.sha256(canonical.encode()).hexdigest()[:12]
+
+
+def _deep_merge(base: dict[str, Any], over: dict[str, Any]) -> dict[str, Any]:
+    out = dict(base)
+    for k, v in over.items():
+        out[k] = _deep_merge(out[k], v) if isinstance(v, dict) and isinstance(out.get(k), dict) else v
+    return out
+
+
+def _read_yaml(path: Path | Any) -> dict[str, Any]:
+    try:
+        data = yaml.safe_load(path.read_text()) or {}
+    except FileNotFoundError:
+        raise ConfigError(f"rules file {path} does not exist") from None
+    except yaml.YAMLError as e:
+        raise ConfigError(f"rules file {path} is not valid YAML: {e}") from None
+    if not isinstance(data, dict):
+        raise ConfigError(f"rules file {path} must be a mapping of sections, got {type(data).__name__}")
+    return data
+
+
+def load_rules(path: str | Path | None = None) -> Rules:
+    """The defaults, overridden by `path` (or $HARNESSFORGE_RULES) when given."""
+    data = _read_yaml(DEFAULT_RULES)
+    path = path or os.environ.get("HARNESSFORGE_RULES")
+    if path:
+        data = _deep_merge(data, _read_yaml(Path(path)))
+    try:
+        return Rules.model_validate(data)
+    except ValidationError as e:
+        raise ConfigError(f"rules file {path or DEFAULT_RULES}: {first_error(e)}") from None
