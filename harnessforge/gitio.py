@@ -99,9 +99,11 @@ def _origin_url(path: Path) -> str | None:
 
 
 def _git_error(e: GitCommandError) -> str:
-    lines = [ln.strip() for ln in str(e.stderr or "").strip().strip("'").splitlines() if ln.strip()]
+    """The line of git's stderr that says what went wrong."""
+    text = str(e.stderr or "").strip().removeprefix("stderr:").strip().strip("'")
+    lines = [ln.strip() for ln in text.splitlines() if ln.strip()]
     fatal = [ln for ln in lines if ln.lower().startswith(("fatal", "error"))]
-    return (fatal or lines or [str(e)])[-1].removeprefix("stderr: ").strip("'")
+    return fatal[0] if fatal else (lines or [f"git exited with status {e.status}"])[-1]
 
 
 # ---------------------------------------------------------------------------------------------
@@ -129,12 +131,16 @@ def ensure_clone(spec: RepoSpec, dest: Path, progress=None) -> "GitRepo":
             git.Repo.clone_from(spec.url, tmp, bare=True, env=GIT_ENV, progress=progress)
         except GitCommandError as e:
             shutil.rmtree(tmp, ignore_errors=True)
-            raise RepoError(f"cannot clone {spec.input}: {_git_error(e)}") from None
+            if progress is not None and not str(e.stderr or "").strip("' \n"):
+                e.stderr = "\n".join(progress.error_lines + progress.other_lines)  # progress consumed stderr
+            raise RepoError(f"cannot clone {spec.url}: {_git_error(e)}") from None
         os.replace(tmp, dest)
     if (dest / "shallow").exists():
-        try:
+        try:  # the source may itself be shallow, in which case this "succeeds" and changes nothing
             git.Git(dest).execute(["git", "fetch", "--unshallow", "--tags", "origin"], env=GIT_ENV)
         except GitCommandError:
+            pass
+        if (dest / "shallow").exists():
             shutil.rmtree(dest, ignore_errors=True)
             raise RepoError(
                 f"{spec.input} is a shallow clone: its history is cut off, so releases and milestones "

@@ -12,6 +12,7 @@ import re
 from dataclasses import dataclass
 from pathlib import PurePosixPath
 
+from ..gitio import display
 from ..models import ChangelogEntry
 from .refs import extract_refs, strip_refs
 from .releases import parse_version
@@ -151,7 +152,7 @@ def parse_fragment(path: str, text: str, release: str | None, pr: int | None) ->
         return None
     refs = extract_refs(text)
     return ChangelogEntry(
-        text=" ".join(text.split()), release=release, category=m[2], source=f"{path} (towncrier fragment)",
+        text=" ".join(text.split()), release=release, category=m[2], source=f"{display(path)} (towncrier fragment)",
         prs=sorted(refs.prs | ({pr} if pr else set())), issues=sorted(refs.issues),
         refs=sorted(refs.bare | {int(m[1])}),
     )

@@ -12,8 +12,10 @@ from typing import Callable
 
 from ..errors import GitHubError, PlanningError
 from ..gitio import GitRepo, display
+from ..repos import open_repo, spec_for
 from ..models import ChangelogEntry, HintLadder, Milestone, MilestonePlan, Provenance, Release, RepoSpec, milestone_id
 from ..rules import Rules
+from ..store import Store
 from .acceptance import trace_tests
 from .changelog import (
     ChangelogFile, find_changelog_files, format_of, is_fragment, parse_changelog, parse_fragment, version_in,
@@ -277,3 +279,14 @@ def plan_history(repo: GitRepo, spec: RepoSpec, rules: Rules, from_ref: str | No
         milestones=milestones, warnings=warnings, provenance=Provenance(rules_hash=rules.hash),
     )
     return PlanResult(plan, patches, hints)
+
+
+def plan(store: Store, arg: "str | RepoSpec", rules: Rules, from_ref: str | None = None, to_ref: str | None = None,
+         github_factory=None, progress: Progress = lambda msg: None, clone_progress=None) -> PlanResult:
+    """Resolve, clone (or fetch), plan, and write `repos/<key>/plan.json` and the milestone files."""
+    spec = spec_for(store, arg)
+    repo = open_repo(store, spec, progress=clone_progress)
+    github = github_factory(spec) if github_factory else None
+    result = plan_history(repo, spec, rules, from_ref, to_ref, github=github, progress=progress)
+    store.save_plan(result.plan, result.patches, result.hints)
+    return result

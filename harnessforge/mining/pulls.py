@@ -14,7 +14,7 @@ import re
 from collections import deque
 from dataclasses import dataclass, field
 
-from ..gitio import Change, Commit, GitRepo
+from ..gitio import Change, Commit, GitRepo, display
 from ..models import FileChange, PullRef
 from .refs import linked_issues
 
@@ -52,8 +52,8 @@ class Unit:
         return sum(f.added + f.deleted for f in self.commit.files)
 
     def to_pull(self) -> PullRef:
-        files = [FileChange(path=f.path, added=f.added, deleted=f.deleted, binary=f.binary, old_path=f.old_path)
-                 for f in self.commit.files]
+        files = [FileChange(path=display(f.path), added=f.added, deleted=f.deleted, binary=f.binary,
+                            old_path=display(f.old_path) if f.old_path else None) for f in self.commit.files]
         return PullRef(
             number=self.pr or 0, kind="merge" if self.kind == "merge" else "squash", title=self.title,
             body=self.body, mainline_commit=self.sha, commits=self.side_commits or [self.sha], files=files,

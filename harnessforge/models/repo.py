@@ -58,6 +58,7 @@ class ScreeningReport(Model):
     head_commit: str
     head_date: datetime
     primary_language: str | None
+    newest_release: str | None = Field(None, description="Tag of the newest release on the mainline.")
     criteria: list[Criterion]
     github: GitHubMeta | None = None
     provenance: Provenance = Field(default_factory=Provenance)

@@ -1,0 +1,243 @@
+"""The `harnessforge` command: a thin typer front over the core, with rich progress."""
+
+from __future__ import annotations
+
+from contextlib import contextmanager
+from datetime import datetime, timedelta, timezone
+from pathlib import Path
+from typing import Iterator, Optional
+
+import typer
+import yaml
+from git import RemoteProgress
+from pydantic import BaseModel, ValidationError
+from rich.console import Console
+from rich.progress import BarColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
+from rich.table import Table
+
+from .errors import ConfigError, HarnessForgeError
+from .examples import build_example_repo
+from .gitio import resolve_repo
+from .github import GitHubClient
+from .mining.planner import plan as plan_repo
+from .mining.screening import screen as screen_repo
+from .models import MilestonePlan, RepoSpec, ScreeningReport, export_schemas
+from .models.common import first_error
+from .repos import open_repo
+from .rules import Rules, load_rules
+from .store import Store, default_store_dir
+
+app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_enable=False,
+                  help="Turn real repositories' release history into coding-agent training data.")
+console = Console(stderr=True)
+out = Console()
+DEFAULT_CANDIDATES = Path(__file__).parent / "config" / "repos.yaml"
+
+
+class _State:
+    store: Store
+    rules_path: Optional[Path]
+
+    @property
+    def rules(self) -> Rules:
+        return load_rules(self.rules_path)
+
+
+state = _State()
+
+
+@app.callback()
+def main_options(
+    store: Optional[Path] = typer.Option(None, "--store", help="Store directory [default: $HARNESSFORGE_HOME or ./forge_store]"),
+    rules: Optional[Path] = typer.Option(None, "--rules", help="YAML overriding rules thresholds [default: $HARNESSFORGE_RULES]"),
+) -> None:
+    state.store = Store(store or default_store_dir())
+    state.rules_path = rules
+
+
+def _github_factory(spec: RepoSpec) -> GitHubClient | None:
+    return GitHubClient.from_env(cache_dir=state.store.github_cache(spec.key))
+
+
+class _CloneProgress(RemoteProgress):
+    """GitPython's clone progress, drawn as a rich progress bar."""
+
+    def __init__(self, progress: Progress):
+        super().__init__()
+        self.progress, self.task = progress, None
+
+    def update(self, op_code, cur_count, max_count=None, message=""):
+        if self.task is None:
+            self.task = self.progress.add_task("cloning", total=None)
+        self.progress.update(self.task, completed=cur_count, total=max_count or None,
+                             description=f"cloning {self._cur_line or ''}".strip()[:60])
+
+
+@contextmanager
+def _progress() -> Iterator[Progress]:
+    with Progress(SpinnerColumn(), TextColumn("{task.description}"), BarColumn(), TimeElapsedColumn(),
+                  console=console, transient=True) as progress:
+        yield progress
+
+
+# ---- commands ----------------------------------------------------------------------------------
+
+
+@app.command()
+def schema(out_dir: Path = typer.Option(..., "--out", help="Directory for <Model>.schema.json files")) -> None:
+    """Export the JSON Schema of every artifact model."""
+    for path in export_schemas(out_dir):
+        out.print(str(path))
+
+
+@app.command("example-repo")
+def example_repo(
+    dest: Path = typer.Argument(..., help="Where to create the repository (must not exist or be empty)"),
+    tags: bool = typer.Option(True, help="Tag releases"),
+    changelog: bool = typer.Option(True, help="Keep a CHANGELOG.md"),
+    odd_files: bool = typer.Option(False, help="Add binary and non-UTF-8 files"),
+) -> None:
+    """Build the bundled example repository (tasklite) used by the tests and the demo."""
+    try:
+        path = build_example_repo(dest, tags=tags, changelog=changelog, odd_files=odd_files)
+    except FileExistsError as e:
+        raise HarnessForgeError(str(e)) from None
+    out.print(str(path))
+
+
+class _Candidates(BaseModel):
+    candidates: list[str]
+
+
+def read_candidates(path: Path) -> list[str]:
+    try:
+        data = yaml.safe_load(path.read_text())
+    except FileNotFoundError:
+        raise ConfigError(f"candidates file {path} does not exist") from None
+    except yaml.YAMLError as e:
+        raise ConfigError(f"candidates file {path} is not valid YAML: {e}") from None
+    try:
+        return _Candidates.model_validate(data).candidates
+    except ValidationError as e:
+        raise ConfigError(f"candidates file {path}: {first_error(e)} (expected `candidates: [owner/name, ...]`)") from None
+
+
+def _criteria_table(report: ScreeningReport) -> Table:
+    table = Table(title=f"{report.repo.key} @ {report.head_commit[:10]}: {'PASS' if report.passed else 'FAIL'}")
+    for col in ("criterion", "measured", "threshold", "result", "reason"):
+        table.add_column(col)
+    for c in report.criteria:
+        measured = ", ".join(map(str, c.measured)) if isinstance(c.measured, list) else str(c.measured)
+        verdict = {True: "[green]pass", False: "[red]fail", None: "[yellow]unknown"}[c.passed]
+        table.add_row(c.name, measured[:40], c.threshold, verdict, c.reason)
+    return table
+
+
+@app.command()
+def screen(
+    repo: Optional[str] = typer.Argument(None, help="Local path, git URL, owner/name or a registered repo key"),
+    candidates: Optional[Path] = typer.Option(None, "--candidates", help="YAML list of repositories to screen"),
+    default_candidates: bool = typer.Option(False, "--default-candidates", help="Screen the 30 repositories of repos.yaml"),
+    search: Optional[str] = typer.Option(None, "--search", help="Find candidates on GitHub in this language (needs GITHUB_TOKEN)"),
+    min_stars: int = typer.Option(1000, help="--search: minimum stars"),
+    limit: int = typer.Option(20, help="--search: how many repositories"),
+    collect: bool = typer.Option(True, help="Run the test collector (else count test declarations)"),
+) -> None:
+    """Screen repositories against every criterion and save repos/<key>/screening.json."""
+    targets = [repo] if repo else []
+    if candidates or default_candidates:
+        targets += read_candidates(candidates or DEFAULT_CANDIDATES)
+    if search:
+        client = GitHubClient.from_env()
+        if client is None:
+            raise ConfigError("--search needs GITHUB_TOKEN to be set")
+        since = datetime.now(timezone.utc) - timedelta(days=state.rules.screening.recent_window_days)
+        targets += client.search_candidates(search, min_stars, since, limit)
+    if not targets:
+        raise ConfigError("nothing to screen: pass a repository, --candidates FILE, --default-candidates or --search")
+    rules = state.rules
+    failures = 0
+    summary = Table(title="screening")
+    for col in ("repository", "result", "path or error"):
+        summary.add_column(col)
+    with _progress() as progress:
+        task = progress.add_task("screening", total=len(targets))
+        for target in targets:
+            progress.update(task, description=f"screening {target}")
+            try:
+                report = screen_repo(state.store, target, rules, github_factory=_github_factory, collect=collect,
+                                     progress=_CloneProgress(progress))
+            except HarnessForgeError as e:
+                failures += 1
+                summary.add_row(target, "[red]error", str(e))
+            else:
+                if len(targets) == 1:
+                    out.print(_criteria_table(report))
+                path = state.store.repo_dir(report.repo.key) / "screening.json"
+                summary.add_row(target, "[green]pass" if report.passed else "[yellow]fail", str(path))
+            progress.advance(task)
+    out.print(summary)
+    if failures == len(targets):
+        raise typer.Exit(1)
+
+
+def _plan_table(plan: MilestonePlan) -> Table:
+    table = Table(title=f"{plan.repo.key}: {plan.from_ref} → {plan.to_ref}, {len(plan.milestones)} milestones")
+    for col in ("id", "title", "release", "PRs", "+/-", "tests", "difficulty", "flags"):
+        table.add_column(col)
+    for m in plan.milestones:
+        table.add_row(m.id, m.title, m.release or "", ", ".join(f"#{p}" for p in m.source_prs),
+                      f"+{m.lines_added}/-{m.lines_deleted}", str(len(m.acceptance_tests)), str(m.difficulty),
+                      ", ".join(m.flags))
+    return table
+
+
+@app.command()
+def plan(
+    repo: str = typer.Argument(..., help="Local path, git URL, owner/name or a registered repo key"),
+    from_ref: Optional[str] = typer.Option(None, "--from", help="Release tag (or mainline commit) to start from"),
+    to_ref: Optional[str] = typer.Option(None, "--to", help="Release tag (or mainline commit) to end at"),
+) -> None:
+    """Mine the history between two releases into a milestone chain under repos/<key>/."""
+    rules = state.rules
+    with _progress() as progress:
+        task = progress.add_task(f"planning {repo}", total=None)
+        result = plan_repo(state.store, repo, rules, from_ref, to_ref, github_factory=_github_factory,
+                           progress=lambda msg: progress.update(task, description=msg),
+                           clone_progress=_CloneProgress(progress))
+    out.print(_plan_table(result.plan))
+    for w in result.plan.warnings:
+        console.print(f"[yellow]warning:[/] {w}")
+    out.print(str(state.store.repo_dir(result.plan.repo.key) / "plan.json"))
+
+
+@app.command()
+def add(repo: str = typer.Argument(..., help="Local path, git URL or owner/name")) -> None:
+    """Register a repository in the store (clone it into the cache) and print its key."""
+    with _progress() as progress:
+        spec = resolve_repo(repo)
+        open_repo(state.store, spec, progress=_CloneProgress(progress))
+    out.print(spec.key)
+
+
+@app.command()
+def show(repo_key: str = typer.Argument(..., help="A registered repo key (owner__name)")) -> None:
+    """Print a repository's saved screening report and milestone plan from the store."""
+    shown = False
+    if (state.store.repo_dir(repo_key) / "screening.json").exists():
+        out.print(_criteria_table(state.store.load_screening(repo_key)))
+        shown = True
+    if (state.store.repo_dir(repo_key) / "plan.json").exists() or not shown:
+        out.print(_plan_table(state.store.load_plan(repo_key)))
+
+
+def main() -> None:
+    try:
+        app()
+    except HarnessForgeError as e:
+        console.print(f"[red]error:[/] {e}", highlight=False, soft_wrap=True)
+        raise SystemExit(1) from None
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,202 @@
+"""Screening: is a repository worth planning? Every criterion reports what it measured, the
+threshold it was held to, and why it passed or failed.
+
+Test counts come from the language's own collector run in a throwaway export of the newest
+commit with the network off (`unshare -n` where available); when the collector cannot run
+(missing tool or dependencies) a static count of test declarations stands in, and the
+criterion's `method` says so.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tarfile
+import tempfile
+from datetime import timedelta
+from fnmatch import fnmatchcase
+from functools import cache
+from io import BytesIO
+from pathlib import Path
+
+from ..gitio import GitRepo
+from ..repos import open_repo, spec_for
+from ..models import Criterion, GitHubMeta, RepoSpec, ScreeningReport, Provenance
+from ..rules import Rules
+from ..store import Store
+from .classify import FileClassifier
+from .releases import find_releases
+
+LANGUAGE_EXTENSIONS = {
+    "python": (".py",),
+    "typescript": (".ts", ".tsx"),
+    "javascript": (".js", ".jsx", ".mjs", ".cjs"),
+    "go": (".go",),
+    "rust": (".rs",),
+    "java": (".java",),
+    "c": (".c", ".h"),
+    "cpp": (".cc", ".cpp", ".hpp", ".cxx"),
+    "ruby": (".rb",),
+}
+VENDORED = re.compile(r"(^|/)(node_modules|vendor|third_party|dist|build|\.venv)/")
+CI_PATTERNS = (".github/workflows/*.yml", ".github/workflows/*.yaml", ".circleci/config.yml", ".gitlab-ci.yml",
+               ".travis.yml", "azure-pipelines.yml", "Jenkinsfile", ".buildkite/*", "appveyor.yml", ".drone.yml",
+               "bitbucket-pipelines.yml")
+LOCKFILES = ("poetry.lock", "uv.lock", "Pipfile.lock", "pdm.lock", "package-lock.json", "pnpm-lock.yaml",
+             "yarn.lock", "bun.lockb", "go.sum", "Cargo.lock")
+STATIC_TEST_PATTERNS = {
+    "python": r"^\s*(async\s+)?def test",
+    "go": r"^func Test\w*\(",
+    "rust": r"#\[(tokio::)?test\]",
+    "typescript": r"\b(it|test)\(\s*['\"`]",
+    "javascript": r"\b(it|test)\(\s*['\"`]",
+}
+
+
+def _criterion(name: str, measured, threshold: str, passed: bool | None, reason: str, method: str = "") -> Criterion:
+    return Criterion(name=name, measured=measured, threshold=threshold, passed=passed, reason=reason, method=method)
+
+
+def language_loc(repo: GitRepo, rev: str, files: list[str]) -> dict[str, int]:
+    counts = repo.line_counts(rev, [f"*{ext}" for exts in LANGUAGE_EXTENSIONS.values() for ext in exts])
+    loc: dict[str, int] = {}
+    for path, n in counts.items():
+        if VENDORED.search(path):
+            continue
+        for lang, exts in LANGUAGE_EXTENSIONS.items():
+            if path.endswith(exts):
+                loc[lang] = loc.get(lang, 0) + n
+    return dict(sorted(loc.items(), key=lambda kv: -kv[1]))
+
+
+@cache
+def _network_off_prefix() -> tuple[str, ...]:
+    """`unshare -n` (or `-rn` unprivileged) when this machine allows it, else nothing."""
+    for prefix in (("unshare", "-n"), ("unshare", "-rn")):
+        if shutil.which(prefix[0]) and subprocess.run([*prefix, "true"], capture_output=True).returncode == 0:
+            return prefix
+    return ()
+
+
+def _export(repo: GitRepo, rev: str, dest: Path) -> None:
+    with tarfile.open(fileobj=BytesIO(repo.run("archive", "--format=tar", rev))) as tar:
+        tar.extractall(dest, filter="data")
+
+
+def collect_tests(checkout: Path, language: str, timeout: int) -> tuple[int | None, str]:
+    """(count, method) from the language's own collector, or (None, why it could not run)."""
+    env = {**os.environ, "PYTHONDONTWRITEBYTECODE": "1", "CI": "1"}
+    if language == "python":
+        cmd = [sys.executable, "-m", "pytest", "--collect-only", "-q", "-p", "no:cacheprovider"]
+    elif language == "go" and shutil.which("go"):
+        cmd = ["go", "test", "-list", ".", "./..."]
+    else:
+        return None, f"no collector available for {language} here"
+    try:
+        out = subprocess.run([*_network_off_prefix(), *cmd], cwd=checkout, env=env, capture_output=True,
+                             text=True, timeout=timeout)
+    except subprocess.TimeoutExpired:
+        return None, f"{cmd[0]} collection timed out after {timeout}s"
+    if language == "python":
+        m = re.search(r"(\d+) tests? collected", out.stdout) or re.search(r"^(\d+) tests?", out.stdout, re.M)
+        ids = [ln for ln in out.stdout.splitlines() if "::" in ln]
+        if out.returncode == 0 and (m or ids):
+            return (int(m[1]) if m else len(ids)), "pytest --collect-only"
+        last = (out.stdout.strip().splitlines() or out.stderr.strip().splitlines() or ["no output"])[-1]
+        return None, f"pytest collection failed ({last[:120]})"
+    if out.returncode == 0:
+        return sum(1 for ln in out.stdout.splitlines() if ln.startswith("Test")), "go test -list"
+    return None, "go test -list failed"
+
+
+def static_test_count(repo: GitRepo, rev: str, language: str, classify: FileClassifier) -> int:
+    pattern = STATIC_TEST_PATTERNS.get(language)
+    if not pattern:
+        return 0
+    exts = LANGUAGE_EXTENSIONS[language]
+    out = repo.run("grep", "-z", "-c", "-E", "-e", pattern, rev, "--", *[f"*{e}" for e in exts], check=False)
+    total = 0
+    for line in out.splitlines():
+        name, _, n = line.rpartition(b"\0")
+        path = name.split(b":", 1)[-1].decode("utf-8", "replace")
+        if language in ("go", "rust") or classify.is_test(path):
+            total += int(n or 0)
+    return total
+
+
+def screen_repository(repo: GitRepo, spec: RepoSpec, rules: Rules, github=None, collect: bool = True) -> ScreeningReport:
+    r = rules.screening
+    head = repo.head()
+    files = repo.files(head)
+    times = repo.commit_times(head)
+    newest = max(times)
+    criteria: list[Criterion] = []
+
+    ci = [f for f in files if any(fnmatchcase(f, p) for p in CI_PATTERNS)]
+    criteria.append(_criterion("ci_config", ci, ">= 1 CI config file", bool(ci),
+                               f"found {', '.join(ci[:5])}" if ci else "no CI configuration found"))
+
+    loc = language_loc(repo, head, files)
+    primary = next(iter(loc), None)
+    criteria.append(_criterion(
+        "primary_language", primary, f"one of {', '.join(r.languages)}", primary in r.languages,
+        f"{primary} has the most lines ({loc.get(primary, 0)})" if primary else "no source files in a known language",
+        method=", ".join(f"{k}={v}" for k, v in loc.items()),
+    ))
+
+    count, method = None, ""
+    if primary and collect:
+        with tempfile.TemporaryDirectory(prefix="hf-screen-") as tmp:
+            _export(repo, head, Path(tmp))
+            count, method = collect_tests(Path(tmp), primary, r.collect_timeout_s)
+    if count is None and primary:
+        count = static_test_count(repo, head, primary, FileClassifier(rules.planning))
+        method = f"static count of test declarations ({method or 'collection disabled'})"
+    count = count or 0
+    criteria.append(_criterion("test_count", count, f">= {r.min_tests}", count >= r.min_tests,
+                               f"{count} tests {'collected' if 'static' not in method else 'declared'}", method))
+
+    since = newest - timedelta(days=r.recent_window_days)
+    recent = sum(1 for t in times if t >= since)
+    criteria.append(_criterion(
+        "recent_commits", recent, f">= {r.min_recent_commits} in the {r.recent_window_days} days before the newest "
+        "commit", recent >= r.min_recent_commits, f"{recent} commits since {since:%Y-%m-%d}"))
+
+    core = loc.get(primary, 0) if primary else 0
+    criteria.append(_criterion("core_loc", core, f"{r.min_loc}..{r.max_loc} lines of {primary or 'code'}",
+                               r.min_loc <= core <= r.max_loc, f"{core} lines of {primary or 'code'}"))
+
+    mainline = repo.text("rev-list", "--first-parent", "--reverse", head).split()
+    releases, _ = find_releases(repo, repo.tags(), mainline, rules.planning.skip_prereleases)
+    criteria.append(_criterion(
+        "release_tags", len(releases), f">= {r.min_release_tags} release tags", len(releases) >= r.min_release_tags,
+        f"{len(releases)} releases" + (f" ({releases[0].tag} .. {releases[-1].tag})" if releases else "")))
+
+    locks = [f for f in files if f.rsplit("/", 1)[-1] in LOCKFILES and not VENDORED.search(f)]
+    pins = [f for f in files if re.match(r"^(requirements[\w.-]*|constraints)\.txt$", f.rsplit("/", 1)[-1])
+            and b"==" in (repo.show(head, f) or b"")]
+    found = locks + pins
+    criteria.append(_criterion("lockfile", found, ">= 1 lockfile or pinned requirements file", bool(found),
+                               f"found {', '.join(found[:5])}" if found else "no lockfile or pinned requirements"))
+
+    criteria.append(_criterion("environment_builds", "unknown", "the repo image builds and tests run", None,
+                               "decided by the environments stage (`harnessforge env build`)"))
+
+    meta: GitHubMeta | None = None
+    if github is not None and spec.github:
+        meta = github.repo_meta(spec.github)
+    return ScreeningReport(repo=spec, head_commit=head, head_date=newest, primary_language=primary,
+                           newest_release=releases[-1].tag if releases else None, criteria=criteria, github=meta, provenance=Provenance(rules_hash=rules.hash))
+
+
+def screen(store: Store, arg: "str | RepoSpec", rules: Rules, github_factory=None, collect: bool = True, progress=None) -> ScreeningReport:
+    """Resolve, clone (or fetch), screen and save `repos/<key>/screening.json`."""
+    spec = spec_for(store, arg)
+    repo = open_repo(store, spec, progress=progress)
+    github = github_factory(spec) if github_factory else None
+    report = screen_repository(repo, spec, rules, github=github, collect=collect)
+    store.save_screening(report)
+    return report

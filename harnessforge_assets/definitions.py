@@ -1,0 +1,20 @@
+"""The code location: `dagster dev` (via workspace.yaml or pyproject) loads `defs`."""
+
+from __future__ import annotations
+
+import os
+
+import dagster as dg
+
+from resources import GitHubResource, StoreResource
+
+from .plan import milestone_plans, repos
+
+defs = dg.Definitions(
+    assets=[repos, milestone_plans],
+    resources={
+        "store": StoreResource(),
+        # The token reaches the run through EnvVar (never shown in the UI); no token, no GitHub.
+        "github": GitHubResource(token=dg.EnvVar("GITHUB_TOKEN")) if os.environ.get("GITHUB_TOKEN") else GitHubResource(),
+    },
+)

@@ -1,0 +1,6 @@
+"""Dagster resources: thin, configurable wrappers over the core's store, rules and clients."""
+
+from .github import GitHubResource
+from .store import StoreResource
+
+__all__ = ["GitHubResource", "StoreResource"]

@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+# Install HarnessForge from nothing: system packages (when root on Debian/Ubuntu), then a
+# virtualenv in .venv with the project and its test tools. Safe to re-run.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+apt_packages=(git ca-certificates)
+if command -v apt-get >/dev/null 2>&1 && [ "$(id -u)" = 0 ]; then
+  missing=()
+  for pkg in "${apt_packages[@]}"; do
+    dpkg -s "$pkg" >/dev/null 2>&1 || missing+=("$pkg")
+  done
+  if [ "${#missing[@]}" -gt 0 ]; then
+    apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}"
+  fi
+else
+  for tool in git; do
+    command -v "$tool" >/dev/null 2>&1 || { echo "install.sh: please install $tool" >&2; exit 1; }
+  done
+fi
+
+python=${PYTHON:-python3}
+if ! "$python" -c 'import sys; sys.exit(sys.version_info < (3, 11))'; then
+  echo "install.sh: HarnessForge needs Python >= 3.11 (found $("$python" --version 2>&1)); set PYTHON=..." >&2
+  exit 1
+fi
+[ -x .venv/bin/python ] || "$python" -m venv .venv
+.venv/bin/python -m pip install --quiet --upgrade pip
+.venv/bin/python -m pip install --quiet -e '.[dev]'
+echo "HarnessForge installed in .venv ($(.venv/bin/harnessforge --help >/dev/null && echo ok))"

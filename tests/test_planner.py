@@ -1,0 +1,267 @@
+"""Planning the example repository: the issue's acceptance criteria, checked on real git."""
+
+import json
+import re
+import subprocess
+import sys
+
+import pytest
+
+from harnessforge.errors import PlanningError
+from harnessforge.examples import build_example_repo
+from harnessforge.mining.describe import find_leaks
+from harnessforge.mining.planner import plan
+from harnessforge.models import HintLadder, Milestone, MilestonePlan
+from tests.helpers import git
+
+FEATURE_PRS = [[4, 8, 6, 9], [12, 13, 14], [16, 17], [19, 20], [22, 23]]
+
+
+def test_chain_covers_the_range_contiguously(planned, example_repo):
+    _, result = planned
+    p = result.plan
+    assert (p.from_ref, p.to_ref) == ("v0.1.0", "v0.4.0")
+    assert p.from_commit == git(example_repo, "rev-parse", "v0.1.0^{commit}")
+    assert p.to_commit == git(example_repo, "rev-parse", "v0.4.0^{commit}")
+    bases = [m.base_commit for m in p.milestones]
+    verifies = [m.verify_commit for m in p.milestones]
+    assert bases == [p.from_commit] + verifies[:-1]
+    assert verifies[-1] == p.to_commit
+    mainline = git(example_repo, "rev-list", "--first-parent", "--reverse", "v0.1.0..v0.4.0").split()
+    assert [c for m in p.milestones for c in m.commits] == mainline  # every mainline commit, in order, once
+
+
+def test_milestones_are_whole_features_in_real_order(planned):
+    _, result = planned
+    assert [m.source_prs for m in result.plan.milestones] == FEATURE_PRS
+    # the interleaved features (#4/#6 tags, #8/#9 persistence) could not be split, so they share m01
+    assert result.plan.milestones[0].issues == [3, 5]
+    assert [m.release for m in result.plan.milestones] == ["v0.2.0", "v0.3.0", "v0.3.0", "v0.4.0", "v0.4.0"]
+    for m in result.plan.milestones:
+        assert len([f for f in m.changed_files if f.startswith("tasklite/")]) >= 3
+        assert m.lines_changed >= 100 and 1 <= m.difficulty <= 5
+
+
+def test_prerelease_tag_is_skipped(planned):
+    _, result = planned
+    assert [r.tag for r in result.plan.releases] == ["v0.1.0", "v0.2.0", "v0.3.0", "v0.4.0"]
+
+
+def test_noise_commits_fold_into_neighbours(planned, example_repo):
+    _, result = planned
+    subjects = {c: git(example_repo, "log", "-1", "--format=%s", c) for m in result.plan.milestones for c in m.commits}
+    for m in result.plan.milestones:
+        assert any(subjects[c].startswith(("Merge pull request", "Add", "Serialize", "Sort", "Export", "Filter",
+                                           "Task", "CLI")) for c in m.commits)
+    docs = next(c for c, s in subjects.items() if s == "docs: describe tags in the README")
+    assert docs in result.plan.milestones[0].commits
+
+
+def test_descriptions_have_no_paths_or_code(planned):
+    _, result = planned
+    for m in result.plan.milestones:
+        assert m.description and m.title
+        assert find_leaks(m.description, m.changed_files) == [], m.description
+        assert not re.search(r"\w+\.(py|toml|md)\b|/", m.description), m.description
+        assert "tasklite/" not in m.title
+
+
+def test_descriptions_carry_the_changelog_behaviour(planned):
+    _, result = planned
+    m01 = result.plan.milestones[0].description
+    assert "Tasks can carry tags" in m01 and "saved to and loaded from JSON documents" in m01
+    assert "#4" not in m01 and "fixes" not in m01
+
+
+def test_hint_ladders_have_all_five_levels(planned):
+    store, result = planned
+    key = result.plan.repo.key
+    for m in result.plan.milestones:
+        ladder = store.load_hints(key, m.id)
+        assert [h.level for h in ladder.levels] == [0, 1, 2, 3, 4]
+        assert all(h.content.strip() for h in ladder.levels)
+        l3 = ladder.levels[3].content
+        assert "tests/" not in l3 and "tasklite/" in l3
+        l4 = ladder.levels[4].content
+        assert l4.startswith("--- a/tasklite/") and "@@" in l4
+        assert len(l4) <= 6000 + 500
+    m01 = store.load_hints(key, "m01").levels
+    assert "Tasks can carry tags" in m01[0].content          # L0: changelog entry
+    assert "Tags are normalised to lower case" in m01[1].content  # L1: commit message body
+    assert "PR #4: Add tags to tasks" in m01[2].content       # L2: PR title
+
+
+def test_patches_apply_cleanly_on_base(planned, example_repo, tmp_path):
+    store, result = planned
+    key = result.plan.repo.key
+    work = tmp_path / "work"
+    subprocess.run(["git", "clone", "-q", str(example_repo), str(work)], check=True)
+    for m in result.plan.milestones:
+        git(work, "checkout", "-q", "-f", m.base_commit)
+        git(work, "clean", "-qfdx")
+        gt = store.milestone_dir(key, m.id) / "ground_truth.patch"
+        tp = store.milestone_dir(key, m.id) / "test.patch"
+        assert gt.stat().st_size > 0 and tp.stat().st_size > 0
+        git(work, "apply", "--check", str(gt))
+        git(work, "apply", "--check", str(tp))
+        # together they are exactly the verify commit's tree
+        git(work, "apply", "--index", str(gt), str(tp))
+        assert git(work, "write-tree") == git(work, "rev-parse", f"{m.verify_commit}^{{tree}}")
+        assert all(f.startswith("tests/") for f in m.test_files)
+
+
+def _pytest(cwd, tests):
+    return subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", *tests], cwd=cwd,
+                          capture_output=True, text=True)
+
+
+def test_acceptance_tests_fail_on_base_and_pass_on_verify(planned, example_repo, tmp_path):
+    store, result = planned
+    key = result.plan.repo.key
+    work = tmp_path / "work"
+    subprocess.run(["git", "clone", "-q", str(example_repo), str(work)], check=True)
+    for m in result.plan.milestones:
+        assert m.acceptance_tests, m.id
+        git(work, "checkout", "-q", "-f", m.base_commit)
+        git(work, "clean", "-qfdx")
+        git(work, "apply", str(store.milestone_dir(key, m.id) / "test.patch"))
+        files = sorted({t.split("::")[0] for t in m.acceptance_tests})
+        before = _pytest(work, files)
+        assert before.returncode != 0, f"{m.id}: acceptance tests pass before the change\n{before.stdout}"
+        git(work, "checkout", "-q", "-f", m.verify_commit)
+        after = _pytest(work, m.acceptance_tests)
+        assert after.returncode == 0, f"{m.id}: acceptance tests fail at verify\n{after.stdout}"
+
+
+def test_test_ids_name_changed_tests(planned):
+    _, result = planned
+    m01, m04 = result.plan.milestones[0], result.plan.milestones[3]
+    assert "tests/test_tags.py::test_tags_are_normalised" in m01.acceptance_tests
+    assert "tests/test_query.py::test_prebuilt_query" in m01.acceptance_tests
+    # m04 changes two existing tests in test_export.py (new CSV column) and one in test_serialize.py
+    assert "tests/test_export.py::test_csv_has_header_and_rows" in m04.acceptance_tests
+    assert "tests/test_serialize.py::test_dict_is_plain_data" in m04.acceptance_tests
+    assert "tests/test_export.py::test_markdown_checklist" not in m04.acceptance_tests  # untouched by m04
+
+
+def test_tests_traced_to_undescribed_changes_are_left_out_and_logged(planned):
+    _, result = planned
+    m01 = result.plan.milestones[0]
+    [excluded] = m01.excluded_tests
+    assert excluded.test == "tests/test_store.py::test_remove_deletes_task_and_forgets_it"
+    assert "Tidy store tests" in excluded.reason
+    assert excluded.test not in m01.acceptance_tests
+    assert any("left out tests/test_store.py" in w for w in result.plan.warnings)
+
+
+def test_store_layout_and_validated_reads(planned):
+    store, result = planned
+    key = result.plan.repo.key
+    assert key == "harnessforge-examples__tasklite"
+    assert store.load_plan(key) == result.plan
+    for m in result.plan.milestones:
+        d = store.milestone_dir(key, m.id)
+        assert {p.name for p in d.iterdir()} == {"milestone.json", "ground_truth.patch", "test.patch", "hints.json"}
+        assert Milestone.model_validate_json((d / "milestone.json").read_text()) == m
+        HintLadder.model_validate_json((d / "hints.json").read_text())
+
+
+def test_replanning_is_idempotent(example_repo, store, rules):
+    first = plan(store, str(example_repo), rules)
+    files = {p: (p.read_bytes(), p.stat().st_mtime_ns) for p in store.repo_dir(first.plan.repo.key).rglob("*")
+             if p.is_file()}
+    second = plan(store, str(example_repo), rules)
+    assert second.plan.model_dump(exclude={"provenance"}) == first.plan.model_dump(exclude={"provenance"})
+    for p, (data, mtime) in files.items():
+        assert p.read_bytes() == data and p.stat().st_mtime_ns == mtime, f"{p} was rewritten"
+
+
+def test_range_options_and_dropped_milestones(example_repo, store, rules):
+    full = plan(store, str(example_repo), rules)
+    assert len(full.plan.milestones) == 5
+    part = plan(store, str(example_repo), rules, from_ref="v0.2.0", to_ref="v0.3.0")
+    assert [m.source_prs for m in part.plan.milestones] == FEATURE_PRS[1:3]
+    assert part.plan.milestones[0].id == "m01"
+    kept = sorted(p.name for p in (store.repo_dir(part.plan.repo.key) / "milestones").iterdir())
+    assert kept == ["m01", "m02"]
+
+
+@pytest.mark.parametrize("from_ref, to_ref, message", [
+    ("v0.3.0", "v0.2.0", "is not older than"),
+    ("v0.2.0", "v7.0.0", "'v7.0.0' is not a commit"),
+])
+def test_bad_ranges_are_clear_errors(example_repo, store, rules, from_ref, to_ref, message):
+    with pytest.raises(PlanningError if "older" in message else Exception, match=message):
+        plan(store, str(example_repo), rules, from_ref=from_ref, to_ref=to_ref)
+
+
+def test_repo_without_tags_is_a_clear_error(tmp_path, store, rules, run_cli):
+    repo = build_example_repo(tmp_path / "untagged", tags=False)
+    with pytest.raises(PlanningError, match="no release tags.*--from and --to"):
+        plan(store, str(repo), rules)
+    proc = run_cli("plan", str(repo))
+    assert proc.returncode == 1 and "has no release tags" in proc.stderr and "Traceback" not in proc.stderr
+    # explicit revisions still plan it
+    first, last = git(repo, "rev-list", "--max-parents=0", "HEAD"), git(repo, "rev-parse", "HEAD")
+    result = plan(store, str(repo), rules, from_ref=first, to_ref=last)
+    assert result.plan.milestones and result.plan.releases == []
+
+
+def test_repo_without_changelog_falls_back_to_pr_titles(tmp_path, store, rules):
+    repo = build_example_repo(tmp_path / "nochangelog", changelog=False)
+    result = plan(store, str(repo), rules)
+    p = result.plan
+    assert p.changelog_sources == [] and p.changelog == []
+    assert any("no changelog found" in w for w in p.warnings)
+    # commit messages still link PRs to issues ("Part of #3", "Closes #3"), so features hold together
+    assert [m.source_prs for m in p.milestones] == FEATURE_PRS
+    assert "Add tags to tasks" in p.milestones[0].description
+    for m in p.milestones:
+        assert find_leaks(m.description, m.changed_files) == []
+        ladder = result.hints[m.id]
+        assert ladder.levels[0].content.strip()
+
+
+def test_non_utf8_and_binary_files(tmp_path, store, rules):
+    repo = build_example_repo(tmp_path / "odd", odd_files=True)
+    result = plan(store, str(repo), rules)
+    m = next(m for m in result.plan.milestones if 16 in m.source_prs)
+    assert "tasklite/data/logo.png" in m.changed_files
+    assert "tasklite/data/caf\ufffd.bin" in m.changed_files  # the latin-1 name, made JSON-safe
+    assert "tasklite/locale/messages_de.py" in m.changed_files
+    json.loads((store.milestone_dir(result.plan.repo.key, m.id) / "hints.json").read_text())
+    work = tmp_path / "work"
+    subprocess.run(["git", "clone", "-q", str(repo), str(work)], check=True)
+    git(work, "checkout", "-q", m.base_commit)
+    gt = store.milestone_dir(result.plan.repo.key, m.id) / "ground_truth.patch"
+    assert b"GIT binary patch" in gt.read_bytes() and b"F\xe4llig" in gt.read_bytes()
+    git(work, "apply", "--index", str(gt), str(store.milestone_dir(result.plan.repo.key, m.id) / "test.patch"))
+    assert git(work, "write-tree") == git(work, "rev-parse", f"{m.verify_commit}^{{tree}}")
+
+
+def test_corrupt_plan_json_is_a_clear_error(planned, tmp_path, run_cli):
+    store, result = planned
+    import shutil
+
+    copy = tmp_path / "store"
+    shutil.copytree(store.root, copy)
+    key = result.plan.repo.key
+    plan_file = copy / "repos" / key / "plan.json"
+    data = json.loads(plan_file.read_text())
+    del data["milestones"][0]["verify_commit"]
+    plan_file.write_text(json.dumps(data))
+    proc = run_cli("show", key, store=copy)
+    assert proc.returncode == 1
+    assert f"{plan_file}: invalid MilestonePlan: milestones.0.verify_commit: Field required" in proc.stderr
+    plan_file.write_text("{truncated")
+    proc = run_cli("show", key, store=copy)
+    assert proc.returncode == 1 and "plan.json: not valid JSON" in proc.stderr
+
+
+def test_plan_command_prints_the_chain(run_cli, example_repo, tmp_path):
+    proc = run_cli("plan", str(example_repo), "--from", "v0.2.0", check=True)
+    assert "v0.2.0 → v0.4.0, 4 milestones" in proc.stdout
+    assert "m04" in proc.stdout and "#22, #23" in proc.stdout
+    saved = MilestonePlan.model_validate_json(
+        (tmp_path / "store" / "repos" / "harnessforge-examples__tasklite" / "plan.json").read_text())
+    assert len(saved.milestones) == 4
