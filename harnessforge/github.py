@@ -32,7 +32,7 @@ class GitHubClient:
         self._gh = Github(
             base_url=self.base_url, auth=Auth.Token(token), timeout=timeout,
             retry=GithubRetry(total=retries, backoff_factor=backoff) if retries else None,
-            seconds_between_requests=throttle, seconds_between_writes=throttle,
+            seconds_between_requests=throttle, seconds_between_writes=throttle, lazy=True,
         )
 
     @classmethod
@@ -57,12 +57,13 @@ class GitHubClient:
         path = self.cache_dir / f"{key}.json" if self.cache_dir else None
         if path and path.exists():
             try:
-                return json.loads(path.read_text())
-            except ValueError:
+                cached = json.loads(path.read_text())
+                return None if cached.get("missing") else cached
+            except (ValueError, AttributeError):
                 path.unlink()  # a corrupt cache entry is refetched, not trusted
         data = self._call(what, fetch)
-        if path and data is not None:
-            atomic_write(path, json.dumps(data, indent=1, default=str).encode())
+        if path:  # a 404 is cached too ({"missing": true}), so re-planning sends no requests at all
+            atomic_write(path, json.dumps(data or {"missing": True}, indent=1, default=str).encode())
         return data
 
     # ---- reads ---------------------------------------------------------------------------------
@@ -76,8 +77,8 @@ class GitHubClient:
 
     def issue(self, full_name: str, number: int) -> IssueText | None:
         def fetch() -> dict:
-            i = self._gh.get_repo(full_name, lazy=True).get_issue(number)
-            return {"number": i.number, "title": i.title, "body": i.body or "",
+            i = self._gh.get_repo(full_name).get_issue(number)
+            return {"number": number, "title": i.title, "body": i.body or "",
                     "labels": [lb.name for lb in i.labels], "is_pull": i.pull_request is not None}
         data = self._cached(f"issues/{number}", f"GET issue #{number}", fetch)
         if not data or data.get("is_pull"):
@@ -86,10 +87,10 @@ class GitHubClient:
 
     def pull(self, full_name: str, number: int) -> PullText | None:
         def fetch() -> dict:
-            p = self._gh.get_repo(full_name, lazy=True).get_pull(number)
-            comments = [c.body for c in p.get_review_comments() if c.body]
-            return {"number": p.number, "title": p.title, "body": p.body or "",
-                    "labels": [lb.name for lb in p.labels], "review_comments": comments}
+            p = self._gh.get_repo(full_name).get_pull(number)
+            data = {"number": number, "title": p.title, "body": p.body or "", "labels": [lb.name for lb in p.labels]}
+            data["review_comments"] = [c.body for c in p.get_review_comments() if c.body]
+            return data
         data = self._cached(f"pulls/{number}", f"GET pull #{number}", fetch)
         if not data:
             return None

@@ -58,18 +58,17 @@ def find_releases(
             warnings.append(f"tag {display(tag.name)} is not on the mainline history; skipped")
             continue
         parsed.append((version, pos, tag))
-    parsed.sort(key=lambda x: (x[0], x[1]))
+    # Walk in history order and keep versions that increase: a lower version tagged later
+    # (a backport or maintenance release) would put the chain out of order.
+    parsed.sort(key=lambda x: (x[1], x[0]))
     releases: list[Release] = []
-    last_pos, last_version = -1, None
+    last_version = None
     for version, pos, tag in parsed:
-        if version == last_version:
-            warnings.append(f"tag {display(tag.name)} repeats version {version}; skipped")
-            continue
-        if pos < last_pos:
-            warnings.append(f"tag {display(tag.name)} ({version}) comes before {releases[-1].tag} in history "
-                            "(a backport?); skipped")
+        if last_version is not None and version <= last_version:
+            why = "repeats version" if version == last_version else f"is older than {releases[-1].tag} but comes later in history (a backport?)"
+            warnings.append(f"tag {display(tag.name)} ({version}) {why}; skipped")
             continue
         releases.append(Release(tag=display(tag.name), version=str(version), commit=tag.commit,
                                 mainline_commit=mainline[pos], date=tag.date))
-        last_pos, last_version = pos, version
+        last_version = version
     return releases, warnings

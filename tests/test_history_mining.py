@@ -1,0 +1,204 @@
+"""Releases, changelog formats and PR attribution on small purpose-built repositories."""
+
+from datetime import datetime, timezone
+
+import pytest
+
+from harnessforge.examples.builder import RepoBuilder
+from harnessforge.gitio import GitRepo
+from harnessforge.mining.changelog import ChangelogFile, find_changelog_files, parse_changelog
+from harnessforge.mining.planner import plan
+from harnessforge.mining.pulls import attribute
+from harnessforge.mining.refs import extract_refs, linked_issues
+from harnessforge.mining.releases import find_releases, parse_version
+
+T0 = datetime(2026, 1, 5, tzinfo=timezone.utc)
+
+
+@pytest.mark.parametrize("tag, version", [
+    ("v1.2.3", "1.2.3"), ("1.2", "1.2"), ("release-2.0.1", "2.0.1"), ("mypkg@3.1.0", "3.1.0"),
+    ("2024.01.15", "2024.1.15"), ("v0.3.0rc1", "0.3.0rc1"), ("V2.0", "2.0"), ("release/4.1", "4.1"),
+    ("sub/v1.2.0", None), ("latest", None), ("nightly-build", None),
+])
+def test_parse_version(tag, version):
+    v = parse_version(tag)
+    assert (str(v) if v else None) == version
+
+
+def _repo(tmp_path) -> RepoBuilder:
+    return RepoBuilder(tmp_path / "repo", T0)
+
+
+def test_backport_and_side_branch_tags(tmp_path):
+    b = _repo(tmp_path)
+    b.commit("init", {"a.py": "x = 1\n"})
+    b.tag("v1.0.0")
+    b.git("checkout", "-q", "-b", "maint-1.0")
+    b.commit("backport fix", {"a.py": "x = 2\n"})
+    b.tag("v1.0.1")  # lives only on the maintenance branch, never merged: off the mainline
+    b.git("checkout", "-q", "main")
+    b.commit("feature", {"b.py": "y = 1\n"})
+    b.tag("v1.1.0")
+    b.git("checkout", "-q", "-b", "rel")
+    side = b.commit("release prep on a branch", {"c.py": "z = 1\n"})
+    b.tag("v1.2.0")  # on a branch that is merged back: maps to the merge commit
+    b.git("checkout", "-q", "main")
+    b.git("merge", "-q", "--no-ff", "rel", "-m", "Merge branch 'rel'")
+    merge = b.git("rev-parse", "HEAD")
+    b.commit("more", {"d.py": "w = 1\n"})
+    b.tag("v1.1.1")  # a later patch tag with a lower version: history order disagrees
+    repo = GitRepo(b.path / ".git")
+    mainline = repo.text("rev-list", "--first-parent", "--reverse", "HEAD").split()
+    releases, warnings = find_releases(repo, repo.tags(), mainline)
+    assert [r.tag for r in releases] == ["v1.0.0", "v1.1.0", "v1.2.0"]
+    v120 = releases[-1]
+    assert v120.commit == side and v120.mainline_commit == merge
+    assert any("v1.0.1 is not on the mainline" in w for w in warnings)
+    assert any("v1.1.1" in w and "backport" in w for w in warnings)
+
+
+KEEP_A_CHANGELOG = """# Changelog
+
+## [Unreleased]
+- Upcoming thing (#40)
+
+## [2.1.0] - 2026-02-01
+### Added
+- Streaming responses, see https://github.com/acme/lib/pull/31 and
+  issue #30 for the motivation.
+  - nested detail stays with its parent
+### Fixed
+- Crash on empty input (GH-33)
+
+## 2.0.0 (2026-01-01)
+* Initial rewrite.
+"""
+
+RST = """Changes
+=======
+
+Version 3.2.0
+-------------
+
+Released 2026-03-01
+
+-   Add ``async`` support. :issue:`101` :pr:`102`
+-   Fix a leak. {issue}`103`
+
+Version 3.1.0
+-------------
+
+-   Older work. :pr:`90`
+"""
+
+DJANGO = """===========================
+Django 4.2 release notes
+===========================
+
+What's new in Django 4.2
+========================
+
+Psycopg 3 support
+-----------------
+
+Django now supports psycopg version 3.1.8 or higher.
+
+Comments on columns
+-------------------
+
+Tables and columns can carry comments.
+"""
+
+
+def test_keep_a_changelog_markdown():
+    entries = parse_changelog(ChangelogFile("CHANGELOG.md", KEEP_A_CHANGELOG), "markdown")
+    assert [(e.release, e.category) for e in entries] == [(None, None), ("2.1.0", "Added"), ("2.1.0", "Fixed"),
+                                                          ("2.0.0", None)]
+    streaming = entries[1]
+    assert streaming.prs == [31] and streaming.refs == [30] and "nested detail" in streaming.text
+    assert entries[2].refs == [33]
+
+
+def test_restructuredtext_sections_and_roles():
+    entries = parse_changelog(ChangelogFile("CHANGES.rst", RST), "restructuredtext")
+    assert [e.release for e in entries] == ["3.2.0", "3.2.0", "3.1.0"]  # "Released ..." prose is not an entry
+    assert (entries[0].issues, entries[0].prs) == ([101], [102])
+    assert entries[1].issues == [103] and entries[2].prs == [90]
+
+
+def test_per_release_notes_use_paragraphs():
+    entries = parse_changelog(ChangelogFile("docs/releases/4.2.txt", DJANGO, release="4.2"), "restructuredtext")
+    texts = [e.text for e in entries]
+    assert texts == ["Django now supports psycopg version 3.1.8 or higher.", "Tables and columns can carry comments."]
+    assert {e.release for e in entries} == {"4.2"}
+    assert {e.category for e in entries} == {"Psycopg 3 support", "Comments on columns"}
+
+
+def test_finding_changelog_files():
+    singles, per_release = find_changelog_files(
+        ["CHANGES.rst", "docs/changelog.md", "src/news.py", "docs/releases/4.2.txt", "docs/releases/index.txt",
+         "docs/whatsnew/v1.3.0.md", "HISTORY.md"])
+    assert singles == ["CHANGES.rst", "HISTORY.md", "docs/changelog.md"]
+    assert per_release == ["docs/releases/4.2.txt", "docs/whatsnew/v1.3.0.md"]
+
+
+def test_reference_spellings():
+    refs = extract_refs("Fix (#12), GH-13, :issue:`14`, {pr}`15`, https://github.com/a/b/issues/16, &#17; #x")
+    assert (refs.prs, refs.issues, refs.bare) == ({15}, {14, 16}, {12, 13})
+    assert refs.resolve(known_prs={12}) == ([12, 15], [13, 14, 16])
+    assert linked_issues("Closes #3, fixes: #4; part of acme/lib#5; see GH-6; mentions #7") == {3, 4, 5, 6}
+
+
+def test_pr_attribution_styles_and_interleaved_branches(tmp_path):
+    b = _repo(tmp_path)
+    start = b.commit("init", {"a.py": "1\n"})
+    # two branches developed at the same time; their commits interleave in time
+    b.git("checkout", "-q", "-b", "feat-a")
+    a1 = b.commit("A part 1\n\nFixes #100", {"a.py": "2\n"})
+    b.git("checkout", "-q", "main")
+    b.git("checkout", "-q", "-b", "feat-b")
+    b1 = b.commit("B part 1", {"b.py": "1\n"})
+    b.git("checkout", "-q", "feat-a")
+    a2 = b.commit("A part 2", {"a.py": "3\n"})
+    b.git("checkout", "-q", "feat-b")
+    b2 = b.commit("B part 2", {"b.py": "2\n"})
+    b.git("checkout", "-q", "main")
+    b.git("merge", "-q", "--no-ff", "feat-a", "-m", "Merge pull request #7 from x/feat-a\n\nFeature A")
+    b.git("merge", "-q", "--no-ff", "feat-b", "-m", "Merge #8\n\nFeature B via bors")
+    b.squash_pr(9, "Squashed change", {"c.py": "1\n"}, body="Part of #100")
+    b.git("checkout", "-q", "-b", "mr")
+    b.commit("mr work", {"d.py": "1\n"})
+    b.git("checkout", "-q", "main")
+    b.git("merge", "-q", "--no-ff", "mr", "-m", "Merge branch 'mr' into 'main'\n\nGitLab title\n\nSee merge request grp/proj!11")
+    b.commit("Direct fix", {"a.py": "4\n"})
+    repo = GitRepo(b.path / ".git")
+    units = attribute(repo, repo.first_parent_log(start, "HEAD"), start)
+    got = [(u.pr, u.kind, u.title) for u in units]
+    assert got == [(7, "merge", "Feature A"), (8, "merge", "Feature B via bors"), (9, "squash", "Squashed change"),
+                   (11, "merge", "Merge branch 'mr' into 'main'"), (None, "direct", "Direct fix")]
+    assert units[0].side_commits == [a1, a2] and units[1].side_commits == [b1, b2]
+    assert units[0].issues == {100} and units[2].issues == {100}
+    assert units[0].to_pull().commits == [a1, a2]
+
+
+def test_towncrier_fragments_are_tied_to_their_prs(tmp_path, store, rules):
+    b = _repo(tmp_path)
+    b.commit("init", {"pkg/core.py": "A = 1\n", "tests/test_core.py": "def test_a():\n    assert True\n"})
+    b.tag("v1.0.0")
+    big = "".join(f"def f{i}(x):\n    return x + {i}\n\n" for i in range(40))
+    b.squash_pr(21, "Add helpers", {
+        "pkg/helpers.py": big, "pkg/core.py": "A = 2\n", "pkg/__init__.py": "from .helpers import *\n",
+        "tests/test_helpers.py": "from pkg.helpers import f1\n\n\ndef test_f1():\n    assert f1(1) == 2\n",
+        "changelog.d/20.feature.md": "Helper functions for everyday arithmetic.\n",
+    })
+    b.squash_pr(22, "Bump CI image", {".github/workflows/ci.yml": "on: push\n"})
+    b.commit("Release 1.1.0", {"changelog.d/20.feature.md": None, "CHANGES.md": "## 1.1.0\n- Helper functions for everyday arithmetic. (#20)\n"})
+    b.tag("v1.1.0")
+    result = plan(store, str(b.path), rules)
+    [m] = result.plan.milestones
+    assert m.source_prs == [21, 22] and 20 in m.issues
+    assert "towncrier fragments" in result.plan.changelog_sources
+    assert "Helper functions for everyday arithmetic" in m.description
+    fragment = next(e for e in result.plan.changelog if "fragment" in e.source)
+    assert fragment.prs == [21] and fragment.issues == [20] and fragment.category == "feature"
+    assert m.acceptance_tests == ["tests/test_helpers.py::test_f1"]

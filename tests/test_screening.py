@@ -1,0 +1,81 @@
+import json
+
+import pytest
+
+from harnessforge.cli import read_candidates
+from harnessforge.errors import ConfigError
+from harnessforge.mining.screening import screen
+from harnessforge.rules import load_rules
+
+CRITERIA = ["ci_config", "primary_language", "test_count", "recent_commits", "core_loc", "release_tags", "lockfile",
+            "environment_builds"]
+
+
+def test_every_criterion_is_reported_with_value_threshold_and_reason(example_repo, store, rules):
+    report = screen(store, str(example_repo), rules)
+    assert [c.name for c in report.criteria] == CRITERIA
+    by = {c.name: c for c in report.criteria}
+    assert by["ci_config"].measured == [".github/workflows/ci.yml"] and by["ci_config"].passed
+    assert by["primary_language"].measured == "python" and by["primary_language"].passed
+    assert by["test_count"].measured == 76 and by["test_count"].method == "pytest --collect-only"
+    assert by["release_tags"].measured == 4 and by["release_tags"].passed  # v0.3.0rc1 is not a release
+    assert by["recent_commits"].measured == 39 and by["recent_commits"].passed is False
+    assert by["core_loc"].passed is False and "lines of python" in by["core_loc"].reason
+    assert by["lockfile"].measured == [] and by["lockfile"].passed is False
+    assert by["environment_builds"].passed is None and by["environment_builds"].measured == "unknown"
+    assert all(c.threshold and c.reason for c in report.criteria)
+    assert report.passed is False and report.newest_release == "v0.4.0"
+    saved = json.loads((store.repo_dir(report.repo.key) / "screening.json").read_text())
+    assert saved["criteria"][2]["measured"] == 76
+
+
+def test_thresholds_come_from_rules(example_repo, store, tmp_path):
+    f = tmp_path / "lenient.yaml"
+    f.write_text("screening:\n  min_loc: 500\n  min_recent_commits: 10\n  min_tests: 100\n")
+    report = screen(store, str(example_repo), load_rules(f))
+    by = {c.name: c for c in report.criteria}
+    assert by["core_loc"].passed and by["recent_commits"].passed
+    assert by["test_count"].passed is False and by["test_count"].threshold == ">= 100"
+    assert report.provenance.rules_hash == load_rules(f).hash
+
+
+def test_static_count_when_collection_is_off(example_repo, store, rules):
+    report = screen(store, str(example_repo), rules, collect=False)
+    count = report.criterion("test_count")
+    assert count.method.startswith("static count")
+    assert 40 <= count.measured < 76  # declarations, not parametrized cases
+
+
+def test_candidates_file_screens_each_and_reports_failures(run_cli, example_repo, tmp_path):
+    f = tmp_path / "candidates.yaml"
+    f.write_text(f"candidates:\n  - {example_repo}\n  - file:///nonexistent/repo.git\n")
+    proc = run_cli("screen", "--candidates", str(f), "--no-collect")
+    assert proc.returncode == 0, proc.stderr
+    assert "harnessforge-examples__tasklite" in proc.stdout and "fail" in proc.stdout
+    assert "error" in proc.stdout and "cannot clone" in proc.stdout
+    assert (tmp_path / "store" / "repos" / "harnessforge-examples__tasklite" / "screening.json").exists()
+
+
+@pytest.mark.parametrize("text, message", [
+    ("candidates: django/django\n", "candidates: Input should be a valid list"),
+    ("repos: [a/b]\n", "candidates: Field required"),
+    ("candidates: [\n", "not valid YAML"),
+])
+def test_invalid_candidates_file(tmp_path, text, message):
+    f = tmp_path / "c.yaml"
+    f.write_text(text)
+    with pytest.raises(ConfigError, match=message):
+        read_candidates(f)
+
+
+def test_default_candidate_list_has_the_thirty_design_repos():
+    from harnessforge.cli import DEFAULT_CANDIDATES
+
+    names = read_candidates(DEFAULT_CANDIDATES)
+    assert len(names) == 30 and len(set(names)) == 30
+    assert {"django/django", "microsoft/TypeScript", "gin-gonic/gin", "tokio-rs/tokio"} <= set(names)
+
+
+def test_screen_without_targets_is_a_clear_error(run_cli):
+    proc = run_cli("screen")
+    assert proc.returncode == 1 and "nothing to screen" in proc.stderr
