@@ -17,8 +17,8 @@ from rich.table import Table
 
 from .errors import ConfigError, HarnessForgeError
 from .examples import build_example_repo
-from .gitio import resolve_repo
 from .github import GitHubClient
+from .gitio import resolve_repo
 from .mining.planner import plan as plan_repo
 from .mining.screening import screen as screen_repo
 from .models import MilestonePlan, RepoSpec, ScreeningReport, export_schemas
@@ -27,8 +27,12 @@ from .repos import open_repo
 from .rules import Rules, load_rules
 from .store import Store, default_store_dir
 
-app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_enable=False,
-                  help="Turn real repositories' release history into coding-agent training data.")
+app = typer.Typer(
+    add_completion=False,
+    no_args_is_help=True,
+    pretty_exceptions_enable=False,
+    help="Turn real repositories' release history into coding-agent training data.",
+)
 console = Console(stderr=True)
 out = Console()
 DEFAULT_CANDIDATES = Path(__file__).parent / "config" / "repos.yaml"
@@ -48,8 +52,12 @@ state = _State()
 
 @app.callback()
 def main_options(
-    store: Optional[Path] = typer.Option(None, "--store", help="Store directory [default: $HARNESSFORGE_HOME or ./forge_store]"),
-    rules: Optional[Path] = typer.Option(None, "--rules", help="YAML overriding rules thresholds [default: $HARNESSFORGE_RULES]"),
+    store: Optional[Path] = typer.Option(
+        None, "--store", help="Store directory [default: $HARNESSFORGE_HOME or ./forge_store]"
+    ),
+    rules: Optional[Path] = typer.Option(
+        None, "--rules", help="YAML overriding rules thresholds [default: $HARNESSFORGE_RULES]"
+    ),
 ) -> None:
     state.store = Store(store or default_store_dir())
     state.rules_path = rules
@@ -69,14 +77,24 @@ class _CloneProgress(RemoteProgress):
     def update(self, op_code, cur_count, max_count=None, message=""):
         if self.task is None:
             self.task = self.progress.add_task("cloning", total=None)
-        self.progress.update(self.task, completed=cur_count, total=max_count or None,
-                             description=f"cloning {self._cur_line or ''}".strip()[:60])
+        self.progress.update(
+            self.task,
+            completed=cur_count,
+            total=max_count or None,
+            description=f"cloning {self._cur_line or ''}".strip()[:60],
+        )
 
 
 @contextmanager
 def _progress() -> Iterator[Progress]:
-    with Progress(SpinnerColumn(), TextColumn("{task.description}"), BarColumn(), TimeElapsedColumn(),
-                  console=console, transient=True) as progress:
+    with Progress(
+        SpinnerColumn(),
+        TextColumn("{task.description}"),
+        BarColumn(),
+        TimeElapsedColumn(),
+        console=console,
+        transient=True,
+    ) as progress:
         yield progress
 
 
@@ -119,7 +137,9 @@ def read_candidates(path: Path) -> list[str]:
     try:
         return _Candidates.model_validate(data).candidates
     except ValidationError as e:
-        raise ConfigError(f"candidates file {path}: {first_error(e)} (expected `candidates: [owner/name, ...]`)") from None
+        raise ConfigError(
+            f"candidates file {path}: {first_error(e)} (expected `candidates: [owner/name, ...]`)"
+        ) from None
 
 
 def _criteria_table(report: ScreeningReport) -> Table:
@@ -137,8 +157,12 @@ def _criteria_table(report: ScreeningReport) -> Table:
 def screen(
     repo: Optional[str] = typer.Argument(None, help="Local path, git URL, owner/name or a registered repo key"),
     candidates: Optional[Path] = typer.Option(None, "--candidates", help="YAML list of repositories to screen"),
-    default_candidates: bool = typer.Option(False, "--default-candidates", help="Screen the 30 repositories of repos.yaml"),
-    search: Optional[str] = typer.Option(None, "--search", help="Find candidates on GitHub in this language (needs GITHUB_TOKEN)"),
+    default_candidates: bool = typer.Option(
+        False, "--default-candidates", help="Screen the 30 repositories of repos.yaml"
+    ),
+    search: Optional[str] = typer.Option(
+        None, "--search", help="Find candidates on GitHub in this language (needs GITHUB_TOKEN)"
+    ),
     min_stars: int = typer.Option(1000, help="--search: minimum stars"),
     limit: int = typer.Option(20, help="--search: how many repositories"),
     collect: bool = typer.Option(True, help="Run the test collector (else count test declarations)"),
@@ -165,8 +189,14 @@ def screen(
         for target in targets:
             progress.update(task, description=f"screening {target}")
             try:
-                report = screen_repo(state.store, target, rules, github_factory=_github_factory, collect=collect,
-                                     progress=_CloneProgress(progress))
+                report = screen_repo(
+                    state.store,
+                    target,
+                    rules,
+                    github_factory=_github_factory,
+                    collect=collect,
+                    progress=_CloneProgress(progress),
+                )
             except HarnessForgeError as e:
                 failures += 1
                 summary.add_row(target, "[red]error", str(e))
@@ -186,9 +216,16 @@ def _plan_table(plan: MilestonePlan) -> Table:
     for col in ("id", "title", "release", "PRs", "+/-", "tests", "difficulty", "flags"):
         table.add_column(col)
     for m in plan.milestones:
-        table.add_row(m.id, m.title, m.release or "", ", ".join(f"#{p}" for p in m.source_prs),
-                      f"+{m.lines_added}/-{m.lines_deleted}", str(len(m.acceptance_tests)), str(m.difficulty),
-                      ", ".join(m.flags))
+        table.add_row(
+            m.id,
+            m.title,
+            m.release or "",
+            ", ".join(f"#{p}" for p in m.source_prs),
+            f"+{m.lines_added}/-{m.lines_deleted}",
+            str(len(m.acceptance_tests)),
+            str(m.difficulty),
+            ", ".join(m.flags),
+        )
     return table
 
 
@@ -202,9 +239,16 @@ def plan(
     rules = state.rules
     with _progress() as progress:
         task = progress.add_task(f"planning {repo}", total=None)
-        result = plan_repo(state.store, repo, rules, from_ref, to_ref, github_factory=_github_factory,
-                           progress=lambda msg: progress.update(task, description=msg),
-                           clone_progress=_CloneProgress(progress))
+        result = plan_repo(
+            state.store,
+            repo,
+            rules,
+            from_ref,
+            to_ref,
+            github_factory=_github_factory,
+            progress=lambda msg: progress.update(task, description=msg),
+            clone_progress=_CloneProgress(progress),
+        )
     out.print(_plan_table(result.plan))
     for w in result.plan.warnings:
         console.print(f"[yellow]warning:[/] {w}")

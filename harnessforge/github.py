@@ -25,14 +25,26 @@ DEFAULT_API = "https://api.github.com"
 
 
 class GitHubClient:
-    def __init__(self, token: str, base_url: str | None = None, cache_dir: Path | None = None,
-                 retries: int = 3, backoff: float = 1.0, timeout: int = 20, throttle: float | None = 0.25):
+    def __init__(
+        self,
+        token: str,
+        base_url: str | None = None,
+        cache_dir: Path | None = None,
+        retries: int = 3,
+        backoff: float = 1.0,
+        timeout: int = 20,
+        throttle: float | None = 0.25,
+    ):
         self.base_url = (base_url or os.environ.get("GITHUB_API_URL") or DEFAULT_API).rstrip("/")
         self.cache_dir = cache_dir
         self._gh = Github(
-            base_url=self.base_url, auth=Auth.Token(token), timeout=timeout,
+            base_url=self.base_url,
+            auth=Auth.Token(token),
+            timeout=timeout,
             retry=GithubRetry(total=retries, backoff_factor=backoff) if retries else None,
-            seconds_between_requests=throttle, seconds_between_writes=throttle, lazy=True,
+            seconds_between_requests=throttle,
+            seconds_between_writes=throttle,
+            lazy=True,
         )
 
     @classmethod
@@ -70,16 +82,29 @@ class GitHubClient:
     def repo_meta(self, full_name: str) -> GitHubMeta | None:
         def fetch() -> dict | None:
             r = self._gh.get_repo(full_name)
-            return {"full_name": r.full_name, "stars": r.stargazers_count, "created_at": r.created_at,
-                    "pushed_at": r.pushed_at, "default_branch": r.default_branch, "archived": r.archived}
+            return {
+                "full_name": r.full_name,
+                "stars": r.stargazers_count,
+                "created_at": r.created_at,
+                "pushed_at": r.pushed_at,
+                "default_branch": r.default_branch,
+                "archived": r.archived,
+            }
+
         data = self._call(f"GET /repos/{full_name}", fetch)
         return GitHubMeta.model_validate(data) if data else None
 
     def issue(self, full_name: str, number: int) -> IssueText | None:
         def fetch() -> dict:
             i = self._gh.get_repo(full_name).get_issue(number)
-            return {"number": number, "title": i.title, "body": i.body or "",
-                    "labels": [lb.name for lb in i.labels], "is_pull": i.pull_request is not None}
+            return {
+                "number": number,
+                "title": i.title,
+                "body": i.body or "",
+                "labels": [lb.name for lb in i.labels],
+                "is_pull": i.pull_request is not None,
+            }
+
         data = self._cached(f"issues/{number}", f"GET issue #{number}", fetch)
         if not data or data.get("is_pull"):
             return None
@@ -91,6 +116,7 @@ class GitHubClient:
             data = {"number": number, "title": p.title, "body": p.body or "", "labels": [lb.name for lb in p.labels]}
             data["review_comments"] = [c.body for c in p.get_review_comments() if c.body]
             return data
+
         data = self._cached(f"pulls/{number}", f"GET pull #{number}", fetch)
         if not data:
             return None
@@ -110,4 +136,5 @@ class GitHubClient:
                 if len(out) >= limit:
                     break
             return out
+
         return self._call(f"search {query!r}", fetch) or []

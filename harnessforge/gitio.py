@@ -82,8 +82,11 @@ def resolve_repo(arg: str) -> RepoSpec:
     if m:
         owner, name = m[1], m[2]
         return RepoSpec(
-            input=arg, kind="github", url=f"https://github.com/{owner}/{name}.git",
-            key=_key(owner, name), github=f"{owner}/{name}",
+            input=arg,
+            kind="github",
+            url=f"https://github.com/{owner}/{name}.git",
+            key=_key(owner, name),
+            github=f"{owner}/{name}",
         )
     raise RepoError(
         f"{arg!r} is not a local git repository, a git URL (https://, ssh://, file://, git@host:) "
@@ -121,7 +124,9 @@ def ensure_clone(spec: RepoSpec, dest: Path, progress=None) -> "GitRepo":
         try:
             g = git.Git(dest)
             g.execute(["git", "remote", "set-url", "origin", spec.url], env=GIT_ENV)
-            g.execute(["git", "fetch", "--prune", "--tags", "--force", "origin", "+refs/heads/*:refs/heads/*"], env=GIT_ENV)
+            g.execute(
+                ["git", "fetch", "--prune", "--tags", "--force", "origin", "+refs/heads/*:refs/heads/*"], env=GIT_ENV
+            )
         except GitCommandError as e:
             raise RepoError(f"cannot fetch {spec.input}: {_git_error(e)}") from None
     else:
@@ -223,7 +228,9 @@ class GitRepo:
         try:
             return self._git.execute(
                 ["git", "-c", "core.quotePath=false", *args],
-                stdout_as_string=False, strip_newline_in_stdout=False, env=GIT_ENV,
+                stdout_as_string=False,
+                strip_newline_in_stdout=False,
+                env=GIT_ENV,
             )
         except GitCommandError as e:
             if not check:
@@ -265,17 +272,30 @@ class GitRepo:
         its first parent (for merges: the whole merged change)."""
         rng = f"{start}..{end}" if start else end
         raw = self.run(
-            "log", "--first-parent", "--reverse", "--diff-merges=first-parent", "--numstat", "-z",
-            f"--format={_LOG_FORMAT}", rng,
+            "log",
+            "--first-parent",
+            "--reverse",
+            "--diff-merges=first-parent",
+            "--numstat",
+            "-z",
+            f"--format={_LOG_FORMAT}",
+            rng,
         )
         commits = []
         for rec in raw.split(_REC)[1:]:
             sha, parents, author, email, ct, subject, body, stat = rec.split(_SEP, 7)
-            commits.append(Commit(
-                sha.decode(), parents.decode().split(), _dec(author), _dec(email),
-                datetime.fromtimestamp(int(ct), timezone.utc), _dec(subject), _dec(body).strip(),
-                _parse_numstat(stat),
-            ))
+            commits.append(
+                Commit(
+                    sha.decode(),
+                    parents.decode().split(),
+                    _dec(author),
+                    _dec(email),
+                    datetime.fromtimestamp(int(ct), timezone.utc),
+                    _dec(subject),
+                    _dec(body).strip(),
+                    _parse_numstat(stat),
+                )
+            )
         return commits
 
     def parents_map(self, start: str | None, end: str) -> dict[str, list[str]]:
@@ -299,9 +319,7 @@ class GitRepo:
         return out
 
     def commit_times(self, end: str) -> list[datetime]:
-        return [
-            datetime.fromtimestamp(int(t), timezone.utc) for t in self.run("log", "--format=%ct", end).split()
-        ]
+        return [datetime.fromtimestamp(int(t), timezone.utc) for t in self.run("log", "--format=%ct", end).split()]
 
     # ---- trees and diffs -----------------------------------------------------------------------
     def diff(self, base: str, head: str, binary: bool = True) -> bytes:

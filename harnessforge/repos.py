@@ -18,8 +18,10 @@ def spec_for(store: Store, arg: str | RepoSpec) -> RepoSpec:
     if REPO_KEY_RE.match(arg) and not Path(arg).exists():
         if (store.repo_dir(arg) / "repo.json").exists():
             return store.load_repo(arg)
-        raise RepoError(f"no repository is registered under key {arg!r} in {store.root}; "
-                        "pass its path, URL or owner/name once to register it")
+        raise RepoError(
+            f"no repository is registered under key {arg!r} in {store.root}; "
+            "pass its path, URL or owner/name once to register it"
+        )
     return resolve_repo(arg)
 
 

@@ -15,6 +15,8 @@ defs = dg.Definitions(
     resources={
         "store": StoreResource(),
         # The token reaches the run through EnvVar (never shown in the UI); no token, no GitHub.
-        "github": GitHubResource(token=dg.EnvVar("GITHUB_TOKEN")) if os.environ.get("GITHUB_TOKEN") else GitHubResource(),
+        "github": GitHubResource(token=dg.EnvVar("GITHUB_TOKEN"))
+        if os.environ.get("GITHUB_TOKEN")
+        else GitHubResource(),
     },
 )

@@ -24,13 +24,17 @@ def plan_markdown(p: MilestonePlan) -> str:
     rows = ["| id | title | release | PRs | +/- | tests | difficulty |", "|---|---|---|---|---|---|---|"]
     for m in p.milestones:
         prs = ", ".join(f"#{n}" for n in m.source_prs)
-        rows.append(f"| {m.id} | {m.title} | {m.release or ''} | {prs} | +{m.lines_added}/-{m.lines_deleted} "
-                    f"| {len(m.acceptance_tests)} | {m.difficulty} |")
+        rows.append(
+            f"| {m.id} | {m.title} | {m.release or ''} | {prs} | +{m.lines_added}/-{m.lines_deleted} "
+            f"| {len(m.acceptance_tests)} | {m.difficulty} |"
+        )
     return "\n".join(rows)
 
 
 @dg.asset(
-    partitions_def=repo_partitions, group_name="plan", kinds={"git", "python"},
+    partitions_def=repo_partitions,
+    group_name="plan",
+    kinds={"git", "python"},
     description="Screening report of a repository: every criterion with measured value, threshold and reason.",
 )
 def repos(context: dg.AssetExecutionContext, store: StoreResource, github: GitHubResource) -> dg.MaterializeResult:
@@ -53,24 +57,30 @@ def repos(context: dg.AssetExecutionContext, store: StoreResource, github: GitHu
 
 
 @dg.asset(
-    partitions_def=repo_partitions, group_name="plan", deps=[repos], kinds={"git", "python"},
+    partitions_def=repo_partitions,
+    group_name="plan",
+    deps=[repos],
+    kinds={"git", "python"},
     description="Milestone chain mined from the repository's releases, changelog and PRs.",
 )
-def milestone_plans(context: dg.AssetExecutionContext, store: StoreResource, github: GitHubResource) -> dg.MaterializeResult:
+def milestone_plans(
+    context: dg.AssetExecutionContext, store: StoreResource, github: GitHubResource
+) -> dg.MaterializeResult:
     s = store.store()
     spec = spec_for_partition(s, context.partition_key)
-    result = plan(s, spec, store.rules(), github_factory=github.factory(s),
-                  progress=lambda msg: context.log.info(msg))
+    result = plan(s, spec, store.rules(), github_factory=github.factory(s), progress=lambda msg: context.log.info(msg))
     p = result.plan
     for w in p.warnings:
         context.log.warning(w)
-    return dg.MaterializeResult(metadata={
-        "milestones": len(p.milestones),
-        "range": f"{p.from_ref} → {p.to_ref}",
-        "acceptance_tests": sum(len(m.acceptance_tests) for m in p.milestones),
-        "pull_requests": len(p.pulls),
-        "warnings": len(p.warnings),
-        "rules_hash": p.provenance.rules_hash,
-        "plan": dg.MetadataValue.md(plan_markdown(p)),
-        "path": dg.MetadataValue.path(str(s.repo_dir(spec.key) / "plan.json")),
-    })
+    return dg.MaterializeResult(
+        metadata={
+            "milestones": len(p.milestones),
+            "range": f"{p.from_ref} → {p.to_ref}",
+            "acceptance_tests": sum(len(m.acceptance_tests) for m in p.milestones),
+            "pull_requests": len(p.pulls),
+            "warnings": len(p.warnings),
+            "rules_hash": p.provenance.rules_hash,
+            "plan": dg.MetadataValue.md(plan_markdown(p)),
+            "path": dg.MetadataValue.path(str(s.repo_dir(spec.key) / "plan.json")),
+        }
+    )

@@ -18,8 +18,10 @@ class GitHubResource(dg.ConfigurableResource):
 
     def factory(self, store: Store) -> Callable[[RepoSpec], Optional[GitHubClient]]:
         """What the core's `screen`/`plan` call to get a client per repository (None: no token)."""
+
         def make(spec: RepoSpec) -> Optional[GitHubClient]:
             if not self.token:
                 return None
             return GitHubClient(self.token, base_url=self.api_url, cache_dir=store.github_cache(spec.key))
+
         return make

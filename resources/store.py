@@ -14,8 +14,10 @@ from harnessforge.store import Store, default_store_dir
 class StoreResource(dg.ConfigurableResource):
     """Where HarnessForge keeps its artifacts, and which rules file overrides the defaults."""
 
-    root: str = Field(default_factory=lambda: str(default_store_dir().resolve()),
-                      description="Store directory (default: $HARNESSFORGE_HOME or ./forge_store)")
+    root: str = Field(
+        default_factory=lambda: str(default_store_dir().resolve()),
+        description="Store directory (default: $HARNESSFORGE_HOME or ./forge_store)",
+    )
     rules_path: Optional[str] = Field(None, description="YAML overriding rule thresholds")
 
     def store(self) -> Store:

@@ -45,6 +45,7 @@ def rules():
 @pytest.fixture
 def run_cli(tmp_path):
     """Run the installed `harnessforge` command; returns the CompletedProcess."""
+
     def run(*args: str, store: Path | None = None, env: dict | None = None, check: bool = False):
         cmd = [str(BIN / "harnessforge"), "--store", str(store or tmp_path / "store"), *args]
         full_env = {**os.environ, "COLUMNS": "200", "GITHUB_TOKEN": "", **(env or {})}
@@ -52,4 +53,5 @@ def run_cli(tmp_path):
         if check and proc.returncode != 0:
             raise AssertionError(f"{cmd} failed ({proc.returncode}):\n{proc.stdout}\n{proc.stderr}")
         return proc
+
     return run

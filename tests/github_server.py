@@ -56,27 +56,50 @@ class FakeGitHub:
     # ---- recorded objects, shaped like GitHub's answers ----------------------------------------
     def add_repo(self, full_name: str, stars: int, created_at: str) -> None:
         self.routes[f"/repos/{full_name}"] = {
-            "id": 1, "name": full_name.split("/")[1], "full_name": full_name, "url": f"{self.url}/repos/{full_name}",
-            "stargazers_count": stars, "created_at": created_at, "pushed_at": "2026-03-24T10:00:00Z",
-            "default_branch": "main", "archived": False,
+            "id": 1,
+            "name": full_name.split("/")[1],
+            "full_name": full_name,
+            "url": f"{self.url}/repos/{full_name}",
+            "stargazers_count": stars,
+            "created_at": created_at,
+            "pushed_at": "2026-03-24T10:00:00Z",
+            "default_branch": "main",
+            "archived": False,
         }
 
     def add_issue(self, full_name: str, number: int, title: str, body: str, labels=()) -> None:
         self.routes[f"/repos/{full_name}/issues/{number}"] = {
-            "id": number, "number": number, "title": title, "body": body, "state": "closed",
-            "url": f"{self.url}/repos/{full_name}/issues/{number}", "labels": [{"name": n} for n in labels],
+            "id": number,
+            "number": number,
+            "title": title,
+            "body": body,
+            "state": "closed",
+            "url": f"{self.url}/repos/{full_name}/issues/{number}",
+            "labels": [{"name": n} for n in labels],
         }
 
     def add_pull(self, full_name: str, number: int, title: str, body: str, comments=(), labels=()) -> None:
         base = f"/repos/{full_name}/pulls/{number}"
         self.routes[base] = {
-            "id": number, "number": number, "title": title, "body": body, "state": "closed", "merged": True,
-            "url": f"{self.url}{base}", "labels": [{"name": n} for n in labels],
+            "id": number,
+            "number": number,
+            "title": title,
+            "body": body,
+            "state": "closed",
+            "merged": True,
+            "url": f"{self.url}{base}",
+            "labels": [{"name": n} for n in labels],
         }
         self.routes[f"{base}/comments"] = [
-            {"id": i, "body": c, "url": f"{self.url}{base}/comments/{i}"} for i, c in enumerate(comments, 1)]
+            {"id": i, "body": c, "url": f"{self.url}{base}/comments/{i}"} for i, c in enumerate(comments, 1)
+        ]
         # GitHub answers /issues/N for a PR too, marked with pull_request
         self.routes[f"/repos/{full_name}/issues/{number}"] = {
-            "id": number, "number": number, "title": title, "body": body, "labels": [],
-            "url": f"{self.url}/repos/{full_name}/issues/{number}", "pull_request": {"url": f"{self.url}{base}"},
+            "id": number,
+            "number": number,
+            "title": title,
+            "body": body,
+            "labels": [],
+            "url": f"{self.url}/repos/{full_name}/issues/{number}",
+            "pull_request": {"url": f"{self.url}{base}"},
         }

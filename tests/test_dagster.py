@@ -5,7 +5,6 @@ import sys
 from pathlib import Path
 
 import dagster as dg
-import pytest
 
 from harnessforge.gitio import resolve_repo
 from harnessforge.repos import open_repo
@@ -42,26 +41,38 @@ def test_materialize_repos_and_plans(example_repo, store):
 def test_unknown_partition_fails_with_a_clear_message(store):
     instance = dg.DagsterInstance.ephemeral()
     instance.add_dynamic_partitions("repo", ["nokey"])
-    result = dg.materialize([repos], instance=instance, partition_key="nokey", raise_on_error=False,
-                            resources={"store": StoreResource(root=str(store.root)), "github": GitHubResource()})
+    result = dg.materialize(
+        [repos],
+        instance=instance,
+        partition_key="nokey",
+        raise_on_error=False,
+        resources={"store": StoreResource(root=str(store.root)), "github": GitHubResource()},
+    )
     assert not result.success
     failure = next(e for e in result.all_events if e.event_type_value == "STEP_FAILURE")
     assert "neither a registered repo nor owner__name" in failure.step_failure_data.error.to_string()
 
 
 def test_workspace_yaml_loads_the_code_location():
-    proc = subprocess.run([str(Path(sys.executable).parent / "dagster"), "definitions", "validate", "-w",
-                           "workspace.yaml"], cwd=ROOT, capture_output=True, text=True, timeout=300)
+    proc = subprocess.run(
+        [str(Path(sys.executable).parent / "dagster"), "definitions", "validate", "-w", "workspace.yaml"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert "harnessforge" in proc.stdout + proc.stderr
 
 
 def test_core_library_never_imports_dagster():
-    code = ("import pkgutil, importlib, sys, harnessforge\n"
-            "for m in pkgutil.walk_packages(harnessforge.__path__, 'harnessforge.'):\n"
-            "    importlib.import_module(m.name)\n"
-            "bad = sorted(n for n in sys.modules if n == 'dagster' or n.startswith('dagster'))\n"
-            "print(bad); sys.exit(1 if bad else 0)\n")
+    code = (
+        "import pkgutil, importlib, sys, harnessforge\n"
+        "for m in pkgutil.walk_packages(harnessforge.__path__, 'harnessforge.'):\n"
+        "    importlib.import_module(m.name)\n"
+        "bad = sorted(n for n in sys.modules if n == 'dagster' or n.startswith('dagster'))\n"
+        "print(bad); sys.exit(1 if bad else 0)\n"
+    )
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     for path in (ROOT / "harnessforge").rglob("*.py"):

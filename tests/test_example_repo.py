@@ -13,7 +13,9 @@ def test_shape_of_history(example_repo):
     subjects = git(example_repo, "log", "--first-parent", "--format=%s").splitlines()
     assert sum(s.startswith("Merge pull request #") for s in subjects) == 7
     assert sum(s.endswith(")") and "(#" in s for s in subjects) == 6
-    assert {"docs: describe tags in the README", "ci: cache pip downloads", "Release 0.3.0", "Tidy store tests"} <= set(subjects)
+    assert {"docs: describe tags in the README", "ci: cache pip downloads", "Release 0.3.0", "Tidy store tests"} <= set(
+        subjects
+    )
     changelog = git(example_repo, "show", "v0.4.0:CHANGELOG.md")
     assert "## [0.2.0]" in changelog and "(#4, part of #3)" in changelog
 
@@ -28,8 +30,9 @@ def test_every_release_passes_its_own_tests(example_repo, tmp_path):
     subprocess.run(["git", "clone", "-q", str(example_repo), str(work)], check=True)
     for tag in ("v0.1.0", "v0.2.0", "v0.3.0", "v0.4.0"):
         git(work, "checkout", "-q", tag)
-        proc = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider"], cwd=work,
-                              capture_output=True, text=True)
+        proc = subprocess.run(
+            [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider"], cwd=work, capture_output=True, text=True
+        )
         assert proc.returncode == 0, f"{tag}: {proc.stdout[-2000:]}"
 
 

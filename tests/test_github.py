@@ -15,11 +15,22 @@ REPO = "harnessforge-examples/tasklite"
 def fake_github():
     with FakeGitHub() as gh:
         gh.add_repo(REPO, stars=4242, created_at="2021-05-01T00:00:00Z")
-        gh.add_issue(REPO, 3, "Tasks should support tags", "I want to group my tasks.\n\nFor example home vs work.",
-                     labels=["enhancement"])
+        gh.add_issue(
+            REPO,
+            3,
+            "Tasks should support tags",
+            "I want to group my tasks.\n\nFor example home vs work.",
+            labels=["enhancement"],
+        )
         gh.add_issue(REPO, 5, "Persist tasks between runs", "Everything is lost when the program exits.")
-        gh.add_pull(REPO, 4, "Add tags to tasks", "Adds a tags set to Task.\n\nPart of #3",
-                    comments=["Should tags be case-insensitive?", "Yes, normalise them."], labels=["feature"])
+        gh.add_pull(
+            REPO,
+            4,
+            "Add tags to tasks",
+            "Adds a tags set to Task.\n\nPart of #3",
+            comments=["Should tags be case-insensitive?", "Yes, normalise them."],
+            labels=["feature"],
+        )
         gh.add_pull(REPO, 9, "Save and load task stores as JSON", "Closes #5")
         yield gh
 
@@ -29,8 +40,9 @@ def client(gh: FakeGitHub, tmp_path, **kw) -> GitHubClient:
 
 
 def test_plan_is_enriched_from_github(fake_github, example_repo, store, rules, tmp_path):
-    result = plan(store, str(example_repo), rules, to_ref="v0.2.0",
-                  github_factory=lambda spec: client(fake_github, tmp_path))
+    result = plan(
+        store, str(example_repo), rules, to_ref="v0.2.0", github_factory=lambda spec: client(fake_github, tmp_path)
+    )
     [m01] = result.plan.milestones
     levels = result.hints["m01"].levels
     assert "- #3: Tasks should support tags" in levels[0].content
@@ -55,8 +67,9 @@ def test_answers_are_cached_so_replanning_sends_no_requests(fake_github, example
 
 def test_outage_degrades_to_git_only_with_a_warning(fake_github, example_repo, store, rules, tmp_path):
     fake_github.fail_with = 503
-    result = plan(store, str(example_repo), rules, to_ref="v0.2.0",
-                  github_factory=lambda spec: client(fake_github, tmp_path))
+    result = plan(
+        store, str(example_repo), rules, to_ref="v0.2.0", github_factory=lambda spec: client(fake_github, tmp_path)
+    )
     [warning] = [w for w in result.plan.warnings if "GitHub" in w]
     assert "HTTP 503" in warning and "fall back to git history" in warning
     assert "Tasks can carry tags" in result.hints["m01"].levels[0].content  # changelog still used
@@ -70,16 +83,20 @@ def test_unreachable_api_is_a_clear_error(tmp_path):
 
 
 def test_screening_records_stars_and_creation_date(fake_github, example_repo, store, rules, tmp_path):
-    report = screen(store, str(example_repo), rules, github_factory=lambda spec: client(fake_github, tmp_path),
-                    collect=False)
+    report = screen(
+        store, str(example_repo), rules, github_factory=lambda spec: client(fake_github, tmp_path), collect=False
+    )
     assert report.github.stars == 4242 and report.github.created_at.year == 2021
 
 
 def test_search_candidates(fake_github, tmp_path):
     fake_github.routes["/search/repositories"] = {
-        "total_count": 2, "incomplete_results": False,
-        "items": [{"id": 1, "full_name": "a/one", "url": f"{fake_github.url}/repos/a/one"},
-                  {"id": 2, "full_name": "b/two", "url": f"{fake_github.url}/repos/b/two"}],
+        "total_count": 2,
+        "incomplete_results": False,
+        "items": [
+            {"id": 1, "full_name": "a/one", "url": f"{fake_github.url}/repos/a/one"},
+            {"id": 2, "full_name": "b/two", "url": f"{fake_github.url}/repos/b/two"},
+        ],
     }
     found = client(fake_github, tmp_path).search_candidates("python", 1000, None, limit=5)
     assert found == ["a/one", "b/two"]
@@ -87,7 +104,13 @@ def test_search_candidates(fake_github, tmp_path):
 
 
 def test_cli_uses_token_and_api_url_from_environment(fake_github, run_cli, example_repo):
-    proc = run_cli("plan", str(example_repo), "--to", "v0.2.0",
-                   env={"GITHUB_TOKEN": "t", "GITHUB_API_URL": fake_github.url}, check=True)
+    proc = run_cli(
+        "plan",
+        str(example_repo),
+        "--to",
+        "v0.2.0",
+        env={"GITHUB_TOKEN": "t", "GITHUB_API_URL": fake_github.url},
+        check=True,
+    )
     assert "Tasks should support tags" in proc.stdout
     assert any(r.endswith("/issues/3") for r in fake_github.requests)

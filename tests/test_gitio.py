@@ -6,14 +6,16 @@ import pytest
 from harnessforge.errors import RepoError
 from harnessforge.gitio import GitRepo, resolve_repo
 from harnessforge.repos import open_repo, spec_for
-
 from tests.helpers import git
 
 
 def test_resolve_worktree_uses_github_origin_for_the_key(example_repo):
     spec = resolve_repo(str(example_repo))
-    assert (spec.kind, spec.key, spec.github) == ("worktree", "harnessforge-examples__tasklite",
-                                                  "harnessforge-examples/tasklite")
+    assert (spec.kind, spec.key, spec.github) == (
+        "worktree",
+        "harnessforge-examples__tasklite",
+        "harnessforge-examples/tasklite",
+    )
     assert spec.url == str(example_repo)
 
 
@@ -25,12 +27,15 @@ def test_resolve_bare_dir_without_remote(example_repo, tmp_path):
     assert (spec.kind, spec.key, spec.github) == ("bare", "local__mylib", None)
 
 
-@pytest.mark.parametrize("arg, key, github", [
-    ("https://github.com/psf/requests.git", "psf__requests", "psf/requests"),
-    ("git@github.com:pallets/flask.git", "pallets__flask", "pallets/flask"),
-    ("https://gitlab.example.org/group/sub/proj.git", "sub__proj", None),
-    ("file:///srv/git/tool.git", "git__tool", None),
-])
+@pytest.mark.parametrize(
+    "arg, key, github",
+    [
+        ("https://github.com/psf/requests.git", "psf__requests", "psf/requests"),
+        ("git@github.com:pallets/flask.git", "pallets__flask", "pallets/flask"),
+        ("https://gitlab.example.org/group/sub/proj.git", "sub__proj", None),
+        ("file:///srv/git/tool.git", "git__tool", None),
+    ],
+)
 def test_resolve_urls(arg, key, github):
     spec = resolve_repo(arg)
     assert (spec.kind, spec.url, spec.key, spec.github) == ("url", arg, key, github)
@@ -75,14 +80,18 @@ def test_minimal_git_directory_is_cloned_first(example_repo, tmp_path, store):
     subprocess.run(["git", "clone", "-q", "--bare", str(example_repo), str(bare)], check=True)
     (bare / "config").unlink()
     for extra in ("description", "hooks", "info"):
-        shutil.rmtree(bare / extra, ignore_errors=True) if (bare / extra).is_dir() else (bare / extra).unlink(missing_ok=True)
+        shutil.rmtree(bare / extra, ignore_errors=True) if (bare / extra).is_dir() else (bare / extra).unlink(
+            missing_ok=True
+        )
     repo = open_repo(store, resolve_repo(str(bare)))
     assert len(repo.tags()) == 5
 
 
 def test_bad_url_is_a_clear_error_and_registers_nothing(store):
     spec = resolve_repo("file:///nonexistent/path/repo.git")
-    with pytest.raises(RepoError, match="cannot clone file:///nonexistent/path/repo.git: .*does not appear to be a git repository"):
+    with pytest.raises(
+        RepoError, match="cannot clone file:///nonexistent/path/repo.git: .*does not appear to be a git repository"
+    ):
         open_repo(store, spec)
     assert not store.repo_dir(spec.key).exists()
     assert list((store.root / "cache" / "git").iterdir()) == []
@@ -111,8 +120,9 @@ def test_unregistered_key_is_a_clear_error(store):
 
 
 def test_first_parent_log_reads_numstat_renames_and_binaries(tmp_path):
-    from harnessforge.examples.builder import RepoBuilder
     from datetime import datetime, timezone
+
+    from harnessforge.examples.builder import RepoBuilder
 
     b = RepoBuilder(tmp_path / "r", datetime(2026, 1, 1, tzinfo=timezone.utc))
     first = b.commit("one", {"a.txt": "1\n2\n3\n", "img.bin": b"\0\1\2"})

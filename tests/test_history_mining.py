@@ -15,11 +15,22 @@ from harnessforge.mining.releases import find_releases, parse_version
 T0 = datetime(2026, 1, 5, tzinfo=timezone.utc)
 
 
-@pytest.mark.parametrize("tag, version", [
-    ("v1.2.3", "1.2.3"), ("1.2", "1.2"), ("release-2.0.1", "2.0.1"), ("mypkg@3.1.0", "3.1.0"),
-    ("2024.01.15", "2024.1.15"), ("v0.3.0rc1", "0.3.0rc1"), ("V2.0", "2.0"), ("release/4.1", "4.1"),
-    ("sub/v1.2.0", None), ("latest", None), ("nightly-build", None),
-])
+@pytest.mark.parametrize(
+    "tag, version",
+    [
+        ("v1.2.3", "1.2.3"),
+        ("1.2", "1.2"),
+        ("release-2.0.1", "2.0.1"),
+        ("mypkg@3.1.0", "3.1.0"),
+        ("2024.01.15", "2024.1.15"),
+        ("v0.3.0rc1", "0.3.0rc1"),
+        ("V2.0", "2.0"),
+        ("release/4.1", "4.1"),
+        ("sub/v1.2.0", None),
+        ("latest", None),
+        ("nightly-build", None),
+    ],
+)
 def test_parse_version(tag, version):
     v = parse_version(tag)
     assert (str(v) if v else None) == version
@@ -112,8 +123,12 @@ Tables and columns can carry comments.
 
 def test_keep_a_changelog_markdown():
     entries = parse_changelog(ChangelogFile("CHANGELOG.md", KEEP_A_CHANGELOG), "markdown")
-    assert [(e.release, e.category) for e in entries] == [(None, None), ("2.1.0", "Added"), ("2.1.0", "Fixed"),
-                                                          ("2.0.0", None)]
+    assert [(e.release, e.category) for e in entries] == [
+        (None, None),
+        ("2.1.0", "Added"),
+        ("2.1.0", "Fixed"),
+        ("2.0.0", None),
+    ]
     streaming = entries[1]
     assert streaming.prs == [31] and streaming.refs == [30] and "nested detail" in streaming.text
     assert entries[2].refs == [33]
@@ -136,8 +151,16 @@ def test_per_release_notes_use_paragraphs():
 
 def test_finding_changelog_files():
     singles, per_release = find_changelog_files(
-        ["CHANGES.rst", "docs/changelog.md", "src/news.py", "docs/releases/4.2.txt", "docs/releases/index.txt",
-         "docs/whatsnew/v1.3.0.md", "HISTORY.md"])
+        [
+            "CHANGES.rst",
+            "docs/changelog.md",
+            "src/news.py",
+            "docs/releases/4.2.txt",
+            "docs/releases/index.txt",
+            "docs/whatsnew/v1.3.0.md",
+            "HISTORY.md",
+        ]
+    )
     assert singles == ["CHANGES.rst", "HISTORY.md", "docs/changelog.md"]
     assert per_release == ["docs/releases/4.2.txt", "docs/whatsnew/v1.3.0.md"]
 
@@ -169,13 +192,25 @@ def test_pr_attribution_styles_and_interleaved_branches(tmp_path):
     b.git("checkout", "-q", "-b", "mr")
     b.commit("mr work", {"d.py": "1\n"})
     b.git("checkout", "-q", "main")
-    b.git("merge", "-q", "--no-ff", "mr", "-m", "Merge branch 'mr' into 'main'\n\nGitLab title\n\nSee merge request grp/proj!11")
+    b.git(
+        "merge",
+        "-q",
+        "--no-ff",
+        "mr",
+        "-m",
+        "Merge branch 'mr' into 'main'\n\nGitLab title\n\nSee merge request grp/proj!11",
+    )
     b.commit("Direct fix", {"a.py": "4\n"})
     repo = GitRepo(b.path / ".git")
     units = attribute(repo, repo.first_parent_log(start, "HEAD"), start)
     got = [(u.pr, u.kind, u.title) for u in units]
-    assert got == [(7, "merge", "Feature A"), (8, "merge", "Feature B via bors"), (9, "squash", "Squashed change"),
-                   (11, "merge", "Merge branch 'mr' into 'main'"), (None, "direct", "Direct fix")]
+    assert got == [
+        (7, "merge", "Feature A"),
+        (8, "merge", "Feature B via bors"),
+        (9, "squash", "Squashed change"),
+        (11, "merge", "Merge branch 'mr' into 'main'"),
+        (None, "direct", "Direct fix"),
+    ]
     assert units[0].side_commits == [a1, a2] and units[1].side_commits == [b1, b2]
     assert units[0].issues == {100} and units[2].issues == {100}
     assert units[0].to_pull().commits == [a1, a2]
@@ -186,13 +221,25 @@ def test_towncrier_fragments_are_tied_to_their_prs(tmp_path, store, rules):
     b.commit("init", {"pkg/core.py": "A = 1\n", "tests/test_core.py": "def test_a():\n    assert True\n"})
     b.tag("v1.0.0")
     big = "".join(f"def f{i}(x):\n    return x + {i}\n\n" for i in range(40))
-    b.squash_pr(21, "Add helpers", {
-        "pkg/helpers.py": big, "pkg/core.py": "A = 2\n", "pkg/__init__.py": "from .helpers import *\n",
-        "tests/test_helpers.py": "from pkg.helpers import f1\n\n\ndef test_f1():\n    assert f1(1) == 2\n",
-        "changelog.d/20.feature.md": "Helper functions for everyday arithmetic.\n",
-    })
+    b.squash_pr(
+        21,
+        "Add helpers",
+        {
+            "pkg/helpers.py": big,
+            "pkg/core.py": "A = 2\n",
+            "pkg/__init__.py": "from .helpers import *\n",
+            "tests/test_helpers.py": "from pkg.helpers import f1\n\n\ndef test_f1():\n    assert f1(1) == 2\n",
+            "changelog.d/20.feature.md": "Helper functions for everyday arithmetic.\n",
+        },
+    )
     b.squash_pr(22, "Bump CI image", {".github/workflows/ci.yml": "on: push\n"})
-    b.commit("Release 1.1.0", {"changelog.d/20.feature.md": None, "CHANGES.md": "## 1.1.0\n- Helper functions for everyday arithmetic. (#20)\n"})
+    b.commit(
+        "Release 1.1.0",
+        {
+            "changelog.d/20.feature.md": None,
+            "CHANGES.md": "## 1.1.0\n- Helper functions for everyday arithmetic. (#20)\n",
+        },
+    )
     b.tag("v1.1.0")
     result = plan(store, str(b.path), rules)
     [m] = result.plan.milestones

@@ -9,8 +9,16 @@ from harnessforge.models import ARTIFACTS, Hint, HintLadder, MilestonePlan, Repo
 def test_schema_export_writes_one_valid_schema_per_artifact(tmp_path):
     paths = export_schemas(tmp_path)
     assert {p.name for p in paths} == {f"{name}.schema.json" for name in ARTIFACTS}
-    for name in ("RepoSpec", "ScreeningReport", "Release", "ChangelogEntry", "PullRef", "Milestone", "HintLadder",
-                 "MilestonePlan"):
+    for name in (
+        "RepoSpec",
+        "ScreeningReport",
+        "Release",
+        "ChangelogEntry",
+        "PullRef",
+        "Milestone",
+        "HintLadder",
+        "MilestonePlan",
+    ):
         schema = json.loads((tmp_path / f"{name}.schema.json").read_text())
         assert schema["title"] == name and schema["properties"]
 
@@ -22,8 +30,10 @@ def test_schema_command(run_cli, tmp_path):
 
 
 def test_hint_ladder_needs_all_five_levels():
-    levels = [Hint(level=i, name=n, content="x") for i, n in
-              enumerate(["issue_titles", "issue_bodies", "pr_descriptions", "files_touched", "diff_hunks"])]
+    levels = [
+        Hint(level=i, name=n, content="x")
+        for i, n in enumerate(["issue_titles", "issue_bodies", "pr_descriptions", "files_touched", "diff_hunks"])
+    ]
     assert len(HintLadder(milestone_id="m01", levels=levels).levels) == 5
     with pytest.raises(ValidationError, match="hint ladder must have levels"):
         HintLadder(milestone_id="m01", levels=levels[:4])

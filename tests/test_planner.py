@@ -51,8 +51,12 @@ def test_noise_commits_fold_into_neighbours(planned, example_repo):
     _, result = planned
     subjects = {c: git(example_repo, "log", "-1", "--format=%s", c) for m in result.plan.milestones for c in m.commits}
     for m in result.plan.milestones:
-        assert any(subjects[c].startswith(("Merge pull request", "Add", "Serialize", "Sort", "Export", "Filter",
-                                           "Task", "CLI")) for c in m.commits)
+        assert any(
+            subjects[c].startswith(
+                ("Merge pull request", "Add", "Serialize", "Sort", "Export", "Filter", "Task", "CLI")
+            )
+            for c in m.commits
+        )
     docs = next(c for c, s in subjects.items() if s == "docs: describe tags in the README")
     assert docs in result.plan.milestones[0].commits
 
@@ -86,9 +90,9 @@ def test_hint_ladders_have_all_five_levels(planned):
         assert l4.startswith("--- a/tasklite/") and "@@" in l4
         assert len(l4) <= 6000 + 500
     m01 = store.load_hints(key, "m01").levels
-    assert "Tasks can carry tags" in m01[0].content          # L0: changelog entry
+    assert "Tasks can carry tags" in m01[0].content  # L0: changelog entry
     assert "Tags are normalised to lower case" in m01[1].content  # L1: commit message body
-    assert "PR #4: Add tags to tasks" in m01[2].content       # L2: PR title
+    assert "PR #4: Add tags to tasks" in m01[2].content  # L2: PR title
 
 
 def test_patches_apply_cleanly_on_base(planned, example_repo, tmp_path):
@@ -111,8 +115,12 @@ def test_patches_apply_cleanly_on_base(planned, example_repo, tmp_path):
 
 
 def _pytest(cwd, tests):
-    return subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", *tests], cwd=cwd,
-                          capture_output=True, text=True)
+    return subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", *tests],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+    )
 
 
 def test_acceptance_tests_fail_on_base_and_pass_on_verify(planned, example_repo, tmp_path):
@@ -168,8 +176,9 @@ def test_store_layout_and_validated_reads(planned):
 
 def test_replanning_is_idempotent(example_repo, store, rules):
     first = plan(store, str(example_repo), rules)
-    files = {p: (p.read_bytes(), p.stat().st_mtime_ns) for p in store.repo_dir(first.plan.repo.key).rglob("*")
-             if p.is_file()}
+    files = {
+        p: (p.read_bytes(), p.stat().st_mtime_ns) for p in store.repo_dir(first.plan.repo.key).rglob("*") if p.is_file()
+    }
     second = plan(store, str(example_repo), rules)
     assert second.plan.model_dump(exclude={"provenance"}) == first.plan.model_dump(exclude={"provenance"})
     for p, (data, mtime) in files.items():
@@ -186,10 +195,13 @@ def test_range_options_and_dropped_milestones(example_repo, store, rules):
     assert kept == ["m01", "m02"]
 
 
-@pytest.mark.parametrize("from_ref, to_ref, message", [
-    ("v0.3.0", "v0.2.0", "is not older than"),
-    ("v0.2.0", "v7.0.0", "'v7.0.0' is not a commit"),
-])
+@pytest.mark.parametrize(
+    "from_ref, to_ref, message",
+    [
+        ("v0.3.0", "v0.2.0", "is not older than"),
+        ("v0.2.0", "v7.0.0", "'v7.0.0' is not a commit"),
+    ],
+)
 def test_bad_ranges_are_clear_errors(example_repo, store, rules, from_ref, to_ref, message):
     with pytest.raises(PlanningError if "older" in message else Exception, match=message):
         plan(store, str(example_repo), rules, from_ref=from_ref, to_ref=to_ref)
@@ -263,5 +275,6 @@ def test_plan_command_prints_the_chain(run_cli, example_repo, tmp_path):
     assert "v0.2.0 → v0.4.0, 4 milestones" in proc.stdout
     assert "m04" in proc.stdout and "#22, #23" in proc.stdout
     saved = MilestonePlan.model_validate_json(
-        (tmp_path / "store" / "repos" / "harnessforge-examples__tasklite" / "plan.json").read_text())
+        (tmp_path / "store" / "repos" / "harnessforge-examples__tasklite" / "plan.json").read_text()
+    )
     assert len(saved.milestones) == 4

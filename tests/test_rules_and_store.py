@@ -31,13 +31,16 @@ def test_rules_from_environment(tmp_path, monkeypatch):
     assert load_rules().screening.min_tests == 1
 
 
-@pytest.mark.parametrize("text, message", [
-    ("planning:\n  min_lines: -5\n", "planning.min_lines"),
-    ("planning:\n  min_lines: 5000\n", r"min_lines \(5000\) exceeds max_lines"),
-    ("planning:\n  nonsense: 1\n", "planning.nonsense"),
-    ("planning: [\n", "not valid YAML"),
-    ("- a list\n", "must be a mapping"),
-])
+@pytest.mark.parametrize(
+    "text, message",
+    [
+        ("planning:\n  min_lines: -5\n", "planning.min_lines"),
+        ("planning:\n  min_lines: 5000\n", r"min_lines \(5000\) exceeds max_lines"),
+        ("planning:\n  nonsense: 1\n", "planning.nonsense"),
+        ("planning: [\n", "not valid YAML"),
+        ("- a list\n", "must be a mapping"),
+    ],
+)
 def test_invalid_rules_name_the_file_and_field(tmp_path, text, message):
     f = tmp_path / "bad.yaml"
     f.write_text(text)
@@ -63,16 +66,16 @@ def test_atomic_write_leaves_no_temp_files(tmp_path):
     assert os.listdir(target.parent) == ["b.json"]
 
 
-def test_atomic_write_keeps_the_old_file_when_writing_fails(tmp_path):
+def test_atomic_write_keeps_the_old_file_when_writing_fails(tmp_path, monkeypatch):
     target = tmp_path / "b.json"
     atomic_write(target, b"old")
 
-    class Boom:
-        def __len__(self):
-            raise OSError("disk full")
+    def disk_full(fd):
+        raise OSError(28, "No space left on device")
 
-    with pytest.raises(Exception):
-        atomic_write(target, Boom())  # type: ignore[arg-type]
+    monkeypatch.setattr(os, "fsync", disk_full)
+    with pytest.raises(OSError, match="No space left"):
+        atomic_write(target, b"new")
     assert target.read_bytes() == b"old"
     assert os.listdir(tmp_path) == ["b.json"]
 
@@ -86,12 +89,15 @@ def test_write_model_is_idempotent(tmp_path):
     assert (store.repo_dir("o__n") / "repo.json").stat().st_mtime_ns == before
 
 
-@pytest.mark.parametrize("content, message", [
-    (None, "missing"),
-    ("{not json", "not valid JSON"),
-    ('{"input": "x", "kind": "svn", "url": "x", "key": "o__n"}', "kind: Input should be"),
-    ('{"input": "x", "kind": "github", "url": "x"}', "key: Field required"),
-])
+@pytest.mark.parametrize(
+    "content, message",
+    [
+        (None, "missing"),
+        ("{not json", "not valid JSON"),
+        ('{"input": "x", "kind": "svn", "url": "x", "key": "o__n"}', "kind: Input should be"),
+        ('{"input": "x", "kind": "github", "url": "x"}', "key: Field required"),
+    ],
+)
 def test_read_reports_path_and_field(tmp_path, content, message):
     store = Store(tmp_path)
     path = store.repo_dir("o__n") / "repo.json"

@@ -7,8 +7,16 @@ from harnessforge.errors import ConfigError
 from harnessforge.mining.screening import screen
 from harnessforge.rules import load_rules
 
-CRITERIA = ["ci_config", "primary_language", "test_count", "recent_commits", "core_loc", "release_tags", "lockfile",
-            "environment_builds"]
+CRITERIA = [
+    "ci_config",
+    "primary_language",
+    "test_count",
+    "recent_commits",
+    "core_loc",
+    "release_tags",
+    "lockfile",
+    "environment_builds",
+]
 
 
 def test_every_criterion_is_reported_with_value_threshold_and_reason(example_repo, store, rules):
@@ -56,11 +64,14 @@ def test_candidates_file_screens_each_and_reports_failures(run_cli, example_repo
     assert (tmp_path / "store" / "repos" / "harnessforge-examples__tasklite" / "screening.json").exists()
 
 
-@pytest.mark.parametrize("text, message", [
-    ("candidates: django/django\n", "candidates: Input should be a valid list"),
-    ("repos: [a/b]\n", "candidates: Field required"),
-    ("candidates: [\n", "not valid YAML"),
-])
+@pytest.mark.parametrize(
+    "text, message",
+    [
+        ("candidates: django/django\n", "candidates: Input should be a valid list"),
+        ("repos: [a/b]\n", "candidates: Field required"),
+        ("candidates: [\n", "not valid YAML"),
+    ],
+)
 def test_invalid_candidates_file(tmp_path, text, message):
     f = tmp_path / "c.yaml"
     f.write_text(text)

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import os
 import subprocess
-from datetime import datetime, timedelta, timezone
+from datetime import datetime, timedelta
 from pathlib import Path
 
 Content = str | bytes | None  # None deletes the file
@@ -28,9 +28,14 @@ class RepoBuilder:
         stamp = self.clock.strftime("%Y-%m-%dT%H:%M:%S+00:00")
         env = {
             **os.environ,
-            "GIT_AUTHOR_NAME": name, "GIT_AUTHOR_EMAIL": email, "GIT_AUTHOR_DATE": stamp,
-            "GIT_COMMITTER_NAME": "Ada Maintainer", "GIT_COMMITTER_EMAIL": "ada@example.org",
-            "GIT_COMMITTER_DATE": stamp, "GIT_CONFIG_GLOBAL": os.devnull, "GIT_CONFIG_NOSYSTEM": "1",
+            "GIT_AUTHOR_NAME": name,
+            "GIT_AUTHOR_EMAIL": email,
+            "GIT_AUTHOR_DATE": stamp,
+            "GIT_COMMITTER_NAME": "Ada Maintainer",
+            "GIT_COMMITTER_EMAIL": "ada@example.org",
+            "GIT_COMMITTER_DATE": stamp,
+            "GIT_CONFIG_GLOBAL": os.devnull,
+            "GIT_CONFIG_NOSYSTEM": "1",
         }
         out = subprocess.run(["git", *args], cwd=self.path, env=env, check=True, capture_output=True)
         return out.stdout.decode("utf-8", "replace").strip()
@@ -64,8 +69,14 @@ class RepoBuilder:
         self.tick()
         return self.git("rev-parse", "HEAD")
 
-    def merge_pr(self, number: int, branch: str, title: str, commits: list[tuple[str, object]],
-                 author: str = "Bo Contributor <bo@example.org>") -> str:
+    def merge_pr(
+        self,
+        number: int,
+        branch: str,
+        title: str,
+        commits: list[tuple[str, object]],
+        author: str = "Bo Contributor <bo@example.org>",
+    ) -> str:
         """A feature branch with `commits`, merged with GitHub's merge-commit message."""
         self.git("checkout", "-q", "-b", branch)
         for message, files in commits:
@@ -76,8 +87,9 @@ class RepoBuilder:
         self.tick()
         return self.git("rev-parse", "HEAD")
 
-    def squash_pr(self, number: int, title: str, files, body: str = "",
-                  author: str = "Cy Contributor <cy@example.org>") -> str:
+    def squash_pr(
+        self, number: int, title: str, files, body: str = "", author: str = "Cy Contributor <cy@example.org>"
+    ) -> str:
         return self.commit(f"{title} (#{number})" + (f"\n\n{body}" if body else ""), files, author=author)
 
     def tag(self, name: str, message: str | None = None) -> None:

@@ -20,7 +20,7 @@ START = datetime(2026, 3, 2, 9, 0, tzinfo=timezone.utc)
 # ------------------------------------------------------------------------------------------------
 # v0.1.0
 # ------------------------------------------------------------------------------------------------
-PYPROJECT = '''[build-system]
+PYPROJECT = """[build-system]
 requires = ["setuptools>=61"]
 build-backend = "setuptools.build_meta"
 
@@ -36,9 +36,9 @@ test = ["pytest>=7"]
 [tool.pytest.ini_options]
 testpaths = ["tests"]
 pythonpath = ["."]
-'''
+"""
 
-README = '''# tasklite
+README = """# tasklite
 
 A tiny task list library: tasks, an in-memory store, nothing else to install.
 
@@ -48,9 +48,9 @@ from tasklite import TaskStore
 store = TaskStore()
 store.add("write the docs")
 ```
-'''
+"""
 
-CI = '''name: ci
+CI = """name: ci
 on: [push, pull_request]
 jobs:
   test:
@@ -62,7 +62,7 @@ jobs:
           python-version: "3.11"
       - run: pip install -e ".[test]"
       - run: pytest
-'''
+"""
 
 INIT = '''"""tasklite: a tiny task list library."""
 
@@ -138,7 +138,7 @@ class TaskStore:
         return len(self._tasks)
 '''
 
-TEST_STORE = '''import pytest
+TEST_STORE = """import pytest
 
 from tasklite import Task, TaskStore
 
@@ -194,15 +194,15 @@ def test_remove_deletes_task():
     assert len(store) == 0
     with pytest.raises(KeyError):
         store.remove(task.id)
-'''
+"""
 
 CHANGELOG_HEAD = "# Changelog\n\nAll notable changes to this project are documented here.\n\n"
 
-CHANGES_010 = '''## [0.1.0] - 2026-03-03
+CHANGES_010 = """## [0.1.0] - 2026-03-03
 
 ### Added
 - First release: tasks with titles, completion, and an in-memory store.
-'''
+"""
 
 # ------------------------------------------------------------------------------------------------
 # Feature: tags and filtering (issue #3) -- PRs #4 and #6
@@ -241,12 +241,12 @@ def normalize_tag(tag: str) -> str:
 )
 
 STORE_TAGS_ADD = (
-    '''    def add(self, title: str) -> Task:
+    """    def add(self, title: str) -> Task:
         task = Task(id=self._next_id, title=title)
-''',
-    '''    def add(self, title: str, tags: Iterable[str] = ()) -> Task:
+""",
+    """    def add(self, title: str, tags: Iterable[str] = ()) -> Task:
         task = Task(id=self._next_id, title=title, tags=set(tags))
-''',
+""",
 )
 STORE_TAGS_IMPORT = ("from .models import Task\n", "from typing import Iterable\n\nfrom .models import Task\n")
 STORE_TAGS_LIST = (
@@ -259,7 +259,7 @@ STORE_TAGS_LIST = (
 ''',
 )
 
-TEST_TAGS = '''import pytest
+TEST_TAGS = """import pytest
 
 from tasklite import Task, TaskStore, normalize_tag
 
@@ -293,7 +293,7 @@ def test_store_accepts_tags_and_lists_tags_in_use():
     store.add("buy milk", tags=["errand", "home"])
     store.add("fix bike", tags=["Home"])
     assert store.tags() == ["errand", "home"]
-'''
+"""
 
 QUERY = '''"""Filtering tasks: a small immutable query object."""
 
@@ -353,7 +353,7 @@ STORE_FILTER_IMPORT = (
     "from typing import Iterable, Optional\n\nfrom .models import Task\nfrom .query import Query\n",
 )
 
-TEST_QUERY = '''import pytest
+TEST_QUERY = """import pytest
 
 from tasklite import Query, TaskStore
 
@@ -396,7 +396,7 @@ def test_filter_by_text_is_case_insensitive(store):
 def test_prebuilt_query(store):
     query = Query.build(tag="HOME", done=False)
     assert titles(store.filter(query)) == ["buy milk"]
-'''
+"""
 
 # ------------------------------------------------------------------------------------------------
 # Feature: JSON persistence (issue #5) -- PRs #8 and #9
@@ -443,7 +443,7 @@ def task_from_dict(data: dict) -> Task:
         raise SerializationError(f"task {data['id']}: {exc}") from None
 '''
 
-TEST_SERIALIZE = '''import pytest
+TEST_SERIALIZE = """import pytest
 
 from tasklite import SerializationError, Task, task_from_dict, task_to_dict
 
@@ -470,9 +470,9 @@ def test_dict_is_plain_data():
 def test_malformed_records_raise(record, message):
     with pytest.raises(SerializationError, match=message):
         task_from_dict(record)
-'''
+"""
 
-SERIALIZE_STORE = '''
+SERIALIZE_STORE = """
 
 FORMAT_VERSION = 1
 
@@ -495,7 +495,7 @@ def store_from_json(text: str):
     store = TaskStore()
     store._restore(tasks, document.get("next_id"))
     return store
-'''
+"""
 
 STORE_PERSIST = (
     "    def __len__(self) -> int:\n",
@@ -519,7 +519,7 @@ STORE_PERSIST = (
 ''',
 )
 
-TEST_PERSISTENCE = '''import json
+TEST_PERSISTENCE = """import json
 
 import pytest
 
@@ -558,9 +558,9 @@ def test_bad_documents_are_rejected(tmp_path, text):
     (tmp_path / "t.json").write_text(text)
     with pytest.raises(SerializationError):
         TaskStore.load(tmp_path / "t.json")
-'''
+"""
 
-CHANGES_020 = '''## [0.2.0] - 2026-03-10
+CHANGES_020 = """## [0.2.0] - 2026-03-10
 
 ### Added
 - Tasks can carry tags; tags are case-insensitive single words, and a store lists the tags in use (#4, part of #3).
@@ -568,7 +568,7 @@ CHANGES_020 = '''## [0.2.0] - 2026-03-10
 - Tasks convert to and from plain dictionaries, with clear errors for malformed records (#8).
 - Whole stores can be saved to and loaded from JSON documents, keeping their numbering (#9, fixes #5).
 
-'''
+"""
 
 # ------------------------------------------------------------------------------------------------
 # Feature: due dates (issue #11) -- PRs #12, #13, #14
@@ -591,9 +591,9 @@ MODELS_DUE_METHOD = (
 ''',
 )
 SERIALIZE_DUE_TO = (
-    '''    return {"id": task.id, "title": task.title, "done": task.done, "tags": sorted(task.tags)}
-''',
-    '''    data = {"id": task.id, "title": task.title, "done": task.done, "tags": sorted(task.tags)}
+    """    return {"id": task.id, "title": task.title, "done": task.done, "tags": sorted(task.tags)}
+""",
+    """    data = {"id": task.id, "title": task.title, "done": task.done, "tags": sorted(task.tags)}
     data["due"] = task.due.isoformat() if task.due else None
     return data
 
@@ -605,30 +605,33 @@ def _parse_due(value):
         return date.fromisoformat(value)
     except (TypeError, ValueError):
         raise SerializationError(f"due date must be YYYY-MM-DD, got {value!r}") from None
-''',
+""",
 )
 SERIALIZE_DUE_FROM = (
-    '''            tags=set(data.get("tags", [])),
-        )''',
-    '''            tags=set(data.get("tags", [])),
+    """            tags=set(data.get("tags", [])),
+        )""",
+    """            tags=set(data.get("tags", [])),
             due=_parse_due(data.get("due")),
-        )''',
+        )""",
 )
 SERIALIZE_DUE_IMPORT = (
     "from .errors import SerializationError\n",
     "from datetime import date\n\nfrom .errors import SerializationError\n",
 )
 STORE_DUE_ADD = (
-    '''    def add(self, title: str, tags: Iterable[str] = ()) -> Task:
+    """    def add(self, title: str, tags: Iterable[str] = ()) -> Task:
         task = Task(id=self._next_id, title=title, tags=set(tags))
-''',
-    '''    def add(self, title: str, tags: Iterable[str] = (), due: Optional[date] = None) -> Task:
+""",
+    """    def add(self, title: str, tags: Iterable[str] = (), due: Optional[date] = None) -> Task:
         task = Task(id=self._next_id, title=title, tags=set(tags), due=due)
-''',
+""",
 )
-STORE_DUE_IMPORT = ("from typing import Iterable, Optional\n", "from datetime import date\nfrom typing import Iterable, Optional\n")
+STORE_DUE_IMPORT = (
+    "from typing import Iterable, Optional\n",
+    "from datetime import date\nfrom typing import Iterable, Optional\n",
+)
 
-TEST_DUE = '''from datetime import date
+TEST_DUE = """from datetime import date
 
 import pytest
 
@@ -658,36 +661,36 @@ def test_due_dates_round_trip_through_dicts():
 def test_bad_due_date_is_a_serialization_error():
     with pytest.raises(SerializationError, match="YYYY-MM-DD"):
         task_from_dict({"id": 1, "title": "x", "due": "next tuesday"})
-'''
+"""
 
 QUERY_DUE_FIELDS = (
     "    text: Optional[str] = None\n\n    @classmethod",
-    '''    text: Optional[str] = None
+    """    text: Optional[str] = None
     due_before: Optional[date] = None
     due_after: Optional[date] = None
     overdue_on: Optional[date] = None
 
-    @classmethod''',
+    @classmethod""",
 )
 QUERY_DUE_BUILD = (
-    '''    def build(cls, tag=None, tags=(), any_tags=(), done=None, text=None) -> "Query":''',
-    '''    def build(cls, tag=None, tags=(), any_tags=(), done=None, text=None, due_before=None,
-              due_after=None, overdue_on=None) -> "Query":''',
+    """    def build(cls, tag=None, tags=(), any_tags=(), done=None, text=None) -> "Query":""",
+    """    def build(cls, tag=None, tags=(), any_tags=(), done=None, text=None, due_before=None,
+              due_after=None, overdue_on=None) -> "Query":""",
 )
 QUERY_DUE_BUILD_ARGS = (
-    '''            text=text.lower() if text else None,
-        )''',
-    '''            text=text.lower() if text else None,
+    """            text=text.lower() if text else None,
+        )""",
+    """            text=text.lower() if text else None,
             due_before=due_before,
             due_after=due_after,
             overdue_on=overdue_on,
-        )''',
+        )""",
 )
 QUERY_DUE_MATCH = (
-    '''        if self.text and self.text not in task.title.lower():
+    """        if self.text and self.text not in task.title.lower():
             return False
-''',
-    '''        if self.text and self.text not in task.title.lower():
+""",
+    """        if self.text and self.text not in task.title.lower():
             return False
         if self.due_before and not (task.due and task.due < self.due_before):
             return False
@@ -695,9 +698,12 @@ QUERY_DUE_MATCH = (
             return False
         if self.overdue_on and not task.is_overdue(self.overdue_on):
             return False
-''',
+""",
 )
-QUERY_DUE_IMPORT = ("from dataclasses import dataclass\n", "from dataclasses import dataclass\nfrom datetime import date\n")
+QUERY_DUE_IMPORT = (
+    "from dataclasses import dataclass\n",
+    "from dataclasses import dataclass\nfrom datetime import date\n",
+)
 STORE_OVERDUE = (
     "    def tags(self) -> list[str]:\n",
     '''    def overdue(self, today: date) -> list[Task]:
@@ -713,7 +719,7 @@ STORE_OVERDUE = (
 ''',
 )
 STORE_OVERDUE_IMPORT = ("from datetime import date\n", "from datetime import date, timedelta\n")
-TEST_DUE_QUERIES = '''
+TEST_DUE_QUERIES = """
 
 @pytest.fixture
 def store():
@@ -742,33 +748,33 @@ def test_upcoming_horizon(store, days, expected):
 
 def test_filter_due_before(store):
     assert [t.title for t in store.filter(due_before=date(2026, 4, 1), done=False)] == ["pay rent"]
-'''
+"""
 
 QUERY_ORDER_FIELD = (
     "    overdue_on: Optional[date] = None\n\n    @classmethod",
-    '''    overdue_on: Optional[date] = None
+    """    overdue_on: Optional[date] = None
     order_by: Optional[str] = None
 
-    @classmethod''',
+    @classmethod""",
 )
 QUERY_ORDER_BUILD = (
-    '''              due_after=None, overdue_on=None) -> "Query":''',
-    '''              due_after=None, overdue_on=None, order_by=None) -> "Query":
+    """              due_after=None, overdue_on=None) -> "Query":""",
+    """              due_after=None, overdue_on=None, order_by=None) -> "Query":
         if order_by is not None and order_by.lstrip("-") not in SORT_KEYS:
-            raise ValueError(f"cannot order by {order_by!r}; choose from {', '.join(SORT_KEYS)}")''',
+            raise ValueError(f"cannot order by {order_by!r}; choose from {', '.join(SORT_KEYS)}")""",
 )
 QUERY_ORDER_BUILD_ARGS = (
-    '''            overdue_on=overdue_on,
-        )''',
-    '''            overdue_on=overdue_on,
+    """            overdue_on=overdue_on,
+        )""",
+    """            overdue_on=overdue_on,
             order_by=order_by,
-        )''',
+        )""",
 )
 QUERY_ORDER_APPLY = (
-    '''    def apply(self, tasks: Iterable[Task]) -> list:
+    """    def apply(self, tasks: Iterable[Task]) -> list:
         return [task for task in tasks if self.matches(task)]
-''',
-    '''    def apply(self, tasks: Iterable[Task]) -> list:
+""",
+    """    def apply(self, tasks: Iterable[Task]) -> list:
         found = [task for task in tasks if self.matches(task)]
         if self.order_by:
             key = SORT_KEYS[self.order_by.lstrip("-")]
@@ -782,18 +788,18 @@ SORT_KEYS = {
     "title": lambda task: task.title.lower(),
     "due": lambda task: (task.due is None, task.due or date.max, task.id),
 }
-''',
+""",
 )
 STORE_ORDER_LIST = (
-    '''    def list(self, include_done: bool = True) -> list[Task]:
+    """    def list(self, include_done: bool = True) -> list[Task]:
         return [t for t in self._tasks.values() if include_done or not t.done]
-''',
-    '''    def list(self, include_done: bool = True, order_by: Optional[str] = None) -> list[Task]:
+""",
+    """    def list(self, include_done: bool = True, order_by: Optional[str] = None) -> list[Task]:
         query = Query.build(done=None if include_done else False, order_by=order_by)
         return query.apply(self._tasks.values())
-''',
+""",
 )
-TEST_SORTING = '''from datetime import date
+TEST_SORTING = """from datetime import date
 
 import pytest
 
@@ -825,9 +831,9 @@ def test_list_ordering(store, order_by, expected):
 def test_unknown_order_is_rejected():
     with pytest.raises(ValueError, match="cannot order by"):
         Query.build(order_by="colour")
-'''
+"""
 
-CHANGES_030 = '''## [0.3.0] - 2026-03-17
+CHANGES_030 = """## [0.3.0] - 2026-03-17
 
 ### Added
 - Tasks may have a due date, which survives saving and loading (#12, part of #11).
@@ -836,7 +842,7 @@ CHANGES_030 = '''## [0.3.0] - 2026-03-17
 - Tasks can be exported as CSV for spreadsheets (#16, fixes #15).
 - Tasks can be exported as a Markdown checklist (#17).
 
-'''
+"""
 
 # ------------------------------------------------------------------------------------------------
 # Feature: exports (issue #15) -- PRs #16 and #17
@@ -885,7 +891,7 @@ STORE_EXPORT = (
 
     def _restore(''',
 )
-TEST_EXPORT = '''import csv
+TEST_EXPORT = """import csv
 import io
 from datetime import date
 
@@ -915,7 +921,7 @@ def test_export_csv_writes_file(tmp_path):
 
 def test_empty_store_exports_header_only():
     assert to_csv([]) == "id,title,done,tags,due\\n"
-'''
+"""
 EXPORT_MD = '''
 
 def to_markdown(tasks: Iterable[Task]) -> str:
@@ -930,7 +936,7 @@ def to_markdown(tasks: Iterable[Task]) -> str:
         lines.append(" ".join(parts))
     return "\\n".join(lines) + ("\\n" if lines else "")
 '''
-TEST_EXPORT_MD = '''
+TEST_EXPORT_MD = """
 
 def test_markdown_checklist():
     from tasklite import to_markdown
@@ -945,7 +951,7 @@ def test_markdown_of_nothing_is_empty():
     from tasklite import to_markdown
 
     assert to_markdown([]) == ""
-'''
+"""
 
 # ------------------------------------------------------------------------------------------------
 # Feature: priorities (issue #18) -- PRs #19 and #20
@@ -986,28 +992,28 @@ MODELS_PRIO_POST = (
     "        self.tags = {normalize_tag(t) for t in self.tags}\n        self.priority = parse_priority(self.priority)\n",
 )
 SERIALIZE_PRIO_TO = (
-    '''    data["due"] = task.due.isoformat() if task.due else None
-''',
-    '''    data["due"] = task.due.isoformat() if task.due else None
+    """    data["due"] = task.due.isoformat() if task.due else None
+""",
+    """    data["due"] = task.due.isoformat() if task.due else None
     data["priority"] = task.priority.name.lower()
-''',
+""",
 )
 SERIALIZE_PRIO_FROM = (
-    '''            due=_parse_due(data.get("due")),
-        )''',
-    '''            due=_parse_due(data.get("due")),
+    """            due=_parse_due(data.get("due")),
+        )""",
+    """            due=_parse_due(data.get("due")),
             priority=data.get("priority", "normal"),
-        )''',
+        )""",
 )
 STORE_PRIO_ADD = (
-    '''    def add(self, title: str, tags: Iterable[str] = (), due: Optional[date] = None) -> Task:
+    """    def add(self, title: str, tags: Iterable[str] = (), due: Optional[date] = None) -> Task:
         task = Task(id=self._next_id, title=title, tags=set(tags), due=due)
-''',
-    '''    def add(self, title: str, tags: Iterable[str] = (), due: Optional[date] = None, priority="normal") -> Task:
+""",
+    """    def add(self, title: str, tags: Iterable[str] = (), due: Optional[date] = None, priority="normal") -> Task:
         task = Task(id=self._next_id, title=title, tags=set(tags), due=due, priority=priority)
-''',
+""",
 )
-TEST_PRIORITY = '''import pytest
+TEST_PRIORITY = """import pytest
 
 from tasklite import Priority, Task, TaskStore, parse_priority, task_from_dict, task_to_dict
 
@@ -1034,52 +1040,55 @@ def test_priority_round_trips():
 
 def test_old_records_default_to_normal():
     assert task_from_dict({"id": 1, "title": "x"}).priority is Priority.NORMAL
-'''
+"""
 QUERY_PRIO_FIELD = (
     "    order_by: Optional[str] = None\n\n    @classmethod",
     "    order_by: Optional[str] = None\n    min_priority: Optional[Priority] = None\n\n    @classmethod",
 )
 QUERY_PRIO_BUILD = (
-    '''              due_after=None, overdue_on=None, order_by=None) -> "Query":''',
-    '''              due_after=None, overdue_on=None, order_by=None, min_priority=None) -> "Query":''',
+    """              due_after=None, overdue_on=None, order_by=None) -> "Query":""",
+    """              due_after=None, overdue_on=None, order_by=None, min_priority=None) -> "Query":""",
 )
 QUERY_PRIO_BUILD_ARGS = (
-    '''            order_by=order_by,
-        )''',
-    '''            order_by=order_by,
+    """            order_by=order_by,
+        )""",
+    """            order_by=order_by,
             min_priority=parse_priority(min_priority) if min_priority is not None else None,
-        )''',
+        )""",
 )
 QUERY_PRIO_MATCH = (
-    '''        if self.overdue_on and not task.is_overdue(self.overdue_on):
+    """        if self.overdue_on and not task.is_overdue(self.overdue_on):
             return False
-''',
-    '''        if self.overdue_on and not task.is_overdue(self.overdue_on):
+""",
+    """        if self.overdue_on and not task.is_overdue(self.overdue_on):
             return False
         if self.min_priority is not None and task.priority < self.min_priority:
             return False
-''',
+""",
 )
 QUERY_PRIO_SORT = (
-    '''    "due": lambda task: (task.due is None, task.due or date.max, task.id),
-''',
-    '''    "due": lambda task: (task.due is None, task.due or date.max, task.id),
+    """    "due": lambda task: (task.due is None, task.due or date.max, task.id),
+""",
+    """    "due": lambda task: (task.due is None, task.due or date.max, task.id),
     "priority": lambda task: (-task.priority, task.id),
-''',
+""",
 )
-QUERY_PRIO_IMPORT = ("from .models import Task, normalize_tag\n", "from .models import Priority, Task, normalize_tag, parse_priority\n")
+QUERY_PRIO_IMPORT = (
+    "from .models import Task, normalize_tag\n",
+    "from .models import Priority, Task, normalize_tag, parse_priority\n",
+)
 EXPORT_PRIO = (
     'CSV_COLUMNS = ["id", "title", "done", "tags", "due"]',
     'CSV_COLUMNS = ["id", "title", "done", "tags", "due", "priority"]',
 )
 EXPORT_PRIO_ROW = (
-    '''        "due": task.due.isoformat() if task.due else "",
-    }''',
-    '''        "due": task.due.isoformat() if task.due else "",
+    """        "due": task.due.isoformat() if task.due else "",
+    }""",
+    """        "due": task.due.isoformat() if task.due else "",
         "priority": task.priority.name.lower(),
-    }''',
+    }""",
 )
-TEST_PRIORITY_QUERIES = '''
+TEST_PRIORITY_QUERIES = """
 
 @pytest.fixture
 def store():
@@ -1097,9 +1106,9 @@ def test_filter_by_minimum_priority(store):
 
 def test_order_by_priority(store):
     assert [t.title for t in store.list(order_by="priority")] == ["fix leak", "call bank", "read book", "water plants"]
-'''
+"""
 
-CHANGES_040 = '''## [0.4.0] - 2026-03-24
+CHANGES_040 = """## [0.4.0] - 2026-03-24
 
 ### Added
 - Tasks have a priority from low to urgent, kept when saving (#19, part of #18).
@@ -1107,7 +1116,7 @@ CHANGES_040 = '''## [0.4.0] - 2026-03-24
 - A `tasklite` command adds, lists and completes tasks in a JSON file (#22, part of #21).
 - The command exports CSV or Markdown and lists overdue tasks (#23, fixes #21).
 
-'''
+"""
 
 # ------------------------------------------------------------------------------------------------
 # Feature: command line (issue #21) -- PRs #22 and #23
@@ -1171,11 +1180,11 @@ def main(argv: Optional[Sequence[str]] = None, out=None) -> int:
         return 1
     return 0
 '''
-MAIN = '''from .cli import main
+MAIN = """from .cli import main
 
 raise SystemExit(main())
-'''
-TEST_CLI = '''import pytest
+"""
+TEST_CLI = """import pytest
 
 from tasklite import TaskStore
 from tasklite.cli import main
@@ -1217,12 +1226,12 @@ def test_priority_and_due_are_stored(tmp_path):
 def test_missing_command_exits():
     with pytest.raises(SystemExit):
         main([])
-'''
+"""
 CLI_MORE_PARSER = (
-    '''    done = commands.add_parser("done", help="mark a task done")
+    """    done = commands.add_parser("done", help="mark a task done")
     done.add_argument("id", type=int)
-    return parser''',
-    '''    done = commands.add_parser("done", help="mark a task done")
+    return parser""",
+    """    done = commands.add_parser("done", help="mark a task done")
     done.add_argument("id", type=int)
 
     export = commands.add_parser("export", help="print every task as CSV or Markdown")
@@ -1230,22 +1239,25 @@ CLI_MORE_PARSER = (
 
     overdue = commands.add_parser("overdue", help="list overdue tasks")
     overdue.add_argument("--today", type=date.fromisoformat, default=None)
-    return parser''',
+    return parser""",
 )
 CLI_MORE_MAIN = (
-    '''            print(f"done {args.id}", file=out)
-''',
-    '''            print(f"done {args.id}", file=out)
+    """            print(f"done {args.id}", file=out)
+""",
+    """            print(f"done {args.id}", file=out)
         elif args.command == "export":
             render = to_csv if args.format == "csv" else to_markdown
             out.write(render(store.list()))
         elif args.command == "overdue":
             for task in store.overdue(args.today or date.today()):
                 print(f"{task.id:>3} {task.due.isoformat()} {task.title}", file=out)
-''',
+""",
 )
-CLI_MORE_IMPORT = ("from .store import TaskStore\n", "from .export import to_csv, to_markdown\nfrom .store import TaskStore\n")
-TEST_CLI_MORE = '''
+CLI_MORE_IMPORT = (
+    "from .store import TaskStore\n",
+    "from .export import to_csv, to_markdown\nfrom .store import TaskStore\n",
+)
+TEST_CLI_MORE = """
 
 def test_export_formats(tmp_path, capsys):
     run(tmp_path, "add", "buy milk", "--tag", "home")
@@ -1262,7 +1274,7 @@ def test_overdue_command(tmp_path, capsys):
     capsys.readouterr()
     run(tmp_path, "overdue", "--today", "2026-04-01")
     assert capsys.readouterr().out == "  1 2026-03-30 pay rent\\n"
-'''
+"""
 
 
 def _init_version(v: str, names: list[str], imports: str) -> str:
@@ -1282,15 +1294,23 @@ def build(dest: Path, *, tags: bool = True, changelog: bool = True, odd_files: b
         return {"CHANGELOG.md": "".join(log)} if changelog else {}
 
     def release(version: str, section: str, names: list[str], imports: str) -> None:
-        pyproject = re.sub(r'^version = ".*"$', f'version = "{version}"', (b.path / "pyproject.toml").read_text(),
-                           count=1, flags=re.M)
-        b.commit(f"Release {version}", {**changelog_with(section), "pyproject.toml": pyproject,
-                                         "tasklite/__init__.py": _init_version(version, names, imports)})
+        pyproject = re.sub(
+            r'^version = ".*"$', f'version = "{version}"', (b.path / "pyproject.toml").read_text(), count=1, flags=re.M
+        )
+        b.commit(
+            f"Release {version}",
+            {
+                **changelog_with(section),
+                "pyproject.toml": pyproject,
+                "tasklite/__init__.py": _init_version(version, names, imports),
+            },
+        )
         if tags:
             b.tag(f"v{version}", f"tasklite {version}")
 
     def edits(path: str, *pairs: tuple[str, str]):
         """A files-function applying snippet replacements to one file in order."""
+
         def apply(builder: RepoBuilder) -> dict:
             text = (builder.path / path).read_text()
             for old, new in pairs:
@@ -1298,6 +1318,7 @@ def build(dest: Path, *, tags: bool = True, changelog: bool = True, odd_files: b
                     raise ValueError(f"{path}: snippet occurs {text.count(old)} times: {old[:60]!r}")
                 text = text.replace(old, new)
             return {path: text}
+
         return apply
 
     def append(path: str, text: str):
@@ -1305,6 +1326,7 @@ def build(dest: Path, *, tags: bool = True, changelog: bool = True, odd_files: b
 
     def files(*parts):
         """Combine parts in order; each is written before the next reads the tree."""
+
         def apply(builder: RepoBuilder) -> dict:
             out: dict = {}
             for part in parts:
@@ -1312,16 +1334,31 @@ def build(dest: Path, *, tags: bool = True, changelog: bool = True, odd_files: b
                 builder.write(step)
                 out.update(step)
             return out
+
         return apply
 
     def init(names: list[str], imports: str, version: str = "0.1.0"):
         return {"tasklite/__init__.py": _init_version(version, names, imports)}
 
     # ---- v0.1.0 ---------------------------------------------------------------------------
-    b.commit("Initial commit", {"README.md": README, "LICENSE": "MIT License\n", ".gitignore": "__pycache__/\n*.egg-info/\n",
-                                "pyproject.toml": PYPROJECT})
-    b.commit("Add Task model and in-memory store", {"tasklite/__init__.py": INIT, "tasklite/models.py": MODELS,
-                                                    "tasklite/store.py": STORE, "tests/test_store.py": TEST_STORE})
+    b.commit(
+        "Initial commit",
+        {
+            "README.md": README,
+            "LICENSE": "MIT License\n",
+            ".gitignore": "__pycache__/\n*.egg-info/\n",
+            "pyproject.toml": PYPROJECT,
+        },
+    )
+    b.commit(
+        "Add Task model and in-memory store",
+        {
+            "tasklite/__init__.py": INIT,
+            "tasklite/models.py": MODELS,
+            "tasklite/store.py": STORE,
+            "tests/test_store.py": TEST_STORE,
+        },
+    )
     b.commit("Add CI workflow", {".github/workflows/ci.yml": CI})
     b.commit("Add a changelog", changelog_with(CHANGES_010) or {"README.md": README + "\nSee the releases page.\n"})
     if tags:
@@ -1329,130 +1366,324 @@ def build(dest: Path, *, tags: bool = True, changelog: bool = True, odd_files: b
 
     # ---- tags (#3) and JSON persistence (#5), interleaved ---------------------------------
     names_020 = ["Query", "SerializationError", "Task", "TaskStore", "normalize_tag", "task_from_dict", "task_to_dict"]
-    imports_020 = ("from .errors import SerializationError\nfrom .models import Task, normalize_tag\n"
-                   "from .query import Query\nfrom .serialize import task_from_dict, task_to_dict\nfrom .store import TaskStore\n")
-    b.merge_pr(4, "task-tags", "Add tags to tasks", [
-        ("Add tags to the Task model\n\nTags are normalised to lower case; a tag is a single word.\n\nPart of #3",
-         files(edits("tasklite/models.py", MODELS_TAGS_IMPORT, MODELS_TAGS_FIELD, MODELS_TAGS_POST, MODELS_TAGS_METHODS))),
-        ("Accept tags when adding tasks\n\nTaskStore.add takes tags and TaskStore.tags() lists the tags in use.",
-         files(edits("tasklite/store.py", STORE_TAGS_IMPORT, STORE_TAGS_ADD, STORE_TAGS_LIST),
-               init(["Task", "TaskStore", "normalize_tag"],
-                    "from .models import Task, normalize_tag\nfrom .store import TaskStore\n"),
-               {"tests/test_tags.py": TEST_TAGS})),
-    ])
-    b.squash_pr(8, "Serialize tasks to plain dicts", files(
-        {"tasklite/errors.py": ERRORS, "tasklite/serialize.py": SERIALIZE, "tests/test_serialize.py": TEST_SERIALIZE},
-        init(["SerializationError", "Task", "TaskStore", "normalize_tag", "task_from_dict", "task_to_dict"],
-             "from .errors import SerializationError\nfrom .models import Task, normalize_tag\n"
-             "from .serialize import task_from_dict, task_to_dict\nfrom .store import TaskStore\n"),
-    ), body="Records are validated so a corrupt file gives a clear SerializationError.\n\nRefs #5")
-    b.merge_pr(6, "tag-filter", "Filter tasks by tag", [
-        ("Add a Query object for filtering tasks", {"tasklite/query.py": QUERY}),
-        ("Add TaskStore.filter\n\nFilters by all/any tags, completion and title text.\n\nCloses #3",
-         files(edits("tasklite/store.py", STORE_FILTER_IMPORT, STORE_FILTER), init(names_020, imports_020),
-               {"tests/test_query.py": TEST_QUERY})),
-    ])
-    b.commit("docs: describe tags in the README", {"README.md": README + "\nTasks can carry tags: `store.add('x', tags=['home'])`.\n"})
-    b.merge_pr(9, "json-store", "Save and load task stores as JSON", [
-        ("Add JSON documents for whole stores\n\nA document carries a format version so old files stay readable.",
-         files(edits("tasklite/serialize.py", ("from __future__ import annotations\n", "from __future__ import annotations\n\nimport json\n")),
-               append("tasklite/serialize.py", SERIALIZE_STORE))),
-        ("Add TaskStore.save and TaskStore.load\n\nCloses #5",
-         files(edits("tasklite/store.py", ("from typing import Iterable, Optional\n", "from pathlib import Path\nfrom typing import Iterable, Optional\n"),
-                     STORE_PERSIST),
-               {"tests/test_persistence.py": TEST_PERSISTENCE})),
-    ])
-    b.commit("ci: also test on Python 3.12", {".github/workflows/ci.yml": CI.replace('python-version: "3.11"', 'python-version: ["3.11", "3.12"]')})
-    b.commit("Tidy store tests", {"tests/test_store.py": TEST_STORE.replace(
-        "def test_remove_deletes_task():", "def test_remove_deletes_task_and_forgets_it():")})
-    release("0.2.0", CHANGES_020, ["Query", "SerializationError", "Task", "TaskStore", "normalize_tag",
-                                   "task_from_dict", "task_to_dict"], imports_020)
+    imports_020 = (
+        "from .errors import SerializationError\nfrom .models import Task, normalize_tag\n"
+        "from .query import Query\nfrom .serialize import task_from_dict, task_to_dict\nfrom .store import TaskStore\n"
+    )
+    b.merge_pr(
+        4,
+        "task-tags",
+        "Add tags to tasks",
+        [
+            (
+                "Add tags to the Task model\n\nTags are normalised to lower case; a tag is a single word.\n\nPart of #3",
+                files(
+                    edits(
+                        "tasklite/models.py",
+                        MODELS_TAGS_IMPORT,
+                        MODELS_TAGS_FIELD,
+                        MODELS_TAGS_POST,
+                        MODELS_TAGS_METHODS,
+                    )
+                ),
+            ),
+            (
+                "Accept tags when adding tasks\n\nTaskStore.add takes tags and TaskStore.tags() lists the tags in use.",
+                files(
+                    edits("tasklite/store.py", STORE_TAGS_IMPORT, STORE_TAGS_ADD, STORE_TAGS_LIST),
+                    init(
+                        ["Task", "TaskStore", "normalize_tag"],
+                        "from .models import Task, normalize_tag\nfrom .store import TaskStore\n",
+                    ),
+                    {"tests/test_tags.py": TEST_TAGS},
+                ),
+            ),
+        ],
+    )
+    b.squash_pr(
+        8,
+        "Serialize tasks to plain dicts",
+        files(
+            {
+                "tasklite/errors.py": ERRORS,
+                "tasklite/serialize.py": SERIALIZE,
+                "tests/test_serialize.py": TEST_SERIALIZE,
+            },
+            init(
+                ["SerializationError", "Task", "TaskStore", "normalize_tag", "task_from_dict", "task_to_dict"],
+                "from .errors import SerializationError\nfrom .models import Task, normalize_tag\n"
+                "from .serialize import task_from_dict, task_to_dict\nfrom .store import TaskStore\n",
+            ),
+        ),
+        body="Records are validated so a corrupt file gives a clear SerializationError.\n\nRefs #5",
+    )
+    b.merge_pr(
+        6,
+        "tag-filter",
+        "Filter tasks by tag",
+        [
+            ("Add a Query object for filtering tasks", {"tasklite/query.py": QUERY}),
+            (
+                "Add TaskStore.filter\n\nFilters by all/any tags, completion and title text.\n\nCloses #3",
+                files(
+                    edits("tasklite/store.py", STORE_FILTER_IMPORT, STORE_FILTER),
+                    init(names_020, imports_020),
+                    {"tests/test_query.py": TEST_QUERY},
+                ),
+            ),
+        ],
+    )
+    b.commit(
+        "docs: describe tags in the README",
+        {"README.md": README + "\nTasks can carry tags: `store.add('x', tags=['home'])`.\n"},
+    )
+    b.merge_pr(
+        9,
+        "json-store",
+        "Save and load task stores as JSON",
+        [
+            (
+                "Add JSON documents for whole stores\n\nA document carries a format version so old files stay readable.",
+                files(
+                    edits(
+                        "tasklite/serialize.py",
+                        ("from __future__ import annotations\n", "from __future__ import annotations\n\nimport json\n"),
+                    ),
+                    append("tasklite/serialize.py", SERIALIZE_STORE),
+                ),
+            ),
+            (
+                "Add TaskStore.save and TaskStore.load\n\nCloses #5",
+                files(
+                    edits(
+                        "tasklite/store.py",
+                        (
+                            "from typing import Iterable, Optional\n",
+                            "from pathlib import Path\nfrom typing import Iterable, Optional\n",
+                        ),
+                        STORE_PERSIST,
+                    ),
+                    {"tests/test_persistence.py": TEST_PERSISTENCE},
+                ),
+            ),
+        ],
+    )
+    b.commit(
+        "ci: also test on Python 3.12",
+        {".github/workflows/ci.yml": CI.replace('python-version: "3.11"', 'python-version: ["3.11", "3.12"]')},
+    )
+    b.commit(
+        "Tidy store tests",
+        {
+            "tests/test_store.py": TEST_STORE.replace(
+                "def test_remove_deletes_task():", "def test_remove_deletes_task_and_forgets_it():"
+            )
+        },
+    )
+    release(
+        "0.2.0",
+        CHANGES_020,
+        ["Query", "SerializationError", "Task", "TaskStore", "normalize_tag", "task_from_dict", "task_to_dict"],
+        imports_020,
+    )
 
     # ---- due dates (#11) ------------------------------------------------------------------
-    b.squash_pr(12, "Add due dates to tasks", files(
-        edits("tasklite/models.py", MODELS_DUE_IMPORT, MODELS_DUE_FIELD, MODELS_DUE_METHOD),
-        edits("tasklite/serialize.py", SERIALIZE_DUE_IMPORT, SERIALIZE_DUE_TO, SERIALIZE_DUE_FROM),
-        edits("tasklite/store.py", STORE_DUE_IMPORT, STORE_DUE_ADD),
-        edits("tests/test_serialize.py", ('"tags": ["a", "b"]}', '"tags": ["a", "b"], "due": None}')),
-        {"tests/test_due.py": TEST_DUE},
-    ), body="Due dates are optional and stored as ISO dates.\n\nPart of #11")
-    b.merge_pr(13, "overdue", "Find overdue and upcoming tasks", [
-        ("Let queries match on due dates", edits("tasklite/query.py", QUERY_DUE_IMPORT, QUERY_DUE_FIELDS, QUERY_DUE_BUILD,
-                                                 QUERY_DUE_BUILD_ARGS, QUERY_DUE_MATCH)),
-        ("Add TaskStore.overdue and TaskStore.upcoming\n\nCloses #11",
-         files(edits("tasklite/store.py", STORE_OVERDUE_IMPORT, STORE_OVERDUE),
-               append("tests/test_due.py", TEST_DUE_QUERIES))),
-    ])
-    b.squash_pr(14, "Sort task lists by due date or title", files(
-        edits("tasklite/query.py", QUERY_ORDER_FIELD, QUERY_ORDER_BUILD, QUERY_ORDER_BUILD_ARGS, QUERY_ORDER_APPLY),
-        edits("tasklite/store.py", STORE_ORDER_LIST),
-        {"tests/test_sorting.py": TEST_SORTING},
-    ), body="Undated tasks sort last.\n\nRefs #11")
+    b.squash_pr(
+        12,
+        "Add due dates to tasks",
+        files(
+            edits("tasklite/models.py", MODELS_DUE_IMPORT, MODELS_DUE_FIELD, MODELS_DUE_METHOD),
+            edits("tasklite/serialize.py", SERIALIZE_DUE_IMPORT, SERIALIZE_DUE_TO, SERIALIZE_DUE_FROM),
+            edits("tasklite/store.py", STORE_DUE_IMPORT, STORE_DUE_ADD),
+            edits("tests/test_serialize.py", ('"tags": ["a", "b"]}', '"tags": ["a", "b"], "due": None}')),
+            {"tests/test_due.py": TEST_DUE},
+        ),
+        body="Due dates are optional and stored as ISO dates.\n\nPart of #11",
+    )
+    b.merge_pr(
+        13,
+        "overdue",
+        "Find overdue and upcoming tasks",
+        [
+            (
+                "Let queries match on due dates",
+                edits(
+                    "tasklite/query.py",
+                    QUERY_DUE_IMPORT,
+                    QUERY_DUE_FIELDS,
+                    QUERY_DUE_BUILD,
+                    QUERY_DUE_BUILD_ARGS,
+                    QUERY_DUE_MATCH,
+                ),
+            ),
+            (
+                "Add TaskStore.overdue and TaskStore.upcoming\n\nCloses #11",
+                files(
+                    edits("tasklite/store.py", STORE_OVERDUE_IMPORT, STORE_OVERDUE),
+                    append("tests/test_due.py", TEST_DUE_QUERIES),
+                ),
+            ),
+        ],
+    )
+    b.squash_pr(
+        14,
+        "Sort task lists by due date or title",
+        files(
+            edits("tasklite/query.py", QUERY_ORDER_FIELD, QUERY_ORDER_BUILD, QUERY_ORDER_BUILD_ARGS, QUERY_ORDER_APPLY),
+            edits("tasklite/store.py", STORE_ORDER_LIST),
+            {"tests/test_sorting.py": TEST_SORTING},
+        ),
+        body="Undated tasks sort last.\n\nRefs #11",
+    )
     b.commit("docs: add a usage section", {"README.md": README + "\n## Usage\n\nSee the docstrings of TaskStore.\n"})
     if tags:
         b.tag("v0.3.0rc1", "tasklite 0.3.0 release candidate 1")
 
     # ---- exports (#15) --------------------------------------------------------------------
-    names_030 = ["Query", "SerializationError", "Task", "TaskStore", "normalize_tag", "task_from_dict", "task_to_dict",
-                 "to_csv", "to_markdown"]
+    names_030 = [
+        "Query",
+        "SerializationError",
+        "Task",
+        "TaskStore",
+        "normalize_tag",
+        "task_from_dict",
+        "task_to_dict",
+        "to_csv",
+        "to_markdown",
+    ]
     imports_030 = imports_020 + "from .export import to_csv, to_markdown\n"
     odd = {}
     if odd_files:
         odd = {
-            "tasklite/locale/messages_de.py": "# -*- coding: latin-1 -*-\nDUE = 'F\xe4llig'\nDONE = 'Erledigt \xfcberall'\n".encode("latin-1"),
+            "tasklite/locale/messages_de.py": "# -*- coding: latin-1 -*-\nDUE = 'F\xe4llig'\nDONE = 'Erledigt \xfcberall'\n".encode(
+                "latin-1"
+            ),
             "tasklite/data/logo.png": bytes(range(256)) * 4 + b"\x89PNG\r\n\x1a\n\0\0",
             b"tasklite/data/caf\xe9.bin": b"\0\1\2\3binary\xff\xfe",
         }
-    b.merge_pr(16, "csv-export", "Export tasks to CSV", [
-        ("Add CSV export", files({"tasklite/export.py": EXPORT}, odd)),
-        ("Add TaskStore.export_csv\n\nCloses #15",
-         files(edits("tasklite/store.py", STORE_EXPORT),
-               init(names_030[:-1], imports_020 + "from .export import to_csv\n"),
-               {"tests/test_export.py": TEST_EXPORT})),
-    ])
-    b.squash_pr(17, "Export tasks as a Markdown checklist", files(
-        append("tasklite/export.py", EXPORT_MD),
-        init(names_030, imports_030),
-        append("tests/test_export.py", TEST_EXPORT_MD),
-    ), body="Refs #15")
+    b.merge_pr(
+        16,
+        "csv-export",
+        "Export tasks to CSV",
+        [
+            ("Add CSV export", files({"tasklite/export.py": EXPORT}, odd)),
+            (
+                "Add TaskStore.export_csv\n\nCloses #15",
+                files(
+                    edits("tasklite/store.py", STORE_EXPORT),
+                    init(names_030[:-1], imports_020 + "from .export import to_csv\n"),
+                    {"tests/test_export.py": TEST_EXPORT},
+                ),
+            ),
+        ],
+    )
+    b.squash_pr(
+        17,
+        "Export tasks as a Markdown checklist",
+        files(
+            append("tasklite/export.py", EXPORT_MD),
+            init(names_030, imports_030),
+            append("tests/test_export.py", TEST_EXPORT_MD),
+        ),
+        body="Refs #15",
+    )
     release("0.3.0", CHANGES_030, names_030, imports_030)
 
     # ---- priorities (#18) -----------------------------------------------------------------
     names_040 = names_030 + ["Priority", "parse_priority"]
     imports_040 = imports_030 + "from .models import Priority, parse_priority\n"
-    b.merge_pr(19, "priorities", "Task priorities", [
-        ("Add a Priority to tasks\n\nPart of #18",
-         files(edits("tasklite/models.py", MODELS_PRIO_IMPORT, MODELS_PRIO_CLASS, MODELS_PRIO_FIELD, MODELS_PRIO_POST),
-               init(names_040, imports_040, "0.3.0"))),
-        ("Store priorities and accept them when adding tasks",
-         files(edits("tasklite/serialize.py", SERIALIZE_PRIO_TO, SERIALIZE_PRIO_FROM),
-               edits("tasklite/store.py", STORE_PRIO_ADD),
-               edits("tests/test_serialize.py", ('"due": None}', '"due": None, "priority": "normal"}')),
-               {"tests/test_priority.py": TEST_PRIORITY})),
-    ])
-    b.squash_pr(20, "Filter and sort by priority", files(
-        edits("tasklite/query.py", QUERY_PRIO_IMPORT, QUERY_PRIO_FIELD, QUERY_PRIO_BUILD, QUERY_PRIO_BUILD_ARGS,
-              QUERY_PRIO_MATCH, QUERY_PRIO_SORT),
-        edits("tasklite/export.py", EXPORT_PRIO, EXPORT_PRIO_ROW),
-        append("tests/test_priority.py", TEST_PRIORITY_QUERIES),
-        edits("tests/test_export.py",
-              ('"due": "2026-04-02"}', '"due": "2026-04-02", "priority": "normal"}'),
-              ('"id,title,done,tags,due"\n', '"id,title,done,tags,due,priority"\n'),
-              ('"id,title,done,tags,due\\n"', '"id,title,done,tags,due,priority\\n"')),
-    ), body="CSV exports gain a priority column.\n\nCloses #18")
-    b.commit("ci: cache pip downloads", {".github/workflows/ci.yml": CI.replace("      - run: pip install", "      - uses: actions/cache@v4\n        with:\n          path: ~/.cache/pip\n          key: pip\n      - run: pip install")})
+    b.merge_pr(
+        19,
+        "priorities",
+        "Task priorities",
+        [
+            (
+                "Add a Priority to tasks\n\nPart of #18",
+                files(
+                    edits(
+                        "tasklite/models.py", MODELS_PRIO_IMPORT, MODELS_PRIO_CLASS, MODELS_PRIO_FIELD, MODELS_PRIO_POST
+                    ),
+                    init(names_040, imports_040, "0.3.0"),
+                ),
+            ),
+            (
+                "Store priorities and accept them when adding tasks",
+                files(
+                    edits("tasklite/serialize.py", SERIALIZE_PRIO_TO, SERIALIZE_PRIO_FROM),
+                    edits("tasklite/store.py", STORE_PRIO_ADD),
+                    edits("tests/test_serialize.py", ('"due": None}', '"due": None, "priority": "normal"}')),
+                    {"tests/test_priority.py": TEST_PRIORITY},
+                ),
+            ),
+        ],
+    )
+    b.squash_pr(
+        20,
+        "Filter and sort by priority",
+        files(
+            edits(
+                "tasklite/query.py",
+                QUERY_PRIO_IMPORT,
+                QUERY_PRIO_FIELD,
+                QUERY_PRIO_BUILD,
+                QUERY_PRIO_BUILD_ARGS,
+                QUERY_PRIO_MATCH,
+                QUERY_PRIO_SORT,
+            ),
+            edits("tasklite/export.py", EXPORT_PRIO, EXPORT_PRIO_ROW),
+            append("tests/test_priority.py", TEST_PRIORITY_QUERIES),
+            edits(
+                "tests/test_export.py",
+                ('"due": "2026-04-02"}', '"due": "2026-04-02", "priority": "normal"}'),
+                ('"id,title,done,tags,due"\n', '"id,title,done,tags,due,priority"\n'),
+                ('"id,title,done,tags,due\\n"', '"id,title,done,tags,due,priority\\n"'),
+            ),
+        ),
+        body="CSV exports gain a priority column.\n\nCloses #18",
+    )
+    b.commit(
+        "ci: cache pip downloads",
+        {
+            ".github/workflows/ci.yml": CI.replace(
+                "      - run: pip install",
+                "      - uses: actions/cache@v4\n        with:\n          path: ~/.cache/pip\n          key: pip\n      - run: pip install",
+            )
+        },
+    )
 
     # ---- command line (#21) ---------------------------------------------------------------
-    b.merge_pr(22, "cli", "Command-line interface", [
-        ("Add the tasklite command\n\nadd, list and done over a JSON task file.\n\nPart of #21",
-         {"tasklite/cli.py": CLI, "tasklite/__main__.py": MAIN}),
-        ("Install a tasklite script and test the command",
-         files(edits("pyproject.toml", ("[project.optional-dependencies]", '[project.scripts]\ntasklite = "tasklite.cli:main"\n\n[project.optional-dependencies]')),
-               {"tests/test_cli.py": TEST_CLI})),
-    ])
-    b.squash_pr(23, "CLI: export and overdue commands", files(
-        edits("tasklite/cli.py", CLI_MORE_IMPORT, CLI_MORE_PARSER, CLI_MORE_MAIN),
-        append("tests/test_cli.py", TEST_CLI_MORE),
-    ), body="Closes #21")
+    b.merge_pr(
+        22,
+        "cli",
+        "Command-line interface",
+        [
+            (
+                "Add the tasklite command\n\nadd, list and done over a JSON task file.\n\nPart of #21",
+                {"tasklite/cli.py": CLI, "tasklite/__main__.py": MAIN},
+            ),
+            (
+                "Install a tasklite script and test the command",
+                files(
+                    edits(
+                        "pyproject.toml",
+                        (
+                            "[project.optional-dependencies]",
+                            '[project.scripts]\ntasklite = "tasklite.cli:main"\n\n[project.optional-dependencies]',
+                        ),
+                    ),
+                    {"tests/test_cli.py": TEST_CLI},
+                ),
+            ),
+        ],
+    )
+    b.squash_pr(
+        23,
+        "CLI: export and overdue commands",
+        files(
+            edits("tasklite/cli.py", CLI_MORE_IMPORT, CLI_MORE_PARSER, CLI_MORE_MAIN),
+            append("tests/test_cli.py", TEST_CLI_MORE),
+        ),
+        body="Closes #21",
+    )
     release("0.4.0", CHANGES_040, names_040, imports_040)
     return dest

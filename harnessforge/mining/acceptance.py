@@ -65,13 +65,17 @@ def declared_tests(path: str, source: str) -> list[TestSpan]:
     spans = []
     for m, nxt in zip(matches, matches[1:] + [None]):
         first = source.count("\n", 0, m.start()) + 1
-        last = (source.count("\n", 0, nxt.start()) if nxt else total)
+        last = source.count("\n", 0, nxt.start()) if nxt else total
         spans.append(TestSpan(f"{path}::{m[1]}", first, last))
     return spans
 
 
 def trace_tests(
-    repo: GitRepo, base: str, verify: str, changed_lines: dict[str, list[int]], described: dict[str, bool],
+    repo: GitRepo,
+    base: str,
+    verify: str,
+    changed_lines: dict[str, list[int]],
+    described: dict[str, bool],
     labels: dict[str, str],
 ) -> tuple[list[str], list[ExcludedTest]]:
     """(acceptance tests, excluded tests) for the test files' changed (added) line numbers.
@@ -98,6 +102,9 @@ def trace_tests(
                 accepted.append(span.test_id)
             else:
                 who = ", ".join(sorted(labels.get(s, s[:10]) for s in shas))
-                excluded.append(ExcludedTest(test=span.test_id, reason=f"changed only by {who}, which the "
-                                             "description does not cover"))
+                excluded.append(
+                    ExcludedTest(
+                        test=span.test_id, reason=f"changed only by {who}, which the description does not cover"
+                    )
+                )
     return accepted, excluded

@@ -17,9 +17,18 @@ from ..models import ChangelogEntry
 from .refs import extract_refs, strip_refs
 from .releases import parse_version
 
-CHANGELOG_NAME = re.compile(r"^(?:changelog|changes|history|news|releases?|release[-_]notes)(?:\.(?:md|markdown|rst|txt))?$", re.I)
-RELEASE_DIRS = ("docs/releases/", "docs/release-notes/", "docs/release_notes/", "docs/whatsnew/",
-                "docs/changelog/", "release-notes/", "releasenotes/notes/")
+CHANGELOG_NAME = re.compile(
+    r"^(?:changelog|changes|history|news|releases?|release[-_]notes)(?:\.(?:md|markdown|rst|txt))?$", re.I
+)
+RELEASE_DIRS = (
+    "docs/releases/",
+    "docs/release-notes/",
+    "docs/release_notes/",
+    "docs/whatsnew/",
+    "docs/changelog/",
+    "release-notes/",
+    "releasenotes/notes/",
+)
 FRAGMENT_DIRS = ("changelog.d/", "newsfragments/", "changes/", ".changelog/", "news/")
 FRAGMENT_NAME = re.compile(r"^(\d+)\.(\w+)(?:\.\d+)?(?:\.(?:md|rst|txt))?$")
 VERSION_TOKEN = re.compile(r"(?<![\w.])v?(\d+(?:\.\d+)+(?:[-.]?(?:a|b|rc|alpha|beta|dev|post)\.?\d*)?)(?![\w.])", re.I)
@@ -69,7 +78,12 @@ def _headings_and_lines(lines: list[str]):
             yield ("heading", len(m[1]), m[2])
             i += 1
             continue
-        if line.strip() and not _UNDERLINE.match(line) and _UNDERLINE.match(nxt) and len(nxt.strip()) >= len(line.strip()) * 0.6:
+        if (
+            line.strip()
+            and not _UNDERLINE.match(line)
+            and _UNDERLINE.match(nxt)
+            and len(nxt.strip()) >= len(line.strip()) * 0.6
+        ):
             over = i > 0 and _UNDERLINE.match(lines[i - 1] or "") is not None
             style = ("over" if over else "") + nxt.strip()[0]
             level = styles.setdefault(style, 10 + len(styles))
@@ -103,10 +117,20 @@ def parse_changelog(doc: ChangelogFile, fmt: str = "text") -> list[ChangelogEntr
         chunk = []
         if in_release and text and not text.startswith((".. ", "<!--")):
             refs = extract_refs(text)
-            section.append((chunk_is_paragraph, ChangelogEntry(
-                text=text, release=release, category=category, source=f"{doc.path} ({fmt})",
-                prs=sorted(refs.prs), issues=sorted(refs.issues), refs=sorted(refs.bare),
-            )))
+            section.append(
+                (
+                    chunk_is_paragraph,
+                    ChangelogEntry(
+                        text=text,
+                        release=release,
+                        category=category,
+                        source=f"{doc.path} ({fmt})",
+                        prs=sorted(refs.prs),
+                        issues=sorted(refs.issues),
+                        refs=sorted(refs.bare),
+                    ),
+                )
+            )
 
     def close_section() -> None:
         flush_chunk()
@@ -152,8 +176,12 @@ def parse_fragment(path: str, text: str, release: str | None, pr: int | None) ->
         return None
     refs = extract_refs(text)
     return ChangelogEntry(
-        text=" ".join(text.split()), release=release, category=m[2], source=f"{display(path)} (towncrier fragment)",
-        prs=sorted(refs.prs | ({pr} if pr else set())), issues=sorted(refs.issues),
+        text=" ".join(text.split()),
+        release=release,
+        category=m[2],
+        source=f"{display(path)} (towncrier fragment)",
+        prs=sorted(refs.prs | ({pr} if pr else set())),
+        issues=sorted(refs.issues),
         refs=sorted(refs.bare | {int(m[1])}),
     )
 

@@ -12,8 +12,10 @@ from pathlib import PurePosixPath
 
 from .refs import strip_refs
 
-_EXT = (r"(?:py|pyi|pyx|js|jsx|mjs|cjs|ts|tsx|go|rs|java|kt|rb|php|c|h|cc|cpp|hpp|cs|swift|toml|json|"
-        r"yaml|yml|cfg|ini|txt|md|rst|lock|sh|sql|html|css|xml|proto)")
+_EXT = (
+    r"(?:py|pyi|pyx|js|jsx|mjs|cjs|ts|tsx|go|rs|java|kt|rb|php|c|h|cc|cpp|hpp|cs|swift|toml|json|"
+    r"yaml|yml|cfg|ini|txt|md|rst|lock|sh|sql|html|css|xml|proto)"
+)
 _FILE_TOKEN = re.compile(rf"(?<![\w/.-])[\w-]+(?:\.[\w-]+)*\.{_EXT}\b")
 _PATH_TOKEN = re.compile(r"(?<![\w/.:-])\.?[\w.-]+(?:/[\w.-]+)+/?")
 _URL = re.compile(r"<?https?://\S+>?")
@@ -96,8 +98,7 @@ def describe(features: list[Feature], changed_files: list[str], release: str | N
                 lines.append(f"- {p}")
         lines.append("")
     shipped = f" They shipped in release {release}." if release else ""
-    lines.append(f"Users should get the behaviour above.{shipped} Everything that worked before must keep "
-                 "working.")
+    lines.append(f"Users should get the behaviour above.{shipped} Everything that worked before must keep working.")
     clean = [ln for ln in lines if not find_leaks(ln, changed_files)]
     body = re.sub(r"\n{3,}", "\n\n", "\n".join(clean)).strip()
     if find_leaks(title, changed_files):

@@ -104,15 +104,24 @@ def level4(patch: PatchSet, centrality: Counter, max_chars: int, max_hunks: int)
 
 
 def build_ladder(
-    milestone_id: str, units: list[Unit], issues: list[IssueText], entries: list[str],
-    pulls: dict[int, PullText], source_stats: list[tuple[str, int, int]], patch: PatchSet,
-    max_chars: int, max_hunks: int,
+    milestone_id: str,
+    units: list[Unit],
+    issues: list[IssueText],
+    entries: list[str],
+    pulls: dict[int, PullText],
+    source_stats: list[tuple[str, int, int]],
+    patch: PatchSet,
+    max_chars: int,
+    max_hunks: int,
 ) -> HintLadder:
     centrality = Counter(f.path for u in units for f in u.files)
-    return HintLadder(milestone_id=milestone_id, levels=[
-        level0(issues, entries, units),
-        level1(issues, units),
-        level2(units, pulls),
-        level3(source_stats),
-        level4(patch, centrality, max_chars, max_hunks),
-    ])
+    return HintLadder(
+        milestone_id=milestone_id,
+        levels=[
+            level0(issues, entries, units),
+            level1(issues, units),
+            level2(units, pulls),
+            level3(source_stats),
+            level4(patch, centrality, max_chars, max_hunks),
+        ],
+    )

@@ -32,7 +32,7 @@ def _unquote(p: bytes) -> bytes:
 
 def _path_of(section: bytes) -> tuple[bytes, bool]:
     lines = section.split(b"\n")
-    header = lines[0][len(b"diff --git "):]
+    header = lines[0][len(b"diff --git ") :]
     minus = plus = None
     for line in lines[1:8]:
         if line.startswith(b"--- "):

@@ -1,8 +1,8 @@
 """Planning: a repository's history between two releases -> a MilestonePlan with its files.
 
-    releases -> mainline commits -> units (PRs) -> changelog entries linked to units
-    -> (GitHub enrichment) -> features -> segments -> per milestone: patches, acceptance tests,
-    description, hint ladder.
+releases -> mainline commits -> units (PRs) -> changelog entries linked to units
+-> (GitHub enrichment) -> features -> segments -> per milestone: patches, acceptance tests,
+description, hint ladder.
 """
 
 from __future__ import annotations
@@ -12,13 +12,19 @@ from typing import Callable
 
 from ..errors import GitHubError, PlanningError
 from ..gitio import GitRepo, display
-from ..repos import open_repo, spec_for
 from ..models import ChangelogEntry, HintLadder, Milestone, MilestonePlan, Provenance, Release, RepoSpec, milestone_id
+from ..repos import open_repo, spec_for
 from ..rules import Rules
 from ..store import Store
 from .acceptance import trace_tests
 from .changelog import (
-    ChangelogFile, find_changelog_files, format_of, is_fragment, parse_changelog, parse_fragment, version_in,
+    ChangelogFile,
+    find_changelog_files,
+    format_of,
+    is_fragment,
+    parse_changelog,
+    parse_fragment,
+    version_in,
 )
 from .classify import FileClassifier
 from .describe import Feature, describe
@@ -63,8 +69,9 @@ def _resolve_end(repo: GitRepo, ref: str, releases: list[Release], index: dict[s
     return sha
 
 
-def _range(repo: GitRepo, releases: list[Release], index: dict[str, int], from_ref: str | None,
-           to_ref: str | None) -> tuple[str, str, str, str]:
+def _range(
+    repo: GitRepo, releases: list[Release], index: dict[str, int], from_ref: str | None, to_ref: str | None
+) -> tuple[str, str, str, str]:
     if (from_ref is None or to_ref is None) and len(releases) < 2:
         what = "no release tags" if not releases else f"only one release ({releases[0].tag})"
         raise PlanningError(
@@ -79,20 +86,23 @@ def _range(repo: GitRepo, releases: list[Release], index: dict[str, int], from_r
     return from_ref, to_ref, start, end
 
 
-def _read_changelog(repo: GitRepo, end: str, units: list[Unit], release_of: Callable[[str], str | None],
-                    classify: FileClassifier) -> tuple[list[ChangelogEntry], list[str]]:
+def _read_changelog(
+    repo: GitRepo, end: str, units: list[Unit], release_of: Callable[[str], str | None], classify: FileClassifier
+) -> tuple[list[ChangelogEntry], list[str]]:
     singles, per_release = find_changelog_files(repo.files(end))
     entries: list[ChangelogEntry] = []
     sources: list[str] = []
     for path in singles:
-        found = parse_changelog(ChangelogFile(path, (repo.show(end, path) or b"").decode("utf-8", "replace")),
-                                format_of(path))
+        found = parse_changelog(
+            ChangelogFile(path, (repo.show(end, path) or b"").decode("utf-8", "replace")), format_of(path)
+        )
         if found:
             entries += found
             sources.append(path)
     for path in per_release:  # the file name carries the version of per-release notes
-        doc = ChangelogFile(path, (repo.show(end, path) or b"").decode("utf-8", "replace"),
-                            release=version_in(path.rsplit("/", 1)[-1]))
+        doc = ChangelogFile(
+            path, (repo.show(end, path) or b"").decode("utf-8", "replace"), release=version_in(path.rsplit("/", 1)[-1])
+        )
         found = parse_changelog(doc, format_of(path))
         if found:
             entries += found
@@ -174,8 +184,9 @@ def _features(infos: list[UnitInfo], ctx: _Context) -> tuple[list[Feature], list
     return features, all_issues, all_entries
 
 
-def _milestone(ordinal: int, base: str, infos: list[UnitInfo], flags: list[str],
-               ctx: _Context) -> tuple[Milestone, bytes, bytes, HintLadder]:
+def _milestone(
+    ordinal: int, base: str, infos: list[UnitInfo], flags: list[str], ctx: _Context
+) -> tuple[Milestone, bytes, bytes, HintLadder]:
     mid = milestone_id(ordinal)
     units = [i.unit for i in infos]
     verify = units[-1].sha
@@ -197,8 +208,9 @@ def _milestone(ordinal: int, base: str, infos: list[UnitInfo], flags: list[str],
     labels = {i.unit.sha: f"commit {i.unit.sha[:10]} ({i.unit.commit.subject[:60]!r})" for i in infos}
     accepted, excluded = trace_tests(ctx.repo, base, verify, changed_lines, described, labels)
 
-    release = next((r.tag for r in ctx.releases if ctx.mainline_index[r.mainline_commit] >= ctx.mainline_index[verify]),
-                   None)
+    release = next(
+        (r.tag for r in ctx.releases if ctx.mainline_index[r.mainline_commit] >= ctx.mainline_index[verify]), None
+    )
     changed = [display(f.path) for f in files]
     features, issues, entries = _features(infos, ctx)
     title, description = describe(features, changed, release)
@@ -208,21 +220,49 @@ def _milestone(ordinal: int, base: str, infos: list[UnitInfo], flags: list[str],
     if not accepted:
         flags = [*flags, "no_acceptance_tests"]
     milestone = Milestone(
-        id=mid, ordinal=ordinal, title=title, description=description, base_commit=base, verify_commit=verify,
-        release=release, source_prs=prs, issues=sorted({i for u in units for i in u.issues}),
-        commits=[u.sha for u in units], changed_files=changed, test_files=[display(f.path) for f in tests],
-        lines_added=added, lines_deleted=deleted,
+        id=mid,
+        ordinal=ordinal,
+        title=title,
+        description=description,
+        base_commit=base,
+        verify_commit=verify,
+        release=release,
+        source_prs=prs,
+        issues=sorted({i for u in units for i in u.issues}),
+        commits=[u.sha for u in units],
+        changed_files=changed,
+        test_files=[display(f.path) for f in tests],
+        lines_added=added,
+        lines_deleted=deleted,
         difficulty=_difficulty(added + deleted, len(others), len(prs), ctx.rules.planning.difficulty_lines),
-        acceptance_tests=accepted, excluded_tests=excluded, flags=sorted(set(flags)),
+        acceptance_tests=accepted,
+        excluded_tests=excluded,
+        flags=sorted(set(flags)),
     )
     hint_units = [i.unit for i in infos if i.role != "noise"] or units
-    ladder = build_ladder(mid, hint_units, issues, entries, ctx.pulls, source_stats, text_src,
-                          ctx.rules.planning.hint_l4_max_chars, ctx.rules.planning.hint_l4_max_hunks)
+    ladder = build_ladder(
+        mid,
+        hint_units,
+        issues,
+        entries,
+        ctx.pulls,
+        source_stats,
+        text_src,
+        ctx.rules.planning.hint_l4_max_chars,
+        ctx.rules.planning.hint_l4_max_hunks,
+    )
     return milestone, b"".join(f.raw for f in others), b"".join(f.raw for f in tests), ladder
 
 
-def plan_history(repo: GitRepo, spec: RepoSpec, rules: Rules, from_ref: str | None = None,
-                 to_ref: str | None = None, github=None, progress: Progress = lambda msg: None) -> PlanResult:
+def plan_history(
+    repo: GitRepo,
+    spec: RepoSpec,
+    rules: Rules,
+    from_ref: str | None = None,
+    to_ref: str | None = None,
+    github=None,
+    progress: Progress = lambda msg: None,
+) -> PlanResult:
     """Plan the history of `repo` between two releases (default: its oldest and newest)."""
     mainline_all = repo.text("rev-list", "--first-parent", "--reverse", "HEAD").split()
     index = {sha: i for i, sha in enumerate(mainline_all)}
@@ -253,8 +293,9 @@ def plan_history(repo: GitRepo, spec: RepoSpec, rules: Rules, from_ref: str | No
         linked = {id(e) for e in raw_entries if any(x.text == e.text for x in entries)}
         orphans = [e for e in raw_entries if id(e) not in linked and (e.release is None or e.release in versions)]
         if orphans:
-            warnings.append(f"{len(orphans)} changelog entries in this range cite no PR or issue; they are not "
-                            "in any description")
+            warnings.append(
+                f"{len(orphans)} changelog entries in this range cite no PR or issue; they are not in any description"
+            )
 
     infos = group_features(units, links, classify)
     segments = Segmenter(rules.planning, classify).segment(infos, {r.mainline_commit for r in releases})
@@ -274,15 +315,32 @@ def plan_history(repo: GitRepo, spec: RepoSpec, rules: Rules, from_ref: str | No
 
     in_range = [r for r in releases if index[start] <= index[r.mainline_commit] <= index[end]]
     plan = MilestonePlan(
-        repo=spec, from_ref=from_ref, to_ref=to_ref, from_commit=start, to_commit=end, releases=in_range,
-        changelog_sources=sources, pulls=[u.to_pull() for u in units if u.pr], changelog=entries,
-        milestones=milestones, warnings=warnings, provenance=Provenance(rules_hash=rules.hash),
+        repo=spec,
+        from_ref=from_ref,
+        to_ref=to_ref,
+        from_commit=start,
+        to_commit=end,
+        releases=in_range,
+        changelog_sources=sources,
+        pulls=[u.to_pull() for u in units if u.pr],
+        changelog=entries,
+        milestones=milestones,
+        warnings=warnings,
+        provenance=Provenance(rules_hash=rules.hash),
     )
     return PlanResult(plan, patches, hints)
 
 
-def plan(store: Store, arg: "str | RepoSpec", rules: Rules, from_ref: str | None = None, to_ref: str | None = None,
-         github_factory=None, progress: Progress = lambda msg: None, clone_progress=None) -> PlanResult:
+def plan(
+    store: Store,
+    arg: "str | RepoSpec",
+    rules: Rules,
+    from_ref: str | None = None,
+    to_ref: str | None = None,
+    github_factory=None,
+    progress: Progress = lambda msg: None,
+    clone_progress=None,
+) -> PlanResult:
     """Resolve, clone (or fetch), plan, and write `repos/<key>/plan.json` and the milestone files."""
     spec = spec_for(store, arg)
     repo = open_repo(store, spec, progress=clone_progress)

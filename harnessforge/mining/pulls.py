@@ -52,12 +52,26 @@ class Unit:
         return sum(f.added + f.deleted for f in self.commit.files)
 
     def to_pull(self) -> PullRef:
-        files = [FileChange(path=display(f.path), added=f.added, deleted=f.deleted, binary=f.binary,
-                            old_path=display(f.old_path) if f.old_path else None) for f in self.commit.files]
+        files = [
+            FileChange(
+                path=display(f.path),
+                added=f.added,
+                deleted=f.deleted,
+                binary=f.binary,
+                old_path=display(f.old_path) if f.old_path else None,
+            )
+            for f in self.commit.files
+        ]
         return PullRef(
-            number=self.pr or 0, kind="merge" if self.kind == "merge" else "squash", title=self.title,
-            body=self.body, mainline_commit=self.sha, commits=self.side_commits or [self.sha], files=files,
-            additions=sum(f.added for f in files), deletions=sum(f.deleted for f in files),
+            number=self.pr or 0,
+            kind="merge" if self.kind == "merge" else "squash",
+            title=self.title,
+            body=self.body,
+            mainline_commit=self.sha,
+            commits=self.side_commits or [self.sha],
+            files=files,
+            additions=sum(f.added for f in files),
+            deletions=sum(f.deleted for f in files),
             issues=sorted(self.issues),
         )
 

@@ -65,10 +65,21 @@ def find_releases(
     last_version = None
     for version, pos, tag in parsed:
         if last_version is not None and version <= last_version:
-            why = "repeats version" if version == last_version else f"is older than {releases[-1].tag} but comes later in history (a backport?)"
+            why = (
+                "repeats version"
+                if version == last_version
+                else f"is older than {releases[-1].tag} but comes later in history (a backport?)"
+            )
             warnings.append(f"tag {display(tag.name)} ({version}) {why}; skipped")
             continue
-        releases.append(Release(tag=display(tag.name), version=str(version), commit=tag.commit,
-                                mainline_commit=mainline[pos], date=tag.date))
+        releases.append(
+            Release(
+                tag=display(tag.name),
+                version=str(version),
+                commit=tag.commit,
+                mainline_commit=mainline[pos],
+                date=tag.date,
+            )
+        )
         last_version = version
     return releases, warnings

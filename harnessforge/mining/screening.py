@@ -23,8 +23,8 @@ from io import BytesIO
 from pathlib import Path
 
 from ..gitio import GitRepo
+from ..models import Criterion, GitHubMeta, Provenance, RepoSpec, ScreeningReport
 from ..repos import open_repo, spec_for
-from ..models import Criterion, GitHubMeta, RepoSpec, ScreeningReport, Provenance
 from ..rules import Rules
 from ..store import Store
 from .classify import FileClassifier
@@ -42,11 +42,31 @@ LANGUAGE_EXTENSIONS = {
     "ruby": (".rb",),
 }
 VENDORED = re.compile(r"(^|/)(node_modules|vendor|third_party|dist|build|\.venv)/")
-CI_PATTERNS = (".github/workflows/*.yml", ".github/workflows/*.yaml", ".circleci/config.yml", ".gitlab-ci.yml",
-               ".travis.yml", "azure-pipelines.yml", "Jenkinsfile", ".buildkite/*", "appveyor.yml", ".drone.yml",
-               "bitbucket-pipelines.yml")
-LOCKFILES = ("poetry.lock", "uv.lock", "Pipfile.lock", "pdm.lock", "package-lock.json", "pnpm-lock.yaml",
-             "yarn.lock", "bun.lockb", "go.sum", "Cargo.lock")
+CI_PATTERNS = (
+    ".github/workflows/*.yml",
+    ".github/workflows/*.yaml",
+    ".circleci/config.yml",
+    ".gitlab-ci.yml",
+    ".travis.yml",
+    "azure-pipelines.yml",
+    "Jenkinsfile",
+    ".buildkite/*",
+    "appveyor.yml",
+    ".drone.yml",
+    "bitbucket-pipelines.yml",
+)
+LOCKFILES = (
+    "poetry.lock",
+    "uv.lock",
+    "Pipfile.lock",
+    "pdm.lock",
+    "package-lock.json",
+    "pnpm-lock.yaml",
+    "yarn.lock",
+    "bun.lockb",
+    "go.sum",
+    "Cargo.lock",
+)
 STATIC_TEST_PATTERNS = {
     "python": r"^\s*(async\s+)?def test",
     "go": r"^func Test\w*\(",
@@ -96,8 +116,9 @@ def collect_tests(checkout: Path, language: str, timeout: int) -> tuple[int | No
     else:
         return None, f"no collector available for {language} here"
     try:
-        out = subprocess.run([*_network_off_prefix(), *cmd], cwd=checkout, env=env, capture_output=True,
-                             text=True, timeout=timeout)
+        out = subprocess.run(
+            [*_network_off_prefix(), *cmd], cwd=checkout, env=env, capture_output=True, text=True, timeout=timeout
+        )
     except subprocess.TimeoutExpired:
         return None, f"{cmd[0]} collection timed out after {timeout}s"
     if language == "python":
@@ -127,7 +148,9 @@ def static_test_count(repo: GitRepo, rev: str, language: str, classify: FileClas
     return total
 
 
-def screen_repository(repo: GitRepo, spec: RepoSpec, rules: Rules, github=None, collect: bool = True) -> ScreeningReport:
+def screen_repository(
+    repo: GitRepo, spec: RepoSpec, rules: Rules, github=None, collect: bool = True
+) -> ScreeningReport:
     r = rules.screening
     head = repo.head()
     files = repo.files(head)
@@ -136,16 +159,30 @@ def screen_repository(repo: GitRepo, spec: RepoSpec, rules: Rules, github=None, 
     criteria: list[Criterion] = []
 
     ci = [f for f in files if any(fnmatchcase(f, p) for p in CI_PATTERNS)]
-    criteria.append(_criterion("ci_config", ci, ">= 1 CI config file", bool(ci),
-                               f"found {', '.join(ci[:5])}" if ci else "no CI configuration found"))
+    criteria.append(
+        _criterion(
+            "ci_config",
+            ci,
+            ">= 1 CI config file",
+            bool(ci),
+            f"found {', '.join(ci[:5])}" if ci else "no CI configuration found",
+        )
+    )
 
     loc = language_loc(repo, head, files)
     primary = next(iter(loc), None)
-    criteria.append(_criterion(
-        "primary_language", primary, f"one of {', '.join(r.languages)}", primary in r.languages,
-        f"{primary} has the most lines ({loc.get(primary, 0)})" if primary else "no source files in a known language",
-        method=", ".join(f"{k}={v}" for k, v in loc.items()),
-    ))
+    criteria.append(
+        _criterion(
+            "primary_language",
+            primary,
+            f"one of {', '.join(r.languages)}",
+            primary in r.languages,
+            f"{primary} has the most lines ({loc.get(primary, 0)})"
+            if primary
+            else "no source files in a known language",
+            method=", ".join(f"{k}={v}" for k, v in loc.items()),
+        )
+    )
 
     count, method = None, ""
     if primary and collect:
@@ -156,43 +193,98 @@ def screen_repository(repo: GitRepo, spec: RepoSpec, rules: Rules, github=None, 
         count = static_test_count(repo, head, primary, FileClassifier(rules.planning))
         method = f"static count of test declarations ({method or 'collection disabled'})"
     count = count or 0
-    criteria.append(_criterion("test_count", count, f">= {r.min_tests}", count >= r.min_tests,
-                               f"{count} tests {'collected' if 'static' not in method else 'declared'}", method))
+    criteria.append(
+        _criterion(
+            "test_count",
+            count,
+            f">= {r.min_tests}",
+            count >= r.min_tests,
+            f"{count} tests {'collected' if 'static' not in method else 'declared'}",
+            method,
+        )
+    )
 
     since = newest - timedelta(days=r.recent_window_days)
     recent = sum(1 for t in times if t >= since)
-    criteria.append(_criterion(
-        "recent_commits", recent, f">= {r.min_recent_commits} in the {r.recent_window_days} days before the newest "
-        "commit", recent >= r.min_recent_commits, f"{recent} commits since {since:%Y-%m-%d}"))
+    criteria.append(
+        _criterion(
+            "recent_commits",
+            recent,
+            f">= {r.min_recent_commits} in the {r.recent_window_days} days before the newest commit",
+            recent >= r.min_recent_commits,
+            f"{recent} commits since {since:%Y-%m-%d}",
+        )
+    )
 
     core = loc.get(primary, 0) if primary else 0
-    criteria.append(_criterion("core_loc", core, f"{r.min_loc}..{r.max_loc} lines of {primary or 'code'}",
-                               r.min_loc <= core <= r.max_loc, f"{core} lines of {primary or 'code'}"))
+    criteria.append(
+        _criterion(
+            "core_loc",
+            core,
+            f"{r.min_loc}..{r.max_loc} lines of {primary or 'code'}",
+            r.min_loc <= core <= r.max_loc,
+            f"{core} lines of {primary or 'code'}",
+        )
+    )
 
     mainline = repo.text("rev-list", "--first-parent", "--reverse", head).split()
     releases, _ = find_releases(repo, repo.tags(), mainline, rules.planning.skip_prereleases)
-    criteria.append(_criterion(
-        "release_tags", len(releases), f">= {r.min_release_tags} release tags", len(releases) >= r.min_release_tags,
-        f"{len(releases)} releases" + (f" ({releases[0].tag} .. {releases[-1].tag})" if releases else "")))
+    criteria.append(
+        _criterion(
+            "release_tags",
+            len(releases),
+            f">= {r.min_release_tags} release tags",
+            len(releases) >= r.min_release_tags,
+            f"{len(releases)} releases" + (f" ({releases[0].tag} .. {releases[-1].tag})" if releases else ""),
+        )
+    )
 
     locks = [f for f in files if f.rsplit("/", 1)[-1] in LOCKFILES and not VENDORED.search(f)]
-    pins = [f for f in files if re.match(r"^(requirements[\w.-]*|constraints)\.txt$", f.rsplit("/", 1)[-1])
-            and b"==" in (repo.show(head, f) or b"")]
+    pins = [
+        f
+        for f in files
+        if re.match(r"^(requirements[\w.-]*|constraints)\.txt$", f.rsplit("/", 1)[-1])
+        and b"==" in (repo.show(head, f) or b"")
+    ]
     found = locks + pins
-    criteria.append(_criterion("lockfile", found, ">= 1 lockfile or pinned requirements file", bool(found),
-                               f"found {', '.join(found[:5])}" if found else "no lockfile or pinned requirements"))
+    criteria.append(
+        _criterion(
+            "lockfile",
+            found,
+            ">= 1 lockfile or pinned requirements file",
+            bool(found),
+            f"found {', '.join(found[:5])}" if found else "no lockfile or pinned requirements",
+        )
+    )
 
-    criteria.append(_criterion("environment_builds", "unknown", "the repo image builds and tests run", None,
-                               "decided by the environments stage (`harnessforge env build`)"))
+    criteria.append(
+        _criterion(
+            "environment_builds",
+            "unknown",
+            "the repo image builds and tests run",
+            None,
+            "decided by the environments stage (`harnessforge env build`)",
+        )
+    )
 
     meta: GitHubMeta | None = None
     if github is not None and spec.github:
         meta = github.repo_meta(spec.github)
-    return ScreeningReport(repo=spec, head_commit=head, head_date=newest, primary_language=primary,
-                           newest_release=releases[-1].tag if releases else None, criteria=criteria, github=meta, provenance=Provenance(rules_hash=rules.hash))
+    return ScreeningReport(
+        repo=spec,
+        head_commit=head,
+        head_date=newest,
+        primary_language=primary,
+        newest_release=releases[-1].tag if releases else None,
+        criteria=criteria,
+        github=meta,
+        provenance=Provenance(rules_hash=rules.hash),
+    )
 
 
-def screen(store: Store, arg: "str | RepoSpec", rules: Rules, github_factory=None, collect: bool = True, progress=None) -> ScreeningReport:
+def screen(
+    store: Store, arg: "str | RepoSpec", rules: Rules, github_factory=None, collect: bool = True, progress=None
+) -> ScreeningReport:
     """Resolve, clone (or fetch), screen and save `repos/<key>/screening.json`."""
     spec = spec_for(store, arg)
     repo = open_repo(store, spec, progress=progress)

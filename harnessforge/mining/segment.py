@@ -109,8 +109,11 @@ class Segmenter:
 
     def meets_min(self, s: _Stats) -> bool:
         r = self.rules
-        return (len(s.source_files) >= r.min_source_files and s.lines >= r.min_lines
-                and (s.has_tests or not r.require_tests))
+        return (
+            len(s.source_files) >= r.min_source_files
+            and s.lines >= r.min_lines
+            and (s.has_tests or not r.require_tests)
+        )
 
     def exceeds_max(self, s: _Stats) -> bool:
         return len(s.files) > self.rules.max_files or s.lines > self.rules.max_lines

@@ -29,7 +29,23 @@ def export_schemas(out_dir: Path) -> list[Path]:
 
 
 __all__ = [
-    "ARTIFACTS", "ChangelogEntry", "Criterion", "ExcludedTest", "FileChange", "GitHubMeta", "HINT_LEVEL_NAMES",
-    "Hint", "HintLadder", "Milestone", "MilestonePlan", "Model", "Provenance", "PullRef", "Release", "RepoSpec",
-    "ScreeningReport", "export_schemas", "milestone_id",
+    "ARTIFACTS",
+    "ChangelogEntry",
+    "Criterion",
+    "ExcludedTest",
+    "FileChange",
+    "GitHubMeta",
+    "HINT_LEVEL_NAMES",
+    "Hint",
+    "HintLadder",
+    "Milestone",
+    "MilestonePlan",
+    "Model",
+    "Provenance",
+    "PullRef",
+    "Release",
+    "RepoSpec",
+    "ScreeningReport",
+    "export_schemas",
+    "milestone_id",
 ]
