@@ -327,8 +327,15 @@ class GitRepo:
         return self.run(*args, *(["--binary"] if binary else []), base, head)
 
     def show(self, rev: str, path: str) -> bytes | None:
-        out = self.run("cat-file", "blob", f"{rev}:{path}", check=False)
-        return out or None
+        """A file's content at `rev` (None if absent), through GitPython's persistent
+        `cat-file --batch` process: no new process per file."""
+        try:
+            _, kind, _, data = self._git.get_object_data(f"{rev}:{path}")
+        except ValueError:
+            return None
+        except UnicodeEncodeError:  # a non-UTF-8 path: the batch protocol cannot carry it
+            return self.run("cat-file", "blob", f"{rev}:{path}", check=False) or None
+        return data if kind == b"blob" else None
 
     def files(self, rev: str) -> list[str]:
         return [_dec(p) for p in self.run("ls-tree", "-r", "-z", "--name-only", rev).split(b"\0") if p]

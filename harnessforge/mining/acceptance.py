@@ -75,13 +75,16 @@ def trace_tests(
     base: str,
     verify: str,
     changed_lines: dict[str, list[int]],
+    touched_by: dict[str, set[str]],
     described: dict[str, bool],
     labels: dict[str, str],
 ) -> tuple[list[str], list[ExcludedTest]]:
     """(acceptance tests, excluded tests) for the test files' changed (added) line numbers.
 
-    `described[sha]` says whether the description covers the mainline commit `sha`;
-    `labels[sha]` names it in exclusion reasons.
+    `touched_by[path]` are the mainline commits that changed the file; `described[sha]` says
+    whether the description covers commit `sha`; `labels[sha]` names it in exclusion reasons.
+    Blame runs only for files that an undescribed commit touched: otherwise every changed
+    test is covered whoever wrote which line.
     """
     accepted: list[str] = []
     excluded: list[ExcludedTest] = []
@@ -92,10 +95,16 @@ def trace_tests(
         spans = declared_tests(display(path), blob.decode("utf-8", "replace"))
         if not spans:
             continue
-        origins = repo.blame_origins(base, verify, path)
+        writers = touched_by.get(path, set())
+        needs_blame = not writers or not all(described.get(s, False) for s in writers)
+        origins = repo.blame_origins(base, verify, path) if needs_blame else None
         for span in spans:
-            shas = {origins[n - 1] for n in lines if span.first <= n <= span.last and n - 1 < len(origins)}
-            shas.discard(None)
+            changed = [n for n in lines if span.first <= n <= span.last]
+            if origins is None:
+                shas = set(writers) if changed else set()
+            else:
+                shas = {origins[n - 1] for n in changed if n - 1 < len(origins)}
+                shas.discard(None)
             if not shas:
                 continue
             if any(described.get(s, False) for s in shas):

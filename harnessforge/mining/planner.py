@@ -33,7 +33,7 @@ from .patches import FileDiff, parse_text, split_diff
 from .pulls import Unit, attribute
 from .refs import Refs, linked_issues
 from .releases import find_releases
-from .segment import Segmenter, UnitInfo, group_features
+from .segment import Segment, Segmenter, UnitInfo, group_features
 
 Progress = Callable[[str], None]
 
@@ -123,15 +123,21 @@ def _link_entries(entries: list[ChangelogEntry], units: list[Unit]) -> tuple[lis
     """Resolve bare refs against the PRs history knows; link each entry to the units it cites."""
     known = {u.pr for u in units if u.pr}
     by_pr = {u.pr: i for i, u in enumerate(units) if u.pr}
+    by_issue: dict[int, set[int]] = {}
+    for i, u in enumerate(units):
+        for n in u.issues:
+            by_issue.setdefault(n, set()).add(i)
     linked_entries, links = [], []
     for e in entries:
         prs, issues = Refs(set(e.prs), set(e.issues), set(e.refs)).resolve(known)
         idx = {by_pr[p] for p in prs if p in by_pr}
-        idx |= {i for i, u in enumerate(units) if u.issues & set(issues)}
+        idx |= {i for n in issues for i in by_issue.get(n, ())}
         if not idx:
             continue
         for i in idx:
             units[i].issues |= set(issues)
+            for n in issues:
+                by_issue.setdefault(n, set()).add(i)
         linked_entries.append(e.model_copy(update={"prs": prs, "issues": issues, "refs": []}))
         links.append(idx)
     return linked_entries, links
@@ -206,7 +212,11 @@ def _milestone(
             changed_lines[f.path] = [ln.target_line_no for h in pf for ln in h if ln.is_added]
     described = {i.unit.sha: i.role == "feature" for i in infos}
     labels = {i.unit.sha: f"commit {i.unit.sha[:10]} ({i.unit.commit.subject[:60]!r})" for i in infos}
-    accepted, excluded = trace_tests(ctx.repo, base, verify, changed_lines, described, labels)
+    touched_by: dict[str, set[str]] = {}
+    for i in infos:
+        for f in i.unit.files:
+            touched_by.setdefault(f.path, set()).add(i.unit.sha)
+    accepted, excluded = trace_tests(ctx.repo, base, verify, changed_lines, touched_by, described, labels)
 
     release = next(
         (r.tag for r in ctx.releases if ctx.mainline_index[r.mainline_commit] >= ctx.mainline_index[verify]), None
@@ -254,7 +264,25 @@ def _milestone(
     return milestone, b"".join(f.raw for f in others), b"".join(f.raw for f in tests), ladder
 
 
-def plan_history(
+@dataclass
+class Mined:
+    """The history between two releases, attributed and segmented (no files read yet)."""
+
+    from_ref: str
+    to_ref: str
+    start: str
+    end: str
+    releases: list[Release]
+    units: list[Unit]
+    infos: list[UnitInfo]
+    segments: list[Segment]
+    entries: list[ChangelogEntry]
+    sources: list[str]
+    ctx: _Context
+    warnings: list[str]
+
+
+def mine_history(
     repo: GitRepo,
     spec: RepoSpec,
     rules: Rules,
@@ -262,8 +290,8 @@ def plan_history(
     to_ref: str | None = None,
     github=None,
     progress: Progress = lambda msg: None,
-) -> PlanResult:
-    """Plan the history of `repo` between two releases (default: its oldest and newest)."""
+) -> Mined:
+    """Releases, PR attribution, changelog links, features and segments: one pass over history."""
     mainline_all = repo.text("rev-list", "--first-parent", "--reverse", "HEAD").split()
     index = {sha: i for i, sha in enumerate(mainline_all)}
     releases, warnings = find_releases(repo, repo.tags(), mainline_all, rules.planning.skip_prereleases)
@@ -290,8 +318,8 @@ def plan_history(
         warnings.append("no changelog found; PR titles and commit subjects stand in for changelog entries")
     else:
         versions = {r.version for r in releases if index[start] < index[r.mainline_commit] <= index[end]}
-        linked = {id(e) for e in raw_entries if any(x.text == e.text for x in entries)}
-        orphans = [e for e in raw_entries if id(e) not in linked and (e.release is None or e.release in versions)]
+        linked = {e.text for e in entries}
+        orphans = [e for e in raw_entries if e.text not in linked and (e.release is None or e.release in versions)]
         if orphans:
             warnings.append(
                 f"{len(orphans)} changelog entries in this range cite no PR or issue; they are not in any description"
@@ -299,31 +327,47 @@ def plan_history(
 
     infos = group_features(units, links, classify)
     segments = Segmenter(rules.planning, classify).segment(infos, {r.mainline_commit for r in releases})
-    info_of = {i.unit.sha: i for i in infos}
+    return Mined(from_ref, to_ref, start, end, releases, units, infos, segments, entries, sources, ctx, warnings)
+
+
+def plan_history(
+    repo: GitRepo,
+    spec: RepoSpec,
+    rules: Rules,
+    from_ref: str | None = None,
+    to_ref: str | None = None,
+    github=None,
+    progress: Progress = lambda msg: None,
+) -> PlanResult:
+    """Plan the history of `repo` between two releases (default: its oldest and newest)."""
+    mined = mine_history(repo, spec, rules, from_ref, to_ref, github, progress)
+    info_of = {i.unit.sha: i for i in mined.infos}
     milestones, patches, hints = [], {}, {}
-    base = start
-    for ordinal, seg in enumerate(segments, start=1):
-        m, gt, tp, ladder = _milestone(ordinal, base, [info_of[u.sha] for u in seg.units], seg.flags, ctx)
+    base = mined.start
+    for ordinal, seg in enumerate(mined.segments, start=1):
+        m, gt, tp, ladder = _milestone(ordinal, base, [info_of[u.sha] for u in seg.units], seg.flags, mined.ctx)
         milestones.append(m)
         patches[m.id] = (gt, tp)
         hints[m.id] = ladder
         base = m.verify_commit
         progress(f"{m.id}: {m.title}")
+    warnings = list(mined.warnings)
     for m in milestones:
         for ex in m.excluded_tests:
             warnings.append(f"{m.id}: left out {ex.test}: {ex.reason}")
 
-    in_range = [r for r in releases if index[start] <= index[r.mainline_commit] <= index[end]]
+    index = mined.ctx.mainline_index
+    in_range = [r for r in mined.releases if index[mined.start] <= index[r.mainline_commit] <= index[mined.end]]
     plan = MilestonePlan(
         repo=spec,
-        from_ref=from_ref,
-        to_ref=to_ref,
-        from_commit=start,
-        to_commit=end,
+        from_ref=mined.from_ref,
+        to_ref=mined.to_ref,
+        from_commit=mined.start,
+        to_commit=mined.end,
         releases=in_range,
-        changelog_sources=sources,
-        pulls=[u.to_pull() for u in units if u.pr],
-        changelog=entries,
+        changelog_sources=mined.sources,
+        pulls=[u.to_pull() for u in mined.units if u.pr],
+        changelog=mined.entries,
         milestones=milestones,
         warnings=warnings,
         provenance=Provenance(rules_hash=rules.hash),
