@@ -70,7 +70,9 @@ def generate(dest: Path, commits: int, release_every: int = 400, seed: int = 7) 
         init[f"pkg/mod{i}.py"] = module_text(i)
         init[f"tests/test_mod{i}.py"] = test_text(i)
     main_tip = commit("main", "Initial import", init, [])
-    stream.append(b"tag v0.0.0\nfrom :%d\ntagger Dev <dev@example.org> %d +0000\n%s" % (main_tip, clock, _blob("0.0.0")))
+    stream.append(
+        b"tag v0.0.0\nfrom :%d\ntagger Dev <dev@example.org> %d +0000\n%s" % (main_tip, clock, _blob("0.0.0"))
+    )
     mainline = 1
     while made < commits:
         kind = rng.random()
@@ -80,10 +82,10 @@ def generate(dest: Path, commits: int, release_every: int = 400, seed: int = 7) 
             issue += 1
             side = main_tip
             for j in range(rng.randint(2, 3)):
-                side = commit(f"pr{pr}", f"Work on feature {pr} part {j}\n\nRefs #{issue}",
-                              {**touch(feature[j % 3])}, [side])
-            main_tip = commit("main", f"Merge pull request #{pr} from dev/pr{pr}\n\nFeature {pr}",
-                              {}, [main_tip, side])
+                side = commit(
+                    f"pr{pr}", f"Work on feature {pr} part {j}\n\nRefs #{issue}", {**touch(feature[j % 3])}, [side]
+                )
+            main_tip = commit("main", f"Merge pull request #{pr} from dev/pr{pr}\n\nFeature {pr}", {}, [main_tip, side])
             pending.append(f"- Feature {pr} improves modules {feature[0]} and {feature[1]} (#{pr}, fixes #{issue}).")
         elif kind < 0.8:  # squashed PR
             pr += 1
@@ -100,10 +102,13 @@ def generate(dest: Path, commits: int, release_every: int = 400, seed: int = 7) 
             release += 1
             changelog = [f"## [0.{release}.0]\n", *pending, "", *changelog]
             pending = []
-            main_tip = commit("main", f"Release 0.{release}.0", {"CHANGELOG.md": "# Changelog\n\n" + "\n".join(changelog)},
-                              [main_tip])
-            stream.append(b"tag v0.%d.0\nfrom :%d\ntagger Dev <dev@example.org> %d +0000\n%s"
-                          % (release, main_tip, clock, _blob(f"0.{release}.0")))
+            main_tip = commit(
+                "main", f"Release 0.{release}.0", {"CHANGELOG.md": "# Changelog\n\n" + "\n".join(changelog)}, [main_tip]
+            )
+            stream.append(
+                b"tag v0.%d.0\nfrom :%d\ntagger Dev <dev@example.org> %d +0000\n%s"
+                % (release, main_tip, clock, _blob(f"0.{release}.0"))
+            )
     subprocess.run(["git", "fast-import", "--quiet"], cwd=dest, input=b"".join(stream), check=True)
     subprocess.run(["git", "checkout", "-q", "main"], cwd=dest, check=True)
     return dest

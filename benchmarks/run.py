@@ -72,8 +72,9 @@ def mining_benchmarks(commits: int, repeats: int, baseline_repeats: int) -> list
         repo, spec = GitRepo(bare), resolve_repo(str(src))
         mined = mine_history(repo, spec, rules)
         n_main = len(mined.units)
-        detail = (f"{commits} commits ({n_main} mainline, {mined.from_ref}..{mined.to_ref}), "
-                  f"{len(mined.segments)} milestones")
+        detail = (
+            f"{commits} commits ({n_main} mainline, {mined.from_ref}..{mined.to_ref}), {len(mined.segments)} milestones"
+        )
         print(f"history: {detail}", flush=True)
         ours = median_time(lambda: mine_history(repo, spec, rules), repeats)
         print(f"mine_history: {ours:.2f}s", flush=True)
@@ -83,18 +84,38 @@ def mining_benchmarks(commits: int, repeats: int, baseline_repeats: int) -> list
         print(f"naive GitPython walk: {base:.2f}s", flush=True)
     naive = "GitPython per-commit diff walk (create_patch=True) over the same mainline range"
     return [
-        Result(f"mining_{commits}_commits", naive, ours, base, base / ours, 10.0, base / ours >= 10.0,
-               f"history walk, PR attribution, changelog, features and segmentation; {detail}"),
-        Result(f"full_plan_{commits}_commits", naive, full, base, base / full, None, None,
-               f"mining plus every milestone's patches, acceptance tests, description and hint ladder; {detail}"),
+        Result(
+            f"mining_{commits}_commits",
+            naive,
+            ours,
+            base,
+            base / ours,
+            10.0,
+            base / ours >= 10.0,
+            f"history walk, PR attribution, changelog, features and segmentation; {detail}",
+        ),
+        Result(
+            f"full_plan_{commits}_commits",
+            naive,
+            full,
+            base,
+            base / full,
+            None,
+            None,
+            f"mining plus every milestone's patches, acceptance tests, description and hint ladder; {detail}",
+        ),
     ]
 
 
 def write_summary(results: list[Result], quick: bool) -> None:
     RESULTS.mkdir(parents=True, exist_ok=True)
     (RESULTS / "summary.json").write_text(json.dumps([asdict(r) for r in results], indent=2) + "\n")
-    lines = [f"# Benchmarks ({'quick' if quick else 'full'})", "",
-             "| benchmark | ours (s) | baseline (s) | ratio | target | met |", "|---|---|---|---|---|---|"]
+    lines = [
+        f"# Benchmarks ({'quick' if quick else 'full'})",
+        "",
+        "| benchmark | ours (s) | baseline (s) | ratio | target | met |",
+        "|---|---|---|---|---|---|",
+    ]
     for r in results:
         target = f">= {r.target:g}x" if r.target else "-"
         met = {True: "yes", False: "**no**", None: "-"}[r.met]

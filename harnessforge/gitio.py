@@ -298,24 +298,16 @@ class GitRepo:
             )
         return commits
 
-    def parents_map(self, start: str | None, end: str) -> dict[str, list[str]]:
-        """Every commit in (start, end] (all parents, not just the first) -> its parents."""
+    def graph(self, start: str | None, end: str) -> dict[str, tuple[list[str], str, str]]:
+        """Every commit in (start, end], not only the mainline: sha -> (parents, subject, body).
+
+        One call however many side-branch commits there are (no shas on the command line).
+        """
         rng = [f"^{start}", end] if start else [end]
         out = {}
-        for line in self.run("log", "--format=%H %P", *rng).splitlines():
-            sha, *parents = line.decode().split()
-            out[sha] = parents
-        return out
-
-    def messages(self, shas: list[str]) -> dict[str, tuple[str, str]]:
-        """sha -> (subject, body) for side-branch commits, in one call."""
-        if not shas:
-            return {}
-        raw = self.run("log", "--no-walk=unsorted", "--format=%x1e%H%x1f%s%x1f%b", *shas)
-        out = {}
-        for rec in raw.split(_REC)[1:]:
-            sha, subject, body = rec.split(_SEP, 2)
-            out[sha.decode()] = (_dec(subject), _dec(body).strip())
+        for rec in self.run("log", "--format=%x1e%H%x1f%P%x1f%s%x1f%b", *rng).split(_REC)[1:]:
+            sha, parents, subject, body = rec.split(_SEP, 3)
+            out[sha.decode()] = (parents.decode().split(), _dec(subject), _dec(body).strip())
         return out
 
     def commit_times(self, end: str) -> list[datetime]:

@@ -95,14 +95,20 @@ def test_hint_ladders_have_all_five_levels(planned):
     assert "PR #4: Add tags to tasks" in m01[2].content  # L2: PR title
 
 
+def _checkouts(repo, tmp_path, milestones):
+    """One work tree, reset to each milestone's base commit in turn."""
+    work = tmp_path / "work"
+    subprocess.run(["git", "clone", "-q", str(repo), str(work)], check=True)
+    for m in milestones:
+        git(work, "checkout", "-q", "-f", m.base_commit)
+        git(work, "clean", "-qfdx")
+        yield work, m
+
+
 def test_patches_apply_cleanly_on_base(planned, example_repo, tmp_path):
     store, result = planned
     key = result.plan.repo.key
-    work = tmp_path / "work"
-    subprocess.run(["git", "clone", "-q", str(example_repo), str(work)], check=True)
-    for m in result.plan.milestones:
-        git(work, "checkout", "-q", "-f", m.base_commit)
-        git(work, "clean", "-qfdx")
+    for work, m in _checkouts(example_repo, tmp_path, result.plan.milestones):
         gt = store.milestone_dir(key, m.id) / "ground_truth.patch"
         tp = store.milestone_dir(key, m.id) / "test.patch"
         assert gt.stat().st_size > 0 and tp.stat().st_size > 0
@@ -126,12 +132,8 @@ def _pytest(cwd, tests):
 def test_acceptance_tests_fail_on_base_and_pass_on_verify(planned, example_repo, tmp_path):
     store, result = planned
     key = result.plan.repo.key
-    work = tmp_path / "work"
-    subprocess.run(["git", "clone", "-q", str(example_repo), str(work)], check=True)
-    for m in result.plan.milestones:
+    for work, m in _checkouts(example_repo, tmp_path, result.plan.milestones):
         assert m.acceptance_tests, m.id
-        git(work, "checkout", "-q", "-f", m.base_commit)
-        git(work, "clean", "-qfdx")
         git(work, "apply", str(store.milestone_dir(key, m.id) / "test.patch"))
         files = sorted({t.split("::")[0] for t in m.acceptance_tests})
         before = _pytest(work, files)

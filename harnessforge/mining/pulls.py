@@ -120,14 +120,13 @@ def side_commits(mainline: list[Commit], parents: dict[str, list[str]]) -> dict[
 
 def attribute(repo: GitRepo, mainline: list[Commit], start: str | None) -> list[Unit]:
     """Units for `mainline` (the first-parent commits after `start`), PRs attributed."""
-    parents = repo.parents_map(start, mainline[-1].sha) if any(c.is_merge for c in mainline) else {}
-    sides = side_commits(mainline, parents)
-    messages = repo.messages([s for shas in sides.values() for s in shas])
+    graph = repo.graph(start, mainline[-1].sha) if any(c.is_merge for c in mainline) else {}
+    sides = side_commits(mainline, {sha: parents for sha, (parents, _, _) in graph.items()})
     units = []
     for c in mainline:
         pr, kind, title, body = _classify(c)
         shas = sides.get(c.sha, [])
-        msgs = [messages[s] for s in shas if s in messages]
+        msgs = [graph[s][1:] for s in shas]
         text = "\n".join([c.subject, c.body, *(f"{s}\n{b}" for s, b in msgs)])
         issues = linked_issues(text) - ({pr} if pr else set())
         units.append(Unit(c, pr, kind, title, body, shas, msgs, issues))
