@@ -26,9 +26,12 @@ _CALL = re.compile(r"\b([A-Za-z_][\w.]*)\(\)")
 _CODE_LIKE = re.compile(r"\b[A-Za-z_][\w.]*\([^()\n]*\)|^\s*(?:def|class|import|from \S+ import|>>>)\s", re.M)
 
 
+_WORD_PAIRS = {"and/or", "input/output", "read/write", "on/off", "yes/no", "client/server", "either/or"}
+
+
 def _path_token_is_path(token: str) -> bool:
-    parts = token.strip("/").split("/")
-    return any(re.search(rf"\.{_EXT}$", p) for p in parts) or len(parts) >= 2 and not token.startswith("and/")
+    """In a PM-style text, words joined by slashes read as a path unless they are a common pair."""
+    return token.strip("/").lower() not in _WORD_PAIRS
 
 
 def sanitize(text: str) -> str:

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass, field
 
-from unidiff import PatchSet
+from unidiff import PatchedFile
 
 from ..gitio import display
 from ..models import Hint, HintLadder
@@ -86,7 +86,7 @@ def level3(source_stats: list[tuple[str, int, int]]) -> Hint:
     return Hint(level=3, name="files_touched", content="\n".join(lines), sources=["diff"])
 
 
-def level4(patch: PatchSet, centrality: Counter, max_chars: int, max_hunks: int) -> Hint:
+def level4(patch: list[PatchedFile], centrality: Counter, max_chars: int, max_hunks: int) -> Hint:
     """Hunks ranked by how many of the milestone's commits touched their file, then by size."""
     ranked = sorted(
         ((centrality[pf.path], h.added + h.removed, pf.path, str(h)) for pf in patch for h in pf),
@@ -110,7 +110,7 @@ def build_ladder(
     entries: list[str],
     pulls: dict[int, PullText],
     source_stats: list[tuple[str, int, int]],
-    patch: PatchSet,
+    patch: list[PatchedFile],
     max_chars: int,
     max_hunks: int,
 ) -> HintLadder:

@@ -87,8 +87,10 @@ def _range(
 
 
 def _read_changelog(
-    repo: GitRepo, end: str, units: list[Unit], release_of: Callable[[str], str | None], classify: FileClassifier
+    repo: GitRepo, end: str, units: list[Unit], release_of: Callable[[str], str | None]
 ) -> tuple[list[ChangelogEntry], list[str]]:
+    """Entries of the changelog files at `end`, per-release notes, and towncrier fragments
+    (read from the commit that added each)."""
     singles, per_release = find_changelog_files(repo.files(end))
     entries: list[ChangelogEntry] = []
     sources: list[str] = []
@@ -199,17 +201,16 @@ def _milestone(
     files = split_diff(ctx.repo.diff(base, verify))
     tests: list[FileDiff] = [f for f in files if ctx.classify.is_test(f.path)]
     others: list[FileDiff] = [f for f in files if not ctx.classify.is_test(f.path)]
-    text_all, text_src = parse_text(files), parse_text(others)
+    text = {pf.path: pf for pf in parse_text(files)}  # binary files have no text entry
     source_stats = []
     for f in others:
-        pf = next((p for p in text_src if p.path == display(f.path)), None)
+        pf = text.get(display(f.path))
         source_stats.append((f.path, pf.added if pf else 0, pf.removed if pf else 0))
-
-    changed_lines = {}
-    for f in tests:
-        pf = next((p for p in text_all if p.path == display(f.path)), None)
-        if pf is not None and not f.deleted:
-            changed_lines[f.path] = [ln.target_line_no for h in pf for ln in h if ln.is_added]
+    changed_lines = {
+        f.path: [ln.target_line_no for h in text[display(f.path)] for ln in h if ln.is_added]
+        for f in tests
+        if display(f.path) in text and not f.deleted
+    }
     described = {i.unit.sha: i.role == "feature" for i in infos}
     labels = {i.unit.sha: f"commit {i.unit.sha[:10]} ({i.unit.commit.subject[:60]!r})" for i in infos}
     touched_by: dict[str, set[str]] = {}
@@ -225,8 +226,8 @@ def _milestone(
     features, issues, entries = _features(infos, ctx)
     title, description = describe(features, changed, release)
     prs = [u.pr for u in units if u.pr]
-    added = sum(p.added for p in text_all)
-    deleted = sum(p.removed for p in text_all)
+    added = sum(p.added for p in text.values())
+    deleted = sum(p.removed for p in text.values())
     if not accepted:
         flags = [*flags, "no_acceptance_tests"]
     milestone = Milestone(
@@ -257,7 +258,7 @@ def _milestone(
         entries,
         ctx.pulls,
         source_stats,
-        text_src,
+        [text[display(f.path)] for f in others if display(f.path) in text],
         ctx.rules.planning.hint_l4_max_chars,
         ctx.rules.planning.hint_l4_max_hunks,
     )
@@ -306,7 +307,7 @@ def mine_history(
         return next((r.version for r in releases if index[r.mainline_commit] >= index[sha]), None)
 
     classify = FileClassifier(rules.planning)
-    raw_entries, sources = _read_changelog(repo, end, units, release_of, classify)
+    raw_entries, sources = _read_changelog(repo, end, units, release_of)
     ctx = _Context(repo, rules, classify, releases, index, {})
     if github is not None and spec.github:
         _enrich(github, spec.github, units, ctx, warnings, progress)
