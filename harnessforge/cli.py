@@ -53,10 +53,10 @@ state = _State()
 @app.callback()
 def main_options(
     store: Optional[Path] = typer.Option(
-        None, "--store", help="Store directory [default: $HARNESSFORGE_HOME or ./forge_store]"
+        None, "--store", help="Store directory (default: $HARNESSFORGE_HOME, else ./forge_store)"
     ),
     rules: Optional[Path] = typer.Option(
-        None, "--rules", help="YAML overriding rules thresholds [default: $HARNESSFORGE_RULES]"
+        None, "--rules", help="YAML overriding rule thresholds (default: $HARNESSFORGE_RULES)"
     ),
 ) -> None:
     state.store = Store(store or default_store_dir())
