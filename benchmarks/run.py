@@ -26,7 +26,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from history import generate  # noqa: E402
 
 from harnessforge.gitio import GitRepo, resolve_repo  # noqa: E402
-from harnessforge.mining.planner import mine_history, plan_history  # noqa: E402
+from harnessforge.mining.planner import build_plan, mine_history  # noqa: E402
 from harnessforge.rules import load_rules  # noqa: E402
 
 RESULTS = Path(__file__).resolve().parent / "results"
@@ -78,8 +78,8 @@ def mining_benchmarks(commits: int, repeats: int, baseline_repeats: int) -> list
         print(f"history: {detail}", flush=True)
         ours = median_time(lambda: mine_history(repo, spec, rules), repeats)
         print(f"mine_history: {ours:.2f}s", flush=True)
-        full = median_time(lambda: plan_history(repo, spec, rules), repeats)
-        print(f"plan_history: {full:.2f}s", flush=True)
+        full = median_time(lambda: build_plan(mine_history(repo, spec, rules), spec), repeats)
+        print(f"mine_history + build_plan: {full:.2f}s", flush=True)
         base = median_time(lambda: naive_walk(bare, mined.start, mined.end), baseline_repeats)
         print(f"naive GitPython walk: {base:.2f}s", flush=True)
     naive = "GitPython per-commit diff walk (create_patch=True) over the same mainline range"

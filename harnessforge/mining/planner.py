@@ -1,7 +1,7 @@
 """Planning: a repository's history between two releases -> a MilestonePlan with its files.
 
-releases -> mainline commits -> units (PRs) -> changelog entries linked to units
--> (GitHub enrichment) -> features -> segments -> per milestone: patches, acceptance tests,
+mine_history: releases -> mainline commits -> units (PRs) -> changelog entries linked to units
+-> (GitHub enrichment) -> features -> segments; build_plan: per milestone: patches, acceptance tests,
 description, hint ladder.
 """
 
@@ -331,17 +331,9 @@ def mine_history(
     return Mined(from_ref, to_ref, start, end, releases, units, infos, segments, entries, sources, ctx, warnings)
 
 
-def plan_history(
-    repo: GitRepo,
-    spec: RepoSpec,
-    rules: Rules,
-    from_ref: str | None = None,
-    to_ref: str | None = None,
-    github=None,
-    progress: Progress = lambda msg: None,
-) -> PlanResult:
-    """Plan the history of `repo` between two releases (default: its oldest and newest)."""
-    mined = mine_history(repo, spec, rules, from_ref, to_ref, github, progress)
+def build_plan(mined: Mined, spec: RepoSpec, progress: Progress = lambda msg: None) -> PlanResult:
+    """Turn mined history into milestones: patches, acceptance tests, descriptions, hint ladders."""
+    rules = mined.ctx.rules
     info_of = {i.unit.sha: i for i in mined.infos}
     milestones, patches, hints = [], {}, {}
     base = mined.start
@@ -390,6 +382,6 @@ def plan(
     spec = spec_for(store, arg)
     repo = open_repo(store, spec, progress=clone_progress)
     github = github_factory(spec) if github_factory else None
-    result = plan_history(repo, spec, rules, from_ref, to_ref, github=github, progress=progress)
+    result = build_plan(mine_history(repo, spec, rules, from_ref, to_ref, github, progress), spec, progress)
     store.save_plan(result.plan, result.patches, result.hints)
     return result
