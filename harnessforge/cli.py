@@ -275,6 +275,82 @@ def show(repo_key: str = typer.Argument(..., help="A registered repo key (owner_
         out.print(_plan_table(state.store.load_plan(repo_key)))
 
 
+env_app = typer.Typer(no_args_is_help=True, help="Sandbox images: base images and per-repo environments.")
+app.add_typer(env_app, name="env")
+BACKEND_HELP = "docker, local (bubblewrap/unshare with the host's toolchain) or auto (docker when an engine answers)"
+
+
+@env_app.command("bootstrap-base")
+def env_bootstrap_base(
+    language: list[str] = typer.Option(["python"], "--language", help="Build the base image of these languages"),
+    force: bool = typer.Option(False, "--force", help="Rebuild even if the image exists"),
+) -> None:
+    """Build base images with debootstrap + docker import (for machines without a registry)."""
+    from .envs import engine
+    from .envs.images import bootstrap_base
+
+    client, rules = engine.connect(), state.rules
+    for lang in language:
+        if lang not in rules.environments.base_images:
+            raise ConfigError(f"unknown language {lang!r}; known: {', '.join(rules.environments.base_images)}")
+        with console.status(f"bootstrapping the {lang} base image"):
+            out.print(bootstrap_base(client, lang, rules.environments, force=force, log=console.print))
+
+
+@env_app.command("build")
+def env_build(
+    repo: str = typer.Argument(..., help="A planned repo: its key, path, URL or owner/name"),
+    milestone: Optional[str] = typer.Option(None, "--milestone", help="Only the image this milestone needs"),
+) -> None:
+    """Build one image per dependency epoch of a planned repo (cached by the env hash)."""
+    from .envs.environment import build
+
+    with console.status(f"building environments for {repo}"):
+        images = build(state.store, repo, state.rules, milestone=milestone, log=console.print)
+    for record in images.images:
+        out.print(f"{record.tag}  {record.recipe.language}/{record.recipe.runner}  {record.log_path}")
+    if images.failures:
+        raise HarnessForgeError(f"{len(images.failures)} milestone(s) have no image: {', '.join(images.failures)}")
+
+
+@app.command()
+def validate(
+    repo: str = typer.Argument(..., help="A planned repo: its key, path, URL or owner/name"),
+    milestone: Optional[str] = typer.Option(None, "--milestone", help="Validate only this milestone (e.g. m03)"),
+    repeats: Optional[int] = typer.Option(None, "--repeats", min=1, help="Runs per side (default: rules)"),
+    sandbox: str = typer.Option("auto", "--sandbox", help=BACKEND_HELP),
+) -> None:
+    """Prove each milestone's tests FAIL at base and PASS at verify; write validation.json."""
+    from .envs.environment import validate as validate_repo
+
+    rules = state.rules
+    if repeats:
+        rules = rules.model_copy(update={"environments": rules.environments.model_copy(update={"repeats": repeats})})
+    with console.status(f"validating {repo}"):
+        results = validate_repo(state.store, repo, rules, milestone=milestone, backend=sandbox, log=console.print)
+    table = Table("id", "status", "FAIL_TO_PASS", "PASS_TO_PASS", "flaky", "reason")
+    for v in results:
+        table.add_row(v.milestone_id, v.status, str(len(v.fail_to_pass)), str(len(v.pass_to_pass)),
+                      ", ".join(v.flaky), v.reason or "")  # fmt: skip
+    out.print(table)
+
+
+@app.command()
+def grade(
+    repo: str = typer.Argument(..., help="A validated repo's key"),
+    milestone: str = typer.Argument(..., help="Milestone id, e.g. m03"),
+    patch: Path = typer.Argument(..., exists=True, dir_okay=False, help="The candidate's diff against base"),
+    sandbox: str = typer.Option("auto", "--sandbox", help=BACKEND_HELP),
+) -> None:
+    """Grade a candidate diff in a fresh sandbox; prints the grade as JSON, exit 2 if unresolved."""
+    from .envs.environment import grade as grade_patch
+
+    g = grade_patch(state.store, repo, milestone, patch.read_bytes(), state.rules, backend=sandbox)
+    out.print_json(g.model_dump_json(exclude={"run"}))
+    if not g.resolved:
+        raise typer.Exit(2)
+
+
 def main() -> None:
     try:
         app()

@@ -23,3 +23,14 @@ class PlanningError(HarnessForgeError):
 
 class GitHubError(HarnessForgeError):
     """The GitHub API could not be reached or answered with an error."""
+
+
+class EnvError(HarnessForgeError):
+    """An environment that cannot be built or a sandbox that cannot run.
+
+    `reason` is one of the taxonomy in `models.env.EnvErrorReason`, so failures can be counted.
+    """
+
+    def __init__(self, message: str, reason: str = "sandbox_error"):
+        super().__init__(message)
+        self.reason = reason

@@ -60,9 +60,32 @@ class PlanningRules(Model):
         return self
 
 
+class BootstrapRules(Model):
+    suite: str
+    mirror: str
+    packages: dict[str, list[str]]
+
+
+class EnvRules(Model):
+    base_images: dict[str, str]
+    bootstrap: BootstrapRules
+    build_timeout_s: int = Field(gt=0)
+    memory: str = Field(pattern=r"^\d+[kmg]?$")
+    cpus: float = Field(gt=0)
+    pids_limit: int = Field(gt=0)
+    exec_timeout_s: int = Field(gt=0)
+    test_timeout_s: int = Field(gt=0)
+    repeats: int = Field(ge=1)
+    max_pass_to_pass: int = Field(ge=0)
+    test_config_patterns: list[str]
+    test_config_sections: dict[str, list[str]]
+    overrides: dict[str, dict[str, Any]] = {}
+
+
 class Rules(Model):
     screening: ScreeningRules
     planning: PlanningRules
+    environments: EnvRules
 
     @cached_property
     def hash(self) -> str:

@@ -2,7 +2,9 @@
 
 Layout (later stages add to it):
     repos/<repo_key>/repo.json, screening.json, plan.json
-    repos/<repo_key>/milestones/<mid>/milestone.json, ground_truth.patch, test.patch, hints.json
+    repos/<repo_key>/milestones/<mid>/milestone.json, ground_truth.patch, test.patch, hints.json,
+                                     validation.json
+    images/<repo_key>.json            env images per dependency epoch; images/<repo_key>/<hash>.log
     cache/git/<repo_key>.git          bare clones, fetched (not re-cloned) on reuse
     cache/github/<repo_key>/...       GitHub API answers, so re-planning costs no requests
 """
@@ -19,7 +21,7 @@ from typing import TypeVar
 from pydantic import ValidationError
 
 from .errors import ArtifactError
-from .models import HintLadder, Milestone, MilestonePlan, RepoSpec, ScreeningReport
+from .models import HintLadder, Milestone, MilestonePlan, RepoImages, RepoSpec, ScreeningReport, Validation
 from .models.common import Model, first_error
 
 M = TypeVar("M", bound=Model)
@@ -132,6 +134,33 @@ class Store:
 
     def load_hints(self, key: str, mid: str) -> HintLadder:
         return self.read_model(self.milestone_dir(key, mid) / "hints.json", HintLadder)
+
+    def save_images(self, images: RepoImages) -> bool:
+        return self.write_model(self.root / "images" / f"{images.repo_key}.json", images)
+
+    def load_images(self, key: str) -> RepoImages:
+        return self.read_model(self.root / "images" / f"{key}.json", RepoImages)
+
+    def save_validation(self, key: str, validation: Validation) -> bool:
+        return self.write_model(self.milestone_dir(key, validation.milestone_id) / "validation.json", validation)
+
+    def load_validation(self, key: str, mid: str) -> Validation:
+        return self.read_model(self.milestone_dir(key, mid) / "validation.json", Validation)
+
+    def read_patches(self, key: str, mid: str) -> tuple[bytes, bytes]:
+        """(ground_truth.patch, test.patch) of a milestone."""
+        d = self.milestone_dir(key, mid)
+        try:
+            return (d / "ground_truth.patch").read_bytes(), (d / "test.patch").read_bytes()
+        except FileNotFoundError as e:
+            raise ArtifactError(f"{e.filename}: missing (has `plan` run?)") from None
+
+    def update_milestone(self, key: str, milestone: Milestone) -> bool:
+        """Rewrite one milestone in both milestone.json and plan.json (e.g. after validation)."""
+        plan = self.load_plan(key)
+        plan.milestones = [milestone if m.id == milestone.id else m for m in plan.milestones]
+        changed = self.write_model(self.milestone_dir(key, milestone.id) / "milestone.json", milestone)
+        return self.write_model(self.repo_dir(key) / "plan.json", plan) or changed
 
     def save_plan(
         self, plan: MilestonePlan, patches: dict[str, tuple[bytes, bytes]], hints: dict[str, HintLadder]

@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
-# Install HarnessForge from nothing: system packages (when root on Debian/Ubuntu), then a
-# virtualenv in .venv with the project and its test tools. Safe to re-run.
+# Install HarnessForge from nothing: system packages (when root on Debian/Ubuntu: git, the Docker
+# engine, debootstrap for base images, bubblewrap for the local sandbox), then a virtualenv in
+# .venv with the project and its test tools. Safe to re-run.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-apt_packages=(git ca-certificates)
+apt_packages=(git ca-certificates docker.io debootstrap bubblewrap iproute2)
 if command -v apt-get >/dev/null 2>&1 && [ "$(id -u)" = 0 ]; then
   missing=()
   for pkg in "${apt_packages[@]}"; do

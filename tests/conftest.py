@@ -24,7 +24,7 @@ def example_repo(tmp_path_factory) -> Path:
 
 @pytest.fixture(scope="session")
 def planned(example_repo, tmp_path_factory):
-    """A store holding the example repository's plan from v0.1.0 to v0.4.0 (read-only)."""
+    """A store holding the example repository's plan from v0.1.0 to v0.5.0 (read-only)."""
     from harnessforge.mining.planner import plan
 
     store = Store(tmp_path_factory.mktemp("planned") / "store")
@@ -55,3 +55,74 @@ def run_cli(tmp_path):
         return proc
 
     return run
+
+
+# ---- Docker ---------------------------------------------------------------------------------------
+# CI sets HARNESSFORGE_REQUIRE_DOCKER=1: a Docker test then fails instead of skipping, and any
+# skipped test fails the session (no skipped test counts as passing).
+REQUIRE_DOCKER = os.environ.get("HARNESSFORGE_REQUIRE_DOCKER") == "1"
+
+
+@pytest.fixture(scope="session")
+def docker_client():
+    from harnessforge.envs import engine
+    from harnessforge.errors import EnvError
+
+    try:
+        return engine.connect()
+    except EnvError as e:
+        if REQUIRE_DOCKER:
+            pytest.fail(f"HARNESSFORGE_REQUIRE_DOCKER=1 but {e}")
+        pytest.skip(str(e))
+
+
+_skipped: list[str] = []
+
+
+def pytest_runtest_logreport(report):
+    if report.skipped and not hasattr(report, "wasxfail"):
+        _skipped.append(report.nodeid)
+
+
+def pytest_sessionfinish(session, exitstatus):
+    if REQUIRE_DOCKER and _skipped and exitstatus == 0:
+        session.exitstatus = 1
+        print(f"\nHARNESSFORGE_REQUIRE_DOCKER=1: {len(_skipped)} test(s) skipped: {', '.join(_skipped[:10])}")
+
+
+@pytest.fixture(scope="session")
+def base_image(docker_client):
+    """The python base image (bootstrapped with debootstrap if absent: CI does it up front)."""
+    from harnessforge.envs.images import bootstrap_base
+
+    return bootstrap_base(docker_client, "python", load_rules().environments, log=lambda *_: None)
+
+
+@pytest.fixture(scope="session")
+def env_store(example_repo, base_image, docker_client, tmp_path_factory):
+    """A store with the example repository planned and its environment image built."""
+    from harnessforge.envs.environment import build
+    from harnessforge.envs.recipes import env_hash, recipe_at
+    from harnessforge.gitio import GitRepo
+    from harnessforge.mining.planner import plan
+
+    store = Store(tmp_path_factory.mktemp("env") / "store")
+    result = plan(store, str(example_repo), load_rules())
+    # Remove a cached image from an earlier session, so the build below really runs.
+    recipe = recipe_at(GitRepo(example_repo), result.plan.to_commit, result.plan.repo.key, load_rules().environments)
+    tag = f"harnessforge/{result.plan.repo.key}:{env_hash(recipe, docker_client.images.get(base_image).id)}"
+    if docker_client.images.list(name=tag):
+        docker_client.images.remove(tag, force=True)
+    images = build(store, result.plan.repo.key, load_rules(), log=lambda *_: None)
+    assert images.images and not images.failures, images.failures
+    return store, result.plan.repo.key, images
+
+
+@pytest.fixture(scope="session")
+def validated(env_store):
+    """The example repository validated in Docker: (store, key, {milestone id: Validation})."""
+    from harnessforge.envs.environment import validate
+
+    store, key, _ = env_store
+    results = validate(store, key, load_rules(), backend="docker", log=lambda *_: None)
+    return store, key, {v.milestone_id: v for v in results}

@@ -30,12 +30,14 @@ def test_materialize_repos_and_plans(example_repo, store):
     result = dg.materialize([repos, milestone_plans], instance=instance, partition_key=spec.key, resources=resources)
     assert result.success
     by_asset = {e.asset_key.to_user_string(): e.materialization for e in result.get_asset_materialization_events()}
-    assert by_asset["repos"].metadata["newest_release"].value == "v0.4.0"
-    assert by_asset["milestone_plans"].metadata["milestones"].value == 5
+    assert by_asset["repos"].metadata["newest_release"].value == "v0.5.0"
+    assert by_asset["milestone_plans"].metadata["milestones"].value == 6
     assert "| m01 |" in by_asset["milestone_plans"].metadata["plan"].value
-    assert by_asset["repos"].tags["dagster/data_version"] == "v0.4.0"
+    assert "| m06 |" in by_asset["milestone_plans"].metadata["plan"].value
+    assert by_asset["repos"].tags["dagster/data_version"] == "v0.5.0"
     assert (store.repo_dir(spec.key) / "plan.json").exists()
     assert (store.milestone_dir(spec.key, "m05") / "hints.json").exists()
+    assert (store.milestone_dir(spec.key, "m06") / "hints.json").exists()
 
 
 def test_unknown_partition_fails_with_a_clear_message(store):

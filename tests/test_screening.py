@@ -25,16 +25,16 @@ def test_every_criterion_is_reported_with_value_threshold_and_reason(example_rep
     by = {c.name: c for c in report.criteria}
     assert by["ci_config"].measured == [".github/workflows/ci.yml"] and by["ci_config"].passed
     assert by["primary_language"].measured == "python" and by["primary_language"].passed
-    assert by["test_count"].measured == 76 and by["test_count"].method == "pytest --collect-only"
-    assert by["release_tags"].measured == 4 and by["release_tags"].passed  # v0.3.0rc1 is not a release
-    assert by["recent_commits"].measured == 39 and by["recent_commits"].passed is False
+    assert by["test_count"].measured == 86 and by["test_count"].method == "pytest --collect-only"
+    assert by["release_tags"].measured == 5 and by["release_tags"].passed  # v0.3.0rc1 is not a release
+    assert by["recent_commits"].measured == 44 and by["recent_commits"].passed is False
     assert by["core_loc"].passed is False and "lines of python" in by["core_loc"].reason
     assert by["lockfile"].measured == [] and by["lockfile"].passed is False
     assert by["environment_builds"].passed is None and by["environment_builds"].measured == "unknown"
     assert all(c.threshold and c.reason for c in report.criteria)
-    assert report.passed is False and report.newest_release == "v0.4.0"
+    assert report.passed is False and report.newest_release == "v0.5.0"
     saved = json.loads((store.repo_dir(report.repo.key) / "screening.json").read_text())
-    assert saved["criteria"][2]["measured"] == 76
+    assert saved["criteria"][2]["measured"] == 86
 
 
 def test_thresholds_come_from_rules(example_repo, store, tmp_path):
@@ -51,7 +51,7 @@ def test_static_count_when_collection_is_off(example_repo, store, rules):
     report = screen(store, str(example_repo), rules, collect=False)
     count = report.criterion("test_count")
     assert count.method.startswith("static count")
-    assert 40 <= count.measured < 76  # declarations, not parametrized cases
+    assert 40 <= count.measured < 86  # declarations, not parametrized cases
 
 
 def test_candidates_file_screens_each_and_reports_failures(run_cli, example_repo, tmp_path):

@@ -1,10 +1,22 @@
 """The history of `tasklite`, a small task-list library, written as a script.
 
-It is shaped like a real project's: releases v0.1.0..v0.4.0 (plus a v0.3.0rc1 pre-release),
+It is shaped like a real project's: releases v0.1.0..v0.5.0 (plus a v0.3.0rc1 pre-release),
 a Keep-a-Changelog CHANGELOG.md citing PRs and issues, merge commits (`Merge pull request #N`)
 and squash commits (`Title (#N)`), features spanning several PRs that each touch >=3 files with
 tests, two features whose PRs interleave, and noise: docs, CI, version bumps, a test-only tidy-up.
-Every release's tests pass, and every feature's tests fail before it.
+Every release's tests pass on a clean checkout, and every feature's tests fail before it, with
+two deliberate exceptions that real histories have too:
+
+- Flaky: `tests/test_cli.py::test_first_run_creates_history` (CLI, PR #22, issue #21). The
+  command logs its changes to `.tasklite/history` under the current directory unless told
+  otherwise, and this test, unlike the others, does not pass `--state-dir`: it writes into the
+  working tree of the checkout (a directory the same PR adds to .gitignore) and asserts that
+  the history holds exactly its one change. It passes on the first run in a fresh checkout and
+  fails on every later run in the same working tree, because the ignored file survives
+  `git checkout -f` and `git clean -fd` (only `git clean -fdx` removes it).
+- Does not reproduce: the tag index (issue #24, PRs #25 and #26, release v0.5.0) is a
+  refactor across three source files plus a new one; its new tests (tests/test_tag_index.py)
+  only exercise behaviour that already worked, so they pass before the change as well.
 """
 
 from __future__ import annotations
@@ -1113,7 +1125,7 @@ CHANGES_040 = """## [0.4.0] - 2026-03-24
 ### Added
 - Tasks have a priority from low to urgent, kept when saving (#19, part of #18).
 - Stores filter by a minimum priority and order by priority; CSV exports include it (#20, fixes #18).
-- A `tasklite` command adds, lists and completes tasks in a JSON file (#22, part of #21).
+- A `tasklite` command adds, lists and completes tasks in a JSON file, and shows a history of the changes it made (#22, part of #21).
 - The command exports CSV or Markdown and lists overdue tasks (#23, fixes #21).
 
 """
@@ -1138,9 +1150,19 @@ def _open(path: Path) -> TaskStore:
     return TaskStore.load(path) if path.exists() else TaskStore()
 
 
+def _record(state_dir: Path, line: str) -> None:
+    """Append one change to the history in `state_dir`."""
+    state_dir.mkdir(parents=True, exist_ok=True)
+    with open(state_dir / "history", "a") as history:
+        history.write(line + "\\n")
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="tasklite", description="Manage a task list stored as JSON.")
     parser.add_argument("--file", type=Path, default=Path("tasks.json"), help="the task file")
+    parser.add_argument(
+        "--state-dir", type=Path, default=Path(".tasklite"), help="where the history of changes is kept"
+    )
     commands = parser.add_subparsers(dest="command", required=True)
 
     add = commands.add_parser("add", help="add a task")
@@ -1155,6 +1177,8 @@ def build_parser() -> argparse.ArgumentParser:
 
     done = commands.add_parser("done", help="mark a task done")
     done.add_argument("id", type=int)
+
+    commands.add_parser("history", help="show the changes made so far")
     return parser
 
 
@@ -1167,6 +1191,7 @@ def main(argv: Optional[Sequence[str]] = None, out=None) -> int:
             task = store.add(args.title, tags=args.tag, due=args.due, priority=args.priority)
             store.save(args.file)
             print(f"added {task.id}: {task.title}", file=out)
+            _record(args.state_dir, f"added {task.id}: {task.title}")
         elif args.command == "list":
             tasks = store.filter(tag=args.tag, done=None if args.all else False)
             for task in tasks:
@@ -1175,6 +1200,11 @@ def main(argv: Optional[Sequence[str]] = None, out=None) -> int:
             store.complete(args.id)
             store.save(args.file)
             print(f"done {args.id}", file=out)
+            _record(args.state_dir, f"done {args.id}")
+        elif args.command == "history":
+            history = args.state_dir / "history"
+            if history.exists():
+                out.write(history.read_text())
     except (KeyError, ValueError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 1
@@ -1184,14 +1214,16 @@ MAIN = """from .cli import main
 
 raise SystemExit(main())
 """
-TEST_CLI = """import pytest
+TEST_CLI = """from pathlib import Path
+
+import pytest
 
 from tasklite import TaskStore
 from tasklite.cli import main
 
 
 def run(tmp_path, *argv):
-    return main(["--file", str(tmp_path / "tasks.json"), *argv])
+    return main(["--file", str(tmp_path / "tasks.json"), "--state-dir", str(tmp_path / "state"), *argv])
 
 
 def test_add_then_list(tmp_path, capsys):
@@ -1226,13 +1258,26 @@ def test_priority_and_due_are_stored(tmp_path):
 def test_missing_command_exits():
     with pytest.raises(SystemExit):
         main([])
+
+
+def test_history_lists_changes(tmp_path, capsys):
+    run(tmp_path, "add", "a")
+    run(tmp_path, "list")
+    run(tmp_path, "done", "1")
+    capsys.readouterr()
+    assert run(tmp_path, "history") == 0
+    assert capsys.readouterr().out == "added 1: a\\ndone 1\\n"
+
+
+def test_first_run_creates_history(tmp_path):
+    # without --state-dir the history goes to .tasklite/ in the current directory
+    assert main(["--file", str(tmp_path / "tasks.json"), "add", "buy milk"]) == 0
+    assert Path(".tasklite", "history").read_text() == "added 1: buy milk\\n"
 """
 CLI_MORE_PARSER = (
-    """    done = commands.add_parser("done", help="mark a task done")
-    done.add_argument("id", type=int)
+    """    commands.add_parser("history", help="show the changes made so far")
     return parser""",
-    """    done = commands.add_parser("done", help="mark a task done")
-    done.add_argument("id", type=int)
+    """    commands.add_parser("history", help="show the changes made so far")
 
     export = commands.add_parser("export", help="print every task as CSV or Markdown")
     export.add_argument("--format", choices=["csv", "md"], default="csv")
@@ -1242,9 +1287,9 @@ CLI_MORE_PARSER = (
     return parser""",
 )
 CLI_MORE_MAIN = (
-    """            print(f"done {args.id}", file=out)
+    """                out.write(history.read_text())
 """,
-    """            print(f"done {args.id}", file=out)
+    """                out.write(history.read_text())
         elif args.command == "export":
             render = to_csv if args.format == "csv" else to_markdown
             out.write(render(store.list()))
@@ -1274,6 +1319,310 @@ def test_overdue_command(tmp_path, capsys):
     capsys.readouterr()
     run(tmp_path, "overdue", "--today", "2026-04-01")
     assert capsys.readouterr().out == "  1 2026-03-30 pay rent\\n"
+"""
+
+
+# ------------------------------------------------------------------------------------------------
+# Refactor: a tag index (issue #24) -- PRs #25 and #26. Tag lookups stop scanning every task;
+# the behaviour is unchanged, so the tests written for it pass before the change as well.
+# ------------------------------------------------------------------------------------------------
+INDEX = '''"""An inverted index from tags to task ids, so tag lookups need not scan every task."""
+
+from __future__ import annotations
+
+from typing import Iterable
+
+from .models import Task
+
+
+class TagIndex:
+    """The ids of the tasks carrying each tag.
+
+    `TaskStore` keeps one in step with its tasks: tasks are indexed when added or loaded,
+    dropped when removed, and re-indexed when `Task.add_tag` or `Task.remove_tag` change them.
+    """
+
+    def __init__(self, tasks: Iterable[Task] = ()) -> None:
+        self._ids: dict[str, set[int]] = {}
+        for task in tasks:
+            self.add(task)
+
+    def add(self, task: Task) -> None:
+        for tag in task.tags:
+            self.tag(task.id, tag)
+
+    def discard(self, task: Task) -> None:
+        for tag in task.tags:
+            self.untag(task.id, tag)
+
+    def tag(self, task_id: int, tag: str) -> None:
+        self._ids.setdefault(tag, set()).add(task_id)
+
+    def untag(self, task_id: int, tag: str) -> None:
+        ids = self._ids.get(tag)
+        if ids is None:
+            return
+        ids.discard(task_id)
+        if not ids:
+            del self._ids[tag]  # a tag no task carries is no longer in use
+
+    def ids_with_all(self, tags: Iterable[str]) -> set[int]:
+        """Ids of the tasks carrying every one of `tags`."""
+        postings = sorted((self._ids.get(tag, set()) for tag in tags), key=len)
+        if not postings:
+            raise ValueError("ids_with_all needs at least one tag")
+        found = set(postings[0])
+        for ids in postings[1:]:
+            if not found:
+                break
+            found &= ids
+        return found
+
+    def ids_with_any(self, tags: Iterable[str]) -> set[int]:
+        """Ids of the tasks carrying at least one of `tags`."""
+        found: set[int] = set()
+        for tag in tags:
+            found |= self._ids.get(tag, set())
+        return found
+
+    def count(self, tag: str) -> int:
+        return len(self._ids.get(tag, ()))
+
+    def tags(self) -> list[str]:
+        """Every tag in use, sorted."""
+        return sorted(self._ids)
+
+    def __contains__(self, tag: object) -> bool:
+        return tag in self._ids
+
+    def __len__(self) -> int:
+        return len(self._ids)
+'''
+MODELS_INDEX_IMPORT = (
+    "from typing import Optional\n",
+    "from typing import Callable, Optional\n",
+)
+MODELS_INDEX_FIELD = (
+    "    priority: Priority = Priority.NORMAL\n",
+    """    priority: Priority = Priority.NORMAL
+    # Called as (task, tag, added) when add_tag or remove_tag changes the tags, so that the
+    # store holding the task can keep its tag index current. Not part of the record.
+    on_tag_change: Optional[Callable[["Task", str, bool], None]] = field(
+        default=None, init=False, repr=False, compare=False
+    )
+""",
+)
+MODELS_INDEX_METHODS = (
+    """    def add_tag(self, tag: str) -> None:
+        self.tags.add(normalize_tag(tag))
+
+    def remove_tag(self, tag: str) -> None:
+        self.tags.discard(normalize_tag(tag))
+""",
+    """    def add_tag(self, tag: str) -> None:
+        tag = normalize_tag(tag)
+        if tag not in self.tags:
+            self.tags.add(tag)
+            self._tags_changed(tag, True)
+
+    def remove_tag(self, tag: str) -> None:
+        tag = normalize_tag(tag)
+        if tag in self.tags:
+            self.tags.discard(tag)
+            self._tags_changed(tag, False)
+
+    def _tags_changed(self, tag: str, added: bool) -> None:
+        if self.on_tag_change is not None:
+            self.on_tag_change(self, tag, added)
+""",
+)
+STORE_INDEX_IMPORT = (
+    "from .models import Task\n",
+    "from .index import TagIndex\nfrom .models import Task\n",
+)
+STORE_INDEX_INIT = (
+    """        self._tasks: dict[int, Task] = {}
+        self._next_id = 1
+""",
+    """        self._tasks: dict[int, Task] = {}
+        self._next_id = 1
+        self._index = TagIndex()
+""",
+)
+STORE_INDEX_ADD = (
+    """        task = Task(id=self._next_id, title=title, tags=set(tags), due=due, priority=priority)
+        self._tasks[task.id] = task
+        self._next_id += 1
+""",
+    """        task = Task(id=self._next_id, title=title, tags=set(tags), due=due, priority=priority)
+        self._track(task)
+        self._next_id += 1
+""",
+)
+STORE_INDEX_REMOVE = (
+    """    def remove(self, task_id: int) -> None:
+        self.get(task_id)
+        del self._tasks[task_id]
+""",
+    """    def remove(self, task_id: int) -> None:
+        task = self.get(task_id)
+        del self._tasks[task_id]
+        self._index.discard(task)
+        task.on_tag_change = None
+""",
+)
+STORE_INDEX_TAGS = (
+    """        return sorted({tag for task in self._tasks.values() for tag in task.tags})
+""",
+    """        return self._index.tags()
+""",
+)
+STORE_INDEX_RESTORE = (
+    """    def _restore(self, tasks: Iterable[Task], next_id: Optional[int] = None) -> None:
+        self._tasks = {task.id: task for task in tasks}
+        self._next_id = max([next_id or 1, *(task.id + 1 for task in self._tasks.values())])
+""",
+    """    def _restore(self, tasks: Iterable[Task], next_id: Optional[int] = None) -> None:
+        self._tasks = {}
+        self._index = TagIndex()
+        for task in sorted(tasks, key=lambda task: task.id):
+            self._track(task)
+        self._next_id = max([next_id or 1, *(task.id + 1 for task in self._tasks.values())])
+
+    def _track(self, task: Task) -> None:
+        \"\"\"Hold `task` and index its tags; tasks are kept in id order.\"\"\"
+        self._tasks[task.id] = task
+        self._index.add(task)
+        task.on_tag_change = self._retag
+
+    def _retag(self, task: Task, tag: str, added: bool) -> None:
+        if added:
+            self._index.tag(task.id, tag)
+        else:
+            self._index.untag(task.id, tag)
+""",
+)
+QUERY_INDEX_METHOD = (
+    """    def apply(self, tasks: Iterable[Task]) -> list:
+""",
+    """    def candidate_ids(self, index: TagIndex) -> Optional[set]:
+        \"\"\"The ids of the only tasks that can match, looked up in `index`; None when the
+        query has no tag criteria, so that every task has to be checked.\"\"\"
+        ids = index.ids_with_all(self.all_tags) if self.all_tags else None
+        if self.any_tags:
+            some = index.ids_with_any(self.any_tags)
+            ids = some if ids is None else ids & some
+        return ids
+
+    def apply(self, tasks: Iterable[Task]) -> list:
+""",
+)
+QUERY_INDEX_IMPORT = (
+    "from .models import Priority, Task, normalize_tag, parse_priority\n",
+    "from .index import TagIndex\nfrom .models import Priority, Task, normalize_tag, parse_priority\n",
+)
+STORE_INDEX_FILTER = (
+    """        query = query or Query.build(**criteria)
+        return query.apply(self._tasks.values())
+""",
+    """        query = query or Query.build(**criteria)
+        return query.apply(self._candidates(query))
+
+    def _candidates(self, query: Query) -> Iterable[Task]:
+        \"\"\"The tasks `query` has to look at: those the tag index allows, in id order.\"\"\"
+        ids = query.candidate_ids(self._index)
+        if ids is None:
+            return self._tasks.values()
+        return [self._tasks[task_id] for task_id in sorted(ids)]
+""",
+)
+TEST_TAG_INDEX = """import pytest
+
+from tasklite import TaskStore
+
+
+@pytest.fixture
+def store():
+    s = TaskStore()
+    s.add("buy milk", tags=["errand", "home"])
+    s.add("fix bike", tags=["home"])
+    s.add("file taxes", tags=["admin"])
+    return s
+
+
+def titles(tasks):
+    return [t.title for t in tasks]
+
+
+def test_tags_in_use_follow_removals(store):
+    store.remove(3)
+    assert store.tags() == ["errand", "home"]
+    store.remove(1)
+    assert store.tags() == ["home"]
+
+
+def test_tags_added_to_a_stored_task_are_found(store):
+    store.get(3).add_tag("Urgent")
+    assert store.tags() == ["admin", "errand", "home", "urgent"]
+    assert titles(store.filter(tag="urgent")) == ["file taxes"]
+
+
+def test_tags_removed_from_a_stored_task_are_forgotten(store):
+    store.get(2).remove_tag("home")
+    assert titles(store.filter(tag="home")) == ["buy milk"]
+    store.get(1).remove_tag("HOME")
+    assert store.tags() == ["admin", "errand"]
+    assert store.filter(tag="home") == []
+
+
+def test_removed_task_is_not_found_by_tag(store):
+    task = store.get(1)
+    store.remove(1)
+    task.add_tag("late")
+    assert titles(store.filter(tag="home")) == ["fix bike"]
+    assert store.filter(tag="errand") == [] and store.filter(tag="late") == []
+    assert store.tags() == ["admin", "home"]
+
+
+def test_loaded_store_finds_tasks_by_tag(store, tmp_path):
+    store.save(tmp_path / "tasks.json")
+    loaded = TaskStore.load(tmp_path / "tasks.json")
+    assert loaded.tags() == ["admin", "errand", "home"]
+    loaded.get(2).add_tag("bike")
+    assert titles(loaded.filter(tag="bike")) == ["fix bike"]
+    assert titles(loaded.filter(tag="home")) == ["buy milk", "fix bike"]
+"""
+TEST_TAG_INDEX_QUERIES = """
+
+def test_unknown_tags_match_nothing(store):
+    assert store.filter(tag="garden") == []
+    assert store.filter(tags=["home", "garden"]) == []
+    assert titles(store.filter(any_tags=["garden", "admin"])) == ["file taxes"]
+
+
+def test_tag_filters_combine_with_other_criteria(store):
+    store.complete(2)
+    assert titles(store.filter(tag="home", done=False)) == ["buy milk"]
+    assert titles(store.filter(any_tags=["admin", "home"], text="bike")) == ["fix bike"]
+    assert titles(store.filter(tags=["home"], any_tags=["errand", "admin"])) == ["buy milk"]
+    assert titles(store.filter(any_tags=["home", "admin"], order_by="-title")) == ["fix bike", "file taxes", "buy milk"]
+
+
+def test_big_store_tag_lookups():
+    store = TaskStore()
+    for n in range(3000):
+        store.add(f"task {n}", tags=[f"t{n % 7}", "even" if n % 2 == 0 else "odd"])
+    assert [t.id for t in store.filter(tags=["t3", "even"])] == [n + 1 for n in range(3000) if n % 7 == 3 and n % 2 == 0]
+    assert len(store.filter(any_tags=["t0", "t1"])) == sum(1 for n in range(3000) if n % 7 in (0, 1))
+    assert store.tags() == ["even", "odd", "t0", "t1", "t2", "t3", "t4", "t5", "t6"]
+"""
+
+CHANGES_050 = """## [0.5.0] - 2026-03-31
+
+### Changed
+- Stores keep an index of their tags, so filtering by tag and listing the tags in use no longer look at every task (#25, part of #24).
+- Filters that combine tags with other criteria only check the tasks carrying those tags (#26, fixes #24).
+
 """
 
 
@@ -1658,8 +2007,12 @@ def build(dest: Path, *, tags: bool = True, changelog: bool = True, odd_files: b
         "Command-line interface",
         [
             (
-                "Add the tasklite command\n\nadd, list and done over a JSON task file.\n\nPart of #21",
-                {"tasklite/cli.py": CLI, "tasklite/__main__.py": MAIN},
+                "Add the tasklite command\n\nadd, list and done over a JSON task file. Every change is also logged\n"
+                "to a history in a .tasklite directory, which git ignores.\n\nPart of #21",
+                files(
+                    {"tasklite/cli.py": CLI, "tasklite/__main__.py": MAIN},
+                    edits(".gitignore", ("*.egg-info/\n", "*.egg-info/\n.tasklite/\n")),
+                ),
             ),
             (
                 "Install a tasklite script and test the command",
@@ -1686,4 +2039,47 @@ def build(dest: Path, *, tags: bool = True, changelog: bool = True, odd_files: b
         body="Closes #21",
     )
     release("0.4.0", CHANGES_040, names_040, imports_040)
+
+    # ---- tag index (#24): a refactor whose tests already pass before it --------------------
+    b.merge_pr(
+        25,
+        "tag-index",
+        "Index tasks by tag",
+        [
+            (
+                "Add a TagIndex from tags to task ids\n\nTasks tell a listener when add_tag or remove_tag change them.\n\n"
+                "Part of #24",
+                files(
+                    {"tasklite/index.py": INDEX},
+                    edits("tasklite/models.py", MODELS_INDEX_IMPORT, MODELS_INDEX_FIELD, MODELS_INDEX_METHODS),
+                ),
+            ),
+            (
+                "Keep a tag index in TaskStore\n\nTaskStore.tags() reads the index instead of every task.",
+                files(
+                    edits(
+                        "tasklite/store.py",
+                        STORE_INDEX_IMPORT,
+                        STORE_INDEX_INIT,
+                        STORE_INDEX_ADD,
+                        STORE_INDEX_REMOVE,
+                        STORE_INDEX_TAGS,
+                        STORE_INDEX_RESTORE,
+                    ),
+                    {"tests/test_tag_index.py": TEST_TAG_INDEX},
+                ),
+            ),
+        ],
+    )
+    b.squash_pr(
+        26,
+        "Look up tag filters in the tag index",
+        files(
+            edits("tasklite/query.py", QUERY_INDEX_IMPORT, QUERY_INDEX_METHOD),
+            edits("tasklite/store.py", STORE_INDEX_FILTER),
+            append("tests/test_tag_index.py", TEST_TAG_INDEX_QUERIES),
+        ),
+        body="Only the tasks carrying the wanted tags are matched against the rest of the query.\n\nCloses #24",
+    )
+    release("0.5.0", CHANGES_050, names_040, imports_040)
     return dest

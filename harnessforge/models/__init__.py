@@ -6,6 +6,7 @@ import json
 from pathlib import Path
 
 from .common import Model, Provenance
+from .env import ExecResult, Grade, ImageRecord, Recipe, RepoImages, TestRun, Validation
 from .history import ChangelogEntry, FileChange, PullRef, Release
 from .plan import HINT_LEVEL_NAMES, ExcludedTest, Hint, HintLadder, Milestone, MilestonePlan, milestone_id
 from .repo import Criterion, GitHubMeta, RepoSpec, ScreeningReport
@@ -13,7 +14,21 @@ from .repo import Criterion, GitHubMeta, RepoSpec, ScreeningReport
 # Every model a user may find on disk, by the name its schema file gets.
 ARTIFACTS: dict[str, type[Model]] = {
     m.__name__: m
-    for m in (RepoSpec, ScreeningReport, Release, ChangelogEntry, PullRef, Milestone, HintLadder, MilestonePlan)
+    for m in (
+        RepoSpec,
+        ScreeningReport,
+        Release,
+        ChangelogEntry,
+        PullRef,
+        Milestone,
+        HintLadder,
+        MilestonePlan,
+        Recipe,
+        RepoImages,
+        TestRun,
+        Validation,
+        Grade,
+    )
 }
 
 
@@ -33,6 +48,13 @@ __all__ = [
     "ChangelogEntry",
     "Criterion",
     "ExcludedTest",
+    "ExecResult",
+    "Grade",
+    "ImageRecord",
+    "Recipe",
+    "RepoImages",
+    "TestRun",
+    "Validation",
     "FileChange",
     "GitHubMeta",
     "HINT_LEVEL_NAMES",

@@ -60,6 +60,11 @@ class Milestone(Model):
     acceptance_tests: list[str]
     excluded_tests: list[ExcludedTest] = []
     flags: list[str] = Field([], description="e.g. undersized, oversized, no_tests")
+    status: Literal["valid", "no_fail_to_pass", "does_not_reproduce", "env_error"] | None = Field(
+        None, description="Set by `validate`; None until the milestone's tests have been run."
+    )
+    fail_to_pass: list[str] = Field([], description="Set by `validate`: fail at base, pass at verify, every run.")
+    pass_to_pass: list[str] = Field([], description="Set by `validate`: pass at both ends, every run.")
 
     @property
     def lines_changed(self) -> int:

@@ -1,0 +1,1 @@
+"""Environments: image recipes and builds, sandboxes, test runners, validation and grading."""

@@ -1,0 +1,172 @@
+"""The environments stage over the store: `env build`, `validate` and grading for one repo.
+
+`Environment` knows, for each milestone, its recipe, its image and how to open a sandbox at a
+commit — in Docker when an engine answers, else locally with the host's toolchain.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from ..errors import EnvError
+from ..models import Criterion, Milestone
+from ..models.env import Grade, Recipe, RepoImages, Validation
+from ..repos import open_repo, spec_for
+from ..rules import Rules
+from ..store import Store
+from . import engine
+from .images import build_env_image
+from .local_sandbox import LocalSandbox
+from .recipes import dependency_files, recipe_at
+from .sandbox import Limits, Sandbox, SandboxSpec
+from .validate import grade_candidate, validate_milestone
+
+Backend = str  # "docker" | "local" | "auto"
+# The local backend runs the host's own interpreter; these make the checkout importable.
+LOCAL_ENV = {"python": {"PYTHONPATH": "{workspace}:{workspace}/src", "PYTHONHASHSEED": "0"}}
+
+
+def build(store: Store, arg: str, rules: Rules, milestone: str | None = None, log=print) -> RepoImages:
+    """Build (or find) the image of every dependency epoch the repo's milestones need."""
+    spec = spec_for(store, arg)
+    repo = open_repo(store, spec)
+    plan = store.load_plan(spec.key)
+    client = engine.connect()
+    env = rules.environments
+    images = RepoImages(repo_key=spec.key)
+    by_hash: dict = {}
+    failed: dict[str, EnvError] = {}  # recipe json -> its build error, so one epoch fails once
+    for m in plan.milestones:
+        if milestone and m.id != milestone:
+            continue
+        try:
+            recipe = recipe_at(repo, m.verify_commit, spec.key, env)
+            if recipe.model_dump_json() in failed:
+                raise failed[recipe.model_dump_json()]
+            files = repo.files(m.verify_commit)
+            deps = dependency_files(recipe, files, lambda p, c=m.verify_commit: repo.show(c, p))
+            try:
+                record = build_env_image(client, store, spec.key, recipe, m.verify_commit, deps, env, log=log)
+            except EnvError as e:
+                failed[recipe.model_dump_json()] = e
+                raise
+        except EnvError as e:
+            images.failures[m.id] = f"{e.reason}: {e}"
+            log(f"{m.id}: {e.reason}: {str(e).splitlines()[0]}")
+            continue
+        if record.env_hash not in by_hash:
+            by_hash[record.env_hash] = record
+            log(f"{record.tag}: {'built in %.1fs' % record.build_seconds if record.build_seconds else 'cached'}")
+        images.milestone_images[m.id] = record.env_hash
+    images.images = list(by_hash.values())
+    store.save_images(images)
+    _record_screening(store, spec.key, images)
+    return images
+
+
+def _record_screening(store: Store, key: str, images: RepoImages) -> None:
+    """Fill the screening report's "environment builds" criterion, when the repo was screened."""
+    path = store.repo_dir(key) / "screening.json"
+    if not path.exists():
+        return
+    report = store.load_screening(key)
+    ok = bool(images.images) and not images.failures
+    measured = f"{len(images.milestone_images)} built, {len(images.failures)} failed"
+    reason = "every milestone has an image" if ok else "; ".join(f"{k}: {v}" for k, v in images.failures.items())
+    new = Criterion(
+        name="environment_builds", measured=measured, threshold="the repo image builds and tests run", passed=ok,
+        reason=reason[:500] or "no milestone to build", method="harnessforge env build",
+    )  # fmt: skip
+    report.criteria = [new if c.name == "environment_builds" else c for c in report.criteria]
+    store.save_screening(report)
+
+
+class Environment:
+    """Sandboxes for one repo's milestones."""
+
+    def __init__(self, store: Store, key: str, rules: Rules, backend: Backend = "auto"):
+        self.store, self.key, self.rules = store, key, rules
+        self.repo = open_repo(store, spec_for(store, key))
+        self.limits = Limits.from_rules(rules.environments)
+        has_images = (store.root / "images" / f"{key}.json").exists()
+        if backend == "auto":
+            backend = "docker" if has_images and engine.available() else "local"
+        self.backend = backend
+        self.images = store.load_images(key) if backend == "docker" else None
+        self.client = engine.connect() if backend == "docker" else None
+
+    def recipe(self, m: Milestone) -> Recipe:
+        if self.images is not None:
+            record = self.images.for_milestone(m.id)
+            if record is None:
+                why = self.images.failures.get(m.id, "no image built for it")
+                raise EnvError(f"{self.key} {m.id}: {why} (run `harnessforge env build`)", "install_failed")
+            return record.recipe
+        return recipe_at(self.repo, m.verify_commit, self.key, self.rules.environments)
+
+    def opener(self, m: Milestone, labels: dict[str, str] | None = None) -> Callable[[str], Sandbox]:
+        """commit -> a started sandbox for milestone `m` (every call gives a fresh one)."""
+        recipe = self.recipe(m)
+        labels = {"harnessforge.repo": self.key, "harnessforge.milestone": m.id, **(labels or {})}
+        if self.backend == "docker":
+            from .docker_sandbox import DockerSandbox
+
+            image = self.images.for_milestone(m.id).tag
+            return lambda commit: DockerSandbox(self._spec(commit, recipe, recipe.env, labels), image, self.client)
+        env = LOCAL_ENV.get(recipe.language, {})
+        return lambda commit: LocalSandbox(self._spec(commit, recipe, env, labels))
+
+    def _spec(self, commit: str, recipe: Recipe, env: dict[str, str], labels: dict[str, str]) -> SandboxSpec:
+        return SandboxSpec(self.repo.path, commit, env=dict(env), prepare=recipe.prepare, limits=self.limits,
+                           labels=labels)  # fmt: skip
+
+    def image_of(self, m: Milestone) -> str:
+        record = self.images.for_milestone(m.id) if self.images else None
+        return record.tag if record else f"local:{self.backend}"
+
+
+def validate(
+    store: Store, arg: str, rules: Rules, milestone: str | None = None, backend: Backend = "auto", log=print
+) -> list[Validation]:
+    """Validate each milestone (or one), write validation.json and record the verdict in the plan."""
+    key = spec_for(store, arg).key
+    env = Environment(store, key, rules, backend)
+    plan = store.load_plan(key)
+    out = []
+    for m in plan.milestones:
+        if milestone and m.id != milestone:
+            continue
+        _, test_patch = store.read_patches(key, m.id)
+        try:
+            opener = env.opener(m, {"harnessforge.stage": "validate"})
+        except EnvError as e:
+            v = Validation(milestone_id=m.id, status="env_error", reason=e.reason, detail=str(e), repeats=0)
+        else:
+            v = validate_milestone(opener, m, test_patch, env.recipe(m), rules, image=env.image_of(m))
+        store.save_validation(key, v)
+        store.update_milestone(
+            key,
+            m.model_copy(update={"status": v.status, "fail_to_pass": v.fail_to_pass, "pass_to_pass": v.pass_to_pass}),
+        )
+        log(f"{m.id}: {v.status}{' (' + v.reason + ')' if v.reason else ''}: {len(v.fail_to_pass)} FAIL_TO_PASS, "
+            f"{len(v.pass_to_pass)} PASS_TO_PASS, {len(v.flaky)} flaky")  # fmt: skip
+        out.append(v)
+    if milestone and not out:
+        raise EnvError(f"{key} has no milestone {milestone!r}")
+    return out
+
+
+def grade(store: Store, arg: str, mid: str, candidate: bytes, rules: Rules, backend: Backend = "auto") -> Grade:
+    """Grade a candidate diff against a validated milestone, in a fresh sandbox."""
+    key = spec_for(store, arg).key
+    env = Environment(store, key, rules, backend)
+    m = store.load_milestone(key, mid)
+    validation = store.load_validation(key, mid)
+    if validation.status != "valid":
+        raise EnvError(f"{key} {mid} is {validation.status}, not valid: nothing to grade against")
+    _, test_patch = store.read_patches(key, mid)
+    opener = env.opener(m, {"harnessforge.stage": "grade"})
+    return grade_candidate(opener, m, validation, test_patch, candidate, env.recipe(m), rules)
+
+
+__all__ = ["Environment", "build", "grade", "validate"]

@@ -1,0 +1,183 @@
+"""Images: a base per language (OS + toolchain), then one env image per repo and dependency epoch.
+
+The env layer is made by running the recipe's install in a container on the host network (the
+only time anything reaches the network, with the host's CA bundle mounted for TLS) and committing
+it. Per-milestone state is never an image: it is a workspace checked out into a container.
+"""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import tempfile
+import time
+from pathlib import Path
+
+import docker
+from docker.errors import APIError, ImageNotFound
+
+from ..errors import EnvError
+from ..models.env import ImageRecord, Recipe
+from ..rules import EnvRules
+from ..store import Store
+from .engine import LABEL
+from .recipes import DEPS_DIR, env_hash
+from .runners import PLUGIN_DIR
+from .workspace import SANDBOX_UID, SANDBOX_USER, WORKSPACE, file_tar
+
+HOST_CA = Path("/etc/ssl/certs/ca-certificates.crt")
+BUILD_CA = "/tmp/harnessforge-build-ca.crt"  # copied in for the build, deleted before the commit
+PLUGINS = Path(__file__).parent / "plugins"
+# Variables that make tests fail fast offline; they must not apply while installing.
+OFFLINE_VARS = {"PIP_NO_INDEX", "GOPROXY", "GOFLAGS", "CARGO_NET_OFFLINE", "npm_config_offline"}
+CA_VARS = (
+    "PIP_CERT",
+    "SSL_CERT_FILE",
+    "REQUESTS_CA_BUNDLE",
+    "NODE_EXTRA_CA_CERTS",
+    "CARGO_HTTP_CAINFO",
+    "GIT_SSL_CAINFO",
+)
+SANDBOX_DIRS = f"/home/{SANDBOX_USER} {WORKSPACE} /hf/out"
+
+
+def image_exists(client: docker.DockerClient, tag: str) -> docker.models.images.Image | None:
+    try:
+        return client.images.get(tag)
+    except ImageNotFound:
+        return None
+
+
+def bootstrap_base(client: docker.DockerClient, language: str, rules: EnvRules, force: bool = False, log=print) -> str:
+    """Build `base_images[language]` from Debian with debootstrap + docker import (no registry needed)."""
+    tag = rules.base_images[language]
+    if not force and image_exists(client, tag):
+        log(f"{tag}: present")
+        return tag
+    if shutil.which("debootstrap") is None:
+        raise EnvError("debootstrap is not installed (apt-get install debootstrap)", "toolchain_unavailable")
+    packages = ["git", "ca-certificates", "procps", *rules.bootstrap.packages.get(language, [])]
+    with tempfile.TemporaryDirectory(prefix="hf-rootfs-") as tmp:
+        rootfs = Path(tmp) / "rootfs"
+        cmd = ["debootstrap", "--variant=minbase", f"--include={','.join(packages)}", rules.bootstrap.suite]
+        log(f"{tag}: debootstrap {rules.bootstrap.suite} with {', '.join(packages)}")
+        proc = subprocess.run([*cmd, str(rootfs), rules.bootstrap.mirror], capture_output=True, text=True)
+        _unmount_under(rootfs)  # debootstrap can leave /proc mounted in the target
+        if proc.returncode != 0:
+            raise EnvError(f"debootstrap failed: {(proc.stderr or proc.stdout)[-1500:]}", "install_failed")
+        _add_sandbox_user(rootfs)
+        tarball = Path(tmp) / "rootfs.tar"
+        tar = ["tar", "-C", str(rootfs), "--numeric-owner", "--one-file-system", "-cf", str(tarball), "."]
+        subprocess.run(tar, check=True, capture_output=True)
+        repo, _, version = tag.rpartition(":")
+        client.api.import_image(
+            src=str(tarball),
+            repository=repo,
+            tag=version,
+            changes=["ENV LANG=C.UTF-8", f"WORKDIR {WORKSPACE}", f"LABEL {LABEL}=base"],
+        )
+    log(f"{tag}: imported")
+    return tag
+
+
+def _unmount_under(root: Path) -> None:
+    with open("/proc/mounts") as f:
+        points = [line.split()[1] for line in f if line.split()[1].startswith(f"{root}/")]
+    for point in sorted(points, reverse=True):
+        subprocess.run(["umount", "-l", point], capture_output=True)
+
+
+def _add_sandbox_user(rootfs: Path) -> None:
+    """The unprivileged user every sandbox command runs as."""
+    with open(rootfs / "etc/passwd", "a") as f:
+        f.write(f"{SANDBOX_USER}:x:{SANDBOX_UID}:{SANDBOX_UID}::/home/{SANDBOX_USER}:/bin/bash\n")
+    with open(rootfs / "etc/group", "a") as f:
+        f.write(f"{SANDBOX_USER}:x:{SANDBOX_UID}:\n")
+    for d in SANDBOX_DIRS.split():
+        (rootfs / d.lstrip("/")).mkdir(parents=True, exist_ok=True)
+        shutil.chown(rootfs / d.lstrip("/"), SANDBOX_UID, SANDBOX_UID)
+
+
+def image_tag(repo_key: str, h: str) -> str:
+    return f"harnessforge/{repo_key.lower()}:{h}"
+
+
+def build_env_image(
+    client: docker.DockerClient,
+    store: Store,
+    repo_key: str,
+    recipe: Recipe,
+    commit: str,
+    deps: dict[str, bytes],
+    rules: EnvRules,
+    log=print,
+) -> ImageRecord:
+    """The env image for `recipe` (built unless an image with its hash exists); its record is returned."""
+    base = image_exists(client, recipe.base_image)
+    if base is None:
+        raise EnvError(
+            f"base image {recipe.base_image} not found: run `harnessforge env bootstrap-base --language "
+            f"{recipe.language}` or set environments.base_images.{recipe.language} to an image you have",
+            "toolchain_unavailable",
+        )
+    h = env_hash(recipe, base.id)
+    tag = image_tag(repo_key, h)
+    log_path = store.root / "images" / repo_key / f"{h}.log"
+    existing = image_exists(client, tag)
+    if existing is not None:
+        if not log_path.exists():
+            log_path.parent.mkdir(parents=True, exist_ok=True)
+            log_path.write_text(f"reused image {existing.id}, created {existing.attrs.get('Created')}\n")
+        return ImageRecord(
+            repo_key=repo_key, tag=tag, env_hash=h, image_id=existing.id, base_image=recipe.base_image,
+            commit=commit, recipe=recipe, build_seconds=0.0, log_path=str(log_path),
+        )  # fmt: skip
+    log_path.parent.mkdir(parents=True, exist_ok=True)
+    start = time.monotonic()
+    # A bind mount would be recorded as a VOLUME in the committed image: copy the CA bundle instead.
+    container = client.containers.run(
+        base.id, ["sleep", "infinity"], detach=True, network_mode="host",
+        labels={LABEL: "build", "harnessforge.repo": repo_key},
+    )  # fmt: skip
+    try:
+        inputs = {f"{DEPS_DIR}/{p}": data for p, data in deps.items()}
+        if HOST_CA.exists():
+            inputs[BUILD_CA] = HOST_CA.read_bytes()
+        container.put_archive("/", file_tar(inputs, uid=0))
+        plugins = {f"{PLUGIN_DIR}/{p.name}": p.read_bytes() for p in PLUGINS.glob("*.py")}
+        container.put_archive("/", file_tar(plugins, uid=0))
+        env = {k: v for k, v in recipe.env.items() if k not in OFFLINE_VARS}
+        env.update({k: BUILD_CA for k in CA_VARS} if HOST_CA.exists() else {})
+        steps = [
+            f"id -u {SANDBOX_USER} >/dev/null 2>&1 || useradd -u {SANDBOX_UID} -m {SANDBOX_USER}",
+            *recipe.install,
+            f"mkdir -p {SANDBOX_DIRS} && chown {SANDBOX_UID}:{SANDBOX_UID} {SANDBOX_DIRS}",
+            f"chmod -R a+rX {PLUGIN_DIR} {DEPS_DIR} && rm -f {BUILD_CA}",
+        ]
+        with open(log_path, "w") as out:
+            for step in steps:
+                out.write(f"$ {step}\n")
+                code, output = container.exec_run(
+                    ["timeout", str(rules.build_timeout_s), "bash", "-c", step], environment=env, demux=False
+                )
+                out.write(output.decode(errors="replace"))
+                out.flush()
+                if code != 0:
+                    reason = "timeout" if code == 124 else "install_failed"
+                    tail = output.decode(errors="replace")[-1500:]
+                    raise EnvError(
+                        f"{repo_key}: install step {step!r} failed ({code}); log {log_path}:\n{tail}", reason
+                    )
+        runtime_env = [f"ENV {k}={v}" for k, v in recipe.env.items()]
+        repo, _, version = tag.rpartition(":")
+        image = container.commit(
+            repository=repo, tag=version, changes=[*runtime_env, f"WORKDIR {WORKSPACE}", f"LABEL {LABEL}=env"]
+        )
+    except APIError as e:
+        raise EnvError(f"{repo_key}: docker failed while building {tag}: {e.explanation}", "sandbox_error") from None
+    finally:
+        container.remove(force=True)
+    return ImageRecord(
+        repo_key=repo_key, tag=tag, env_hash=h, image_id=image.id, base_image=recipe.base_image, commit=commit,
+        recipe=recipe, build_seconds=round(time.monotonic() - start, 2), log_path=str(log_path),
+    )  # fmt: skip

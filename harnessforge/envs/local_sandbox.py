@@ -1,0 +1,117 @@
+"""`LocalSandbox`: the no-Docker backend — a workspace in a temp dir, commands in bubblewrap.
+
+bubblewrap gives a private network namespace (loopback up), a read-only view of the host with only
+the workspace and a scratch dir writable, a private /tmp, hidden home directories, no capabilities
+and an empty environment. Without bubblewrap, `unshare -n` still cuts the network but not the
+filesystem; `isolation` says which one ran. Memory and process-count limits need cgroups and are
+left to the Docker backend. A timeout kills the command's whole process group.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from ..errors import EnvError
+from .sandbox import Raw, Sandbox, SandboxSpec
+from .workspace import make_workspace
+
+PLUGINS = Path(__file__).parent / "plugins"
+
+TIMEOUT_EXIT = 124
+HIDDEN = ("/root/", "/home/")  # home directories hold tokens and keys: replaced by empty dirs
+
+
+def isolation_available() -> str | None:
+    if shutil.which("bwrap"):
+        return "bwrap"
+    if shutil.which("unshare"):
+        return "unshare"
+    return None
+
+
+class LocalSandbox(Sandbox):
+    def __init__(self, spec: SandboxSpec, isolation: str | None = None):
+        super().__init__(spec)
+        self.isolation = isolation or isolation_available()
+        if self.isolation is None:
+            raise EnvError("neither bubblewrap nor unshare is installed: no network isolation here", "sandbox_error")
+        self.root = Path(tempfile.mkdtemp(prefix="hf-sandbox-"))
+        self.workdir = str(self.root / "workspace")
+        self.scratch = str(self.root / "scratch")
+        self.results_dir = f"{self.scratch}/out"
+        self.plugin_dir = str(PLUGINS)
+        (self.root / "scratch" / "home").mkdir(parents=True)
+        default_path = f"{Path(sys.executable).parent}:/usr/local/bin:/usr/bin:/bin"
+        env = {"PATH": default_path, **self.env, "HOME": f"{self.scratch}/home", "TMPDIR": self.scratch}
+        self.env = {k: v.replace("{workspace}", self.workdir) for k, v in env.items()}
+        try:
+            self._start()
+        except BaseException:
+            self.close()
+            raise
+
+    def _argv(self, cmd: str, env: dict[str, str]) -> list[str]:
+        if self.isolation == "bwrap":
+            argv = ["bwrap", "--unshare-net", "--unshare-pid", "--unshare-ipc", "--unshare-uts", "--die-with-parent"]
+            argv += ["--new-session", "--cap-drop", "ALL", "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc"]
+            argv += ["--tmpfs", "/tmp", "--tmpfs", "/root", "--tmpfs", "/home", "--tmpfs", "/run"]
+            argv += ["--tmpfs", "/var/run"] if not os.path.islink("/var/run") else []
+            for d in self._toolchain_dirs(env):  # an interpreter installed under a hidden home stays usable
+                argv += ["--ro-bind", d, d]
+            argv += ["--bind", str(self.root), str(self.root), "--chdir", self.workdir, "--clearenv"]
+            for k, v in env.items():
+                argv += ["--setenv", k, v]
+            return [*argv, "--", "bash", "-c", cmd]
+        prefix = ["unshare", "-n"] if os.geteuid() == 0 else ["unshare", "-rn"]
+        return [*prefix, "bash", "-c", f"ip link set lo up 2>/dev/null; cd {self.workdir} && {cmd}"]
+
+    @staticmethod
+    def _toolchain_dirs(env: dict[str, str]) -> list[str]:
+        dirs = {os.path.realpath(p) for p in (sys.prefix, sys.base_prefix)}
+        dirs |= {os.path.realpath(p) for p in env.get("PATH", "").split(":") if p}
+        return sorted(d for d in dirs if d.startswith(HIDDEN) and os.path.isdir(d))
+
+    def _run(self, cmd: str, timeout: int, env: dict[str, str]) -> Raw:
+        start = time.monotonic()
+        proc = subprocess.Popen(
+            self._argv(cmd, env),
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            stdin=subprocess.DEVNULL,
+            cwd=self.workdir,
+            env=env if self.isolation != "bwrap" else {"PATH": "/usr/bin:/bin"},
+            start_new_session=True,
+        )
+        try:
+            out, err = proc.communicate(timeout=timeout)
+            return Raw(proc.returncode, out, err, time.monotonic() - start)
+        except subprocess.TimeoutExpired:
+            os.killpg(proc.pid, signal.SIGKILL)
+            out, err = proc.communicate()
+            return Raw(TIMEOUT_EXIT, out, err, time.monotonic() - start, timed_out=True)
+
+    def _inside(self, path: str) -> Path:
+        """`path` resolved through symlinks; refused unless it stays in the workspace or scratch dir."""
+        real = Path(os.path.realpath(path))
+        if not any(real == Path(d) or Path(d) in real.parents for d in (self.workdir, self.scratch)):
+            raise EnvError(f"path {path} resolves outside the sandbox ({real})")
+        return real
+
+    def _put_file(self, path: str, data: bytes) -> None:
+        target = self._inside(path)
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_bytes(data)
+
+    def _load_workspace(self, commit: str) -> None:
+        shutil.rmtree(self.workdir, ignore_errors=True)
+        make_workspace(self.spec.source, commit, Path(self.workdir))
+
+    def close(self) -> None:
+        shutil.rmtree(self.root, ignore_errors=True)

@@ -1,0 +1,96 @@
+"""The pure grading rules: FAIL_TO_PASS needs every run at both ends to agree; spoofed runs count for nothing."""
+
+from harnessforge.envs.grading import classify, grade, outcome, run_problem
+from harnessforge.envs.validate import filter_candidate
+from harnessforge.models.env import TestRun
+
+
+def run(statuses, collect_errors=(), suite_ran=True, exit_code=None, **kw) -> TestRun:
+    failed = any(s in ("failed", "error") for s in statuses.values()) or collect_errors
+    code = (1 if failed else 0) if exit_code is None else exit_code
+    return TestRun(runner="pytest", statuses=statuses, collect_errors=list(collect_errors), suite_ran=suite_ran,
+                   exit_code=code, **kw)  # fmt: skip
+
+
+def file_of(test: str) -> str:
+    return test.split("::")[0]
+
+
+def test_fail_to_pass_needs_failure_in_every_base_run_and_pass_in_every_verify_run():
+    base = [run({"t.py::a": "failed", "t.py::b": "passed", "u.py::c": "passed"})] * 3
+    verify = [run({"t.py::a": "passed", "t.py::b": "passed", "u.py::c": "passed"})] * 3
+    c = classify(["t.py::a", "t.py::b"], base, verify, file_of, max_pass_to_pass=10)
+    assert c.fail_to_pass == ["t.py::a"]
+    assert c.not_reproduced == ["t.py::b"]
+    assert c.pass_to_pass == ["t.py::b", "u.py::c"]
+    assert c.flaky == [] and c.broken == []
+
+
+def test_missing_at_base_counts_as_failing_and_collection_errors_as_errors():
+    base = [run({"old.py::x": "passed"}, collect_errors=["new.py"])] * 3
+    verify = [run({"old.py::x": "passed", "new.py::y": "passed"})] * 3
+    assert outcome(base[0], "new.py::y", file_of) == "error"
+    assert outcome(base[0], "other.py::z", file_of) == "missing"
+    assert classify(["new.py::y"], base, verify, file_of, 10).fail_to_pass == ["new.py::y"]
+
+
+def test_mixed_results_at_one_commit_are_flaky_and_never_counted():
+    base = [run({"t.py::a": "failed", "t.py::p": "passed"})] * 3
+    verify = [run({"t.py::a": "passed", "t.py::p": s}) for s in ("passed", "failed", "passed")]
+    c = classify(["t.py::a", "t.py::p"], base, verify, file_of, 10)
+    assert c.flaky == ["t.py::p"]
+    assert c.fail_to_pass == ["t.py::a"] and "t.py::p" not in c.pass_to_pass
+
+
+def test_skips_and_xfails_are_not_passes():
+    base = [run({"t.py::a": "failed", "t.py::s": "skipped"})] * 2
+    verify = [run({"t.py::a": "skipped", "t.py::s": "skipped"})] * 2
+    c = classify(["t.py::a"], base, verify, file_of, 10)
+    assert c.fail_to_pass == [] and c.pass_to_pass == []
+
+
+def test_pass_at_base_then_fail_at_verify_is_broken():
+    c = classify([], [run({"t.py::a": "passed"})], [run({"t.py::a": "failed"})], file_of, 10)
+    assert c.broken == ["t.py::a"]
+
+
+def test_pass_to_pass_is_a_bounded_deterministic_sample():
+    statuses = {f"t{i}.py::x": "passed" for i in range(50)}
+    one = classify([], [run(statuses)], [run(statuses)], file_of, 7).pass_to_pass
+    two = classify([], [run(statuses)], [run(statuses)], file_of, 7).pass_to_pass
+    assert len(one) == 7 and one == two and one == sorted(one)
+
+
+def test_untrustworthy_runs_are_named():
+    assert run_problem(run({}, suite_ran=False)) == "no_tests_ran"
+    assert run_problem(run({}, suite_ran=False, collect_errors=["a.py"])) == "collection_error"
+    assert run_problem(run({"a": "passed"}, timed_out=True)) == "timeout"
+    assert run_problem(run({"a": "passed"}, oom_killed=True)) == "oom"
+    # exit code says failure but the report shows none: a forged report, or a crash after it
+    assert run_problem(run({"a": "passed"}, exit_code=1)) == "no_tests_ran"
+    assert run_problem(run({"a": "passed"})) is None
+
+
+def test_grade_resolves_only_when_every_test_passes_in_a_trustworthy_run():
+    f2p, p2p = ["t.py::a"], ["t.py::b"]
+    ok = grade("m01", run({"t.py::a": "passed", "t.py::b": "passed"}), f2p, p2p, file_of, [])
+    assert ok.resolved
+    assert not grade("m01", run({"t.py::a": "passed", "t.py::b": "failed"}), f2p, p2p, file_of, []).resolved
+    assert not grade("m01", run({"t.py::a": "skipped", "t.py::b": "passed"}), f2p, p2p, file_of, []).resolved
+    assert not grade("m01", run({"t.py::b": "passed"}), f2p, p2p, file_of, []).resolved  # missing is not a pass
+    forged = grade("m01", run({"t.py::a": "passed", "t.py::b": "passed"}, exit_code=1), f2p, p2p, file_of, [])
+    assert not forged.resolved and forged.reason == "no_tests_ran"
+
+
+def _section(path: str, body: str) -> bytes:
+    return f"diff --git a/{path} b/{path}\n--- a/{path}\n+++ b/{path}\n@@ -1 +1 @@\n-x\n+{body}\n".encode()
+
+
+def test_candidate_changes_to_tests_and_test_configuration_are_dropped(rules):
+    patch = b"".join(
+        _section(p, "y")
+        for p in ("pkg/core.py", "tests/test_core.py", "conftest.py", "pkg/conftest.py", "pytest.ini", "x.pth")
+    )
+    kept, dropped = filter_candidate(patch, rules)
+    assert kept == _section("pkg/core.py", "y")
+    assert dropped == ["conftest.py", "pkg/conftest.py", "pytest.ini", "tests/test_core.py", "x.pth"]

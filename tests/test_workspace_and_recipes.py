@@ -1,0 +1,76 @@
+"""Workspaces hold no history after their commit; recipes come from the repo's own dependency files."""
+
+import subprocess
+
+import pytest
+
+from harnessforge.envs.recipes import apply_override, detect_recipe, env_hash, python_requirements, recipe_at
+from harnessforge.envs.workspace import make_workspace
+from harnessforge.errors import ConfigError
+from harnessforge.gitio import GitRepo
+from tests.helpers import git
+
+
+def test_workspace_has_only_the_commit_and_its_ancestors(example_repo, tmp_path):
+    base = git(example_repo, "rev-parse", "v0.2.0^{commit}")
+    ws = make_workspace(example_repo, base, tmp_path / "ws")
+    assert git(ws, "rev-parse", "HEAD") == base
+    assert git(ws, "tag") == "" and git(ws, "remote") == ""
+    assert git(ws, "rev-list", "--all").split() == git(example_repo, "rev-list", base).split()
+    future = git(example_repo, "rev-parse", "v0.3.0^{commit}")
+    assert subprocess.run(["git", "cat-file", "-e", future], cwd=ws).returncode != 0
+    # no object of any later commit, reachable or not
+    objects = {line.split()[0] for line in git(ws, "cat-file", "--batch-all-objects", "--batch-check").splitlines()}
+    later_only = set(git(example_repo, "rev-list", "--objects", f"{base}..v0.4.0").split()) - set(
+        git(example_repo, "rev-list", "--objects", base).split()
+    )
+    assert later_only and not (objects & later_only)
+    assert str(example_repo) not in (ws / ".git" / "config").read_text()
+    assert not (ws / ".git" / "FETCH_HEAD").exists() and not (ws / ".git" / "logs").exists()
+
+
+def test_python_requirements_come_from_pyproject_extras_setup_cfg_and_requirements():
+    files = {
+        "pyproject.toml": b'[project]\ndependencies = ["attrs>=22"]\n[project.optional-dependencies]\n'
+        b'test = ["hypothesis"]\ndocs = ["sphinx"]\n[build-system]\nrequires = ["hatchling"]\n',
+        "setup.cfg": b"[options]\ninstall_requires =\n    click\n[options.extras_require]\ntesting = freezegun\n",
+        "requirements-dev.txt": b"# dev\nmypy==1.0  # types\n-e .\n",
+        "tox.ini": b"[testenv]\ndeps =\n    coverage\n    {env:EXTRA}\n",
+    }
+    reqs = python_requirements(list(files), files.get)
+    assert reqs == sorted(
+        ["attrs>=22", "click", "coverage", "freezegun", "hatchling", "hypothesis", "mypy==1.0", "pytest"]
+    )
+
+
+def test_broken_pyproject_is_a_clear_error():
+    with pytest.raises(ConfigError, match="pyproject.toml is not valid TOML"):
+        python_requirements(["pyproject.toml"], lambda p: b"[project\n")
+
+
+def test_recipe_hash_ignores_version_bumps_but_not_new_dependencies(example_repo, rules):
+    repo = GitRepo(example_repo)
+    env = rules.environments
+    r2, r4 = (recipe_at(repo, git(example_repo, "rev-parse", t), "k", env) for t in ("v0.2.0", "v0.4.0"))
+    assert r2.language == "python" and r2.runner == "pytest"
+    assert r2.requirements == ["pytest", "pytest>=7", "setuptools>=61"]
+    assert env_hash(r2, "sha256:base") == env_hash(r4, "sha256:base")
+    more = r4.model_copy(update={"requirements": [*r4.requirements, "attrs"]})
+    assert env_hash(more, "sha256:base") != env_hash(r4, "sha256:base")
+    assert env_hash(r4, "sha256:other-base") != env_hash(r4, "sha256:base")
+
+
+def test_other_languages_and_overrides(rules):
+    env = rules.environments
+    go = detect_recipe("go", ["go.mod", "go.sum", "main.go"], lambda p: b"module x\n", env)
+    assert go.runner == "go" and set(go.inputs) == {"go.mod", "go.sum"} and go.env["GOPROXY"] == "off"
+    ts = detect_recipe(
+        "typescript", ["package.json", "pnpm-lock.yaml"], lambda p: b'{"devDependencies": {"vitest": "1"}}', env
+    )
+    assert ts.runner == "vitest" and "pnpm install --frozen-lockfile" in ts.install[0]
+    rust = detect_recipe("rust", ["Cargo.toml", "Cargo.lock"], lambda p: b"", env)
+    assert rust.runner == "cargo" and "cargo fetch" in rust.install[0]
+    custom = apply_override(go, {"test_cmd": "make test-json OUT={out}"})
+    assert custom.test_cmd == "make test-json OUT={out}" and custom.runner == "go"
+    with pytest.raises(ConfigError, match="environments.overrides: runner"):
+        apply_override(go, {"runner": "maven"})
