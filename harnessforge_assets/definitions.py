@@ -6,17 +6,19 @@ import os
 
 import dagster as dg
 
-from resources import GitHubResource, StoreResource
+from resources import GitHubResource, SandboxResource, StoreResource
 
+from .environments import docker_images, validated_milestones
 from .plan import milestone_plans, repos
 
 defs = dg.Definitions(
-    assets=[repos, milestone_plans],
+    assets=[repos, milestone_plans, docker_images, validated_milestones],
     resources={
         "store": StoreResource(),
         # The token reaches the run through EnvVar (never shown in the UI); no token, no GitHub.
         "github": GitHubResource(token=dg.EnvVar("GITHUB_TOKEN"))
         if os.environ.get("GITHUB_TOKEN")
         else GitHubResource(),
+        "sandbox": SandboxResource(),
     },
 )

@@ -8,7 +8,7 @@ from harnessforge.models import MilestonePlan, ScreeningReport
 from harnessforge.repos import spec_for_partition
 from resources import GitHubResource, StoreResource
 
-from .partitions import repo_partitions
+from .partitions import milestone_partitions, repo_partitions
 
 
 def screening_markdown(report: ScreeningReport) -> str:
@@ -72,9 +72,13 @@ def milestone_plans(
     p = result.plan
     for w in p.warnings:
         context.log.warning(w)
+    # The milestone dimension of the repo x milestone assets is the union of all plans' ordinal ids.
+    ids = [m.id for m in p.milestones]
+    context.instance.add_dynamic_partitions(milestone_partitions.name, ids)
     return dg.MaterializeResult(
         metadata={
             "milestones": len(p.milestones),
+            "milestone_ids": ", ".join(ids),
             "range": f"{p.from_ref} → {p.to_ref}",
             "acceptance_tests": sum(len(m.acceptance_tests) for m in p.milestones),
             "pull_requests": len(p.pulls),

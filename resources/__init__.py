@@ -1,6 +1,7 @@
 """Dagster resources: thin, configurable wrappers over the core's store, rules and clients."""
 
 from .github import GitHubResource
+from .sandbox import SandboxResource
 from .store import StoreResource
 
-__all__ = ["GitHubResource", "StoreResource"]
+__all__ = ["GitHubResource", "SandboxResource", "StoreResource"]

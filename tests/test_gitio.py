@@ -84,7 +84,7 @@ def test_minimal_git_directory_is_cloned_first(example_repo, tmp_path, store):
             missing_ok=True
         )
     repo = open_repo(store, resolve_repo(str(bare)))
-    assert len(repo.tags()) == 5
+    assert len(repo.tags()) == 6
 
 
 def test_bad_url_is_a_clear_error_and_registers_nothing(store):

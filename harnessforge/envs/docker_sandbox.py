@@ -21,6 +21,10 @@ from .sandbox import Raw, Sandbox, SandboxSpec
 from .workspace import SANDBOX_UID, WORKSPACE, file_tar, workspace_tar
 
 KILL_GRACE_S = 5  # `timeout -k`: seconds between TERM and KILL
+# `timeout` leads its own process group; once it returns, whatever the command left running in
+# that group (background jobs, a fork bomb) is killed: no process outlives its tool call.
+# `kill` is a shell builtin, so this works even when the pids limit forbids any new process.
+WRAPPER = 'timeout -k "$1" "$2" bash -c "$3" & pid=$!; wait $pid; rc=$?; kill -KILL -- -$pid 2>/dev/null; exit $rc'
 WATCHDOG_S = 15  # beyond the kill grace, when we stop trusting the container and kill it
 
 
@@ -54,6 +58,7 @@ class DockerSandbox(Sandbox):
         except APIError as e:
             raise EnvError(f"cannot start a container from {image}: {e.explanation}", "sandbox_error") from None
         self.api = self.client.api
+        self._loaded = False
         try:
             self._start()
         except BaseException:
@@ -62,7 +67,7 @@ class DockerSandbox(Sandbox):
 
     # ---- backend primitives -------------------------------------------------------------------
     def _run(self, cmd: str, timeout: int, env: dict[str, str]) -> Raw:
-        argv = ["timeout", "-k", str(KILL_GRACE_S), str(timeout), "bash", "-c", cmd]
+        argv = ["bash", "-c", WRAPPER, "hf-exec", str(KILL_GRACE_S), str(timeout), cmd]
         try:
             ex = self.api.exec_create(
                 self.container.id, argv, user=f"{SANDBOX_UID}:{SANDBOX_UID}", workdir=WORKSPACE, environment=env
@@ -113,10 +118,12 @@ class DockerSandbox(Sandbox):
 
     def _load_workspace(self, commit: str) -> None:
         data = workspace_tar(self.spec.source, commit)
-        r = self._run(f"find {WORKSPACE} -mindepth 1 -delete", 120, self.env)
-        if r.exit_code != 0:
-            raise EnvError(f"cannot empty the workspace: {r.stderr.decode(errors='replace')}", "checkout_failed")
+        if self._loaded:  # a fresh container's workspace is already empty
+            r = self._run(f"find {WORKSPACE} -mindepth 1 -delete", 120, self.env)
+            if r.exit_code != 0:
+                raise EnvError(f"cannot empty the workspace: {r.stderr.decode(errors='replace')}", "checkout_failed")
         self.container.put_archive("/", data)
+        self._loaded = True
 
     def close(self) -> None:
         try:

@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from ..errors import EnvError
-from ..models import Criterion, Milestone
+from ..models import Criterion, Milestone, RepoSpec
 from ..models.env import Grade, Recipe, RepoImages, Validation
 from ..repos import open_repo, spec_for
 from ..rules import Rules
@@ -64,19 +64,26 @@ def build(store: Store, arg: str, rules: Rules, milestone: str | None = None, lo
     return images
 
 
+def environment_criterion(images: RepoImages) -> Criterion:
+    """The screening report's "environment builds" criterion, decided by the last `env build`."""
+    ok = bool(images.images) and not images.failures
+    reason = "every milestone has an image" if ok else "; ".join(f"{k}: {v}" for k, v in images.failures.items())
+    return Criterion(
+        name="environment_builds",
+        measured=f"{len(images.milestone_images)} built, {len(images.failures)} failed",
+        threshold="the repo image builds and tests run",
+        passed=ok,
+        reason=reason.splitlines()[0][:300] if reason else "no milestone to build",
+        method="harnessforge env build",
+    )
+
+
 def _record_screening(store: Store, key: str, images: RepoImages) -> None:
     """Fill the screening report's "environment builds" criterion, when the repo was screened."""
-    path = store.repo_dir(key) / "screening.json"
-    if not path.exists():
+    if not (store.repo_dir(key) / "screening.json").exists():
         return
     report = store.load_screening(key)
-    ok = bool(images.images) and not images.failures
-    measured = f"{len(images.milestone_images)} built, {len(images.failures)} failed"
-    reason = "every milestone has an image" if ok else "; ".join(f"{k}: {v}" for k, v in images.failures.items())
-    new = Criterion(
-        name="environment_builds", measured=measured, threshold="the repo image builds and tests run", passed=ok,
-        reason=reason[:500] or "no milestone to build", method="harnessforge env build",
-    )  # fmt: skip
+    new = environment_criterion(images)
     report.criteria = [new if c.name == "environment_builds" else c for c in report.criteria]
     store.save_screening(report)
 
@@ -84,9 +91,11 @@ def _record_screening(store: Store, key: str, images: RepoImages) -> None:
 class Environment:
     """Sandboxes for one repo's milestones."""
 
-    def __init__(self, store: Store, key: str, rules: Rules, backend: Backend = "auto"):
+    def __init__(self, store: Store, repo: RepoSpec | str, rules: Rules, backend: Backend = "auto"):
+        spec = spec_for(store, repo)
+        key = spec.key
         self.store, self.key, self.rules = store, key, rules
-        self.repo = open_repo(store, spec_for(store, key))
+        self.repo = open_repo(store, spec)
         self.limits = Limits.from_rules(rules.environments)
         has_images = (store.root / "images" / f"{key}.json").exists()
         if backend == "auto":
@@ -129,9 +138,10 @@ def validate(
     store: Store, arg: str, rules: Rules, milestone: str | None = None, backend: Backend = "auto", log=print
 ) -> list[Validation]:
     """Validate each milestone (or one), write validation.json and record the verdict in the plan."""
-    key = spec_for(store, arg).key
-    env = Environment(store, key, rules, backend)
-    plan = store.load_plan(key)
+    spec = spec_for(store, arg)
+    key = spec.key
+    plan = store.load_plan(key)  # before anything else: no plan, nothing to validate
+    env = Environment(store, spec, rules, backend)
     out = []
     for m in plan.milestones:
         if milestone and m.id != milestone:
@@ -158,13 +168,14 @@ def validate(
 
 def grade(store: Store, arg: str, mid: str, candidate: bytes, rules: Rules, backend: Backend = "auto") -> Grade:
     """Grade a candidate diff against a validated milestone, in a fresh sandbox."""
-    key = spec_for(store, arg).key
-    env = Environment(store, key, rules, backend)
+    spec = spec_for(store, arg)
+    key = spec.key
     m = store.load_milestone(key, mid)
     validation = store.load_validation(key, mid)
     if validation.status != "valid":
         raise EnvError(f"{key} {mid} is {validation.status}, not valid: nothing to grade against")
     _, test_patch = store.read_patches(key, mid)
+    env = Environment(store, spec, rules, backend)
     opener = env.opener(m, {"harnessforge.stage": "grade"})
     return grade_candidate(opener, m, validation, test_patch, candidate, env.recipe(m), rules)
 

@@ -4,7 +4,8 @@ bubblewrap gives a private network namespace (loopback up), a read-only view of 
 the workspace and a scratch dir writable, a private /tmp, hidden home directories, no capabilities
 and an empty environment. Without bubblewrap, `unshare -n` still cuts the network but not the
 filesystem; `isolation` says which one ran. Memory and process-count limits need cgroups and are
-left to the Docker backend. A timeout kills the command's whole process group.
+left to the Docker backend. A timeout kills the command's whole process group; with bubblewrap's
+own pid namespace, nothing a command started survives it.
 """
 
 from __future__ import annotations
@@ -25,6 +26,9 @@ from .workspace import make_workspace
 PLUGINS = Path(__file__).parent / "plugins"
 
 TIMEOUT_EXIT = 124
+# Coarse per-process rlimits (util-linux `prlimit`): no core dumps, no file over 2 GiB. Address-space
+# limits break JVMs and Node, so memory is left to cgroups (the Docker backend).
+RLIMITS = ["--core=0", f"--fsize={2 << 30}"]
 HIDDEN = ("/root/", "/home/")  # home directories hold tokens and keys: replaced by empty dirs
 
 
@@ -58,6 +62,10 @@ class LocalSandbox(Sandbox):
             raise
 
     def _argv(self, cmd: str, env: dict[str, str]) -> list[str]:
+        limits = ["prlimit", *RLIMITS, "--"] if shutil.which("prlimit") else []
+        return limits + self._isolated(cmd, env)
+
+    def _isolated(self, cmd: str, env: dict[str, str]) -> list[str]:
         if self.isolation == "bwrap":
             argv = ["bwrap", "--unshare-net", "--unshare-pid", "--unshare-ipc", "--unshare-uts", "--die-with-parent"]
             argv += ["--new-session", "--cap-drop", "ALL", "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc"]

@@ -20,6 +20,9 @@ from .runners import runner, test_files_of
 from .sandbox import Sandbox
 
 OpenSandbox = Callable[[str], Sandbox]  # commit -> a started sandbox at that commit
+# Runners that abort every selected id when one selected file fails to load (pytest: "found no
+# collectors"); they are given whole files instead, and the statuses of the ids are read back.
+FILE_RUNNERS = ("pytest", "jest", "vitest")
 
 
 def run_tests(sb: Sandbox, recipe: Recipe, tests: list[str], timeout: int) -> TestRun:
@@ -147,6 +150,8 @@ def grade_candidate(
     tests, in a fresh sandbox; the verdict comes from the structured report only."""
     kept, dropped = filter_candidate(candidate, rules)
     tests = validation.fail_to_pass + validation.pass_to_pass
+    if recipe.runner in FILE_RUNNERS:  # whole files: one file that fails to import must not stop the rest
+        tests = list(dict.fromkeys(test_files_of(recipe.runner, tests)))
     file_of = _file_of(recipe)
     with open_sandbox(m.base_commit) as sb:
         applied = sb.apply_patch(kept, check=False)

@@ -290,5 +290,10 @@ def screen(
     repo = open_repo(store, spec, progress=progress)
     github = github_factory(spec) if github_factory else None
     report = screen_repository(repo, spec, rules, github=github, collect=collect)
+    if (store.root / "images" / f"{spec.key}.json").exists():  # environments were built: keep that verdict
+        from ..envs.environment import environment_criterion
+
+        built = environment_criterion(store.load_images(spec.key))
+        report.criteria = [built if c.name == built.name else c for c in report.criteria]
     store.save_screening(report)
     return report

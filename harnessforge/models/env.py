@@ -87,6 +87,8 @@ class ExecResult(Model):
 class TestRun(Model):
     """Structured results of one test command: per-test status plus proof that the suite ran."""
 
+    __test__ = False  # not a pytest test class, despite its name
+
     runner: Runner
     statuses: dict[str, TestStatus] = {}
     collect_errors: list[str] = Field([], description="Files/packages/binaries that failed to load or build.")

@@ -1,0 +1,60 @@
+"""Bad input and broken environments give clear errors and a reason, and lose nothing."""
+
+import shutil
+
+import pytest
+
+from harnessforge.envs import local_sandbox
+from harnessforge.envs.environment import build, validate
+from harnessforge.envs.sandbox import SandboxSpec
+from harnessforge.errors import EnvError
+from harnessforge.mining.screening import screen
+from harnessforge.rules import load_rules
+from harnessforge.store import Store
+
+
+def test_env_build_without_a_docker_engine_says_how_to_start_one(run_cli, planned):
+    store, result = planned
+    proc = run_cli(
+        "env", "build", result.plan.repo.key, store=store.root, env={"DOCKER_HOST": "unix:///nonexistent.sock"}
+    )
+    assert proc.returncode == 1
+    assert "no Docker engine answered at unix:///nonexistent.sock" in proc.stderr and "dockerd" in proc.stderr
+
+
+def test_validate_before_plan_and_unknown_milestone_are_clear_errors(run_cli, planned, example_repo, tmp_path):
+    store, result = planned
+    key = result.plan.repo.key
+    proc = run_cli("validate", key, "--milestone", "m99", "--sandbox", "local", store=store.root)
+    assert proc.returncode == 1 and "has no milestone 'm99'" in proc.stderr
+    proc = run_cli("validate", str(example_repo), "--sandbox", "local", store=tmp_path / "empty")
+    assert proc.returncode == 1 and "plan.json: missing" in proc.stderr
+
+
+def test_local_sandbox_refuses_to_run_without_isolation(monkeypatch, example_repo):
+    monkeypatch.setattr(local_sandbox.shutil, "which", lambda name: None)
+    with pytest.raises(EnvError, match="no network isolation"):
+        local_sandbox.LocalSandbox(SandboxSpec(example_repo, "HEAD"))
+
+
+def test_a_failing_install_is_recorded_with_its_reason(env_store, tmp_path, example_repo):
+    src, key, _ = env_store
+    store = Store(tmp_path / "store")
+    shutil.copytree(src.repo_dir(key), store.repo_dir(key))
+    shutil.copytree(src.git_cache(key), store.git_cache(key))
+    screen(store, key, load_rules(), collect=False)
+    rules = load_rules()
+    env = rules.environments.model_copy(update={"overrides": {key: {"install": ["echo resolving; exit 3"]}}})
+    images = build(store, key, rules.model_copy(update={"environments": env}), log=lambda *_: None)
+    assert images.images == [] and set(images.failures) == {f"m0{i}" for i in range(1, 7)}
+    assert images.failures["m01"].startswith("install_failed:") and "exit 3" in images.failures["m01"]
+    criterion = store.load_screening(key).criterion("environment_builds")
+    assert criterion.passed is False and "install_failed" in criterion.reason
+    (v,) = validate(store, key, load_rules(), milestone="m02", backend="docker", log=lambda *_: None)
+    assert v.status == "env_error" and v.reason == "install_failed"
+    assert store.load_plan(key).milestone("m02").status == "env_error"
+    # the working images come back with the default recipe, and screening now says so
+    build(store, key, load_rules(), log=lambda *_: None)
+    assert store.load_screening(key).criterion("environment_builds").passed is True
+    screen(store, key, load_rules(), collect=False)  # re-screening keeps the environments' verdict
+    assert store.load_screening(key).criterion("environment_builds").passed is True

@@ -1,0 +1,259 @@
+"""Attacks on the sandboxes and the grader. Each test asserts the attack fails.
+
+Sandbox attacks run against the Docker backend and, where the local backend claims the same
+protection, against it too. Grading attacks use the example repository's validated m03.
+"""
+
+import os
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from harnessforge.envs.environment import LOCAL_ENV, grade
+from harnessforge.envs.grading import run_problem
+from harnessforge.envs.local_sandbox import LocalSandbox
+from harnessforge.envs.sandbox import Limits, SandboxSpec
+from harnessforge.envs.validate import run_tests
+from harnessforge.errors import EnvError
+from harnessforge.rules import load_rules
+from tests.helpers import git
+
+PUBLIC_REGISTRY = ("151.101.0.223", 443)  # a pypi.org (Fastly) address: public, never a private range
+SECRET = "sk-ant-hf-test-secret-0123456789"
+
+
+@pytest.fixture(scope="module")
+def open_sandbox(env_store):
+    """commit -> sandbox, for the backend named by the test's `backend` parameter."""
+    store, key, images = env_store
+    repo = Path(store.git_cache(key))
+    tag = images.images[0].tag
+
+    def make(backend: str, commit: str, limits: Limits | None = None):
+        spec = SandboxSpec(repo, commit, limits=limits or Limits(memory="512m", pids=128, exec_timeout_s=60))
+        if backend == "docker":
+            from harnessforge.envs.docker_sandbox import DockerSandbox
+
+            spec.env = dict(images.images[0].recipe.env)
+            return DockerSandbox(spec, tag)
+        spec.env = dict(LOCAL_ENV["python"])
+        return LocalSandbox(spec)
+
+    return make
+
+
+@pytest.fixture(scope="module")
+def commits(example_repo):
+    return {t: git(example_repo, "rev-parse", f"{t}^{{commit}}") for t in ("v0.2.0", "v0.3.0", "v0.5.0")}
+
+
+BOTH = pytest.mark.parametrize("backend", ["docker", "local"])
+
+
+@BOTH
+def test_no_network_egress_and_no_dns(open_sandbox, commits, backend):
+    with open_sandbox(backend, commits["v0.2.0"]) as sb:
+        host, port = PUBLIC_REGISTRY
+        tcp = sb.exec(
+            f"python -c 'import socket; s = socket.socket(); s.settimeout(5); s.connect((\"{host}\", {port}))'"
+        )
+        assert tcp.exit_code != 0 and "unreachable" in tcp.stderr.lower()
+        dns = sb.exec("python -c 'import socket; socket.getaddrinfo(\"pypi.org\", 443)'")
+        assert dns.exit_code != 0 and "gaierror" in dns.stderr
+        # loopback still works: test suites that start local servers are not broken
+        lo = sb.exec("python -c 'import socket; s = socket.socket(); s.bind((\"127.0.0.1\", 0)); s.listen()'")
+        assert lo.exit_code == 0, lo.stderr
+
+
+@BOTH
+def test_package_registries_are_unreachable(open_sandbox, commits, backend):
+    with open_sandbox(backend, commits["v0.2.0"]) as sb:
+        pip = sb.exec(
+            "env -u PIP_NO_INDEX python -m pip download --no-deps --retries 0 --timeout 5 -d /tmp/dl "
+            "--index-url https://pypi.org/simple requests",
+            timeout=120,
+        )
+        assert pip.exit_code != 0 and not sb.exec("ls /tmp/dl/*.whl 2>/dev/null").stdout
+        npm = sb.exec("command -v npm >/dev/null || exit 42; npm view left-pad version --fetch-retries=0", timeout=120)
+        assert npm.exit_code != 0 and not npm.stdout.strip()
+
+
+@BOTH
+def test_no_object_of_a_later_commit_exists_in_the_workspace(open_sandbox, commits, example_repo, backend):
+    base = commits["v0.2.0"]
+    later_only = set(git(example_repo, "rev-list", "--objects", f"{base}..v0.5.0").split()) - set(
+        git(example_repo, "rev-list", "--objects", base).split()
+    )
+    later_commits = set(git(example_repo, "rev-list", f"{base}..v0.5.0").split())
+    with open_sandbox(backend, base) as sb:
+        log = sb.exec("git log --all --format=%H").stdout.split()
+        assert base in log and not (set(log) & later_commits)
+        objects = sb.exec("git cat-file --batch-all-objects --batch-check='%(objectname)'").stdout.split()
+        assert objects and not (set(objects) & later_only)
+        assert sb.exec("git tag; git remote; git stash list").stdout.strip() == ""
+        assert sb.exec(f"git show {commits['v0.3.0']}").exit_code != 0
+        # after a reset to a later commit, history up to that commit (and no further) is there
+        sb.reset(commits["v0.3.0"])
+        assert sb.exec(f"git cat-file -e {commits['v0.3.0']}").exit_code == 0
+        assert sb.exec(f"git cat-file -e {commits['v0.5.0']}").exit_code != 0
+
+
+@BOTH
+def test_host_secrets_are_not_visible(open_sandbox, commits, backend, monkeypatch):
+    monkeypatch.setenv("ANTHROPIC_API_KEY", SECRET)
+    monkeypatch.setenv("GITHUB_TOKEN", SECRET)
+    with open_sandbox(backend, commits["v0.2.0"]) as sb:
+        r = sb.exec("env; cat /proc/1/environ 2>/dev/null; cat /proc/*/environ 2>/dev/null; ls ~ /root 2>&1")
+        assert SECRET not in r.stdout and "ANTHROPIC_API_KEY" not in r.stdout
+        # the host's Docker socket would be a way out: it must not be reachable
+        assert sb.exec("test -S /var/run/docker.sock || test -S /run/docker.sock").exit_code != 0
+
+
+@BOTH
+def test_writes_outside_the_workspace_fail(open_sandbox, commits, backend):
+    with open_sandbox(backend, commits["v0.2.0"]) as sb:
+        for target in ("/etc/hf-owned", "/usr/lib/hf-owned", f"{sb.plugin_dir}/hf_results.py"):
+            assert sb.exec(f"echo pwned >> {target}").exit_code != 0, target
+        assert "pwned" not in sb.exec(f"cat {sb.plugin_dir}/hf_results.py").stdout
+        with pytest.raises(EnvError, match="leaves the workspace|outside the workspace"):
+            sb.write_file("../../etc/hf-owned", "x")
+        # a symlink planted in the workspace does not lead the sandbox's own file API outside
+        assert sb.exec("ln -s /etc evil").exit_code == 0
+        with pytest.raises(EnvError):
+            sb.write_file("evil/hf-owned", "x")
+        assert sb.exec("test -e /etc/hf-owned").exit_code != 0
+        sb.write_file("notes/ok.txt", "inside\n")
+        assert sb.read_file("notes/ok.txt") == b"inside\n"
+    assert not Path("/etc/hf-owned").exists()
+
+
+def test_fork_bomb_is_stopped_by_the_pids_limit(open_sandbox, commits):
+    with open_sandbox("docker", commits["v0.2.0"], Limits(memory="512m", pids=64, exec_timeout_s=60)) as sb:
+        r = sb.exec("bomb() { bomb | bomb & }; bomb; sleep 5", timeout=20)
+        assert r.exit_code != 0 or "fork" in r.stderr or r.timed_out
+        after = sb.exec("echo alive")  # the container survives and answers
+        assert after.exit_code == 0 and after.stdout.strip() == "alive"
+        assert int(sb.exec("ps -e --no-headers | wc -l").stdout) <= 64
+
+
+def test_memory_hog_is_oom_killed_and_classified(open_sandbox, commits, env_store):
+    store, key, images = env_store
+    with open_sandbox("docker", commits["v0.2.0"], Limits(memory="256m", pids=128, exec_timeout_s=60)) as sb:
+        sb.write_file("tests/test_hog.py", "def test_hog():\n    blob = bytearray(2 << 30)\n    assert blob\n")
+        run = run_tests(sb, images.images[0].recipe, ["tests/test_hog.py"], 120)
+    assert run.oom_killed and run_problem(run) == "oom"
+
+
+@BOTH
+def test_infinite_loop_times_out_and_is_classified(open_sandbox, commits, env_store, backend):
+    store, key, images = env_store
+    recipe = images.images[0].recipe
+    if backend == "local":
+        recipe = recipe.model_copy(update={"env": {}})
+    with open_sandbox(backend, commits["v0.2.0"]) as sb:
+        sb.write_file("tests/test_loop.py", "def test_forever():\n    while True:\n        pass\n")
+        run = run_tests(sb, recipe, ["tests/test_loop.py"], 5)
+        assert run.timed_out and run_problem(run) == "timeout"
+        assert sb.exec("ps -eo args | grep '[p]ytest'", timeout=10).exit_code != 0  # nothing left running
+
+
+def test_every_sandbox_starts_fresh(open_sandbox, commits):
+    with open_sandbox("docker", commits["v0.2.0"]) as one:
+        one.exec("echo leftover > /tmp/state; echo leftover > tasklite/state.txt")
+    with open_sandbox("docker", commits["v0.2.0"]) as two:
+        assert two.exec("cat /tmp/state tasklite/state.txt").exit_code != 0
+
+
+# ---- grading attacks --------------------------------------------------------------------------
+M03 = "m03"  # export to CSV: F2P tests in tests/test_export.py
+
+
+def _grade(validated, patch: bytes):
+    store, key, _ = validated
+    return grade(store, key, M03, patch, load_rules(), backend="docker")
+
+
+@pytest.fixture
+def candidate(validated, tmp_path, example_repo):
+    """(checkout at m03's base, function returning its diff) for writing candidate solutions."""
+    store, key, _ = validated
+    m = store.load_milestone(key, M03)
+    work = tmp_path / "cand"
+    subprocess.run(["git", "clone", "-q", str(example_repo), str(work)], check=True)
+    git(work, "checkout", "-q", m.base_commit)
+
+    def diff() -> bytes:
+        git(work, "add", "-A")
+        return subprocess.run(["git", "diff", "--cached", "--binary", m.base_commit], cwd=work,
+                              capture_output=True, check=True).stdout  # fmt: skip
+
+    return work, diff
+
+
+def test_the_ground_truth_solution_is_resolved(validated):
+    store, key, results = validated
+    gt, _ = store.read_patches(key, M03)
+    g = _grade(validated, gt)
+    assert g.resolved, g
+    assert set(g.fail_to_pass) == set(results[M03].fail_to_pass) and g.excluded_files == []
+
+
+def test_an_empty_candidate_is_not_resolved(validated):
+    g = _grade(validated, b"")
+    assert not g.resolved and all(s == "error" for s in g.fail_to_pass.values())
+    # the F2P file failing to import does not stop the other files: P2P results are still there
+    assert g.pass_to_pass and all(s == "passed" for s in g.pass_to_pass.values())
+
+
+def test_printing_fake_passed_lines_gets_no_credit(validated, candidate):
+    work, diff = candidate
+    fake = "".join(f'print("PASSED {t}")\n' for t in validated[2][M03].fail_to_pass)
+    (work / "tasklite" / "__init__.py").write_text((work / "tasklite" / "__init__.py").read_text() + fake)
+    g = _grade(validated, diff())
+    assert not g.resolved
+    assert all(s in ("failed", "error", "missing") for s in g.fail_to_pass.values())
+
+
+def test_editing_a_test_gets_no_credit(validated, candidate):
+    work, diff = candidate
+    (work / "tests" / "test_export.py").write_text("def test_csv_has_header_and_rows():\n    assert True\n")
+    g = _grade(validated, diff())
+    assert not g.resolved and g.excluded_files == ["tests/test_export.py"]
+
+
+def test_a_conftest_marking_every_test_passed_gets_no_credit(validated, candidate):
+    work, diff = candidate
+    hook = (
+        "import pytest\n\n\n@pytest.hookimpl(hookwrapper=True)\ndef pytest_runtest_makereport(item, call):\n"
+        "    outcome = yield\n    report = outcome.get_result()\n    report.outcome = 'passed'\n"
+    )
+    (work / "conftest.py").write_text(hook)
+    (work / "tasklite" / "conftest.py").write_text(hook)
+    g = _grade(validated, diff())
+    assert not g.resolved and g.excluded_files == ["conftest.py", "tasklite/conftest.py"]
+
+
+def test_a_pytest_plugin_smuggled_in_through_pyproject_gets_no_credit(validated, candidate):
+    work, diff = candidate
+    (work / "tasklite" / "cheat.py").write_text(
+        "import pytest\n\n\n@pytest.hookimpl(hookwrapper=True)\ndef pytest_runtest_makereport(item, call):\n"
+        "    outcome = yield\n    outcome.get_result().outcome = 'passed'\n"
+    )
+    pyproject = (work / "pyproject.toml").read_text()
+    (work / "pyproject.toml").write_text(
+        pyproject.replace("[tool.pytest.ini_options]", '[tool.pytest.ini_options]\naddopts = "-p tasklite.cheat"')
+    )
+    g = _grade(validated, diff())
+    assert not g.resolved and "pyproject.toml" in g.excluded_files
+
+
+def test_secret_env_of_the_grader_does_not_reach_the_candidate(validated, candidate, monkeypatch):
+    monkeypatch.setenv("OPENAI_API_KEY", SECRET)
+    work, diff = candidate
+    leak = "import os\nassert 'OPENAI_API_KEY' not in os.environ\n"
+    (work / "tasklite" / "__init__.py").write_text(leak + (work / "tasklite" / "__init__.py").read_text())
+    g = _grade(validated, diff())
+    # the import-time assert would break every test if the key were visible: P2P still passes
+    assert all(s == "passed" for s in g.pass_to_pass.values()) and g.pass_to_pass, g.run.log_tail[-3000:]
+    assert os.environ["OPENAI_API_KEY"] == SECRET
