@@ -313,6 +313,14 @@ def env_build(
         raise HarnessForgeError(f"{len(images.failures)} milestone(s) have no image: {', '.join(images.failures)}")
 
 
+@env_app.command("cleanup")
+def env_cleanup() -> None:
+    """Remove every HarnessForge container left behind (e.g. by a killed run); images stay."""
+    from .envs import engine
+
+    out.print(f"removed {engine.cleanup(engine.connect())} container(s)")
+
+
 @app.command()
 def validate(
     repo: str = typer.Argument(..., help="A planned repo: its key, path, URL or owner/name"),
