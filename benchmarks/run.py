@@ -1,28 +1,34 @@
 """Run the benchmarks; write benchmarks/results/summary.json and summary.md.
 
-    python benchmarks/run.py            # full size (30,000-commit history)
-    python benchmarks/run.py --quick    # 3,000 commits, a minute or two
+    python benchmarks/run.py                  # everything, full size (30,000-commit history)
+    python benchmarks/run.py --quick          # 3,000 commits, fewer iterations: a few minutes
+    python benchmarks/run.py --only sandbox   # only some: mining, sandbox (= docker_exec,
+                                              # sandbox_startup, local_exec), comma-separated
 
 Every number is the median of repeated runs, and every speed claim is a ratio against a
-baseline measured in the same run on the same data (machines here are noisy; ratios are not).
+baseline measured in the same run on the same data (machines here are noisy; ratios are not),
+except the sandbox start-up target, which is an absolute time. With --only, the results of the
+benchmarks not run are kept from the previous summary (each result says when it was measured).
 """
 
 from __future__ import annotations
 
 import argparse
 import json
-import statistics
+import os
+import platform
+import subprocess
 import sys
 import tempfile
-import time
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, fields
+from datetime import datetime, timezone
 from pathlib import Path
-from typing import Callable
 
 import git
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+from common import Result, fmt_s, median_time  # noqa: E402
 from history import generate  # noqa: E402
 
 from harnessforge.gitio import GitRepo, resolve_repo  # noqa: E402
@@ -30,27 +36,8 @@ from harnessforge.mining.planner import build_plan, mine_history  # noqa: E402
 from harnessforge.rules import load_rules  # noqa: E402
 
 RESULTS = Path(__file__).resolve().parent / "results"
-
-
-@dataclass
-class Result:
-    name: str
-    baseline: str
-    median_s: float
-    baseline_median_s: float
-    ratio: float  # baseline time / our time: how many times faster
-    target: float | None
-    met: bool | None
-    detail: str
-
-
-def median_time(fn: Callable[[], object], repeats: int) -> float:
-    times = []
-    for _ in range(repeats):
-        start = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - start)
-    return statistics.median(times)
+GROUPS = ("mining", "docker_exec", "sandbox_startup", "local_exec")
+ALIASES = {"sandbox": ("docker_exec", "sandbox_startup", "local_exec")}
 
 
 def naive_walk(path: Path, start: str, end: str) -> int:
@@ -86,54 +73,163 @@ def mining_benchmarks(commits: int, repeats: int, baseline_repeats: int) -> list
     return [
         Result(
             f"mining_{commits}_commits",
+            "mining",
             naive,
             ours,
             base,
             base / ours,
+            "speedup",
             10.0,
-            base / ours >= 10.0,
-            f"history walk, PR attribution, changelog, features and segmentation; {detail}",
-        ),
+            "min_speedup",
+            detail=f"history walk, PR attribution, changelog, features and segmentation; {detail}",
+            iterations=repeats,
+        ).judge(),
         Result(
             f"full_plan_{commits}_commits",
+            "mining",
             naive,
             full,
             base,
             base / full,
-            None,
-            None,
-            f"mining plus every milestone's patches, acceptance tests, description and hint ladder; {detail}",
-        ),
+            "speedup",
+            detail=f"mining plus every milestone's patches, acceptance tests, description and hint ladder; {detail}",
+            iterations=repeats,
+        ).judge(),
     ]
 
 
-def write_summary(results: list[Result], quick: bool) -> None:
+def machine() -> dict:
+    info = {"cpus": os.cpu_count(), "loadavg": os.getloadavg(), "platform": platform.platform(),
+            "python": platform.python_version()}  # fmt: skip
+    try:
+        docker = subprocess.run(
+            ["docker", "version", "--format", "{{.Server.Version}}"], capture_output=True, text=True
+        )
+        info["docker_server"] = docker.stdout.strip() or docker.stderr.strip()[:200]
+    except OSError:
+        info["docker_server"] = "no docker CLI"
+    return info
+
+
+def previous_results() -> list[Result]:
+    """The results in the current summary.json (older summaries were a bare list of mining results)."""
+    try:
+        data = json.loads((RESULTS / "summary.json").read_text())
+    except (OSError, ValueError):
+        return []
+    rows = data if isinstance(data, list) else data.get("results", [])
+    names = {f.name for f in fields(Result)}
+    out = []
+    for row in rows:
+        row = {k: v for k, v in row.items() if k in names}
+        row.setdefault("group", "mining")
+        if isinstance(row.get("target"), (int, float)) and not row.get("target_kind"):
+            row["target_kind"] = "min_speedup"
+        try:
+            out.append(Result(**row))
+        except TypeError:
+            continue
+    return out
+
+
+def _ratio_text(r: Result) -> str:
+    if r.ratio is None:
+        return "-"
+    return f"{r.ratio:.1f}x faster" if r.ratio_kind == "speedup" else f"{r.ratio:.2f}x baseline"
+
+
+def _extra_text(r: Result) -> str:
+    """The breakdowns worth reading in the markdown (the json has everything)."""
+    e, parts = r.extra, []
+    if "sdk_floor" in e:
+        parts.append(f"bare docker-py exec (floor) {fmt_s(e['sdk_floor']['median_s'])}, ours/floor "
+                     f"{e['ours_over_sdk_floor']:.2f}x, ours - raw {e['overhead_vs_raw_ms']:+.1f} ms")  # fmt: skip
+        parts.append(
+            "floor phases " + ", ".join(f"{k[:-2]} {fmt_s(v)}" for k, v in e["sdk_floor_phases_median_s"].items())
+        )
+    if "phases_median_s" in e:
+        parts.append("phases (median) " + ", ".join(f"{k} {fmt_s(v)}" for k, v in e["phases_median_s"].items()))
+    if "stats" in e:
+        parts.append(f"p90 {fmt_s(e['stats']['p90_s'])}")
+    if "close_median_s" in e:
+        parts.append(f"close {fmt_s(e['close_median_s'])}")
+    if "overhead_ms" in e:
+        parts.append(f"overhead {e['overhead_ms']:.1f} ms per call")
+    if "isolation_argv" in e:
+        parts.append(f"the {e['isolation']} command alone {fmt_s(e['isolation_argv']['median_s'])} "
+                     f"(+{e['isolation_argv_overhead_ms']:.1f} ms over bash), our Python around it "
+                     f"{e['python_wrapper_overhead_ms']:+.1f} ms")  # fmt: skip
+    return "; ".join(parts)
+
+
+def write_summary(results: list[Result], quick: bool, info: dict) -> None:
     RESULTS.mkdir(parents=True, exist_ok=True)
-    (RESULTS / "summary.json").write_text(json.dumps([asdict(r) for r in results], indent=2) + "\n")
+    doc = {"machine": info, "results": [asdict(r) for r in results]}
+    (RESULTS / "summary.json").write_text(json.dumps(doc, indent=2) + "\n")
     lines = [
         f"# Benchmarks ({'quick' if quick else 'full'})",
         "",
-        "| benchmark | ours (s) | baseline (s) | ratio | target | met |",
+        f"Machine: {info['cpus']} CPUs, load {', '.join(f'{x:.2f}' for x in info['loadavg'])}, "
+        f"Docker {info['docker_server']}, Python {info['python']}, {info['platform']}.",
+        "",
+        "| benchmark | ours (median) | baseline (median) | ratio | target | met |",
         "|---|---|---|---|---|---|",
     ]
     for r in results:
-        target = f">= {r.target:g}x" if r.target else "-"
-        met = {True: "yes", False: "**no**", None: "-"}[r.met]
-        lines.append(f"| {r.name} | {r.median_s:.2f} | {r.baseline_median_s:.2f} | {r.ratio:.1f}x | {target} | {met} |")
-    lines += ["", *[f"- **{r.name}**: {r.detail}. Baseline: {r.baseline}." for r in results]]
+        met = {True: "yes", False: "**no**", None: "-"}[r.met] if r.status == "ok" else f"**{r.status}**"
+        lines.append(f"| {r.name} | {fmt_s(r.median_s)} | {fmt_s(r.baseline_median_s)} | {_ratio_text(r)} "
+                     f"| {r.target_text} | {met} |")  # fmt: skip
+    lines.append("")
+    for r in results:
+        when = f" _({r.mode}, {r.measured_at})_" if r.mode else ""
+        base = f" Baseline: {r.baseline}." if r.baseline != "-" else ""
+        extra = _extra_text(r)
+        lines.append(f"- **{r.name}**{when}: {r.detail}.{base}" + (f" {extra}." if extra else ""))
     (RESULTS / "summary.md").write_text("\n".join(lines) + "\n")
     print("\n".join(lines))
+
+
+def selected(only: str | None) -> list[str]:
+    if not only:
+        return list(GROUPS)
+    out: list[str] = []
+    for name in (n.strip() for n in only.split(",") if n.strip()):
+        if name not in GROUPS and name not in ALIASES:
+            raise SystemExit(f"--only: unknown benchmark {name!r}; choose from {', '.join([*GROUPS, *ALIASES])}")
+        out += [g for g in ALIASES.get(name, (name,)) if g not in out]
+    return out
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--quick", action="store_true", help="smaller sizes that finish in a few minutes")
-    parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--repeats", type=int, default=3, help="mining: runs per measurement")
     parser.add_argument("--baseline-repeats", type=int, default=None)
+    parser.add_argument("--only", help=f"comma-separated subset of {', '.join([*GROUPS, *ALIASES])}")
+    parser.add_argument("--iterations", type=int, default=None, help="exec round trips per arm (50; --quick 20)")
+    parser.add_argument("--startups", type=int, default=None, help="sandbox starts and resets each (10; --quick 5)")
     args = parser.parse_args()
+    groups = selected(args.only)
     commits = 3_000 if args.quick else 30_000
-    results = mining_benchmarks(commits, args.repeats, args.baseline_repeats or args.repeats)
-    write_summary(results, args.quick)
+    mode = "quick" if args.quick else "full"
+    info = machine()
+    now = datetime.now(timezone.utc).isoformat(timespec="seconds")
+    results: list[Result] = []
+    if "mining" in groups:
+        results += mining_benchmarks(commits, args.repeats, args.baseline_repeats or args.repeats)
+    sandbox_groups = set(groups) - {"mining"}
+    if sandbox_groups:
+        from sandbox import sandbox_benchmarks
+
+        iterations = args.iterations or (20 if args.quick else 50)
+        startups = args.startups or (5 if args.quick else 10)
+        results += sandbox_benchmarks(sandbox_groups, iterations, startups, commits)
+    for r in results:
+        r.mode, r.measured_at = mode, now
+    kept = [r for r in previous_results() if r.group not in groups]
+    order = {g: i for i, g in enumerate(GROUPS)}
+    merged = sorted(kept + results, key=lambda r: order.get(r.group, len(order)))
+    write_summary(merged, args.quick, info)
 
 
 if __name__ == "__main__":

@@ -139,6 +139,10 @@ def ensure_clone(spec: RepoSpec, dest: Path, progress=None) -> "GitRepo":
             if progress is not None and not str(e.stderr or "").strip("' \n"):
                 e.stderr = "\n".join(progress.error_lines + progress.other_lines)  # progress consumed stderr
             raise RepoError(f"cannot clone {spec.url}: {_git_error(e)}") from None
+        try:  # a reachability bitmap makes every sandbox workspace's pack fast to write (envs.workspace)
+            git.Git(tmp).execute(["git", "repack", "-a", "-d", "-b", "-q"], env=GIT_ENV)
+        except GitCommandError:
+            pass  # e.g. a shallow source: packs without a bitmap work too, only slower
         os.replace(tmp, dest)
     if (dest / "shallow").exists():
         try:  # the source may itself be shallow, in which case this "succeeds" and changes nothing

@@ -1,8 +1,8 @@
 """The working copy an agent or a test run sees: a repository holding history only up to one commit.
 
 A checkout of the store's full clone would let `git log --all` read the answer from the future. So
-each workspace is a fresh `git init` that fetches exactly one commit from the bare clone: the pack
-it receives holds only that commit's ancestors, with no tags, no remotes, no reflog naming the host.
+each workspace is a fresh `git init` given one pack of exactly the objects reachable from its
+commit: no later commit, no tags, no remotes, no reflog naming the host.
 """
 
 from __future__ import annotations
@@ -23,8 +23,8 @@ _GIT_ENV = {"GIT_TERMINAL_PROMPT": "0", "GIT_CONFIG_NOSYSTEM": "1", "HOME": "/no
 _IDENTITY = [("user.name", "HarnessForge Dev"), ("user.email", "dev@harnessforge.invalid")]
 
 
-def _git(cwd: Path, *args: str) -> None:
-    proc = subprocess.run(["git", *args], cwd=cwd, capture_output=True, env=_GIT_ENV)
+def _git(cwd: Path, *args: str, stdin: bytes | None = None) -> None:
+    proc = subprocess.run(["git", *args], cwd=cwd, capture_output=True, env=_GIT_ENV, input=stdin)
     if proc.returncode != 0:
         raise RepoError(f"git {' '.join(args[:2])} failed in workspace: {proc.stderr.decode(errors='replace')[-500:]}")
 
@@ -33,17 +33,13 @@ def make_workspace(source: Path, commit: str, dest: Path) -> Path:
     """Create at `dest` a repo whose only branch `main` is `commit`, with nothing after it."""
     dest.mkdir(parents=True, exist_ok=True)
     _git(dest, "init", "-q", "-b", "main")
-    _git(
-        dest,
-        "fetch",
-        "-q",
-        "--no-tags",
-        "--no-write-fetch-head",
-        "--update-head-ok",
-        str(source),
-        f"{commit}:refs/heads/main",
-    )
-    _git(dest, "checkout", "-q", "-f", "main")
+    # One pack of exactly the objects reachable from `commit`, written by the source straight into
+    # the new repo: unlike a fetch, nothing is re-indexed or re-checked on the receiving side.
+    pack = dest / ".git" / "objects" / "pack" / "pack"
+    args = ["pack-objects", "-q", "--revs", "--delta-base-offset", "--use-bitmap-index", str(pack)]
+    _git(Path(source), *args, stdin=f"{commit}\n".encode())
+    _git(dest, "update-ref", "refs/heads/main", commit)
+    _git(dest, "reset", "-q", "--hard")
     for key, value in _IDENTITY:
         _git(dest, "config", key, value)
     _git(dest, "config", "core.fileMode", "false")
