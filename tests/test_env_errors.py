@@ -1,6 +1,10 @@
 """Bad input and broken environments give clear errors and a reason, and lose nothing."""
 
+import os
 import shutil
+import subprocess
+import sys
+from pathlib import Path
 
 import pytest
 
@@ -58,3 +62,15 @@ def test_a_failing_install_is_recorded_with_its_reason(env_store, tmp_path, exam
     assert store.load_screening(key).criterion("environment_builds").passed is True
     screen(store, key, load_rules(), collect=False)  # re-screening keeps the environments' verdict
     assert store.load_screening(key).criterion("environment_builds").passed is True
+
+
+def test_ci_fails_the_session_when_any_test_was_skipped(tmp_path):
+    """HARNESSFORGE_REQUIRE_DOCKER=1 (set by .ci/run): a skipped test fails the run."""
+    (tmp_path / "test_some.py").write_text("import pytest\n\ndef test_skip():\n    pytest.skip('no engine')\n")
+    root = Path(__file__).parent.parent
+    cmd = [sys.executable, "-m", "pytest", "-q", "-p", "tests.conftest", "-p", "no:cacheprovider", str(tmp_path)]
+    env = {**os.environ, "HARNESSFORGE_REQUIRE_DOCKER": "1"}
+    strict = subprocess.run(cmd, cwd=root, capture_output=True, text=True, env=env)
+    assert strict.returncode == 1 and "1 test(s) skipped" in strict.stdout
+    env["HARNESSFORGE_REQUIRE_DOCKER"] = "0"
+    assert subprocess.run(cmd, cwd=root, capture_output=True, text=True, env=env).returncode == 0

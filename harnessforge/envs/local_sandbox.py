@@ -29,7 +29,9 @@ TIMEOUT_EXIT = 124
 # Coarse per-process rlimits (util-linux `prlimit`): no core dumps, no file over 2 GiB. Address-space
 # limits break JVMs and Node, so memory is left to cgroups (the Docker backend).
 RLIMITS = ["--core=0", f"--fsize={2 << 30}"]
-HIDDEN = ("/root/", "/home/")  # home directories hold tokens and keys: replaced by empty dirs
+# Replaced by empty dirs inside (homes hold tokens and keys; /tmp is private); a toolchain installed
+# below one of them (pyenv, a venv in /tmp) is bound back read-only.
+HIDDEN = ("/root/", "/home/", "/tmp/")
 
 
 def isolation_available() -> str | None:
@@ -80,9 +82,9 @@ class LocalSandbox(Sandbox):
         prefix = ["unshare", "-n"] if os.geteuid() == 0 else ["unshare", "-rn"]
         return [*prefix, "bash", "-c", f"ip link set lo up 2>/dev/null; cd {self.workdir} && {cmd}"]
 
-    @staticmethod
-    def _toolchain_dirs(env: dict[str, str]) -> list[str]:
-        dirs = {os.path.realpath(p) for p in (sys.prefix, sys.base_prefix)}
+    def _toolchain_dirs(self, env: dict[str, str]) -> list[str]:
+        """The interpreter, PATH entries and our pytest plugin, when a hidden directory holds them."""
+        dirs = {os.path.realpath(p) for p in (sys.prefix, sys.base_prefix, self.plugin_dir)}
         dirs |= {os.path.realpath(p) for p in env.get("PATH", "").split(":") if p}
         return sorted(d for d in dirs if d.startswith(HIDDEN) and os.path.isdir(d))
 
