@@ -142,7 +142,9 @@ def test_memory_hog_is_oom_killed_and_classified(open_sandbox, commits, env_stor
     with open_sandbox("docker", commits["v0.2.0"], Limits(memory="256m", pids=128, exec_timeout_s=60)) as sb:
         sb.write_file("tests/test_hog.py", "def test_hog():\n    blob = bytearray(2 << 30)\n    assert blob\n")
         run = run_tests(sb, images.images[0].recipe, ["tests/test_hog.py"], 120)
-    assert run.oom_killed and run_problem(run) == "oom"
+        assert run.oom_killed and run_problem(run) == "oom"
+        killed = sb.exec("kill -9 $$")  # exit 137 too, but not the OOM killer: not blamed on memory
+        assert killed.exit_code == 137 and not killed.oom_killed and not killed.timed_out
 
 
 @BOTH

@@ -75,6 +75,7 @@ class DockerSandbox(Sandbox):
         except (APIError, NotFound) as e:
             raise EnvError(f"sandbox container is gone: {e}", "sandbox_error") from None
         out: dict = {}
+        oom_before = self._oom_kills()
         start = time.monotonic()
         worker = threading.Thread(target=lambda: out.update(res=self.api.exec_start(ex["Id"], demux=True)), daemon=True)
         worker.start()
@@ -87,21 +88,34 @@ class DockerSandbox(Sandbox):
         code = self.api.exec_inspect(ex["Id"])["ExitCode"]
         code = -1 if code is None else code
         timed_out = code in (124, 137) and elapsed >= timeout - 0.05
-        oom = code == 137 and not timed_out and self._oom_killed()
+        oom = code == 137 and not timed_out and self._oom_killed(oom_before)
         return Raw(code, stdout or b"", stderr or b"", elapsed, timed_out=timed_out, oom_killed=oom)
 
-    def _oom_killed(self) -> bool:
-        """Whether the kernel's OOM killer struck in this container (cgroup counter or engine flag)."""
+    def _oom_kills(self) -> int | None:
+        """The kernel's count of OOM kills in this container's memory cgroup (v1 or v2), if readable.
+
+        Counting before and after each command tells its own OOM kill from an earlier one.
+        """
         cid = self.container.id
-        for path in (f"/sys/fs/cgroup/memory/docker/{cid}/memory.oom_control",):
+        for path in (
+            f"/sys/fs/cgroup/memory/docker/{cid}/memory.oom_control",  # v1, cgroupfs driver
+            f"/sys/fs/cgroup/docker/{cid}/memory.events",  # v2, cgroupfs driver
+            f"/sys/fs/cgroup/system.slice/docker-{cid}.scope/memory.events",  # v2, systemd driver
+        ):
             try:
                 with open(path) as f:
                     for line in f:
-                        if line.startswith("oom_kill ") and int(line.split()[1]) > 0:
-                            return True
+                        if line.startswith("oom_kill "):
+                            return int(line.split()[1])
             except OSError:
-                pass
-        try:
+                continue
+        return None
+
+    def _oom_killed(self, before: int | None) -> bool:
+        after = self._oom_kills()
+        if before is not None and after is not None:
+            return after > before
+        try:  # a remote engine: its sticky flag is the best there is
             self.container.reload()
             return bool(self.container.attrs["State"].get("OOMKilled"))
         except APIError:
