@@ -82,10 +82,32 @@ class EnvRules(Model):
     overrides: dict[str, dict[str, Any]] = {}
 
 
+class MentorRules(Model):
+    cooldown_turns: int = Field(ge=0)
+    cooldown_test_runs: int = Field(ge=0)
+    same_error_runs: int = Field(ge=1)
+    thrash_cycles: int = Field(ge=1)
+    wrong_direction_files: int = Field(ge=1)
+    escalate_after_turns: int = Field(ge=1)
+    response_window_turns: int = Field(ge=1)
+    max_level: int = Field(ge=0, le=4)
+
+
+class HarnessRules(Model):
+    max_turns: int = Field(gt=0)
+    max_tokens_per_milestone: int = Field(gt=0)
+    max_cost_per_milestone_usd: float = Field(gt=0)
+    max_cost_per_run_usd: float = Field(gt=0)
+    max_wall_s_per_milestone: float = Field(gt=0)
+    observation_max_chars: int = Field(gt=0)
+    mentor: MentorRules
+
+
 class Rules(Model):
     screening: ScreeningRules
     planning: PlanningRules
     environments: EnvRules
+    harness: HarnessRules
 
     @cached_property
     def hash(self) -> str:

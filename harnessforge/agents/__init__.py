@@ -1,0 +1,1 @@
+"""Agent backends: one small interface (`AgentBackend.turn`) over model APIs and the offline oracle."""
