@@ -359,6 +359,40 @@ def grade(
         raise typer.Exit(2)
 
 
+@app.command()
+def run(
+    repo: str = typer.Argument(..., help="A validated repo: its key, path, URL or owner/name"),
+    agent: str = typer.Option("oracle", "--agent", help="oracle, anthropic or openai (keys from the environment)"),
+    model: Optional[str] = typer.Option(None, "--model", help="Model name for anthropic/openai"),
+    milestones: Optional[str] = typer.Option(None, "--milestones", help="Comma-separated ids (default: all valid)"),
+    run_id: Optional[str] = typer.Option(None, "--run-id", help="Name of the run (default: <agent>-<random>)"),
+    sandbox: str = typer.Option("auto", "--sandbox", help=BACKEND_HELP),
+    seed: int = typer.Option(0, "--seed", help="oracle: random seed"),
+    profile: list[str] = typer.Option([], "--profile", help="oracle: MID=direct|partial|needs_hints|asks|stuck"),
+) -> None:
+    """Run a Dev agent through the milestone chain; trajectories go to trajectories/<key>/<run_id>/."""
+    from .agents.factory import make_agent
+    from .harness.navigator import Navigator
+
+    profiles = {}
+    for item in profile:
+        mid, sep, name = item.partition("=")
+        if not sep:
+            raise ConfigError(f"--profile {item!r}: expected MID=PROFILE, e.g. m02=needs_hints")
+        profiles[mid] = name
+    dev = make_agent(agent, model, seed=seed, profiles=profiles)
+    nav = Navigator(state.store, repo, dev, state.rules, run_id=run_id, backend=sandbox, log=console.print)
+    wanted = milestones.split(",") if milestones else None
+    summaries = nav.run(wanted)
+    table = Table("id", "status", "turns", "hints", "tokens in/out", "cost $", "wall s")
+    for s in summaries:
+        hints = ",".join(f"L{x}" for x in s.hints_released)
+        table.add_row(s.milestone_id, s.status, str(s.turns), hints, f"{s.tokens.input}/{s.tokens.output}",
+                      f"{s.cost_usd:.4f}", f"{s.wall_s:.1f}")  # fmt: skip
+    out.print(table)
+    out.print(str(nav.run_dir))
+
+
 def main() -> None:
     try:
         app()

@@ -22,5 +22,5 @@ class AgentBackend(ABC):
     @abstractmethod
     def turn(self, messages: list[Message], tools: list[dict]) -> AgentTurn: ...
 
-    def close(self) -> None:
+    def close(self) -> None:  # noqa: B027 - optional hook, most backends hold nothing to release
         """Release connections or subprocesses (default: nothing to do)."""

@@ -100,3 +100,19 @@ class MentorDecision(Model):
     hint: str
     snapshot: dict[str, Any] = Field(default_factory=dict)
     response: dict[str, Any] | None = Field(None, description="Filled some turns later: did the Dev change course?")
+
+
+class VerifierReport(Model):
+    """`test_results.json`: a submission graded in a fresh sandbox."""
+
+    milestone_id: str
+    passed: bool
+    acceptance: TestCounts
+    failing_acceptance: list[str] = []
+    regressions: list[str] = Field([], description="PASS_TO_PASS tests (passing at base) that now fail.")
+    ground_truth_files: list[str] = []
+    candidate_files: list[str] = []
+    missing_core_files: list[str] = Field([], description="Source files the ground truth changes and the Dev did not.")
+    extra_files: list[str] = Field([], description="Files the Dev changed that the ground truth does not touch.")
+    excluded_files: list[str] = Field([], description="Dev changes dropped before grading (tests, test config).")
+    reason: str | None = None

@@ -1,0 +1,208 @@
+"""A Dev backed by Claude through the Anthropic Messages API, with tool use, prompt caching and
+optional extended thinking.
+
+Conversations stay OpenAI-style (the trainers' format); this module converts them on the way out
+and converts Claude's content blocks back into an `AgentTurn`.
+
+Usage is reported as OpenAI does, so sums across backends compare: `input` counts every prompt
+token (uncached + cache writes + cache reads; Anthropic's `input_tokens` alone excludes both),
+`cached` counts cache reads. Cache writes are not a separate field; they are priced (1.25x input)
+from the raw response before it is dropped.
+
+Requests are not streamed: the SDK's non-streaming answer gives us malformed tool input as data
+instead of a parse error mid-stream. That suits `max_tokens` up to ~20k (the SDK's 10-minute rule).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import time
+from typing import Any
+
+import anthropic
+
+from ..models.trajectory import AgentTurn, Message, ToolCall, Usage
+from .base import AgentBackend
+from .errors import AgentError, api_error
+from .openai_backend import parse_tool_args, tool_results_first
+from .pricing import cost_usd
+
+CACHE = {"type": "ephemeral"}
+_THINKING_BLOCKS = ("thinking", "redacted_thinking")
+
+
+class AnthropicBackend(AgentBackend):
+    """`turn()` is one `POST /v1/messages`; the SDK retries 408/409/429/5xx and timeouts itself.
+
+    Extended thinking (`thinking_budget`) requires passing Claude's signed thinking blocks back
+    with the tool results. Our messages keep only the reasoning text, so the backend remembers the
+    blocks of the answers it produced and replays them; reasoning it did not produce (another
+    backend's, or a resumed run's) is dropped, as an unsigned thinking block would be rejected.
+    """
+
+    name = "anthropic"
+
+    def __init__(
+        self,
+        model: str,
+        api_key: str | None = None,
+        base_url: str | None = None,
+        max_tokens: int = 8192,
+        thinking_budget: int | None = None,
+        max_retries: int = 4,
+        timeout: float = 600.0,
+    ):
+        api_key = api_key or os.environ.get("ANTHROPIC_API_KEY")
+        if not api_key:
+            raise AgentError("no Anthropic API key: pass api_key or set ANTHROPIC_API_KEY")
+        if thinking_budget is not None and not 1024 <= thinking_budget < max_tokens:
+            raise AgentError(f"thinking_budget must be >= 1024 and < max_tokens ({max_tokens}), got {thinking_budget}")
+        self.model, self.max_tokens, self.thinking_budget = model, max_tokens, thinking_budget
+        self.max_retries, self.timeout = max_retries, timeout
+        self.client = anthropic.Anthropic(
+            api_key=api_key,
+            base_url=base_url or os.environ.get("ANTHROPIC_BASE_URL") or None,
+            max_retries=max_retries,
+            timeout=timeout,
+        )
+        self.base_url = str(self.client.base_url)
+        self._thinking: dict[str, list[dict]] = {}  # answer key -> its signed thinking blocks
+
+    def turn(self, messages: list[Message], tools: list[dict]) -> AgentTurn:
+        start = time.perf_counter()
+        try:
+            resp = self.client.messages.create(**self.request(messages, tools))
+        except anthropic.APIError as e:
+            raise api_error("Anthropic API", self.base_url, e, self.max_retries, self.timeout) from e
+        latency = time.perf_counter() - start
+        texts, reasoning, calls, thinking = [], [], [], []
+        for block in resp.content:
+            if block.type == "text":
+                texts.append(block.text)
+            elif block.type == "tool_use":
+                args, error = parse_tool_args(block.input)
+                calls.append(ToolCall(id=block.id, name=block.name, args=args, error=error))
+            elif block.type in _THINKING_BLOCKS:
+                thinking.append(block.model_dump(mode="json", exclude_none=True))
+                reasoning.append(getattr(block, "thinking", ""))
+        text = "".join(texts)
+        if thinking:
+            self._remember(calls[0].id if calls else text, thinking)
+        u = resp.usage
+        read, write = u.cache_read_input_tokens or 0, u.cache_creation_input_tokens or 0
+        usage = Usage(input=u.input_tokens + read + write, cached=read, output=u.output_tokens)
+        return AgentTurn(
+            reasoning="\n\n".join(r for r in reasoning if r),
+            text=text,
+            tool_calls=calls,
+            usage=usage,
+            latency_s=latency,
+            model=resp.model or self.model,
+            cost_usd=cost_usd(self.model, usage, cache_write=write),
+            stop_reason=resp.stop_reason or "",
+        )
+
+    def request(self, messages: list[Message], tools: list[dict]) -> dict[str, Any]:
+        """The `messages.create` arguments for an OpenAI-style conversation, cache breakpoints set.
+
+        Breakpoints (at most 4 allowed): the last tool (caches all tools), the system prompt, and the
+        last message before the newest turn, so each call reads the previous calls' prefix.
+        """
+        system, out = self._convert(messages)
+        params: dict[str, Any] = {"model": self.model, "max_tokens": self.max_tokens, "messages": out}
+        if system:
+            system[-1]["cache_control"] = CACHE
+            params["system"] = system
+        if tools:
+            params["tools"] = [_tool(t) for t in tools]
+            params["tools"][-1]["cache_control"] = CACHE
+        if len(out) >= 2 and out[-2]["content"][-1]["type"] not in _THINKING_BLOCKS:
+            out[-2]["content"][-1]["cache_control"] = CACHE
+        if self.thinking_budget:
+            params["thinking"] = {"type": "enabled", "budget_tokens": self.thinking_budget}
+        return params
+
+    def _convert(self, messages: list[Message]) -> tuple[list[dict], list[dict]]:
+        """OpenAI-style messages -> (system blocks, Anthropic messages with content-block lists).
+
+        Leading system messages form the system prompt; a later one becomes user text. Tool results
+        and user text that follow each other merge into one user message, tool results first.
+        """
+        system: list[dict] = []
+        out: list[dict] = []
+        for m in tool_results_first(messages):
+            role = m.get("role")
+            if role == "system" and not out:
+                system += _text_blocks(m.get("content"))
+            elif role == "assistant":
+                blocks = self._assistant_blocks(m)
+                if blocks:  # the API rejects empty content; skipping it merges the user turns around it
+                    out.append({"role": "assistant", "content": blocks})
+            elif role == "tool":
+                result = {"type": "tool_result", "tool_use_id": _tool_id(m.get("tool_call_id"))}
+                result["content"] = _text(m.get("content")) or "(no output)"
+                _add_user(out, [result])
+            else:
+                _add_user(out, _text_blocks(m.get("content")))
+        return system, [m for m in out if m["content"]]
+
+    def _assistant_blocks(self, m: Message) -> list[dict]:
+        calls = m.get("tool_calls") or []
+        text = _text(m.get("content"))
+        blocks: list[dict] = []
+        if self.thinking_budget:
+            key = calls[0].get("id") if calls else text
+            blocks += [dict(b) for b in self._thinking.get(key, [])]
+        if text.strip():
+            blocks.append({"type": "text", "text": text})
+        for tc in calls:
+            fn = tc.get("function") or {}
+            args, _ = parse_tool_args(fn.get("arguments"))
+            blocks.append({"type": "tool_use", "id": _tool_id(tc.get("id")), "name": fn.get("name"), "input": args})
+        return blocks
+
+    def _remember(self, key: str, blocks: list[dict]) -> None:
+        self._thinking[key] = blocks
+        while len(self._thinking) > 512:  # a long run: only recent turns can still need them
+            self._thinking.pop(next(iter(self._thinking)))
+
+    def close(self) -> None:
+        self.client.close()
+
+
+def _tool(spec: dict) -> dict:
+    """OpenAI function schema -> Anthropic tool."""
+    fn = spec.get("function", spec)
+    tool = {"name": fn["name"], "input_schema": fn.get("parameters") or {"type": "object", "properties": {}}}
+    if fn.get("description"):
+        tool["description"] = fn["description"]
+    return tool
+
+
+def _add_user(out: list[dict], blocks: list[dict]) -> None:
+    """Append to the trailing user message (tool results kept first), or start one."""
+    if not out or out[-1]["role"] != "user":
+        out.append({"role": "user", "content": []})
+    content = out[-1]["content"]
+    content += blocks
+    content.sort(key=lambda b: b["type"] != "tool_result")  # stable: order within each kind is kept
+
+
+def _text(content: Any) -> str:
+    """Message content as text: a string, or the text parts of an OpenAI content list."""
+    if content is None:
+        return ""
+    if isinstance(content, str):
+        return content
+    return "\n".join(p.get("text", "") for p in content if isinstance(p, dict) and p.get("type") == "text")
+
+
+def _text_blocks(content: Any) -> list[dict]:
+    text = _text(content)
+    return [{"type": "text", "text": text}] if text.strip() else []
+
+
+def _tool_id(id: Any) -> str:
+    """Anthropic accepts tool ids of `[A-Za-z0-9_-]` only; other backends' ids may not be."""
+    return re.sub(r"[^A-Za-z0-9_-]", "_", str(id or "call"))

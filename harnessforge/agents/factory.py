@@ -1,0 +1,33 @@
+"""Pick a Dev backend by name, as the CLI and the Dagster resource do."""
+
+from __future__ import annotations
+
+from ..errors import ConfigError
+from .base import AgentBackend
+
+BACKENDS = ("oracle", "anthropic", "openai", "claude-code")
+DEFAULT_MODELS = {"anthropic": "claude-sonnet-4-5", "openai": "gpt-4.1"}
+
+
+def make_agent(
+    name: str, model: str | None = None, seed: int = 0, profiles: dict[str, str] | None = None
+) -> AgentBackend:
+    """`oracle` takes `seed` and per-milestone `profiles`; model backends read keys from the environment."""
+    if name == "oracle":
+        from .oracle import OracleAgent
+
+        try:
+            return OracleAgent(seed=seed, profiles=profiles)
+        except ValueError as e:
+            raise ConfigError(str(e)) from None
+    if name == "anthropic":
+        from .anthropic_backend import AnthropicBackend
+
+        return AnthropicBackend(model or DEFAULT_MODELS["anthropic"])
+    if name == "openai":
+        from .openai_backend import OpenAIBackend
+
+        return OpenAIBackend(model or DEFAULT_MODELS["openai"])
+    if name == "claude-code":
+        raise ConfigError("the claude-code backend is not available yet; use anthropic for Claude models")
+    raise ConfigError(f"unknown agent {name!r}; use one of {', '.join(BACKENDS)}")

@@ -1,0 +1,181 @@
+"""A Dev backed by any OpenAI-compatible chat-completions endpoint: OpenAI itself, or an in-house
+model served by vLLM / SGLang (`base_url=http://host:8000/v1`, `api_key="EMPTY"`).
+
+Our messages already are chat-completions messages, so the work here is at the edges: sending only
+fields every server accepts, parsing tool arguments without trusting them, and reading the
+reasoning and cache fields that vLLM and OpenAI add to the answer.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from typing import Any
+
+import openai
+
+from ..models.trajectory import AgentTurn, Message, ToolCall, Usage
+from .base import AgentBackend
+from .errors import AgentError, api_error
+from .pricing import cost_usd
+
+_WIRE_KEYS = {"role", "content", "tool_calls", "tool_call_id", "name"}
+
+
+class OpenAIBackend(AgentBackend):
+    """`turn()` is one `POST /chat/completions`; the SDK retries 408/409/429/5xx and timeouts itself.
+
+    `send_reasoning` keeps `reasoning_content` on earlier assistant messages, for chat templates
+    that replay it (interleaved thinking); by default it is dropped: it is no field of OpenAI's API.
+    `extra_body` passes server-specific fields (vLLM: `top_k`, `chat_template_kwargs`, ...).
+    """
+
+    name = "openai"
+
+    def __init__(
+        self,
+        model: str,
+        api_key: str | None = None,
+        base_url: str | None = None,
+        max_retries: int = 4,
+        timeout: float = 600.0,
+        temperature: float | None = None,
+        max_tokens: int | None = None,
+        send_reasoning: bool = False,
+        extra_body: dict[str, Any] | None = None,
+    ):
+        api_key = api_key or os.environ.get("OPENAI_API_KEY")
+        if not api_key:
+            raise AgentError(
+                "no OpenAI API key: pass api_key or set OPENAI_API_KEY (any value, e.g. EMPTY, for a vLLM server "
+                "started without --api-key)"
+            )
+        self.model, self.max_retries, self.timeout = model, max_retries, timeout
+        self.temperature, self.max_tokens, self.send_reasoning = temperature, max_tokens, send_reasoning
+        self.extra_body = extra_body or {}
+        self.client = openai.OpenAI(
+            api_key=api_key,
+            base_url=base_url or os.environ.get("OPENAI_BASE_URL") or None,
+            max_retries=max_retries,
+            timeout=timeout,
+        )
+        self.base_url = str(self.client.base_url)
+
+    def turn(self, messages: list[Message], tools: list[dict]) -> AgentTurn:
+        params: dict[str, Any] = {"model": self.model, "messages": self.wire_messages(messages)}
+        if tools:
+            params["tools"] = tools
+        if self.temperature is not None:
+            params["temperature"] = self.temperature
+        if self.max_tokens is not None:
+            params["max_completion_tokens"] = self.max_tokens
+        if self.extra_body:
+            params["extra_body"] = self.extra_body
+        start = time.perf_counter()
+        try:
+            resp = self.client.chat.completions.create(**params)
+        except openai.APIError as e:
+            raise api_error("OpenAI-compatible API", self.base_url, e, self.max_retries, self.timeout) from e
+        latency = time.perf_counter() - start
+        if not resp.choices:
+            raise AgentError(f"OpenAI-compatible API at {self.base_url} answered without choices (model {self.model})")
+        choice, msg = resp.choices[0], resp.choices[0].message
+        usage = _usage(resp.usage)
+        return AgentTurn(
+            reasoning=getattr(msg, "reasoning_content", None) or getattr(msg, "reasoning", None) or "",
+            text=msg.content or "",
+            tool_calls=[_tool_call(tc) for tc in msg.tool_calls or []],
+            usage=usage,
+            latency_s=latency,
+            model=resp.model or self.model,
+            cost_usd=cost_usd(self.model, usage),
+            stop_reason=choice.finish_reason or "",
+        )
+
+    def wire_messages(self, messages: list[Message]) -> list[Message]:
+        """Copies holding only portable fields, tool arguments as valid JSON, tool results first."""
+        out = []
+        for m in tool_results_first(messages):
+            wire = {k: v for k, v in m.items() if k in _WIRE_KEYS}
+            if self.send_reasoning and m.get("reasoning_content"):
+                wire["reasoning_content"] = m["reasoning_content"]
+            if m.get("tool_calls"):
+                wire["tool_calls"] = [_wire_call(tc) for tc in m["tool_calls"]]
+            out.append(wire)
+        return out
+
+    def close(self) -> None:
+        self.client.close()
+
+
+# ---- helpers shared with the Anthropic backend (both read OpenAI-style messages) ---------------
+def parse_tool_args(raw: Any) -> tuple[dict, str | None]:
+    """Tool arguments as a dict, or `({}, reason)`: a model's malformed call must not crash the run."""
+    if isinstance(raw, dict):
+        return raw, None
+    if raw is None or (isinstance(raw, str) and not raw.strip()):
+        return {}, None  # some servers send "" for a call without arguments
+    if isinstance(raw, str):
+        try:
+            raw = json.loads(raw)
+        except ValueError as e:
+            return {}, f"arguments are not valid JSON ({e}): {_clip(raw)}"
+        if isinstance(raw, dict):
+            return raw, None
+    return {}, f"arguments are not a JSON object: {_clip(json.dumps(raw))}"
+
+
+def tool_results_first(messages: list[Message]) -> list[Message]:
+    """Move messages that arrive between an assistant's tool calls and their results (a Mentor hint)
+    after the results: both APIs require the results right after the calls."""
+    out: list[Message] = []
+    held: list[Message] = []
+    waiting: set[str] = set()
+    for m in messages:
+        if m.get("role") == "assistant":
+            out += held
+            held = []
+            waiting = {tc.get("id") for tc in m.get("tool_calls") or []}
+            out.append(m)
+        elif m.get("role") == "tool" and waiting:
+            out.append(m)
+            waiting.discard(m.get("tool_call_id"))
+            if not waiting:
+                out += held
+                held = []
+        elif waiting:
+            held.append(m)
+        else:
+            out.append(m)
+    return out + held
+
+
+def _tool_call(tc: Any) -> ToolCall:
+    fn = getattr(tc, "function", None)
+    if fn is None:  # e.g. a "custom" (free-form) tool call: not one of our function tools
+        return ToolCall(id=tc.id, name=getattr(tc, "type", "unknown"), error="not a function tool call")
+    args, error = parse_tool_args(fn.arguments)
+    return ToolCall(id=tc.id, name=fn.name, args=args, error=error)
+
+
+def _wire_call(tc: dict) -> dict:
+    """vLLM json-loads earlier calls' arguments for its chat templates: send `{}` for malformed ones."""
+    fn = tc.get("function") or {}
+    args, error = parse_tool_args(fn.get("arguments"))
+    arguments = "{}" if error else fn.get("arguments") or "{}"
+    if not isinstance(arguments, str):
+        arguments = json.dumps(args)
+    return {"id": tc.get("id"), "type": "function", "function": {"name": fn.get("name"), "arguments": arguments}}
+
+
+def _usage(u: Any) -> Usage:
+    if u is None:  # some servers omit usage
+        return Usage()
+    details = getattr(u, "prompt_tokens_details", None)
+    cached = getattr(details, "cached_tokens", None) or 0
+    return Usage(input=u.prompt_tokens or 0, cached=cached, output=u.completion_tokens or 0)
+
+
+def _clip(s: str, n: int = 200) -> str:
+    return s if len(s) <= n else s[:n] + "..."

@@ -1,0 +1,347 @@
+"""ATIF v1.7 (Harbor's Agent Trajectory Interchange Format) of one milestone attempt, and a validator.
+
+Built from the **message list, joined with the events**. The messages are the spine because they are
+exactly what the model saw and said: system prompt, task, reasoning, tool-call ids, tool results as
+delivered, hint wording; events have no reasoning and no call ids. Events add what messages lack:
+per-turn tokens, cost, latency, model and time; hint level and rule; observation length and test counts.
+
+The join (the run loop's side of the contract):
+- the k-th assistant message is Dev turn k (`Event.turn_id == k`, counting from 1);
+- a turn's metrics sum the `usage` / `cost_usd` of its `dev` events (usage is set once per model call);
+- the i-th call of tool `name` in turn k is the i-th `dev` event of turn k with `action.type == name`;
+- a hint event (`action.type == "hint"`) is the next user message containing its text (`mentor_hint`).
+Inputs that do not join (more turns in the events than assistant messages, a hint never shown, a tool
+result answering no call) raise `ValueError` rather than export a trajectory that lies.
+
+Token accounting follows ATIF: `prompt_tokens` counts all input tokens and `cached_tokens` is a subset
+of it, so backends must report `Usage.input` including cache reads.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import defaultdict
+from datetime import datetime
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+from ..models.run import RunMeta
+from ..models.trajectory import Event, Message, Usage
+
+SCHEMA_VERSION = "ATIF-v1.7"
+AGENT_NAME = "harnessforge"
+
+
+# ---- conversion ---------------------------------------------------------------------------------
+def to_atif(
+    events: list[Event], messages: list[Message], meta: RunMeta | dict, tools: list[dict], outcome: dict | None = None
+) -> dict:
+    """The ATIF document of one milestone attempt (see the module docstring for how inputs join).
+
+    `meta` is the run's `RunMeta` (or `metadata.json` as read); `outcome` (status, grade, final patch,
+    ...) goes to the root's `extra.harnessforge.outcome`.
+    """
+    meta = RunMeta.model_validate(meta)
+    if not events:
+        raise ValueError("no events: nothing to export")
+    if any(e.run_id != meta.run_id for e in events):
+        raise ValueError(f"events of another run than {meta.run_id}")
+    mid = events[0].milestone_id
+    synthetic = meta.synthetic or any(e.synthetic for e in events)
+    dev_turns: dict[int, list[Event]] = defaultdict(list)
+    for e in events:
+        if e.role == "dev":
+            dev_turns[e.turn_id].append(e)
+    hints = [e for e in events if e.action.type == "hint"]
+
+    steps: list[dict] = []
+    turn = 0
+    agent: dict | None = None  # the agent step tool results attach to
+    call_events: dict[str, Event] = {}
+    for i, msg in enumerate(messages):
+        role = msg.get("role")
+        if role == "tool":
+            _attach_result(agent, msg, call_events, where=f"messages[{i}]")
+            continue
+        if role in ("system", "developer"):
+            step = {"source": "system", "message": _message(msg.get("content"))}
+            agent = None
+        elif role == "user":
+            step = {"source": "user", "message": _message(msg.get("content"))}
+            if hints and _shows(msg, hints[0]):
+                step.update(_hint_fields(hints.pop(0)))
+            agent = None
+        elif role == "assistant":
+            turn += 1
+            step, call_events = _agent_step(msg, turn, dev_turns.get(turn, []), synthetic)
+        else:
+            raise ValueError(f"messages[{i}]: unknown role {role!r}")
+        steps.append({"step_id": len(steps) + 1, **step})
+        if role == "assistant":
+            agent = steps[-1]
+
+    if hints:
+        raise ValueError(f"hint event seq {hints[0].seq} (level {hints[0].hint_level}) is in no user message")
+    if dev_turns and max(dev_turns) > turn:
+        raise ValueError(f"events reach Dev turn {max(dev_turns)} but the messages hold {turn} assistant turns")
+
+    doc: dict[str, Any] = {
+        "schema_version": SCHEMA_VERSION,
+        "session_id": meta.run_id,
+        "trajectory_id": f"{meta.run_id}/{mid}",
+        "agent": _drop_empty(
+            {
+                "name": AGENT_NAME,
+                "version": meta.harness_version,
+                "model_name": meta.model,
+                "tool_definitions": tools,
+                "extra": {"backend": meta.agent, "rules_hash": meta.rules_hash},
+            }
+        ),
+        "steps": steps,
+        "final_metrics": _final_metrics(steps),
+        "extra": {
+            "harnessforge": {
+                "repo": meta.repo,
+                "milestone_id": mid,
+                "synthetic": synthetic,
+                "outcome": outcome,
+            }
+        },
+    }
+    return doc
+
+
+def _message(content: Any) -> str | list:
+    """ATIF `message`: a string, or content parts kept as they are; None (tool-call-only turns) is ''."""
+    return "" if content is None else content
+
+
+def _text(content: Any) -> str:
+    if isinstance(content, list):
+        return "".join(p.get("text", "") for p in content if isinstance(p, dict))
+    return "" if content is None else str(content)
+
+
+def _drop_empty(d: dict) -> dict:
+    return {k: v for k, v in d.items() if v not in (None, "", [], {})}
+
+
+def _shows(msg: Message, hint: Event) -> bool:
+    text = (hint.mentor_hint or hint.action.content).strip()
+    return bool(text) and text in _text(msg.get("content"))
+
+
+def _hint_fields(hint: Event) -> dict:
+    info = {"kind": "hint", "level": hint.hint_level, "rule": hint.action.args.get("rule"), "event_seq": hint.seq}
+    return {"timestamp": hint.ts.isoformat(), "extra": {"harnessforge": info}}
+
+
+def _tool_call(raw: dict) -> dict:
+    """OpenAI `{id, function: {name, arguments}}` (arguments a JSON string or an object) -> ATIF."""
+    fn = raw.get("function") or {}
+    args = fn.get("arguments")
+    call = {"tool_call_id": raw.get("id", ""), "function_name": fn.get("name", ""), "arguments": args or {}}
+    if isinstance(args, str):
+        try:
+            call["arguments"] = json.loads(args) if args.strip() else {}
+        except ValueError:
+            call["arguments"] = None
+    if not isinstance(call["arguments"], dict):  # ATIF needs an object: keep what the model wrote aside
+        call["arguments"] = {}
+        call["extra"] = {"raw_arguments": args if isinstance(args, str) else json.dumps(args)}
+    return call
+
+
+def _agent_step(msg: Message, turn: int, evs: list[Event], synthetic: bool) -> tuple[dict, dict[str, Event]]:
+    """One assistant message = one model call; returns the step and its tool calls' events by call id."""
+    calls = [_tool_call(c) for c in msg.get("tool_calls") or []]
+    by_name: dict[str, list[Event]] = defaultdict(list)
+    for e in evs:
+        by_name[e.action.type].append(e)
+    call_events = {}
+    for c in calls:
+        if by_name[c["function_name"]]:
+            call_events[c["tool_call_id"]] = by_name[c["function_name"]].pop(0)
+
+    step: dict[str, Any] = {"source": "agent", "message": _message(msg.get("content"))}
+    if evs:
+        step["timestamp"] = min(e.ts for e in evs).isoformat()
+    if model := next((e.model for e in evs if e.model), ""):
+        step["model_name"] = model
+    if reasoning := msg.get("reasoning_content") or msg.get("reasoning") or "":
+        step["reasoning_content"] = reasoning
+    if calls:
+        step["tool_calls"] = calls
+    usages = [e.usage for e in evs if e.usage is not None]
+    cost = sum(e.cost_usd for e in evs)
+    if usages or cost:
+        u = sum(usages, Usage())
+        step["metrics"] = {
+            "prompt_tokens": u.input,
+            "completion_tokens": u.output,
+            "cached_tokens": u.cached,
+            "cost_usd": round(cost, 6),
+        }
+    step["llm_call_count"] = 0 if synthetic else 1  # ATIF: deterministic (oracle) steps are kept out of SFT
+    info = {"turn_id": turn, "event_seqs": [e.seq for e in evs], "latency_s": round(sum(e.latency_s for e in evs), 3)}
+    step["extra"] = {"harnessforge": info}
+    return step, call_events
+
+
+def _attach_result(agent: dict | None, msg: Message, call_events: dict[str, Event], where: str) -> None:
+    call_id = msg.get("tool_call_id")
+    ids = [c["tool_call_id"] for c in (agent or {}).get("tool_calls", [])]
+    if call_id not in ids:
+        raise ValueError(f"{where}: tool result for call {call_id!r}, which the preceding assistant turn did not make")
+    result: dict[str, Any] = {"source_call_id": call_id, "content": _text(msg.get("content"))}
+    if (e := call_events.get(call_id)) is not None:
+        extra: dict[str, Any] = {
+            "event_seq": e.seq,
+            "observation_chars": e.observation_chars,
+            "truncated": e.observation_chars > len(e.observation),
+        }
+        if e.test_status is not None:
+            extra["tests"] = e.test_status.model_dump()
+        if e.files_touched:
+            extra["files_touched"] = e.files_touched
+        if e.error_signature:
+            extra["error_signature"] = e.error_signature
+        result["extra"] = extra
+    agent.setdefault("observation", {"results": []})["results"].append(result)
+
+
+def _final_metrics(steps: list[dict]) -> dict:
+    metrics = [s["metrics"] for s in steps if "metrics" in s]
+    return {
+        "total_prompt_tokens": sum(m["prompt_tokens"] for m in metrics),
+        "total_completion_tokens": sum(m["completion_tokens"] for m in metrics),
+        "total_cached_tokens": sum(m["cached_tokens"] for m in metrics),
+        "total_cost_usd": round(sum(m["cost_usd"] for m in metrics), 6),
+        "total_steps": len(steps),
+    }
+
+
+# ---- validation ---------------------------------------------------------------------------------
+class _Strict(BaseModel):
+    """The subset of ATIF v1.7 this module emits; unknown fields are errors, so emitter typos show up."""
+
+    model_config = ConfigDict(extra="forbid")
+
+
+class AtifToolCall(_Strict):
+    tool_call_id: str = Field(min_length=1)
+    function_name: str = Field(min_length=1)
+    arguments: dict[str, Any]
+    extra: dict[str, Any] | None = None
+
+
+class AtifResult(_Strict):
+    source_call_id: str | None = None
+    content: str | None = None
+    extra: dict[str, Any] | None = None
+
+
+class AtifObservation(_Strict):
+    results: list[AtifResult]
+
+
+class AtifMetrics(_Strict):
+    prompt_tokens: int | None = Field(None, ge=0)
+    completion_tokens: int | None = Field(None, ge=0)
+    cached_tokens: int | None = Field(None, ge=0)
+    cost_usd: float | None = Field(None, ge=0)
+    extra: dict[str, Any] | None = None
+
+    @model_validator(mode="after")
+    def _cached_is_part_of_prompt(self) -> AtifMetrics:
+        if (self.cached_tokens or 0) > (self.prompt_tokens or 0):
+            raise ValueError("cached_tokens exceeds prompt_tokens (ATIF counts cached input inside prompt_tokens)")
+        return self
+
+
+class AtifStep(_Strict):
+    step_id: int = Field(ge=1)
+    timestamp: datetime | None = None
+    source: Literal["system", "user", "agent"]
+    model_name: str | None = None
+    message: str | list[dict[str, Any]]
+    reasoning_content: str | None = None
+    tool_calls: list[AtifToolCall] | None = None
+    observation: AtifObservation | None = None
+    metrics: AtifMetrics | None = None
+    llm_call_count: int | None = Field(None, ge=0)
+    extra: dict[str, Any] | None = None
+
+    @model_validator(mode="after")
+    def _agent_fields_on_agent_steps(self) -> AtifStep:
+        if self.source != "agent":
+            agent_only = ("model_name", "reasoning_content", "tool_calls", "metrics", "llm_call_count")
+            if present := [f for f in agent_only if getattr(self, f) is not None]:
+                raise ValueError(f"step {self.step_id}: {', '.join(present)} only belong on agent steps")
+            if self.source == "user" and self.observation is not None:
+                raise ValueError(f"step {self.step_id}: a user step has no observation")
+        ids = {c.tool_call_id for c in self.tool_calls or []}
+        for r in self.observation.results if self.observation else []:
+            if r.source_call_id is not None and r.source_call_id not in ids:
+                raise ValueError(f"step {self.step_id}: result for {r.source_call_id!r}, not a call of this step")
+        return self
+
+
+class AtifAgent(_Strict):
+    name: str = Field(min_length=1)
+    version: str = Field(min_length=1)
+    model_name: str | None = None
+    tool_definitions: list[dict[str, Any]] | None = None
+    extra: dict[str, Any] | None = None
+
+
+class AtifFinalMetrics(_Strict):
+    total_prompt_tokens: int | None = Field(None, ge=0)
+    total_completion_tokens: int | None = Field(None, ge=0)
+    total_cached_tokens: int | None = Field(None, ge=0)
+    total_cost_usd: float | None = Field(None, ge=0)
+    total_steps: int | None = Field(None, ge=0)
+    extra: dict[str, Any] | None = None
+
+
+class AtifTrajectory(_Strict):
+    schema_version: Literal["ATIF-v1.7"]
+    session_id: str | None = None
+    trajectory_id: str | None = None
+    agent: AtifAgent
+    steps: list[AtifStep] = Field(min_length=1)
+    notes: str | None = None
+    final_metrics: AtifFinalMetrics | None = None
+    extra: dict[str, Any] | None = None
+
+    @model_validator(mode="after")
+    def _consistent(self) -> AtifTrajectory:
+        if [s.step_id for s in self.steps] != list(range(1, len(self.steps) + 1)):
+            raise ValueError("step_id must run 1, 2, 3, ... in order")
+        call_ids = [c.tool_call_id for s in self.steps for c in s.tool_calls or []]
+        if len(call_ids) != len(set(call_ids)):
+            raise ValueError("tool_call_id values repeat across the trajectory")
+        fm = self.final_metrics
+        if fm is not None:
+            ms = [s.metrics for s in self.steps if s.metrics is not None]
+            sums = {
+                "total_prompt_tokens": sum(m.prompt_tokens or 0 for m in ms),
+                "total_completion_tokens": sum(m.completion_tokens or 0 for m in ms),
+                "total_cached_tokens": sum(m.cached_tokens or 0 for m in ms),
+            }
+            for name, total in sums.items():
+                if getattr(fm, name) is not None and getattr(fm, name) != total:
+                    raise ValueError(f"final_metrics.{name} is {getattr(fm, name)}, the steps sum to {total}")
+            cost = sum(m.cost_usd or 0 for m in ms)
+            if fm.total_cost_usd is not None and abs(fm.total_cost_usd - cost) > 1e-6:
+                raise ValueError(f"final_metrics.total_cost_usd is {fm.total_cost_usd}, the steps sum to {cost}")
+            if fm.total_steps is not None and fm.total_steps != len(self.steps):
+                raise ValueError(f"final_metrics.total_steps is {fm.total_steps}, there are {len(self.steps)} steps")
+        return self
+
+
+def validate_atif(doc: dict) -> AtifTrajectory:
+    """Check `doc` against the ATIF subset above plus cross-field rules; raises pydantic's ValidationError."""
+    return AtifTrajectory.model_validate(doc)

@@ -1,0 +1,374 @@
+"""The Mentor: a rule engine (no LLM) that watches the Dev's events and releases the next hint level when it is stuck.
+
+One `Mentor` per milestone. `observe` is called after every recorded event; it returns a `MentorDecision` when a
+rule fires. L0 is given at milestone start, so the Mentor releases L1..`max_level`, one level up each time.
+
+The cooldown: no hint until the Dev is at turn `cooldown_turns` (its highest `turn_id`) and has run the tests
+`cooldown_test_runs` times (a test run: a Dev event of type `run_tests` or with `test_status` set). After it, the
+rules are checked on every Dev event, first match wins:
+
+- `explicit_request`: the Dev called `request_hint`, or a Dev `message` matches a stuck pattern. A request made
+  during the cooldown (or with no level left) is dropped, not queued: the cooldown holds "before any hint".
+- `same_error`: `same_error_runs` consecutive Dev test runs failed with the same `error_signature`; a run with
+  another signature starts a new streak, a run without one ends it.
+- `thrashing`: one file went back to content it held earlier (a revert) more than `thrash_cycles` times, by the
+  content hashes `content_hashes` reads.
+- `wrong_direction`: `wrong_direction_files` distinct files modified with no rise in the best passed count.
+- `no_progress_after_hint`: no new passing test in the `escalate_after_turns` turns after the last hint; fires on the
+  first event of the turn after those.
+
+Evidence (error streak, reverts, modified files) counts from the milestone start or the last hint, so each trigger
+fires once; a rise in passing tests also restarts the wrong-direction count. Reads, searches and shell polling feed
+no rule. Only `role == "dev"` events count: the hint events the Recorder writes are ignored, which makes replaying a
+milestone's log through a new Mentor rebuild the same decisions.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import posixpath
+import re
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from harnessforge.models.common import Model
+from harnessforge.models.plan import HintLadder
+from harnessforge.models.trajectory import Event, MentorDecision
+from harnessforge.rules import MentorRules
+
+EXPLICIT_REQUEST = "explicit_request"
+SAME_ERROR = "same_error"
+THRASHING = "thrashing"
+WRONG_DIRECTION = "wrong_direction"
+NO_PROGRESS_AFTER_HINT = "no_progress_after_hint"
+
+DEFAULT_STUCK_PATTERNS = (
+    r"\bi(?:'|’)?m stuck\b",
+    r"\bi am stuck\b",
+    r"\bneed (?:a|another|some|more) hints?\b",
+)
+# Actions that never modify the workspace, whatever files the Recorder lists for them.
+READ_ONLY_ACTIONS = frozenset({"read_file", "list_dir", "search", "run_tests", "submit", "request_hint", "message"})
+
+
+class TestRun(Model):
+    """One Dev test run as the Mentor saw it."""
+
+    __test__ = False
+
+    turn: int
+    passed: int | None = None
+    failed: int | None = None
+    total: int | None = None
+    error_signature: str | None = None
+
+
+class DevSnapshot(Model):
+    """The Dev's state when a hint was released, kept in the decision for analytics."""
+
+    turn: int
+    test_runs: int
+    edit_count: int
+    files_modified: list[str]
+    best_passed: int | None
+    test_history: list[TestRun]
+    evidence: dict[str, Any]
+
+
+class HintResponse(Model):
+    """What the Dev did in the `response_window_turns` turns after reading a hint (turns T+1..T+window).
+
+    `new_files`: files touched in the window that were never touched before the hint. `tests_improved`: the best
+    passed count in the window beat the best before the hint (False when there was no test run to compare).
+    """
+
+    turns_observed: int
+    complete: bool
+    direction_changed: bool
+    new_files: list[str]
+    tests_improved: bool
+    passed_before: int | None
+    passed_after: int | None
+
+
+@dataclass
+class _Evidence:
+    """What the rules count since the milestone start or the last hint."""
+
+    error_signature: str | None = None
+    error_runs: int = 0
+    reverts: dict[str, int] = field(default_factory=dict)
+    modified: set[str] = field(default_factory=set)
+
+
+@dataclass
+class _Watch:
+    """A released hint whose response is still being observed."""
+
+    decision: MentorDecision
+    touched_before: set[str]
+    passed_before: int | None
+    touched_after: set[str] = field(default_factory=set)
+    passed_after: int | None = None
+
+
+def canonical_action(action_type: str) -> str:
+    return action_type.strip().lower()
+
+
+def content_hashes(event: Event) -> dict[str, str]:
+    """File -> hash of its content after the event, which is what thrashing detection compares.
+
+    Read from `action.args["content_sha"]`: a string for the event's one file (its single `files_touched` entry,
+    else `args["path"]`) or a `{path: sha}` mapping. A `write_file` without it is hashed from `args["content"]`.
+    """
+    args = event.action.args
+    sha = args.get("content_sha")
+    if isinstance(sha, dict):
+        return {_norm(p): str(h) for p, h in sha.items() if h}
+    path = event.files_touched[0] if len(event.files_touched) == 1 else args.get("path")
+    if not isinstance(path, str) or not path:
+        return {}
+    if isinstance(sha, str) and sha:
+        return {_norm(path): sha}
+    content = args.get("content")
+    if canonical_action(event.action.type) == "write_file" and isinstance(content, str):
+        return {_norm(path): hashlib.sha256(content.encode()).hexdigest()}
+    return {}
+
+
+def _norm(path: str) -> str:
+    return posixpath.normpath(path)
+
+
+def _files(event: Event) -> set[str]:
+    """Files the event touched: the Recorder's list, any hashed file, and the file a `read_file` read.
+
+    (`list_dir` and `search` take a `path` too, but a directory is not a file the Dev turned to.)
+    """
+    files = {_norm(f) for f in event.files_touched if f} | set(content_hashes(event))
+    path = event.action.args.get("path")
+    if canonical_action(event.action.type) == "read_file" and isinstance(path, str) and path:
+        files.add(_norm(path))
+    return files
+
+
+def is_test_run(event: Event) -> bool:
+    return canonical_action(event.action.type) == "run_tests" or event.test_status is not None
+
+
+class Mentor:
+    """Decides, event by event, when the Dev of one milestone gets the next hint level."""
+
+    def __init__(
+        self,
+        milestone_id: str,
+        ladder: HintLadder,
+        rules: MentorRules,
+        stuck_patterns: Sequence[str] = DEFAULT_STUCK_PATTERNS,
+    ) -> None:
+        if ladder.milestone_id != milestone_id:
+            raise ValueError(f"hint ladder is for {ladder.milestone_id}, not {milestone_id}")
+        self.milestone_id = milestone_id
+        self.ladder = ladder
+        self.rules = rules
+        self.stuck_patterns = [re.compile(p, re.IGNORECASE) for p in stuck_patterns]
+        self.decisions: list[MentorDecision] = []
+        self._last_seq = -1
+        self._closed = False
+        self._turn = 0
+        self._test_runs = 0
+        self._edits = 0
+        self._touched: set[str] = set()
+        self._modified: set[str] = set()
+        self._history: list[TestRun] = []
+        self._best_passed: int | None = None
+        self._file_states: dict[str, list[str]] = {}
+        self._evidence = _Evidence()
+        self._progress_since_hint = False
+        self._watches: list[_Watch] = []
+
+    @classmethod
+    def replay(
+        cls, milestone_id: str, ladder: HintLadder, rules: MentorRules, events: Iterable[Event], **kwargs: Any
+    ) -> Mentor:
+        """Rebuild a Mentor from a milestone's recorded events, e.g. to resume an interrupted run."""
+        mentor = cls(milestone_id, ladder, rules, **kwargs)
+        for event in events:
+            mentor.observe(event)
+        return mentor
+
+    @property
+    def level(self) -> int:
+        """The highest level released so far (0: only the milestone-start hint)."""
+        return self.decisions[-1].level if self.decisions else 0
+
+    @property
+    def max_level(self) -> int:
+        return min(self.rules.max_level, len(self.ladder.levels) - 1)
+
+    @property
+    def cooldown_over(self) -> bool:
+        return self._turn >= self.rules.cooldown_turns and self._test_runs >= self.rules.cooldown_test_runs
+
+    def observe(self, event: Event) -> MentorDecision | None:
+        """Take in one recorded event; return the hint to release now, if any. Repeated `seq`s are ignored."""
+        if event.milestone_id != self.milestone_id:
+            raise ValueError(f"event {event.seq} is for {event.milestone_id}, not {self.milestone_id}")
+        if event.seq <= self._last_seq or self._closed:
+            return None
+        self._last_seq = event.seq
+        if canonical_action(event.action.type) == "milestone_end":
+            self.close()
+            return None
+        if event.role != "dev":
+            return None
+        self._turn = max(self._turn, event.turn_id)
+        self._settle_responses()
+        requested = self._take_in(event)
+        fired = self._fired(event, requested)
+        return self._release(event, *fired) if fired else None
+
+    def close(self) -> None:
+        """Milestone over: fill every pending response with what was seen (`complete` says if the window ran out)."""
+        for watch in self._watches:
+            self._respond(watch)
+        self._watches = []
+        self._closed = True
+
+    def log(self) -> list[dict[str, Any]]:
+        """The decisions as JSON-able dicts, for `mentor_log.json`."""
+        return [d.model_dump(mode="json") for d in self.decisions]
+
+    # -- state ---------------------------------------------------------------------------------------------------
+
+    def _take_in(self, event: Event) -> bool:
+        """Update the Dev's state and the rules' evidence with one Dev event; True when it asks for a hint."""
+        kind = canonical_action(event.action.type)
+        files = _files(event)
+        self._touched |= files
+        for watch in self._watches:
+            if event.turn_id > watch.decision.turn_id:
+                watch.touched_after |= files
+        if kind not in READ_ONLY_ACTIONS and files:
+            self._edits += 1
+            self._modified |= files
+            self._evidence.modified |= files
+        for path, sha in content_hashes(event).items():
+            self._track_content(path, sha)
+        if is_test_run(event):
+            self._take_test_run(event)
+        return kind == "request_hint" or (kind == "message" and self._sounds_stuck(event.action.content))
+
+    def _track_content(self, path: str, sha: str) -> None:
+        states = self._file_states.setdefault(path, [])
+        if states and states[-1] == sha:
+            return
+        if sha in states:
+            self._evidence.reverts[path] = self._evidence.reverts.get(path, 0) + 1
+        states.append(sha)
+
+    def _take_test_run(self, event: Event) -> None:
+        counts = event.test_status
+        run = TestRun(turn=event.turn_id, error_signature=event.error_signature)
+        if counts is not None:
+            run = run.model_copy(update=counts.model_dump())
+        self._test_runs += 1
+        self._history.append(run)
+        ev = self._evidence
+        if run.error_signature is None:
+            ev.error_signature, ev.error_runs = None, 0
+        elif run.error_signature == ev.error_signature:
+            ev.error_runs += 1
+        else:
+            ev.error_signature, ev.error_runs = run.error_signature, 1
+        if run.passed is None:
+            return
+        for watch in self._watches:
+            if event.turn_id > watch.decision.turn_id:
+                watch.passed_after = max(run.passed, watch.passed_after or 0)
+        if self._best_passed is None:
+            self._best_passed = run.passed  # the first counts are the baseline, not a rise
+        elif run.passed > self._best_passed:
+            self._best_passed = run.passed
+            self._progress_since_hint = True
+            ev.modified = set()
+
+    def _sounds_stuck(self, text: str) -> bool:
+        return any(p.search(text) for p in self.stuck_patterns)
+
+    # -- rules ---------------------------------------------------------------------------------------------------
+
+    def _fired(self, event: Event, requested: bool) -> tuple[str, dict[str, Any]] | None:
+        """The first rule that holds now, with its evidence; None during the cooldown or with no level left."""
+        if self.level >= self.max_level or not self.cooldown_over:
+            return None
+        r, ev = self.rules, self._evidence
+        if requested:
+            return EXPLICIT_REQUEST, {"action": canonical_action(event.action.type), "text": event.action.content[:500]}
+        if ev.error_runs >= r.same_error_runs:
+            return SAME_ERROR, {"error_signature": ev.error_signature, "runs": ev.error_runs}
+        thrashed = sorted((-n, path) for path, n in ev.reverts.items() if n > r.thrash_cycles)
+        if thrashed:
+            return THRASHING, {"file": thrashed[0][1], "reverts": -thrashed[0][0]}
+        if len(ev.modified) >= r.wrong_direction_files:
+            return WRONG_DIRECTION, {"files": sorted(ev.modified), "best_passed": self._best_passed}
+        if self.decisions and not self._progress_since_hint:
+            since = self.decisions[-1].turn_id
+            if event.turn_id - since > r.escalate_after_turns:
+                return NO_PROGRESS_AFTER_HINT, {"since_turn": since, "best_passed": self._best_passed}
+        return None
+
+    def _release(self, event: Event, rule: str, evidence: dict[str, Any]) -> MentorDecision:
+        level = self.level + 1
+        snapshot = DevSnapshot(
+            turn=event.turn_id,
+            test_runs=self._test_runs,
+            edit_count=self._edits,
+            files_modified=sorted(self._modified),
+            best_passed=self._best_passed,
+            test_history=list(self._history),
+            evidence=evidence,
+        )
+        decision = MentorDecision(
+            milestone_id=self.milestone_id,
+            turn_id=event.turn_id,
+            level=level,
+            rule=rule,
+            hint=self.ladder.levels[level].content,
+            snapshot=snapshot.model_dump(mode="json"),
+        )
+        self.decisions.append(decision)
+        self._watches.append(_Watch(decision, touched_before=set(self._touched), passed_before=self._best_passed))
+        self._evidence = _Evidence()
+        self._file_states = {path: states[-1:] for path, states in self._file_states.items()}
+        self._progress_since_hint = False
+        return decision
+
+    # -- responses -----------------------------------------------------------------------------------------------
+
+    def _settle_responses(self) -> None:
+        """Fill the responses whose window of turns is over (called when a later turn starts)."""
+        window = self.rules.response_window_turns
+        pending = []
+        for watch in self._watches:
+            if self._turn > watch.decision.turn_id + window:
+                self._respond(watch)
+            else:
+                pending.append(watch)
+        self._watches = pending
+
+    def _respond(self, watch: _Watch) -> None:
+        window = self.rules.response_window_turns
+        new_files = sorted(watch.touched_after - watch.touched_before)
+        before, after = watch.passed_before, watch.passed_after
+        watch.decision.response = HintResponse(
+            turns_observed=min(window, max(0, self._turn - watch.decision.turn_id)),
+            complete=self._turn >= watch.decision.turn_id + window,
+            direction_changed=bool(new_files),
+            new_files=new_files,
+            tests_improved=before is not None and after is not None and after > before,
+            passed_before=before,
+            passed_after=after,
+        ).model_dump(mode="json")

@@ -1,0 +1,247 @@
+"""The Recorder: one milestone's durable event log, and the other files of its run directory.
+
+`trajectory.jsonl` is append-only, one `Event` per line. Each line is written with a single `write`,
+then fsync'd, before `append` returns, so an action is on disk before the next one happens. The newline
+is the commit marker: after a crash (SIGKILL, power loss) only an unterminated or unparseable *last*
+line can exist; `Recorder.open` cuts it off with a warning and the run resumes at the next seq. Damage
+anywhere else is not a crash artefact, so it is an `ArtifactError`, never silently dropped.
+
+Single writer per milestone: the run loop owns its Recorder. Everything else is written whole via
+`store.atomic_write`.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ValidationError
+
+from ..errors import ArtifactError
+from ..models.common import first_error
+from ..models.run import MilestoneStatus, MilestoneSummary, RunMeta
+from ..models.trajectory import Event, Usage
+from ..store import Store, atomic_write
+
+log = logging.getLogger(__name__)
+
+TRAJECTORY = "trajectory.jsonl"
+ATIF = "trajectory.atif.json"
+SUMMARY = "summary.json"
+METADATA = "metadata.json"
+
+
+def run_path(store: Store, repo_key: str, run_id: str) -> Path:
+    """`<store>/trajectories/<repo_key>/<run_id>`; a milestone's files live in `run_path(...) / mid`."""
+    return store.root / "trajectories" / repo_key / run_id
+
+
+def _fsync_dir(path: Path) -> None:
+    """Make a newly created directory entry durable too (the file's own fsync does not cover it)."""
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def _json_bytes(data: Any) -> bytes:
+    if isinstance(data, BaseModel):
+        data = data.model_dump(mode="json")
+    return (json.dumps(data, indent=2, ensure_ascii=False) + "\n").encode()
+
+
+class Recorder:
+    """The event log and the per-milestone files of one milestone of one run.
+
+    `Recorder(dir)` starts a milestone (refusing a directory that already has events, so a restart
+    cannot silently interleave two attempts); `Recorder.open(dir)` resumes one.
+    """
+
+    def __init__(self, milestone_dir: Path, on_warning: Callable[[str], None] | None = None):
+        self._setup(milestone_dir, on_warning)
+        if self.path.exists() and self.path.stat().st_size > 0:
+            raise ArtifactError(f"{self.path}: already holds events; resume with Recorder.open() or delete the folder")
+
+    @classmethod
+    def open(cls, milestone_dir: Path, on_warning: Callable[[str], None] | None = None) -> Recorder:
+        """Resume: load and validate the log, repairing a torn last line (see the module docstring)."""
+        rec = cls.__new__(cls)
+        rec._setup(milestone_dir, on_warning)
+        rec._load()
+        return rec
+
+    def _setup(self, milestone_dir: Path, on_warning: Callable[[str], None] | None) -> None:
+        self.dir = Path(milestone_dir)
+        self.path = self.dir / TRAJECTORY
+        self.warnings: list[str] = []
+        self._on_warning = on_warning or log.warning
+        self._events: list[Event] = []
+        self._size = 0  # bytes of whole lines on disk: where the next line starts
+        self._broken: str | None = None
+
+    # ---- the event log -------------------------------------------------------------------------
+    @property
+    def next_seq(self) -> int:
+        return len(self._events)
+
+    def events(self) -> list[Event]:
+        return list(self._events)
+
+    def append(self, event: Event) -> None:
+        """Write one event durably. Its seq must be `next_seq`: the log has no gaps and no repeats."""
+        if self._broken:
+            raise ArtifactError(self._broken)
+        if event.seq != self.next_seq:
+            raise ValueError(f"{self.path}: event seq {event.seq}, expected {self.next_seq} (no gaps, no repeats)")
+        if self._events:
+            first = self._events[0]
+            if (event.run_id, event.milestone_id) != (first.run_id, first.milestone_id):
+                raise ValueError(
+                    f"{self.path}: event of {event.run_id}/{event.milestone_id} in the log of "
+                    f"{first.run_id}/{first.milestone_id}"
+                )
+        line = event.model_dump_json().encode() + b"\n"  # JSON escapes newlines: exactly one per event
+        self.dir.mkdir(parents=True, exist_ok=True)
+        created = not self.path.exists()
+        fd = os.open(self.path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
+        try:
+            if os.fstat(fd).st_size != self._size:
+                raise ArtifactError(f"{self.path}: changed by someone else since it was read (one writer only)")
+            try:
+                view = memoryview(line)
+                while view:
+                    view = view[os.write(fd, view) :]
+                os.fsync(fd)
+            except BaseException:
+                self._undo_partial(fd)
+                raise
+        finally:
+            os.close(fd)
+        if created:
+            _fsync_dir(self.dir)
+        self._size += len(line)
+        self._events.append(event)
+
+    def _undo_partial(self, fd: int) -> None:
+        """A failed write (disk full, interrupt) must not leave half a line for the next one to follow."""
+        try:
+            os.ftruncate(fd, self._size)
+            os.fsync(fd)
+        except OSError as e:
+            self._broken = f"{self.path}: a failed append could not be undone ({e}); reopen with Recorder.open()"
+
+    def _load(self) -> None:
+        try:
+            data = self.path.read_bytes()
+        except FileNotFoundError:
+            return
+        end = data.rfind(b"\n") + 1  # whole (newline-terminated) lines end here
+        lines = data[:end].split(b"\n")[:-1]
+        keep = end  # bytes to keep: shrinks if the last whole line is torn
+        for i, raw in enumerate(lines, start=1):
+            where = f"{self.path}:{i}"
+            try:
+                obj = json.loads(raw)
+            except ValueError as e:
+                if i == len(lines) and end == len(data):
+                    keep -= len(raw) + 1  # the last line, terminated but garbled: also a torn write
+                    break
+                raise ArtifactError(f"{where}: not valid JSON ({e}); the event log is damaged mid-file") from None
+            try:
+                event = Event.model_validate(obj)
+            except ValidationError as e:
+                raise ArtifactError(f"{where}: invalid Event: {first_error(e)}") from None
+            if event.seq != i - 1:
+                raise ArtifactError(f"{where}: seq {event.seq}, expected {i - 1} (events lost or repeated)")
+            if self._events and (event.run_id, event.milestone_id) != (
+                self._events[0].run_id,
+                self._events[0].milestone_id,
+            ):
+                raise ArtifactError(f"{where}: event of {event.run_id}/{event.milestone_id} in another milestone's log")
+            self._events.append(event)
+        if keep < len(data):
+            with open(self.path, "r+b") as f:
+                f.truncate(keep)
+                f.flush()
+                os.fsync(f.fileno())
+            self._warn(
+                f"{self.path}: cut {len(data) - keep} bytes of a torn last line (interrupted write); "
+                f"resuming at seq {self.next_seq}"
+            )
+        self._size = keep
+
+    def _warn(self, message: str) -> None:
+        self.warnings.append(message)
+        self._on_warning(message)
+
+    # ---- the other per-milestone files (written whole, atomically) -----------------------------
+    def _file(self, name: str) -> Path:
+        if Path(name).name != name or name in ("", ".", "..", TRAJECTORY):
+            raise ValueError(f"{name!r}: not a file name the Recorder may write in {self.dir}")
+        return self.dir / name
+
+    def write_json(self, name: str, data: Any) -> Path:
+        """`data` is a pydantic model or anything `json.dumps` takes (mentor_log.json, test_results.json, ...)."""
+        path = self._file(name)
+        atomic_write(path, _json_bytes(data))
+        return path
+
+    def write_patch(self, name: str, data: bytes) -> Path:
+        """final_diff.patch, ground_truth.patch: bytes as git produced them (no re-encoding)."""
+        path = self._file(name)
+        atomic_write(path, data)
+        return path
+
+    def write_summary(self, summary: MilestoneSummary) -> Path:
+        return self.write_json(SUMMARY, summary)
+
+
+def summarize(
+    events: list[Event],
+    *,
+    status: MilestoneStatus,
+    wall_s: float,
+    reset_to: str | None = None,
+    synthetic: bool = False,
+) -> MilestoneSummary:
+    """The summary the event log implies: turns, hint levels, and tokens/cost of every event that has some.
+
+    Usage is counted once per event that carries it, so the run loop sets `Event.usage` on one event per
+    model call (the same contract `atif.to_atif` relies on).
+    """
+    if not events:
+        raise ValueError("no events to summarize")
+    tokens = sum((e.usage for e in events if e.usage is not None), Usage())
+    return MilestoneSummary(
+        run_id=events[0].run_id,
+        milestone_id=events[0].milestone_id,
+        status=status,
+        turns=max(e.turn_id for e in events),
+        hints_released=[e.hint_level for e in events if e.action.type == "hint" and e.hint_level is not None],
+        tokens=tokens,
+        cost_usd=round(sum(e.cost_usd for e in events), 6),
+        wall_s=wall_s,
+        reset_to=reset_to,
+        synthetic=synthetic or any(e.synthetic for e in events),
+    )
+
+
+def read_summary(milestone_dir: Path) -> MilestoneSummary:
+    path = Path(milestone_dir) / SUMMARY
+    return Store(path.parent).read_model(path, MilestoneSummary)
+
+
+def write_run_metadata(run_dir: Path, meta: RunMeta) -> Path:
+    path = Path(run_dir) / METADATA
+    atomic_write(path, _json_bytes(meta))
+    return path
+
+
+def read_run_metadata(run_dir: Path) -> RunMeta:
+    path = Path(run_dir) / METADATA
+    return Store(path.parent).read_model(path, RunMeta)

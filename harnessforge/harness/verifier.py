@@ -1,0 +1,54 @@
+"""The Verifier: grades a submission in a fresh sandbox and explains the verdict to the Dev."""
+
+from __future__ import annotations
+
+from ..envs.environment import Environment
+from ..envs.validate import grade_candidate
+from ..mining.classify import FileClassifier
+from ..mining.patches import split_diff
+from ..models.plan import Milestone
+from ..models.trajectory import TestCounts, VerifierReport
+from ..store import Store
+
+
+class Verifier:
+    def __init__(self, env: Environment, store: Store):
+        self.env, self.store = env, store
+        self.classify = FileClassifier(env.rules.planning)
+
+    def verify(self, m: Milestone, candidate: bytes) -> VerifierReport:
+        validation = self.store.load_validation(self.env.key, m.id)
+        ground_truth, test_patch = self.store.read_patches(self.env.key, m.id)
+        opener = self.env.opener(m, {"harnessforge.stage": "verify"})
+        g = grade_candidate(opener, m, validation, test_patch, candidate, self.env.recipe(m), self.env.rules)
+        failing = sorted(t for t, s in g.fail_to_pass.items() if s != "passed")
+        gt = sorted(f.path for f in split_diff(ground_truth))
+        cand = sorted(f.path for f in split_diff(candidate))
+        core = [f for f in gt if self.classify.is_source(f)]
+        return VerifierReport(
+            milestone_id=m.id,
+            passed=g.resolved,
+            acceptance=TestCounts(
+                passed=len(g.fail_to_pass) - len(failing), failed=len(failing), total=len(g.fail_to_pass)
+            ),
+            failing_acceptance=failing,
+            regressions=sorted(t for t, s in g.pass_to_pass.items() if s != "passed"),
+            ground_truth_files=gt,
+            candidate_files=cand,
+            missing_core_files=[f for f in core if f not in cand],
+            extra_files=[f for f in cand if f not in gt and f not in g.excluded_files],
+            excluded_files=g.excluded_files,
+            reason=g.reason,
+        )
+
+    @staticmethod
+    def feedback(report: VerifierReport) -> str:
+        """What the Dev is told after a failed submission: which acceptance tests fail, which broke."""
+        lines = [f"verification failed: {report.acceptance.passed}/{report.acceptance.total} acceptance tests pass."]
+        lines += [f"FAILING {t}" for t in report.failing_acceptance[:30]]
+        lines += [f"REGRESSION {t}" for t in report.regressions[:30]]
+        if report.reason:
+            lines.append(f"the test run was not usable: {report.reason}")
+        if report.excluded_files:
+            lines.append(f"ignored changes to tests/test configuration: {', '.join(report.excluded_files)}")
+        return "\n".join(lines)

@@ -1,0 +1,48 @@
+"""Stage 2 run records: `metadata.json` of a run and `summary.json` of each milestone it attempted.
+
+A run is one agent configuration (backend, model, rules, seed) walking one repository's milestone chain;
+these two files are what a reader needs to tell runs apart and to total them without replaying events.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any, Literal
+
+from pydantic import Field
+
+from harnessforge import __version__
+
+from .common import Model, utcnow
+from .trajectory import Usage
+
+MilestoneStatus = Literal["PASS", "FAIL", "STUCK"]
+
+
+class RunMeta(Model):
+    """`trajectories/<repo_key>/<run_id>/metadata.json`: what produced every file under the run."""
+
+    run_id: str
+    repo: str = Field(description="repo_key (owner__name)")
+    agent: str = Field(description="AgentBackend.name, e.g. anthropic | openai | claude-code | oracle")
+    model: str = ""
+    harness_version: str = __version__
+    rules_hash: str = ""
+    config: dict[str, Any] = Field(default_factory=dict, description="Budgets, seed, backend options: the run's knobs")
+    started_at: datetime = Field(default_factory=utcnow)
+    synthetic: bool = Field(False, description="True when the agent is not a model (the oracle): label, never train")
+
+
+class MilestoneSummary(Model):
+    """`<run_id>/<mid>/summary.json`: the outcome and cost of one milestone attempt, for reports and budgets."""
+
+    run_id: str
+    milestone_id: str
+    status: MilestoneStatus
+    turns: int = Field(0, ge=0, description="Dev turns (model calls)")
+    hints_released: list[int] = Field(default_factory=list, description="Hint levels shown, in order")
+    tokens: Usage = Field(default_factory=Usage)
+    cost_usd: float = Field(0.0, ge=0)
+    wall_s: float = Field(0.0, ge=0)
+    reset_to: str | None = Field(None, description="Commit the chain continued from when this one did not pass")
+    synthetic: bool = False

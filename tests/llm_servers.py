@@ -1,0 +1,300 @@
+"""Local servers speaking the Anthropic Messages and OpenAI chat-completions wire protocols.
+
+The real `anthropic` and `openai` SDKs (and the `claude` CLI) talk to these over HTTP, so tests
+exercise the clients' own request building, parsing, retries and timeouts. A test queues the
+answers it wants (`push`), the server hands them out in order and records every request
+(`requests`), so the test can assert what the client actually sent.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from collections import deque
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+from urllib.parse import urlparse
+
+
+@dataclass
+class Reply:
+    """One scripted answer: a JSON body (or raw text) with a status, extra headers and a delay."""
+
+    status: int = 200
+    body: Any = None
+    headers: dict[str, str] = field(default_factory=dict)
+    delay_s: float = 0.0  # answer only after this long: beyond the client's timeout to test it
+
+
+@dataclass
+class Request:
+    """What a client sent: method, path (with query), lower-cased headers and the parsed JSON body."""
+
+    method: str
+    path: str
+    headers: dict[str, str]
+    body: Any
+
+
+class ScriptedServer:
+    """A `ThreadingHTTPServer` answering POSTs to `endpoint` from a queue of `Reply`s.
+
+    Protocol subclasses say how an error body looks and may stream (`_stream`). With the queue
+    empty the server answers 500 "no scripted reply", so a missing script fails loudly.
+    `always` (a Reply) is answered to every request once the queue is empty: persistent outages.
+    """
+
+    endpoint = "/"
+
+    def __init__(self):
+        self.requests: list[Request] = []
+        self.always: Reply | None = None
+        self._queue: deque[Reply] = deque()
+        self._lock = threading.Lock()
+        self._stopping = threading.Event()
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
+        self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
+        # a short poll interval: `shutdown()` waits for one, and tests start many servers
+        self._thread = threading.Thread(target=self.server.serve_forever, args=(0.01,), daemon=True)
+
+    def __enter__(self):
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self._stopping.set()  # wakes handlers sleeping on a slow reply
+        self.server.shutdown()
+        self.server.server_close()
+
+    # ---- scripting --------------------------------------------------------------------------
+    def push(self, *replies: Reply | dict) -> None:
+        """Queue answers; a plain dict is a 200 JSON body."""
+        with self._lock:
+            self._queue.extend(r if isinstance(r, Reply) else Reply(body=r) for r in replies)
+
+    @property
+    def bodies(self) -> list[Any]:
+        return [r.body for r in self.requests]
+
+    def error_body(self, status: int, message: str) -> Any:
+        return {"error": {"message": message, "code": status}}
+
+    def error(self, status: int, message: str = "error", retry_after: str | None = None, delay_s: float = 0.0) -> Reply:
+        """An error reply. Without `retry_after`, `retry-after-ms: 1` keeps SDK backoff (0.5 s+) out of tests."""
+        headers = {"retry-after": retry_after} if retry_after is not None else {"retry-after-ms": "1"}
+        return Reply(status=status, body=self.error_body(status, message), headers=headers, delay_s=delay_s)
+
+    def _next(self) -> Reply:
+        with self._lock:
+            if self._queue:
+                return self._queue.popleft()
+        return self.always or Reply(500, self.error_body(500, "scripted server: no reply queued"))
+
+    def _stream(self, handler: BaseHTTPRequestHandler, body: Any) -> None:
+        raise NotImplementedError(f"{type(self).__name__} does not stream")
+
+    # ---- HTTP -------------------------------------------------------------------------------
+    def _handler(self):
+        fake = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def log_message(self, *args):  # keep test output clean
+                pass
+
+            def do_POST(self):
+                raw = self.rfile.read(int(self.headers.get("Content-Length") or 0))
+                try:
+                    body = json.loads(raw) if raw else None
+                except ValueError:
+                    body = raw.decode(errors="replace")
+                headers = {k.lower(): v for k, v in self.headers.items()}
+                fake.requests.append(Request("POST", self.path, headers, body))
+                if urlparse(self.path).path != fake.endpoint:
+                    return self._send(Reply(404, fake.error_body(404, f"no route {self.path}")))
+                reply = fake._next()
+                if reply.delay_s and fake._stopping.wait(reply.delay_s):
+                    return
+                try:
+                    if reply.status == 200 and isinstance(body, dict) and body.get("stream"):
+                        fake._stream(self, reply.body)
+                    else:
+                        self._send(reply)
+                except (BrokenPipeError, ConnectionResetError):  # the client gave up (timeout)
+                    pass
+
+            def _send(self, reply: Reply) -> None:
+                is_text = isinstance(reply.body, str)
+                data = reply.body.encode() if is_text else json.dumps(reply.body).encode()
+                self.send_response(reply.status)
+                self.send_header("Content-Type", "text/plain" if is_text else "application/json")
+                self.send_header("Content-Length", str(len(data)))
+                for k, v in reply.headers.items():
+                    self.send_header(k, v)
+                self.end_headers()
+                self.wfile.write(data)
+
+        return Handler
+
+
+def _sse(handler: BaseHTTPRequestHandler, events: list[tuple[str | None, Any]]) -> None:
+    """Write server-sent events; HTTP/1.0, so closing the connection ends the stream."""
+    handler.send_response(200)
+    handler.send_header("Content-Type", "text/event-stream")
+    handler.send_header("Cache-Control", "no-cache")
+    handler.end_headers()
+    for event, data in events:
+        line = f"event: {event}\n" if event else ""
+        payload = data if isinstance(data, str) else json.dumps(data)
+        handler.wfile.write(f"{line}data: {payload}\n\n".encode())
+        handler.wfile.flush()
+
+
+# ---- Anthropic Messages API ------------------------------------------------------------------
+class AnthropicServer(ScriptedServer):
+    """`POST /v1/messages` (any query, e.g. the CLI's `?beta=true`). Point a client at `url`.
+
+    A request with `"stream": true` gets the queued message replayed as the SSE event sequence
+    (message_start, content_block_start/delta/stop per block, message_delta, message_stop), so the
+    same script serves the SDK and the streaming `claude` CLI.
+    """
+
+    endpoint = "/v1/messages"
+
+    def error_body(self, status: int, message: str) -> Any:
+        kind = {
+            400: "invalid_request_error",
+            401: "authentication_error",
+            404: "not_found_error",
+            429: "rate_limit_error",
+            529: "overloaded_error",
+        }
+        return {"type": "error", "error": {"type": kind.get(status, "api_error"), "message": message}}
+
+    @staticmethod
+    def message(
+        *blocks: dict,
+        stop_reason: str = "end_turn",
+        model: str = "claude-sonnet-4-5",
+        input_tokens: int = 10,
+        output_tokens: int = 5,
+        cache_read: int = 0,
+        cache_write: int = 0,
+    ) -> dict:
+        """A Messages API response; `blocks` from `text`, `tool_use`, `thinking`."""
+        return {
+            "id": "msg_local",
+            "type": "message",
+            "role": "assistant",
+            "model": model,
+            "content": list(blocks),
+            "stop_reason": stop_reason,
+            "stop_sequence": None,
+            "usage": {
+                "input_tokens": input_tokens,
+                "output_tokens": output_tokens,
+                "cache_read_input_tokens": cache_read,
+                "cache_creation_input_tokens": cache_write,
+            },
+        }
+
+    @staticmethod
+    def text(text: str) -> dict:
+        return {"type": "text", "text": text}
+
+    @staticmethod
+    def tool_use(id: str, name: str, input: Any) -> dict:
+        return {"type": "tool_use", "id": id, "name": name, "input": input}
+
+    @staticmethod
+    def thinking(text: str, signature: str = "sig-local") -> dict:
+        return {"type": "thinking", "thinking": text, "signature": signature}
+
+    def _stream(self, handler: BaseHTTPRequestHandler, msg: dict) -> None:
+        usage = msg["usage"]
+        start = {**msg, "content": [], "stop_reason": None, "usage": {**usage, "output_tokens": 1}}
+        events: list[tuple[str | None, Any]] = [("message_start", {"type": "message_start", "message": start})]
+        for i, block in enumerate(msg["content"]):
+            empty, deltas = _block_deltas(block)
+            events.append(("content_block_start", {"type": "content_block_start", "index": i, "content_block": empty}))
+            events += [("content_block_delta", {"type": "content_block_delta", "index": i, "delta": d}) for d in deltas]
+            events.append(("content_block_stop", {"type": "content_block_stop", "index": i}))
+        delta = {"stop_reason": msg["stop_reason"], "stop_sequence": None}
+        events.append(("message_delta", {"type": "message_delta", "delta": delta, "usage": usage}))
+        events.append(("message_stop", {"type": "message_stop"}))
+        _sse(handler, events)
+
+
+def _block_deltas(block: dict) -> tuple[dict, list[dict]]:
+    """A content block as its empty start form plus the deltas that rebuild it."""
+    kind = block["type"]
+    if kind == "text":
+        return {"type": "text", "text": ""}, [{"type": "text_delta", "text": block["text"]}]
+    if kind == "thinking":
+        deltas = [{"type": "thinking_delta", "thinking": block["thinking"]}]
+        return {"type": "thinking", "thinking": "", "signature": ""}, [
+            *deltas,
+            {"type": "signature_delta", "signature": block["signature"]},
+        ]
+    if kind == "tool_use":
+        raw = block["input"] if isinstance(block["input"], str) else json.dumps(block["input"])
+        empty = {"type": "tool_use", "id": block["id"], "name": block["name"], "input": {}}
+        return empty, [{"type": "input_json_delta", "partial_json": raw}]
+    return block, []
+
+
+# ---- OpenAI chat completions (and vLLM / SGLang, which speak it) -----------------------------
+class OpenAIServer(ScriptedServer):
+    """`POST /v1/chat/completions`. Point a client at `base_url` (`url` + `/v1`)."""
+
+    endpoint = "/v1/chat/completions"
+
+    @property
+    def base_url(self) -> str:
+        return f"{self.url}/v1"
+
+    def error_body(self, status: int, message: str) -> Any:
+        return {"error": {"message": message, "type": "server_error", "param": None, "code": str(status)}}
+
+    @staticmethod
+    def completion(
+        content: str | None = None,
+        tool_calls: list[dict] | None = None,
+        finish_reason: str | None = None,
+        model: str = "local-model",
+        prompt_tokens: int = 10,
+        completion_tokens: int = 5,
+        cached_tokens: int | None = None,
+        **message_extra: Any,
+    ) -> dict:
+        """A chat completion; `message_extra` adds fields such as vLLM's `reasoning_content`."""
+        message = {"role": "assistant", "content": content, **message_extra}
+        if tool_calls:
+            message["tool_calls"] = tool_calls
+        usage: dict[str, Any] = {
+            "prompt_tokens": prompt_tokens,
+            "completion_tokens": completion_tokens,
+            "total_tokens": prompt_tokens + completion_tokens,
+        }
+        if cached_tokens is not None:
+            usage["prompt_tokens_details"] = {"cached_tokens": cached_tokens}
+        return {
+            "id": "chatcmpl-local",
+            "object": "chat.completion",
+            "created": 1_700_000_000,
+            "model": model,
+            "choices": [
+                {
+                    "index": 0,
+                    "message": message,
+                    "finish_reason": finish_reason or ("tool_calls" if tool_calls else "stop"),
+                }
+            ],
+            "usage": usage,
+        }
+
+    @staticmethod
+    def tool_call(id: str, name: str, arguments: str | dict) -> dict:
+        """A tool call; `arguments` may be a raw (possibly malformed) string."""
+        args = arguments if isinstance(arguments, str) else json.dumps(arguments)
+        return {"id": id, "type": "function", "function": {"name": name, "arguments": args}}
