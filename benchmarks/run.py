@@ -3,11 +3,13 @@
     python benchmarks/run.py                  # everything, full size (30,000-commit history)
     python benchmarks/run.py --quick          # 3,000 commits, fewer iterations: a few minutes
     python benchmarks/run.py --only sandbox   # only some: mining, sandbox (= docker_exec,
-                                              # sandbox_startup, local_exec), comma-separated
+                                              # sandbox_startup, local_exec), harness; comma-separated
 
 Every number is the median of repeated runs, and every speed claim is a ratio against a
 baseline measured in the same run on the same data (machines here are noisy; ratios are not),
-except the sandbox start-up target, which is an absolute time. With --only, the results of the
+except the sandbox start-up target, which is an absolute time. The harness benchmark (overhead of
+the Navigator per Dev turn, model and tool time excluded) has no target; it is shown next to the
+raw exec time measured in the same run. With --only, the results of the
 benchmarks not run are kept from the previous summary (each result says when it was measured).
 """
 
@@ -36,7 +38,8 @@ from harnessforge.mining.planner import build_plan, mine_history  # noqa: E402
 from harnessforge.rules import load_rules  # noqa: E402
 
 RESULTS = Path(__file__).resolve().parent / "results"
-GROUPS = ("mining", "docker_exec", "sandbox_startup", "local_exec")
+GROUPS = ("mining", "docker_exec", "sandbox_startup", "local_exec", "harness")
+SANDBOX_GROUPS = {"docker_exec", "sandbox_startup", "local_exec"}
 ALIASES = {"sandbox": ("docker_exec", "sandbox_startup", "local_exec")}
 
 
@@ -149,12 +152,31 @@ def _extra_text(r: Result) -> str:
         )
     if "phases_median_s" in e:
         parts.append("phases (median) " + ", ".join(f"{k} {fmt_s(v)}" for k, v in e["phases_median_s"].items()))
-    if "stats" in e:
+    if "stats" in e and "p90_ms" not in e:
         parts.append(f"p90 {fmt_s(e['stats']['p90_s'])}")
     if "close_median_s" in e:
         parts.append(f"close {fmt_s(e['close_median_s'])}")
     if "overhead_ms" in e:
         parts.append(f"overhead {e['overhead_ms']:.1f} ms per call")
+    if "turns" in e and "overhead_breakdown" in e:
+        parts.append(f"{e['turns']} turns; overhead median {e['median_ms']:.2f} ms, p90 {e['p90_ms']:.2f} ms; "
+                     f"raw `DockerSandbox.exec('true')` {fmt_s(e['raw_sandbox_exec_true']['median_s'])}"
+                     + (f", raw docker CLI exec {fmt_s(e['raw_docker_cli_exec_true']['median_s'])}"
+                        if e.get("raw_docker_cli_exec_true") else "")
+                     + f"; overhead / DockerSandbox.exec {e['over_sandbox_exec_true']:.3f}x")  # fmt: skip
+        parts.append(f"turn wall (median) {fmt_s(e['turn_wall_median_s'])}: model {fmt_s(e['model_median_s'])}, "
+                     f"tool {fmt_s(e['tool_median_s'])}; overhead {e['overhead_share_of_turn_wall'] * 100:.2f}% "
+                     "of all turn time")  # fmt: skip
+        sp = e.get("overhead_split_ms", {})
+        if sp.get("with_harness_sandbox_calls", {}).get("turns"):
+            w, wo = sp["with_harness_sandbox_calls"], sp["without"]
+            parts.append(f"bimodal: {w['turns']} turns with the harness's own sandbox calls (workspace snapshot "
+                         f"after a mutating tool) median {w['median_ms']:.1f} ms (p90 {w['p90_ms']:.1f}), "
+                         f"{wo['turns']} without median {wo['median_ms']:.1f} ms (p90 {wo['p90_ms']:.1f})")  # fmt: skip
+        parts.append("overhead per turn (median/mean ms) " + ", ".join(
+            f"{k} {v['median_ms']:.2f}/{v['mean_ms']:.2f}" for k, v in e["overhead_breakdown"].items()))  # fmt: skip
+    elif "p90_ms" in e:
+        parts.append(f"median {e['median_ms']:.2f} ms, p90 {e['p90_ms']:.2f} ms")
     if "isolation_argv" in e:
         parts.append(f"the {e['isolation']} command alone {fmt_s(e['isolation_argv']['median_s'])} "
                      f"(+{e['isolation_argv_overhead_ms']:.1f} ms over bash), our Python around it "
@@ -206,7 +228,8 @@ def main() -> None:
     parser.add_argument("--repeats", type=int, default=3, help="mining: runs per measurement")
     parser.add_argument("--baseline-repeats", type=int, default=None)
     parser.add_argument("--only", help=f"comma-separated subset of {', '.join([*GROUPS, *ALIASES])}")
-    parser.add_argument("--iterations", type=int, default=None, help="exec round trips per arm (50; --quick 20)")
+    parser.add_argument("--iterations", type=int, default=None,
+                        help="exec round trips per arm (50; --quick 20), also for the harness's raw exec")  # fmt: skip
     parser.add_argument("--startups", type=int, default=None, help="sandbox starts and resets each (10; --quick 5)")
     args = parser.parse_args()
     groups = selected(args.only)
@@ -217,13 +240,17 @@ def main() -> None:
     results: list[Result] = []
     if "mining" in groups:
         results += mining_benchmarks(commits, args.repeats, args.baseline_repeats or args.repeats)
-    sandbox_groups = set(groups) - {"mining"}
+    iterations = args.iterations or (20 if args.quick else 50)
+    sandbox_groups = set(groups) & SANDBOX_GROUPS
     if sandbox_groups:
         from sandbox import sandbox_benchmarks
 
-        iterations = args.iterations or (20 if args.quick else 50)
         startups = args.startups or (5 if args.quick else 10)
         results += sandbox_benchmarks(sandbox_groups, iterations, startups, commits)
+    if "harness" in groups:
+        from harness import harness_benchmarks
+
+        results += harness_benchmarks(iterations, args.quick)
     for r in results:
         r.mode, r.measured_at = mode, now
     kept = [r for r in previous_results() if r.group not in groups]

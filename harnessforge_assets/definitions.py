@@ -6,13 +6,14 @@ import os
 
 import dagster as dg
 
-from resources import GitHubResource, SandboxResource, StoreResource
+from resources import AgentResource, GitHubResource, SandboxResource, StoreResource
 
 from .environments import docker_images, validated_milestones
 from .plan import milestone_plans, repos
+from .runs import raw_trajectories
 
 defs = dg.Definitions(
-    assets=[repos, milestone_plans, docker_images, validated_milestones],
+    assets=[repos, milestone_plans, docker_images, validated_milestones, raw_trajectories],
     resources={
         "store": StoreResource(),
         # The token reaches the run through EnvVar (never shown in the UI); no token, no GitHub.
@@ -20,5 +21,7 @@ defs = dg.Definitions(
         if os.environ.get("GITHUB_TOKEN")
         else GitHubResource(),
         "sandbox": SandboxResource(),
+        # The offline oracle by default; pick anthropic/openai, a model and a run_id in the launchpad.
+        "agent": AgentResource(),
     },
 )

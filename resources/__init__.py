@@ -1,7 +1,8 @@
 """Dagster resources: thin, configurable wrappers over the core's store, rules and clients."""
 
+from .agent import AgentResource
 from .github import GitHubResource
 from .sandbox import SandboxResource
 from .store import StoreResource
 
-__all__ = ["GitHubResource", "SandboxResource", "StoreResource"]
+__all__ = ["AgentResource", "GitHubResource", "SandboxResource", "StoreResource"]

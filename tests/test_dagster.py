@@ -1,4 +1,4 @@
-"""The repos and milestone_plans assets, materialized on a real (ephemeral) Dagster instance."""
+"""The Dagster assets (plans, environments, agent runs), materialized on a real (ephemeral) Dagster instance."""
 
 import subprocess
 import sys
@@ -12,9 +12,10 @@ from harnessforge.gitio import resolve_repo
 from harnessforge.repos import open_repo
 from harnessforge_assets.definitions import defs
 from harnessforge_assets.environments import docker_images, validated_milestones
-from harnessforge_assets.partitions import repo_milestone_key
+from harnessforge_assets.partitions import repo_milestone_key, repo_milestone_partitions
 from harnessforge_assets.plan import milestone_plans, repos
-from resources import GitHubResource, SandboxResource, StoreResource
+from harnessforge_assets.runs import chain_predecessor, raw_trajectories
+from resources import AgentResource, GitHubResource, SandboxResource, StoreResource
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -27,11 +28,16 @@ def test_definitions_load():
         "milestone_plans",
         "docker_images",
         "validated_milestones",
+        "raw_trajectories",
     }
     # (repo, mNN) depends on partition `repo` of its per-repo upstreams, not on all of them.
     for upstream in ("docker_images", "milestone_plans"):
         mapping = graph.get_partition_mapping(dg.AssetKey("validated_milestones"), dg.AssetKey(upstream))
         assert isinstance(mapping, dg.MultiToSingleDimensionPartitionMapping), mapping
+    # (repo, mNN) of a trajectory reads the same (repo, mNN) of validated_milestones.
+    mapping = graph.get_partition_mapping(dg.AssetKey("raw_trajectories"), dg.AssetKey("validated_milestones"))
+    assert isinstance(mapping, dg.IdentityPartitionMapping), mapping
+    assert graph.get(dg.AssetKey("raw_trajectories")).group_name == "runs"
     checks = {k.name for k in graph.asset_check_keys if k.asset_key == dg.AssetKey("validated_milestones")}
     assert checks == {"environment_ran", "valid_has_fail_to_pass"}
 
@@ -212,3 +218,144 @@ def test_core_library_never_imports_dagster():
     assert proc.returncode == 0, proc.stdout + proc.stderr
     for path in (ROOT / "harnessforge").rglob("*.py"):
         assert "import dagster" not in path.read_text() and "from dagster" not in path.read_text(), path
+
+
+# ---- raw_trajectories: the Dev agent on one milestone -----------------------------------------------
+TRAJECTORY_FILES = ("trajectory.jsonl", "trajectory.atif.json", "final_diff.patch", "ground_truth.patch",
+                    "test_results.json", "mentor_log.json", "summary.json")  # fmt: skip
+
+
+def test_raw_trajectories_run_the_chain_in_order_in_docker(example_repo, store, docker_client, base_image):
+    from harnessforge.models.run import MilestoneSummary
+
+    key, instance, resources = _plan_in_dagster(example_repo, store, sandbox="docker")
+    resources = {**resources, "agent": AgentResource(run_id="oracle-dg")}
+    assert dg.materialize([docker_images], instance=instance, partition_key=key, resources=resources).success
+    for mid in ("m01", "m02"):
+        validated = dg.materialize(
+            [validated_milestones], instance=instance, partition_key=repo_milestone_key(key, mid), resources=resources
+        )
+        assert validated.success and store.load_milestone(key, mid).status == "valid"
+    run_dir = store.root / "trajectories" / key / "oracle-dg"
+
+    def materialize(mid: str):
+        return dg.materialize([raw_trajectories], instance=instance, partition_key=repo_milestone_key(key, mid),
+                              resources=resources, raise_on_error=False)  # fmt: skip
+
+    # m02 before m01: refused, naming the partition to materialize first; nothing is written.
+    message = _failure_message(materialize("m02"))
+    assert (
+        f"{key} m02: the chain runs in order, and run 'oracle-dg' has no trajectory for m01 yet: "
+        f"materialize raw_trajectories partition 'm01|{key}' first" in message
+    )
+    assert not (run_dir / "m02").exists()
+
+    result = materialize("m01")
+    assert result.success
+    (event,) = result.get_asset_materialization_events()
+    assert event.partition == f"m01|{key}"
+    meta = {k: v.value for k, v in event.materialization.metadata.items()}
+    summary = MilestoneSummary.model_validate_json((run_dir / "m01" / "summary.json").read_text())
+    assert summary.status == "PASS" and summary.run_id == "oracle-dg" and summary.synthetic
+    assert all((run_dir / "m01" / f).exists() for f in TRAJECTORY_FILES)
+    assert (run_dir / "metadata.json").exists()
+    assert meta["status"] == "PASS" and meta["turns"] == summary.turns > 0
+    assert meta["hints"] == len(summary.hints_released) and meta["hint_levels"] == summary.hints_released
+    assert meta["tokens_input"] == summary.tokens.input and meta["cost_usd"] == summary.cost_usd
+    assert meta["wall_s"] == summary.wall_s and meta["synthetic"] is True and meta["agent"] == "oracle"
+    assert meta["previous_milestone"] == "" and meta["run_id"] == "oracle-dg"
+    assert meta["path"] == str(run_dir / "m01") and meta["summary"] == str(run_dir / "m01" / "summary.json")
+    assert meta["trajectory"] == str(run_dir / "m01" / "trajectory.jsonl")
+
+    # Now m02 continues the chain in the same run.
+    after = materialize("m02")
+    assert after.success
+    (event,) = after.get_asset_materialization_events()
+    meta = {k: v.value for k, v in event.materialization.metadata.items()}
+    assert meta["status"] == "PASS" and meta["previous_milestone"] == "m01"
+    assert (run_dir / "m02" / "summary.json").exists()
+
+    # The same milestone twice in one run: refused (a new attempt is a new run id), the first one kept.
+    message = _failure_message(materialize("m01"))
+    assert f"{key} m01: run 'oracle-dg' already has a trajectory for m01" in message
+    assert "set the agent resource's run_id" in message
+    assert MilestoneSummary.model_validate_json((run_dir / "m01" / "summary.json").read_text()) == summary
+
+
+def _set_status(store, key: str, **statuses) -> None:
+    for mid, status in statuses.items():
+        store.update_milestone(key, store.load_milestone(key, mid).model_copy(update={"status": status}))
+
+
+def test_raw_trajectories_skip_a_milestone_that_is_not_valid(example_repo, store):
+    key, instance, resources = _plan_in_dagster(example_repo, store)
+    resources = {**resources, "agent": AgentResource()}
+    _set_status(store, key, m01="does_not_reproduce")  # what validated_milestones records for such a milestone
+    result = dg.materialize(
+        [raw_trajectories], instance=instance, partition_key=repo_milestone_key(key, "m01"), resources=resources
+    )
+    assert result.success
+    (event,) = result.get_asset_materialization_events()
+    meta = {k: v.value for k, v in event.materialization.metadata.items()}
+    assert meta["status"] == "skipped" and meta["skipped"] is True
+    assert meta["validation_status"] == "does_not_reproduce" and "not 'valid'" in meta["reason"]
+    assert meta["run_id"] == "dagster-oracle"
+    assert not (store.root / "trajectories").exists()
+
+    # A milestone that was never validated: run validated_milestones first.
+    result = dg.materialize([raw_trajectories], instance=instance, partition_key=repo_milestone_key(key, "m02"),
+                            resources=resources, raise_on_error=False)  # fmt: skip
+    assert (
+        f"{key} m02 is not validated yet: materialize validated_milestones partition 'm02|{key}' first"
+        in _failure_message(result)
+    )
+
+
+def test_chain_predecessor_skips_invalid_milestones_and_blocks_on_missing_runs(example_repo, store):
+    key, _, _ = _plan_in_dagster(example_repo, store)
+    _set_status(store, key, m01="does_not_reproduce", m02="valid", m03="valid")
+    plan = store.load_plan(key)
+    assert chain_predecessor(store, plan, "m01", "r1") is None  # the chain starts here
+    assert chain_predecessor(store, plan, "m02", "r1") is None  # m01 is skipped by the chain
+    with pytest.raises(dg.Failure, match=f"materialize raw_trajectories partition 'm02\\|{key}' first"):
+        chain_predecessor(store, plan, "m03", "r1")
+    (store.root / "trajectories" / key / "r1" / "m02").mkdir(parents=True)
+    (store.root / "trajectories" / key / "r1" / "m02" / "summary.json").write_text("{}")
+    assert chain_predecessor(store, plan, "m03", "r1") == "m02"
+    with pytest.raises(dg.Failure, match="run 'r2' has no trajectory for m02"):
+        chain_predecessor(store, plan, "m03", "r2")  # another run id is another chain
+    # m04 follows m03, which is valid but has no run: it blocks, although m02 ran.
+    with pytest.raises(dg.Failure, match="no trajectory for m03"):
+        chain_predecessor(store, plan, "m04", "r1")
+    # m05 was never validated (status None): its place in the chain is unknown, so m06 waits for it.
+    assert plan.milestone("m05").status is None
+    with pytest.raises(dg.Failure, match=f"earlier milestone m05 is not validated yet: materialize "
+                       f"validated_milestones partition 'm05\\|{key}' first"):  # fmt: skip
+        chain_predecessor(store, plan, "m06", "r1")
+
+
+def test_a_self_dependency_on_the_previous_milestone_is_not_expressible():
+    """Why raw_trajectories enforces chain order in code: Dagster allows self-dependencies only
+    through a time dimension, and the milestone dimension is dynamic."""
+    with pytest.raises(dg.DagsterInvalidDefinitionError, match="depends on itself"):
+
+        @dg.asset(name="chain", partitions_def=repo_milestone_partitions, deps=["chain"])
+        def chain() -> None: ...
+
+
+def test_agent_resource_is_validated_and_builds_the_agent():
+    from harnessforge.agents.oracle import OracleAgent
+
+    default = AgentResource()
+    assert default.backend == "oracle" and default.run_name() == "dagster-oracle"
+    assert AgentResource(backend="anthropic").run_name() == "dagster-anthropic"
+    assert AgentResource(run_id="exp-1.a").run_name() == "exp-1.a"
+    dev = AgentResource(seed=3, profiles={"m02": "needs_hints"}).build()
+    assert isinstance(dev, OracleAgent) and dev.seed == 3 and dev.profiles == {"m02": "needs_hints"}
+    assert dev.synthetic
+    with pytest.raises(ValidationError, match="not one of oracle, anthropic, openai"):
+        AgentResource(backend="claude-code")
+    with pytest.raises(ValidationError, match="unknown oracle profile"):
+        AgentResource(profiles={"m01": "lazy"})
+    with pytest.raises(ValidationError, match="a directory name"):
+        AgentResource(run_id="../escape")

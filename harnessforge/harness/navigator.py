@@ -4,6 +4,11 @@ Per milestone: a fresh conversation (task, L0 hint, one-line memories of earlier
 sandbox at the milestone's base with its acceptance tests in place, the Dev's turns with tools,
 the Mentor watching every event, the Verifier on `submit`. A milestone that passes ends; one that
 runs out of budget is STUCK and the chain goes on from its verify commit.
+
+Runs resume: the event log is the source of truth. Re-running the same `run_id` skips finished
+milestones and rebuilds an unfinished one from its events — the conversation, the Mentor (by
+replay), the counters, and the workspace from the diff snapshot saved before the last recorded
+edit — then runs the tool calls of the interrupted turn that have no event yet.
 """
 
 from __future__ import annotations
@@ -18,15 +23,17 @@ from .. import __version__
 from ..agents.base import AgentBackend
 from ..agents.oracle import OracleAgent, task_from_patch
 from ..envs.environment import Environment
+from ..envs.sandbox import Sandbox
 from ..mining.classify import FileClassifier
 from ..models.plan import Milestone
-from ..models.trajectory import Action, AgentTurn, Event, Message, Usage
+from ..models.run import MilestoneSummary, RunMeta
+from ..models.trajectory import Action, AgentTurn, Event, Message, ToolCall, Usage
 from ..repos import spec_for
 from ..rules import Rules
 from ..store import Store
 from .atif import to_atif
 from .mentor import Mentor
-from .recorder import MilestoneSummary, Recorder, RunMeta, write_run_metadata
+from .recorder import Recorder, read_summary, write_run_metadata
 from .tools import EDIT_TOOLS, TOOLS, ToolBox
 from .verifier import Verifier
 
@@ -34,6 +41,8 @@ SYSTEM = """You are a software engineer working in a git repository at {workdir}
 Implement the feature described by the user. Use the tools to explore, edit and run the tests;
 the network is off. Test files are given and must not be changed: changes to them are ignored.
 When the feature is done and the tests pass, call `submit`. If you are stuck, call `request_hint`."""
+NUDGE = "Continue: use a tool, or call `submit` when done."
+MUTATING = EDIT_TOOLS | {"bash"}  # tools after which the workspace snapshot is refreshed
 
 
 @dataclass
@@ -43,22 +52,27 @@ class Dev:
     turn: int = 0
     edits: int = 0
     test_runs: int = 0
-    files: set[str] = field(default_factory=set)
     usage: Usage = field(default_factory=Usage)
     cost: float = 0.0
 
 
 def _truncate(text: str, limit: int) -> str:
-    return (
-        text
-        if len(text) <= limit
-        else text[: limit // 2] + f"\n[... {len(text) - limit} chars cut ...]\n" + text[-limit // 2 :]
-    )
+    if len(text) <= limit:
+        return text
+    return text[: limit // 2] + f"\n[... {len(text) - limit} chars cut ...]\n" + text[-limit // 2 :]
 
 
 class Navigator:
-    def __init__(self, store: Store, repo: str, agent: AgentBackend, rules: Rules, run_id: str | None = None,
-                 backend: str = "auto", log=print):  # fmt: skip
+    def __init__(
+        self,
+        store: Store,
+        repo: str,
+        agent: AgentBackend,
+        rules: Rules,
+        run_id: str | None = None,
+        backend: str = "auto",
+        log=print,
+    ):
         self.store, self.agent, self.rules, self.log = store, agent, rules, log
         self.spec = spec_for(store, repo)
         self.key = self.spec.key
@@ -71,14 +85,15 @@ class Navigator:
         self.memory: list[str] = []
 
     def run(self, milestones: list[str] | None = None) -> list[MilestoneSummary]:
-        write_run_metadata(
-            self.run_dir,
-            RunMeta(
-                run_id=self.run_id, repo=self.key, agent=self.agent.name, model=self.agent.model,
-                harness_version=__version__, rules_hash=self.rules.hash, synthetic=self.agent.synthetic,
-                config={"backend": self.env.backend, "milestones": milestones or "all"},
-            ),
-        )  # fmt: skip
+        if not (self.run_dir / "metadata.json").exists():
+            write_run_metadata(
+                self.run_dir,
+                RunMeta(
+                    run_id=self.run_id, repo=self.key, agent=self.agent.name, model=self.agent.model,
+                    harness_version=__version__, rules_hash=self.rules.hash, synthetic=self.agent.synthetic,
+                    config={"backend": self.env.backend, "milestones": milestones or "all"},
+                ),
+            )  # fmt: skip
         out = []
         for m in self.plan.milestones:
             if milestones and m.id not in milestones:
@@ -86,107 +101,205 @@ class Navigator:
             if m.status != "valid":
                 self.log(f"{m.id}: skipped ({m.status or 'not validated'}); the chain goes on from its verify commit")
                 continue
-            summary = self.run_milestone(m)
+            done = self.run_dir / m.id / "summary.json"
+            summary = read_summary(done.parent) if done.exists() else MilestoneRun(self, m).run()
             self.memory.append(f"{m.id} {m.title}: {summary.status}")
             out.append(summary)
         return out
 
-    # ---- one milestone ----------------------------------------------------------------------------
-    def run_milestone(self, m: Milestone) -> MilestoneSummary:
-        mdir = self.run_dir / m.id
-        rec = Recorder(mdir)
-        ladder = self.store.load_hints(self.key, m.id)
-        mentor = Mentor(m.id, ladder, self.rules.harness.mentor)
-        ground_truth, test_patch = self.store.read_patches(self.key, m.id)
-        h = self.rules.harness
-        if isinstance(self.agent, OracleAgent):
-            self.agent.prepare(m.id, task_from_patch(ground_truth, lambda p: self.env.repo.show(m.verify_commit, p)))
-        start, dev, status, report = time.monotonic(), Dev(), "STUCK", None
-        pending: list[str] = []  # user messages (hints, verifier feedback) waiting for the turn to end
 
-        def record(role: str, action: Action, **kw) -> Event:
-            ev = Event(
-                run_id=self.run_id, repo=self.key, milestone_id=m.id, seq=rec.next_seq, turn_id=dev.turn, role=role,
-                action=action, cumulative_edits=dev.edits, cumulative_test_runs=dev.test_runs,
-                synthetic=self.agent.synthetic, **kw,
-            )  # fmt: skip
-            rec.append(ev)
-            decision = mentor.observe(ev)
-            if decision is not None:  # shown to the Dev once the current turn's tool results are in
-                text = f"[hint L{decision.level}] {decision.hint}"
-                pending.append(text)
-                rec.append(Event(
-                    run_id=self.run_id, repo=self.key, milestone_id=m.id, seq=rec.next_seq, turn_id=dev.turn,
-                    role="mentor", action=Action(type="hint", content=text, args={"rule": decision.rule}),
-                    mentor_hint=decision.hint, hint_level=decision.level, synthetic=self.agent.synthetic,
-                ))  # fmt: skip
-            return ev
+class MilestoneRun:
+    """One milestone of a run: its conversation, sandbox, Mentor, Recorder and counters."""
 
-        with self.env.opener(m, {"harnessforge.stage": "run", "harnessforge.run": self.run_id})(m.base_commit) as sb:
-            sb.apply_patch(test_patch)  # the acceptance tests the Dev has to make pass
+    def __init__(self, nav: Navigator, m: Milestone):
+        self.nav, self.m, self.h = nav, m, nav.rules.harness
+        self.dir = nav.run_dir / m.id
+        self.rec = Recorder.open(self.dir, on_warning=nav.log)
+        self.ladder = nav.store.load_hints(nav.key, m.id)
+        self.ground_truth, self.test_patch = nav.store.read_patches(nav.key, m.id)
+        self.dev, self.status, self.report, self.ended = Dev(), "STUCK", None, False
+        self.messages: list[Message] = []
+        self.pending: list[str] = []  # user messages (hints, verifier feedback) held until the turn ends
+        self.synthetic = nav.agent.synthetic
+
+    # ---- recording ------------------------------------------------------------------------------
+    def record(self, role: str, action: Action, **kw) -> Event:
+        ev = Event(
+            run_id=self.nav.run_id, repo=self.nav.key, milestone_id=self.m.id, seq=self.rec.next_seq,
+            turn_id=self.dev.turn, role=role, action=action, cumulative_edits=self.dev.edits,
+            cumulative_test_runs=self.dev.test_runs, synthetic=self.synthetic, **kw,
+        )  # fmt: skip
+        self.rec.append(ev)
+        decision = self.mentor.observe(ev)
+        if decision is not None:
+            text = f"[hint L{decision.level}] {decision.hint}"
+            self.pending.append(text)
+            self.rec.append(Event(
+                run_id=self.nav.run_id, repo=self.nav.key, milestone_id=self.m.id, seq=self.rec.next_seq,
+                turn_id=self.dev.turn, role="mentor", action=Action(type="hint", content=text,
+                args={"rule": decision.rule}), mentor_hint=decision.hint, hint_level=decision.level,
+                synthetic=self.synthetic,
+            ))  # fmt: skip
+        return ev
+
+    def _snapshot(self, sb: Sandbox) -> None:
+        """The workspace as a diff, saved *before* the event it belongs to: a resume restores the
+        snapshot of the last recorded event and re-runs only calls that have no event."""
+        seq = self.rec.next_seq
+        self.rec.write_patch(f"workspace.{seq}.patch", sb.diff())
+        for old in self.dir.glob("workspace.*.patch"):
+            if int(old.name.split(".")[1]) < seq:
+                old.unlink(missing_ok=True)
+
+    # ---- the milestone --------------------------------------------------------------------------
+    def run(self) -> MilestoneSummary:
+        nav, m = self.nav, self.m
+        if isinstance(nav.agent, OracleAgent):
+            nav.agent.prepare(m.id, task_from_patch(self.ground_truth, lambda p: nav.env.repo.show(m.verify_commit, p)))
+        events = self.rec.events()
+        self.mentor = Mentor.replay(m.id, self.ladder, nav.rules.harness.mentor, events)
+        start = time.monotonic() - sum(e.latency_s for e in events)
+        opener = nav.env.opener(m, {"harnessforge.stage": "run", "harnessforge.run": nav.run_id})
+        with opener(m.base_commit) as sb:
             tools = ToolBox(
-                sb, self.env.recipe(m), m.acceptance_tests, self.classify, self.rules.environments.test_timeout_s
+                sb, nav.env.recipe(m), m.acceptance_tests, nav.classify, nav.rules.environments.test_timeout_s
             )
-            memory = "\n".join(f"- {line}" for line in self.memory) or "- (this is the first milestone)"
-            l0 = ladder.levels[0].content
-            task = f"# {m.title}\n\n{m.description}\n\n[hint L0] {l0}\n\nEarlier milestones:\n{memory}"
-            messages: list[Message] = [
-                {"role": "system", "content": SYSTEM.format(workdir=sb.workdir)},
-                {"role": "user", "content": task},
-            ]
-            record("navigator", Action(type="milestone_start", content=task, args={"base": m.base_commit}))
-            while dev.turn < h.max_turns and status == "STUCK":
-                if time.monotonic() - start > h.max_wall_s_per_milestone or dev.cost > h.max_cost_per_milestone_usd:
-                    break
-                if dev.usage.input + dev.usage.output > h.max_tokens_per_milestone:
-                    break
-                dev.turn += 1
-                t = self.agent.turn(messages, TOOLS)
-                dev.usage, dev.cost = dev.usage + t.usage, dev.cost + t.cost_usd
-                messages.append(_assistant(t))
-                record("dev", Action(type="message", content=t.text, args={"reasoning": t.reasoning}), model=t.model,
-                       usage=t.usage, latency_s=t.latency_s, cost_usd=t.cost_usd)  # fmt: skip
-                if not t.tool_calls:
-                    messages.append({"role": "user", "content": "Continue: use a tool, or call `submit` when done."})
-                for call in t.tool_calls:
-                    res = tools.call(call)
-                    dev.files |= set(res.files_touched)
-                    dev.edits += call.name in EDIT_TOOLS and res.ok
-                    dev.test_runs += res.test_status is not None
-                    obs = _truncate(res.observation, h.observation_max_chars)
-                    messages.append({"role": "tool", "tool_call_id": call.id, "content": obs})
-                    record("dev", Action(type=call.name, args={**call.args, **res.extra}), observation=obs,
-                           observation_chars=len(res.observation), files_touched=res.files_touched,
-                           test_status=res.test_status, error_signature=res.error_signature)  # fmt: skip
-                    if call.name == "submit":
-                        report = self.verifier.verify(m, sb.diff())
-                        verdict = "PASS" if report.passed else Verifier.feedback(report)
-                        record("verifier", Action(type="verify", content=verdict), test_status=report.acceptance)
-                        if report.passed:
-                            status = "PASS"
-                            break
-                        pending.append(verdict)
-                messages += [{"role": "user", "content": text} for text in pending]
-                pending.clear()
+            if events:
+                unanswered = self._resume(sb, events)
+                if unanswered and self.status == "STUCK":
+                    self._calls(sb, tools, unanswered)
+                    self._end_turn()
+                if self.status == "PASS":  # passed before the interruption: grade again for the report
+                    self.report = nav.verifier.verify(m, sb.diff())
+            else:
+                sb.apply_patch(self.test_patch)  # the acceptance tests the Dev has to make pass
+                self._start(sb)
+            self._loop(sb, tools, start)
             final_diff = sb.diff()
-        reset_to = None if status == "PASS" else m.verify_commit
-        record("navigator", Action(type="milestone_end", content=status, args={"reset_to": reset_to}))
+        return self._finish(final_diff, start)
+
+    def _start(self, sb: Sandbox) -> None:
+        memory = "\n".join(f"- {line}" for line in self.nav.memory) or "- (this is the first milestone)"
+        l0 = self.ladder.levels[0].content
+        task = f"# {self.m.title}\n\n{self.m.description}\n\n[hint L0] {l0}\n\nEarlier milestones:\n{memory}"
+        self.messages = [
+            {"role": "system", "content": SYSTEM.format(workdir=sb.workdir)},
+            {"role": "user", "content": task},
+        ]
+        self.record("navigator", Action(type="milestone_start", content=task, args={"base": self.m.base_commit}))
+
+    def _loop(self, sb: Sandbox, tools: ToolBox, start: float) -> None:
+        h, dev = self.h, self.dev
+        while dev.turn < h.max_turns and self.status == "STUCK":
+            if time.monotonic() - start > h.max_wall_s_per_milestone or dev.cost > h.max_cost_per_milestone_usd:
+                break
+            if dev.usage.input + dev.usage.output > h.max_tokens_per_milestone:
+                break
+            dev.turn += 1
+            t = self.nav.agent.turn(self.messages, TOOLS)
+            dev.usage, dev.cost = dev.usage + t.usage, dev.cost + t.cost_usd
+            self.messages.append(_assistant(t))
+            args = {"reasoning": t.reasoning, "tool_calls": [c.model_dump() for c in t.tool_calls]}
+            self.record("dev", Action(type="message", content=t.text, args=args), model=t.model, usage=t.usage,
+                        latency_s=t.latency_s, cost_usd=t.cost_usd)  # fmt: skip
+            if not t.tool_calls:
+                self.messages.append({"role": "user", "content": NUDGE})
+            self._calls(sb, tools, t.tool_calls)
+            self._end_turn()
+
+    def _calls(self, sb: Sandbox, tools: ToolBox, calls: list[ToolCall]) -> None:
+        for call in calls:
+            res = tools.call(call)
+            self.dev.edits += call.name in EDIT_TOOLS and res.ok
+            self.dev.test_runs += res.test_status is not None
+            obs = _truncate(res.observation, self.h.observation_max_chars)
+            self.messages.append({"role": "tool", "tool_call_id": call.id, "content": obs})
+            if call.name in MUTATING:
+                self._snapshot(sb)
+            self.record("dev", Action(type=call.name, args={**call.args, **res.extra}), call_id=call.id,
+                        observation=obs, observation_chars=len(res.observation), files_touched=res.files_touched,
+                        test_status=res.test_status, error_signature=res.error_signature)  # fmt: skip
+            if call.name == "submit":
+                self.report = self.nav.verifier.verify(self.m, sb.diff())
+                verdict = "PASS" if self.report.passed else Verifier.feedback(self.report)
+                self.record("verifier", Action(type="verify", content=verdict), test_status=self.report.acceptance)
+                if self.report.passed:
+                    self.status = "PASS"
+                    return
+                self.pending.append(verdict)
+
+    def _end_turn(self) -> None:
+        self.messages += [{"role": "user", "content": text} for text in self.pending]
+        self.pending.clear()
+
+    def _resume(self, sb: Sandbox, events: list[Event]) -> list[ToolCall]:
+        """Rebuild the conversation and counters from the log; restore the workspace; return the
+        tool calls of the last turn that have no event yet."""
+        last_calls: list[ToolCall] = []
+        answered: set[str] = set()
+        for e in events:
+            if e.role == "navigator" and e.action.type == "milestone_start":
+                self.messages = [
+                    {"role": "system", "content": SYSTEM.format(workdir=sb.workdir)},
+                    {"role": "user", "content": e.action.content},
+                ]
+            elif e.role == "dev" and e.action.type == "message":
+                self._end_turn()
+                calls = [ToolCall.model_validate(c) for c in e.action.args.get("tool_calls", [])]
+                t = AgentTurn(text=e.action.content, reasoning=e.action.args.get("reasoning", ""), tool_calls=calls)
+                self.messages.append(_assistant(t))
+                if not calls:
+                    self.messages.append({"role": "user", "content": NUDGE})
+                last_calls, answered = calls, set()
+                self.dev.turn = e.turn_id
+                self.dev.usage, self.dev.cost = self.dev.usage + (e.usage or Usage()), self.dev.cost + e.cost_usd
+            elif e.role == "dev" and e.call_id:
+                self.messages.append({"role": "tool", "tool_call_id": e.call_id, "content": e.observation})
+                answered.add(e.call_id)
+                self.dev.edits, self.dev.test_runs = e.cumulative_edits, e.cumulative_test_runs
+            elif e.role == "mentor":
+                self.pending.append(e.action.content)
+            elif e.role == "verifier":
+                if e.action.content == "PASS":
+                    self.status = "PASS"
+                else:
+                    self.pending.append(e.action.content)
+            elif e.role == "navigator" and e.action.type == "milestone_end":
+                self.ended = True
+        seqs = sorted(int(p.name.split(".")[1]) for p in self.dir.glob("workspace.*.patch"))
+        snapshots = [(seq, self.dir / f"workspace.{seq}.patch") for seq in seqs if seq < len(events)]
+        if snapshots:
+            sb.apply_patch(snapshots[-1][1].read_bytes())
+        else:
+            sb.apply_patch(self.test_patch)
+        self.nav.log(f"{self.m.id}: resumed at event {len(events)} (turn {self.dev.turn})")
+        return [c for c in last_calls if c.id not in answered]
+
+    def _finish(self, final_diff: bytes, start: float) -> MilestoneSummary:
+        m, rec = self.m, self.rec
+        reset_to = None if self.status == "PASS" else m.verify_commit
+        if not self.ended:
+            self.record("navigator", Action(type="milestone_end", content=self.status, args={"reset_to": reset_to}))
         summary = MilestoneSummary(
-            run_id=self.run_id, milestone_id=m.id, status=status, turns=dev.turn,
-            hints_released=[d.level for d in mentor.decisions], tokens=dev.usage, cost_usd=round(dev.cost, 6),
-            wall_s=round(time.monotonic() - start, 2), reset_to=reset_to, synthetic=self.agent.synthetic,
+            run_id=self.nav.run_id, milestone_id=m.id, status=self.status, turns=self.dev.turn,
+            hints_released=[d.level for d in self.mentor.decisions], tokens=self.dev.usage,
+            cost_usd=round(self.dev.cost, 6), wall_s=round(time.monotonic() - start, 2), reset_to=reset_to,
+            synthetic=self.synthetic,
         )  # fmt: skip
         rec.write_patch("final_diff.patch", final_diff)
-        rec.write_patch("ground_truth.patch", ground_truth)
-        rec.write_json("test_results.json", report.model_dump(mode="json") if report else {"submitted": False})
-        rec.write_json("mentor_log.json", mentor.log())
-        rec.write_summary(summary)
-        rec.write_json("trajectory.atif.json", to_atif(rec.events(), messages, self._meta(), TOOLS))
-        self.log(f"{m.id}: {status} in {dev.turn} turns, hints {summary.hints_released or 'none'}")
+        rec.write_patch("ground_truth.patch", self.ground_truth)
+        report = self.report.model_dump(mode="json") if self.report else {"submitted": False}
+        rec.write_json("test_results.json", report)
+        rec.write_json("mentor_log.json", self.mentor.log())
+        rec.write_json("trajectory.atif.json", to_atif(rec.events(), self.messages, self._meta(), TOOLS))
+        rec.write_summary(summary)  # last: its presence marks the milestone finished
+        for snap in self.dir.glob("workspace.*.patch"):
+            snap.unlink(missing_ok=True)
+        self.nav.log(f"{m.id}: {self.status} in {self.dev.turn} turns, hints {summary.hints_released or 'none'}")
         return summary
 
     def _meta(self) -> dict:
-        return json.loads((self.run_dir / "metadata.json").read_text())
+        return json.loads((self.nav.run_dir / "metadata.json").read_text())
 
 
 def _assistant(t: AgentTurn) -> Message:

@@ -73,6 +73,7 @@ class Event(Model):
     ts: datetime = Field(default_factory=utcnow)
     role: Role
     action: Action
+    call_id: str | None = Field(None, description="The tool call this event answers (dev tool events).")
     observation: str = Field("", description="What the actor saw back, truncated to the rules' limit.")
     observation_chars: int = Field(0, description="Full length of the observation before truncation.")
     mentor_hint: str | None = None

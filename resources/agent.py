@@ -1,0 +1,65 @@
+"""The Dev agent that walks the milestone chain: which backend, which model, and under which run id."""
+
+import re
+from typing import Optional
+
+import dagster as dg
+from pydantic import Field, field_validator
+
+from harnessforge.agents.base import AgentBackend
+from harnessforge.agents.factory import make_agent
+from harnessforge.agents.oracle import PROFILES
+
+BACKENDS = ("oracle", "anthropic", "openai")
+RUN_ID_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$")  # one directory name under trajectories/<key>/
+
+
+class AgentResource(dg.ConfigurableResource):
+    """Builds the Dev backend for `raw_trajectories`; model backends read their API key from the environment."""
+
+    backend: str = Field(
+        "oracle",
+        description="oracle: the offline ground-truth Dev (synthetic runs); anthropic or openai: a model "
+        "(ANTHROPIC_API_KEY / OPENAI_API_KEY in the run's environment)",
+    )
+    model: Optional[str] = Field(None, description="Model name for anthropic/openai (default: the factory's)")
+    seed: int = Field(0, description="oracle: random seed of its detours")
+    profiles: dict[str, str] = Field(
+        default_factory=dict,
+        description=f"oracle: behaviour per milestone id, e.g. {{m02: needs_hints}} ({', '.join(PROFILES)})",
+    )
+    run_id: Optional[str] = Field(
+        None,
+        description="Run name: trajectories go to trajectories/<repo>/<run_id>/<milestone>/ "
+        "(default: dagster-<backend>). Every milestone of one chain must use the same run id.",
+    )
+
+    @field_validator("backend")
+    @classmethod
+    def _known_backend(cls, value: str) -> str:
+        if value not in BACKENDS:
+            raise ValueError(f"agent backend {value!r} is not one of {', '.join(BACKENDS)}")
+        return value
+
+    @field_validator("profiles")
+    @classmethod
+    def _known_profiles(cls, value: dict[str, str]) -> dict[str, str]:
+        unknown = sorted({p for p in value.values() if p not in PROFILES})
+        if unknown:
+            raise ValueError(f"unknown oracle profile(s) {unknown}; use {', '.join(PROFILES)}")
+        return value
+
+    @field_validator("run_id")
+    @classmethod
+    def _safe_run_id(cls, value: Optional[str]) -> Optional[str]:
+        if value is not None and not RUN_ID_RE.match(value):
+            raise ValueError(f"run_id {value!r}: use letters, digits, '.', '_' and '-' (a directory name)")
+        return value
+
+    def run_name(self) -> str:
+        """The run id every milestone of this chain is recorded under."""
+        return self.run_id or f"dagster-{self.backend}"
+
+    def build(self) -> AgentBackend:
+        """A fresh Dev backend (raises the core's ConfigError/AgentError when it cannot be built)."""
+        return make_agent(self.backend, self.model, seed=self.seed, profiles=self.profiles or None)
