@@ -165,7 +165,7 @@ class Turn:
     milestone: str
     index: int
     wall: float
-    by: dict[str, float]  # exclusive seconds per "outer" or "outer/kind" (see attribute)
+    by: dict[str, float]  # exclusive seconds per outer kind and per "outer/kind" (see turns_of)
     tools: list[str]
     events: int  # events recorded in the turn (each one fsync'd)
 

@@ -1,18 +1,23 @@
 """Stage 2 asset: the Dev's raw trajectory on one milestone of a repo's chain.
 
 Chain order. A repo's milestones are one continuous chain: milestone k runs after k-1 of the same
-run (the Dev carries on from there). Dagster cannot express this as a partition mapping: an asset
-may only depend on its own earlier partitions through a *time* dimension (`_validate_self_deps`
-rejects a self-dependency otherwise), and the milestone dimension here is dynamic, shared by all
-repos, with no "previous milestone of this repo". So the order is enforced in code, from the store:
-before running milestone k, the nearest earlier *valid* milestone (invalid ones are skipped by the
-chain) must have a `summary.json` under the same run id. Otherwise the partition fails and names
-the partition to materialize first. An earlier milestone that was never validated also blocks: its
+run, and its prompt recalls how the earlier ones went. Dagster cannot express this as a partition
+mapping: an asset may depend on its own earlier partitions only through a *time* dimension
+(`_validate_self_deps` rejects any other self-dependency), and the milestone dimension here is
+dynamic, shared by all repos, with no "previous milestone of this repo". So the order is enforced
+in code, from the store: milestone k runs only when every earlier *valid* milestone (the chain skips
+invalid ones) has a `summary.json` under the same run id. Otherwise the partition fails and names
+the partition to materialize first. An earlier milestone that was never validated blocks too: its
 place in the chain is unknown until `validated_milestones` has run for it.
+
+Re-materializing follows the core's resume rules for the same run id: an interrupted milestone
+continues from its event log, a finished one is not run again (its recorded summary is reported).
+A new attempt is a new run id (the `agent` resource's `run_id`).
 """
 
 import dagster as dg
 
+from harnessforge.agents.base import AgentBackend
 from harnessforge.errors import HarnessForgeError
 from harnessforge.harness.navigator import Navigator
 from harnessforge.harness.recorder import SUMMARY, TRAJECTORY, run_path
@@ -30,39 +35,42 @@ def _fail(description: str, **metadata) -> dg.Failure:
 
 
 def chain_predecessor(s: Store, plan: MilestonePlan, mid: str, run_id: str) -> str | None:
-    """The earlier milestone `mid` continues from, after checking it ran in `run_id` (None: `mid` starts the chain).
+    """The earlier milestone `mid` continues from (None: `mid` starts the chain), once the chain is there.
 
-    Raises `dg.Failure` naming the partition to materialize first when the chain is not there yet.
+    Raises `dg.Failure` naming the earliest partition to materialize first: an earlier milestone that
+    is not validated, or a valid one with no finished trajectory in `run_id`.
     """
     key = plan.repo.key
     ids = [m.id for m in plan.milestones]
-    for prev in reversed(plan.milestones[: ids.index(mid)]):
+    previous = None
+    for prev in plan.milestones[: ids.index(mid)]:
+        partition = str(repo_milestone_key(key, prev.id))
         if prev.status is None:
             raise _fail(
                 f"{key} {mid}: the chain runs in order, and earlier milestone {prev.id} is not validated yet: "
-                f"materialize validated_milestones partition '{repo_milestone_key(key, prev.id)}' first",
-                missing_partition=str(repo_milestone_key(key, prev.id)),
+                f"materialize validated_milestones partition '{partition}' first",
+                missing_partition=partition,
             )
         if prev.status != "valid":
             continue  # the chain skips it and goes on from its verify commit
         if not (run_path(s, key, run_id) / prev.id / SUMMARY).exists():
             raise _fail(
-                f"{key} {mid}: the chain runs in order, and run {run_id!r} has no trajectory for {prev.id} yet: "
-                f"materialize raw_trajectories partition '{repo_milestone_key(key, prev.id)}' first "
-                "(with the same agent run_id)",
-                missing_partition=str(repo_milestone_key(key, prev.id)),
+                f"{key} {mid}: the chain runs in order, and run {run_id!r} has no finished trajectory for "
+                f"{prev.id} yet: materialize raw_trajectories partition '{partition}' first (same agent run_id)",
+                missing_partition=partition,
             )
-        return prev.id
-    return None
+        previous = prev.id
+    return previous
 
 
-def summary_metadata(summary: MilestoneSummary, run_dir, agent: str, model: str, previous: str | None) -> dict:
+def summary_metadata(summary: MilestoneSummary, run_dir, dev: AgentBackend, attempt: str, previous) -> dict:
     mdir = run_dir / summary.milestone_id
     return {
         "status": summary.status,
+        "attempt": attempt,
         "run_id": summary.run_id,
-        "agent": agent,
-        "model": model,
+        "agent": dev.name,
+        "model": dev.model,
         "turns": summary.turns,
         "hints": len(summary.hints_released),
         "hint_levels": dg.MetadataValue.json(summary.hints_released),
@@ -79,6 +87,11 @@ def summary_metadata(summary: MilestoneSummary, run_dir, agent: str, model: str,
         "summary": dg.MetadataValue.path(str(mdir / SUMMARY)),
         "trajectory": dg.MetadataValue.path(str(mdir / TRAJECTORY)),
     }
+
+
+def skipped(reason: str, run_id: str, **extra) -> dg.MaterializeResult:
+    return dg.MaterializeResult(metadata={"status": "skipped", "skipped": True, "reason": reason, "run_id": run_id,
+                                          **extra})  # fmt: skip
 
 
 @dg.asset(
@@ -107,41 +120,37 @@ def raw_trajectories(
             f"{key} has no milestone {mid!r}: its plan has {len(ids)} milestones ({', '.join(ids) or 'none'}); "
             "this partition has nothing to run"
         )
-    milestone = plan.milestone(mid)
-    if milestone.status is None:
+    status = plan.milestone(mid).status
+    if status is None:
+        partition = str(repo_milestone_key(key, mid))
         raise _fail(
-            f"{key} {mid} is not validated yet: materialize validated_milestones partition "
-            f"'{repo_milestone_key(key, mid)}' first",
-            missing_partition=str(repo_milestone_key(key, mid)),
+            f"{key} {mid} is not validated yet: materialize validated_milestones partition '{partition}' first",
+            missing_partition=partition,
         )
-    if milestone.status != "valid":
-        # Not a failure: the chain skips this milestone and goes on from its verify commit.
-        context.log.warning(f"{key} {mid}: skipped, its validation status is {milestone.status!r} (not valid)")
-        return dg.MaterializeResult(
-            metadata={
-                "status": "skipped",
-                "skipped": True,
-                "reason": f"milestone status is {milestone.status!r}, not 'valid': the chain skips it",
-                "validation_status": milestone.status,
-                "run_id": run_id,
-            }
-        )
+    if status != "valid":
+        context.log.warning(f"{key} {mid}: skipped, its validation status is {status!r}")
+        return skipped(f"milestone status is {status!r}, not 'valid': the chain skips it", run_id,
+                       validation_status=status)  # fmt: skip
     previous = chain_predecessor(s, plan, mid, run_id)
-    if (run_dir / mid / SUMMARY).exists():
-        raise _fail(
-            f"{key} {mid}: run {run_id!r} already has a trajectory for {mid} ({run_dir / mid}); "
-            "a new attempt needs a new run id: set the agent resource's run_id (and re-run the chain from its start)",
-            path=dg.MetadataValue.path(str(run_dir / mid)),
-        )
+    mdir = run_dir / mid
+    if (mdir / SUMMARY).exists():
+        attempt = "reused"
+        context.log.info(f"{mid} already finished in run {run_id!r}: reporting its summary (a new attempt needs "
+                         "a new run_id on the agent resource)")  # fmt: skip
+    elif (mdir / TRAJECTORY).exists() and (mdir / TRAJECTORY).stat().st_size > 0:
+        attempt = "resumed"  # the Navigator continues an interrupted attempt from its event log
+    else:
+        attempt = "new"
     try:
         dev = agent.build()
-        nav = Navigator(s, key, dev, store.rules(), run_id=run_id, backend=sandbox.backend, log=context.log.info)
-        summaries = nav.run(milestones=[mid])
+        nav = Navigator(s, key, dev, store.rules(), run_id=run_id, backend=sandbox.backend,
+                        log=context.log.info)  # fmt: skip
+        # The chain up to `mid`: earlier milestones are finished (checked above), so the Navigator only
+        # reads their summaries, which gives `mid` the same memory of them as a whole-chain run.
+        summaries = nav.run(milestones=ids[: ids.index(mid) + 1])
     except HarnessForgeError as e:
         raise _fail(f"{key} {mid}: the agent run failed: {e}", run_id=run_id) from None
-    if not summaries:  # the Navigator skipped it after all (its status changed under us)
-        return dg.MaterializeResult(
-            metadata={"status": "skipped", "skipped": True, "reason": "the Navigator skipped it", "run_id": run_id}
-        )
-    (summary,) = summaries
-    return dg.MaterializeResult(metadata=summary_metadata(summary, run_dir, dev.name, dev.model, previous))
+    summary = next((x for x in summaries if x.milestone_id == mid), None)
+    if summary is None:  # its status changed under us: the Navigator skipped it
+        return skipped("the Navigator skipped it (its status is no longer 'valid')", run_id)
+    return dg.MaterializeResult(metadata=summary_metadata(summary, run_dir, dev, attempt, previous))

@@ -1,5 +1,6 @@
 """The Dagster assets (plans, environments, agent runs), materialized on a real (ephemeral) Dagster instance."""
 
+import json
 import subprocess
 import sys
 from pathlib import Path
@@ -231,22 +232,23 @@ def test_raw_trajectories_run_the_chain_in_order_in_docker(example_repo, store, 
     key, instance, resources = _plan_in_dagster(example_repo, store, sandbox="docker")
     resources = {**resources, "agent": AgentResource(run_id="oracle-dg")}
     assert dg.materialize([docker_images], instance=instance, partition_key=key, resources=resources).success
-    for mid in ("m01", "m02"):
-        validated = dg.materialize(
-            [validated_milestones], instance=instance, partition_key=repo_milestone_key(key, mid), resources=resources
-        )
-        assert validated.success and store.load_milestone(key, mid).status == "valid"
+    validated = dg.materialize(
+        [validated_milestones], instance=instance, partition_key=repo_milestone_key(key, "m01"), resources=resources
+    )
+    assert validated.success and store.load_milestone(key, "m01").status == "valid"
+    # What validating m02 records (saves ~10 s): m02 is refused first, then runs for one turn only.
+    _set_status(store, key, m02="valid")
     run_dir = store.root / "trajectories" / key / "oracle-dg"
 
-    def materialize(mid: str):
+    def materialize(mid: str, res=resources):
         return dg.materialize([raw_trajectories], instance=instance, partition_key=repo_milestone_key(key, mid),
-                              resources=resources, raise_on_error=False)  # fmt: skip
+                              resources=res, raise_on_error=False)  # fmt: skip
 
     # m02 before m01: refused, naming the partition to materialize first; nothing is written.
     message = _failure_message(materialize("m02"))
     assert (
-        f"{key} m02: the chain runs in order, and run 'oracle-dg' has no trajectory for m01 yet: "
-        f"materialize raw_trajectories partition 'm01|{key}' first" in message
+        f"{key} m02: the chain runs in order, and run 'oracle-dg' has no finished trajectory for m01 "
+        f"yet: materialize raw_trajectories partition 'm01|{key}' first" in message
     )
     assert not (run_dir / "m02").exists()
 
@@ -263,23 +265,31 @@ def test_raw_trajectories_run_the_chain_in_order_in_docker(example_repo, store, 
     assert meta["hints"] == len(summary.hints_released) and meta["hint_levels"] == summary.hints_released
     assert meta["tokens_input"] == summary.tokens.input and meta["cost_usd"] == summary.cost_usd
     assert meta["wall_s"] == summary.wall_s and meta["synthetic"] is True and meta["agent"] == "oracle"
-    assert meta["previous_milestone"] == "" and meta["run_id"] == "oracle-dg"
+    assert meta["model"] == "oracle-v1"
+    assert meta["previous_milestone"] == "" and meta["run_id"] == "oracle-dg" and meta["attempt"] == "new"
     assert meta["path"] == str(run_dir / "m01") and meta["summary"] == str(run_dir / "m01" / "summary.json")
     assert meta["trajectory"] == str(run_dir / "m01" / "trajectory.jsonl")
 
-    # Now m02 continues the chain in the same run.
-    after = materialize("m02")
-    assert after.success
-    (event,) = after.get_asset_materialization_events()
-    meta = {k: v.value for k, v in event.materialization.metadata.items()}
-    assert meta["status"] == "PASS" and meta["previous_milestone"] == "m01"
-    assert (run_dir / "m02" / "summary.json").exists()
+    # The same milestone again in the same run: not run twice (a new attempt is a new run id).
+    before = (run_dir / "m01" / "summary.json").read_bytes()
+    again = materialize("m01")
+    assert again.success
+    meta = {k: v.value for k, v in again.get_asset_materialization_events()[0].materialization.metadata.items()}
+    assert meta["attempt"] == "reused" and meta["status"] == "PASS" and meta["turns"] == summary.turns
+    assert (run_dir / "m01" / "summary.json").read_bytes() == before
 
-    # The same milestone twice in one run: refused (a new attempt is a new run id), the first one kept.
-    message = _failure_message(materialize("m01"))
-    assert f"{key} m01: run 'oracle-dg' already has a trajectory for m01" in message
-    assert "set the agent resource's run_id" in message
-    assert MilestoneSummary.model_validate_json((run_dir / "m01" / "summary.json").read_text()) == summary
+    # m02 now continues the chain, remembering m01 (one turn, so it ends STUCK).
+    rules = store.root.parent / "one_turn.yaml"
+    rules.write_text("harness:\n  max_turns: 1\n")
+    one_turn = {**resources, "store": StoreResource(root=str(store.root), rules_path=str(rules))}
+    after = materialize("m02", one_turn)
+    assert after.success
+    meta = {k: v.value for k, v in after.get_asset_materialization_events()[0].materialization.metadata.items()}
+    assert meta["status"] == "STUCK" and meta["turns"] == 1 and meta["previous_milestone"] == "m01"
+    assert meta["reset_to"] == store.load_milestone(key, "m02").verify_commit
+    start = json.loads((run_dir / "m02" / "trajectory.jsonl").read_text().splitlines()[0])
+    m01_title = store.load_milestone(key, "m01").title
+    assert start["action"]["type"] == "milestone_start" and f"- m01 {m01_title}: PASS" in start["action"]["content"]
 
 
 def _set_status(store, key: str, **statuses) -> None:
@@ -311,27 +321,32 @@ def test_raw_trajectories_skip_a_milestone_that_is_not_valid(example_repo, store
     )
 
 
-def test_chain_predecessor_skips_invalid_milestones_and_blocks_on_missing_runs(example_repo, store):
+def test_chain_predecessor_skips_invalid_milestones_and_names_the_first_missing_partition(example_repo, store):
     key, _, _ = _plan_in_dagster(example_repo, store)
-    _set_status(store, key, m01="does_not_reproduce", m02="valid", m03="valid")
-    plan = store.load_plan(key)
+    _set_status(store, key, m01="does_not_reproduce", m02="valid", m03="valid", m04="valid", m06="valid")
+    plan = store.load_plan(key)  # m05: never validated (status None)
+    run = store.root / "trajectories" / key / "r1"
+
+    def finish(mid: str) -> None:
+        (run / mid).mkdir(parents=True)
+        (run / mid / "summary.json").write_text("{}")
+
     assert chain_predecessor(store, plan, "m01", "r1") is None  # the chain starts here
     assert chain_predecessor(store, plan, "m02", "r1") is None  # m01 is skipped by the chain
     with pytest.raises(dg.Failure, match=f"materialize raw_trajectories partition 'm02\\|{key}' first"):
-        chain_predecessor(store, plan, "m03", "r1")
-    (store.root / "trajectories" / key / "r1" / "m02").mkdir(parents=True)
-    (store.root / "trajectories" / key / "r1" / "m02" / "summary.json").write_text("{}")
+        chain_predecessor(store, plan, "m04", "r1")  # the earliest missing one, not m03
+    finish("m02")
     assert chain_predecessor(store, plan, "m03", "r1") == "m02"
-    with pytest.raises(dg.Failure, match="run 'r2' has no trajectory for m02"):
+    with pytest.raises(dg.Failure, match="run 'r2' has no finished trajectory for m02"):
         chain_predecessor(store, plan, "m03", "r2")  # another run id is another chain
-    # m04 follows m03, which is valid but has no run: it blocks, although m02 ran.
-    with pytest.raises(dg.Failure, match="no trajectory for m03"):
-        chain_predecessor(store, plan, "m04", "r1")
-    # m05 was never validated (status None): its place in the chain is unknown, so m06 waits for it.
-    assert plan.milestone("m05").status is None
+    finish("m03")
+    finish("m04")
+    # m05's place in the chain is unknown until it is validated, so m06 waits for it.
     with pytest.raises(dg.Failure, match=f"earlier milestone m05 is not validated yet: materialize "
                        f"validated_milestones partition 'm05\\|{key}' first"):  # fmt: skip
         chain_predecessor(store, plan, "m06", "r1")
+    _set_status(store, key, m05="does_not_reproduce")
+    assert chain_predecessor(store, store.load_plan(key), "m06", "r1") == "m04"
 
 
 def test_a_self_dependency_on_the_previous_milestone_is_not_expressible():

@@ -6,7 +6,7 @@ from ..errors import ConfigError
 from .base import AgentBackend
 
 BACKENDS = ("oracle", "anthropic", "openai", "claude-code")
-DEFAULT_MODELS = {"anthropic": "claude-sonnet-4-5", "openai": "gpt-4.1"}
+DEFAULT_MODELS = {"anthropic": "claude-sonnet-4-6", "openai": "gpt-4.1"}
 
 
 def make_agent(

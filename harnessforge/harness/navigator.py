@@ -94,10 +94,14 @@ class Navigator:
                     config={"backend": self.env.backend, "milestones": milestones or "all"},
                 ),
             )  # fmt: skip
-        out = []
+        out: list[MilestoneSummary] = []
         for m in self.plan.milestones:
             if milestones and m.id not in milestones:
                 continue
+            spent = sum(s.cost_usd for s in out)
+            if spent > self.rules.harness.max_cost_per_run_usd:
+                self.log(f"run budget spent (${spent:.2f} > ${self.rules.harness.max_cost_per_run_usd}); stopping")
+                break
             if m.status != "valid":
                 self.log(f"{m.id}: skipped ({m.status or 'not validated'}); the chain goes on from its verify commit")
                 continue

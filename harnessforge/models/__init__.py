@@ -10,6 +10,8 @@ from .env import ExecResult, Grade, ImageRecord, Recipe, RepoImages, TestRun, Va
 from .history import ChangelogEntry, FileChange, PullRef, Release
 from .plan import HINT_LEVEL_NAMES, ExcludedTest, Hint, HintLadder, Milestone, MilestonePlan, milestone_id
 from .repo import Criterion, GitHubMeta, RepoSpec, ScreeningReport
+from .run import MilestoneSummary, RunMeta
+from .trajectory import Event, MentorDecision, VerifierReport
 
 # Every model a user may find on disk, by the name its schema file gets.
 ARTIFACTS: dict[str, type[Model]] = {
@@ -28,6 +30,11 @@ ARTIFACTS: dict[str, type[Model]] = {
         TestRun,
         Validation,
         Grade,
+        Event,
+        MentorDecision,
+        VerifierReport,
+        MilestoneSummary,
+        RunMeta,
     )
 }
 

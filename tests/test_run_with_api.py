@@ -1,0 +1,88 @@
+"""The harness driven by the real `anthropic` SDK against a local Messages API server."""
+
+import pytest
+
+from harnessforge.agents.anthropic_backend import AnthropicBackend
+from harnessforge.agents.errors import AgentError
+from harnessforge.harness.navigator import Navigator
+from harnessforge.harness.recorder import Recorder
+from harnessforge.mining.patches import split_diff
+from harnessforge.rules import load_rules
+from tests.llm_servers import AnthropicServer
+
+A = AnthropicServer
+
+
+def _solution(store, key, mid):
+    """tool_use blocks writing the ground truth's files, as a capable model would."""
+    m = store.load_milestone(key, mid)
+    gt, _ = store.read_patches(key, mid)
+    repo_dir = store.git_cache(key)
+    from harnessforge.gitio import GitRepo
+
+    repo = GitRepo(repo_dir)
+    return [
+        A.tool_use(
+            f"toolu_w{i}", "write_file", {"path": f.path, "content": repo.show(m.verify_commit, f.path).decode()}
+        )
+        for i, f in enumerate(split_diff(gt))
+    ]
+
+
+def _script(server, store, key):
+    server.push(
+        A.message(
+            A.text("Let me look around."), A.tool_use("toolu_1", "list_dir", {"path": "."}), stop_reason="tool_use"
+        ),
+        A.message(*_solution(store, key, "m01"), stop_reason="tool_use", cache_read=6),
+        A.message(A.tool_use("toolu_3", "run_tests", {}), stop_reason="tool_use"),
+        A.message(A.text("All green."), A.tool_use("toolu_4", "submit", {"message": "done"}), stop_reason="tool_use"),
+    )
+
+
+def test_a_model_backend_runs_a_milestone_end_to_end(validated):
+    store, key, _ = validated
+    with AnthropicServer() as server:
+        _script(server, store, key)
+        agent = AnthropicBackend("claude-sonnet-4-6", api_key="test", base_url=server.url, max_retries=0)
+        nav = Navigator(store, key, agent, load_rules(), run_id="anthropic-local", log=lambda *_: None)
+        (summary,) = nav.run(["m01"])
+        bodies = server.bodies
+    assert summary.status == "PASS" and summary.turns == 4 and not summary.synthetic
+    # input counts every prompt token, cache reads included (the same meaning as OpenAI's prompt_tokens)
+    assert summary.tokens.input == 46 and summary.tokens.cached == 6 and summary.tokens.output == 20
+    # the second request answers the first tool call with its result, paired by id
+    results = [b for m in bodies[1]["messages"] for b in (m["content"] if isinstance(m["content"], list) else [])
+               if b.get("type") == "tool_result"]  # fmt: skip
+    assert results and results[0]["tool_use_id"] == "toolu_1" and "tasklite/" in str(results[0]["content"])
+    assert bodies[0]["tools"][-1]["cache_control"] == {"type": "ephemeral"}
+    events = Recorder.open(nav.run_dir / "m01").events()
+    assert not any(e.synthetic for e in events)
+    assert [e.usage.input for e in events if e.role == "dev" and e.action.type == "message"] == [10, 16, 10, 10]
+
+
+def test_an_api_outage_stops_the_run_clearly_and_a_rerun_resumes(validated):
+    store, key, _ = validated
+    with AnthropicServer() as server:
+        server.push(A.message(A.tool_use("toolu_1", "list_dir", {"path": "."}), stop_reason="tool_use"))
+        server.always = server.error(500, "overloaded upstream")
+        agent = AnthropicBackend("claude-sonnet-4-6", api_key="test", base_url=server.url, max_retries=1)
+        nav = Navigator(store, key, agent, load_rules(), run_id="anthropic-outage", log=lambda *_: None)
+        with pytest.raises(AgentError, match="HTTP 500.*overloaded upstream"):
+            nav.run(["m01"])
+    kept = Recorder.open(nav.run_dir / "m01").events()
+    assert [e.action.type for e in kept] == ["milestone_start", "message", "list_dir"]
+
+    with AnthropicServer() as server:
+        server.push(*[A.message(*_solution(store, key, "m01"), stop_reason="tool_use")])
+        server.push(A.message(A.tool_use("toolu_4", "submit", {}), stop_reason="tool_use"))
+        agent = AnthropicBackend("claude-sonnet-4-6", api_key="test", base_url=server.url, max_retries=0)
+        (summary,) = Navigator(store, key, agent, load_rules(), run_id="anthropic-outage", log=lambda *_: None).run(
+            ["m01"]
+        )
+        first = server.bodies[0]
+    assert summary.status == "PASS" and summary.turns == 3
+    # the resumed conversation is the recorded one: the list_dir result is in the first new request
+    assert "toolu_1" in str(first["messages"])
+    events = Recorder.open(nav.run_dir / "m01").events()
+    assert [e.seq for e in events] == list(range(len(events))) and events[:3] == kept
