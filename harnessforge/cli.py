@@ -381,9 +381,18 @@ def run(
             raise ConfigError(f"--profile {item!r}: expected MID=PROFILE, e.g. m02=needs_hints")
         profiles[mid] = name
     dev = make_agent(agent, model, seed=seed, profiles=profiles)
-    nav = Navigator(state.store, repo, dev, state.rules, run_id=run_id, backend=sandbox, log=console.print)
     wanted = milestones.split(",") if milestones else None
-    summaries = nav.run(wanted)
+    with _progress() as progress:
+        task = progress.add_task(f"running {repo}", total=None)
+
+        def on_turn(mid: str, turn: int, max_turns: int, level: int, tests) -> None:
+            passing = f" · tests {tests.passed}/{tests.total}" if tests else ""
+            hint = f" · hint L{level}" if level else ""
+            progress.update(task, description=f"{mid} turn {turn}/{max_turns}{hint}{passing}")
+
+        nav = Navigator(state.store, repo, dev, state.rules, run_id=run_id, backend=sandbox, log=console.print,
+                        on_turn=on_turn)  # fmt: skip
+        summaries = nav.run(wanted)
     table = Table("id", "status", "turns", "hints", "tokens in/out", "cost $", "wall s")
     for s in summaries:
         hints = ",".join(f"L{x}" for x in s.hints_released)

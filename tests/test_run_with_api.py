@@ -45,10 +45,14 @@ def test_a_model_backend_runs_a_milestone_end_to_end(validated):
     with AnthropicServer() as server:
         _script(server, store, key)
         agent = AnthropicBackend("claude-sonnet-4-6", api_key="test", base_url=server.url, max_retries=0)
-        nav = Navigator(store, key, agent, load_rules(), run_id="anthropic-local", log=lambda *_: None)
+        turns = []
+        nav = Navigator(store, key, agent, load_rules(), run_id="anthropic-local", log=lambda *_: None,
+                        on_turn=lambda *args: turns.append(args))  # fmt: skip
         (summary,) = nav.run(["m01"])
         bodies = server.bodies
     assert summary.status == "PASS" and summary.turns == 4 and not summary.synthetic
+    assert [t[:2] for t in turns] == [("m01", 1), ("m01", 2), ("m01", 3), ("m01", 4)]
+    assert turns[-1][4].passed > 0 and turns[-1][4].failed == 0  # after run_tests: the counts the display shows
     # input counts every prompt token, cache reads included (the same meaning as OpenAI's prompt_tokens)
     assert summary.tokens.input == 46 and summary.tokens.cached == 6 and summary.tokens.output == 20
     # the second request answers the first tool call with its result, paired by id

@@ -72,8 +72,12 @@ class Navigator:
         run_id: str | None = None,
         backend: str = "auto",
         log=print,
+        on_turn=None,
     ):
+        """`on_turn(milestone_id, turn, max_turns, hint_level, tests)` is called after every Dev turn
+        (for progress displays); `tests` is the last run's TestCounts or None."""
         self.store, self.agent, self.rules, self.log = store, agent, rules, log
+        self.on_turn = on_turn
         self.spec = spec_for(store, repo)
         self.key = self.spec.key
         self.plan = store.load_plan(self.key)
@@ -122,6 +126,7 @@ class MilestoneRun:
         self.ladder = nav.store.load_hints(nav.key, m.id)
         self.ground_truth, self.test_patch = nav.store.read_patches(nav.key, m.id)
         self.dev, self.status, self.report, self.ended = Dev(), "STUCK", None, False
+        self.last_tests = None  # TestCounts of the Dev's latest run_tests, for progress displays
         self.messages: list[Message] = []
         self.pending: list[str] = []  # user messages (hints, verifier feedback) held until the turn ends
         self.synthetic = nav.agent.synthetic
@@ -210,12 +215,15 @@ class MilestoneRun:
                 self.messages.append({"role": "user", "content": NUDGE})
             self._calls(sb, tools, t.tool_calls)
             self._end_turn()
+            if self.nav.on_turn:
+                self.nav.on_turn(self.m.id, dev.turn, h.max_turns, self.mentor.level, self.last_tests)
 
     def _calls(self, sb: Sandbox, tools: ToolBox, calls: list[ToolCall]) -> None:
         for call in calls:
             res = tools.call(call)
             self.dev.edits += call.name in EDIT_TOOLS and res.ok
             self.dev.test_runs += res.test_status is not None
+            self.last_tests = res.test_status or self.last_tests
             obs = _truncate(res.observation, self.h.observation_max_chars)
             self.messages.append({"role": "tool", "tool_call_id": call.id, "content": obs})
             if call.name in MUTATING:
