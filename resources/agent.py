@@ -10,6 +10,8 @@ from harnessforge.agents.base import AgentBackend
 from harnessforge.agents.factory import make_agent
 from harnessforge.agents.oracle import PROFILES
 
+from .choices import one_of
+
 BACKENDS = ("oracle", "anthropic", "openai")
 RUN_ID_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$")  # one directory name under trajectories/<key>/
 
@@ -37,9 +39,7 @@ class AgentResource(dg.ConfigurableResource):
     @field_validator("backend")
     @classmethod
     def _known_backend(cls, value: str) -> str:
-        if value not in BACKENDS:
-            raise ValueError(f"agent backend {value!r} is not one of {', '.join(BACKENDS)}")
-        return value
+        return one_of(value, BACKENDS, "agent backend")
 
     @field_validator("profiles")
     @classmethod

@@ -3,6 +3,8 @@
 import dagster as dg
 from pydantic import Field, field_validator
 
+from .choices import one_of
+
 BACKENDS = ("auto", "docker", "local")
 
 
@@ -18,6 +20,4 @@ class SandboxResource(dg.ConfigurableResource):
     @field_validator("backend")
     @classmethod
     def _known_backend(cls, value: str) -> str:
-        if value not in BACKENDS:
-            raise ValueError(f"sandbox backend {value!r} is not one of {', '.join(BACKENDS)}")
-        return value
+        return one_of(value, BACKENDS, "sandbox backend")

@@ -15,7 +15,6 @@ instead of a parse error mid-stream. That suits `max_tokens` up to ~20k (the SDK
 
 from __future__ import annotations
 
-import os
 import re
 import time
 from typing import Any
@@ -23,7 +22,7 @@ from typing import Any
 import anthropic
 
 from ..models.trajectory import AgentTurn, Message, ToolCall, Usage
-from .base import AgentBackend
+from .base import AgentBackend, sdk_options
 from .errors import AgentError, api_error
 from .openai_backend import parse_tool_args, tool_results_first
 from .pricing import cost_usd
@@ -53,19 +52,14 @@ class AnthropicBackend(AgentBackend):
         max_retries: int = 4,
         timeout: float = 600.0,
     ):
-        api_key = api_key or os.environ.get("ANTHROPIC_API_KEY")
-        if not api_key:
-            raise AgentError("no Anthropic API key: pass api_key or set ANTHROPIC_API_KEY")
+        options = sdk_options(
+            "Anthropic", "ANTHROPIC_API_KEY", "ANTHROPIC_BASE_URL", api_key, base_url, max_retries, timeout
+        )
         if thinking_budget is not None and not 1024 <= thinking_budget < max_tokens:
             raise AgentError(f"thinking_budget must be >= 1024 and < max_tokens ({max_tokens}), got {thinking_budget}")
         self.model, self.max_tokens, self.thinking_budget = model, max_tokens, thinking_budget
         self.max_retries, self.timeout = max_retries, timeout
-        self.client = anthropic.Anthropic(
-            api_key=api_key,
-            base_url=base_url or os.environ.get("ANTHROPIC_BASE_URL") or None,
-            max_retries=max_retries,
-            timeout=timeout,
-        )
+        self.client = anthropic.Anthropic(**options)
         self.base_url = str(self.client.base_url)
         self._thinking: dict[str, list[dict]] = {}  # answer key -> its signed thinking blocks
 

@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import os
 from abc import ABC, abstractmethod
+from typing import Any
 
 from ..models.trajectory import AgentTurn, Message
+from .errors import AgentError
 
 
 class AgentBackend(ABC):
@@ -24,3 +27,15 @@ class AgentBackend(ABC):
 
     def close(self) -> None:  # noqa: B027 - optional hook, most backends hold nothing to release
         """Release connections or subprocesses (default: nothing to do)."""
+
+
+def sdk_options(
+    provider: str, key_var: str, url_var: str, api_key: str | None, base_url: str | None, max_retries: int,
+    timeout: float, advice: str = "",
+) -> dict[str, Any]:  # fmt: skip
+    """The client arguments both vendor SDKs take, with the key and URL falling back to the environment."""
+    api_key = api_key or os.environ.get(key_var)
+    if not api_key:
+        raise AgentError(f"no {provider} API key: pass api_key or set {key_var}{advice}")
+    base_url = base_url or os.environ.get(url_var) or None
+    return {"api_key": api_key, "base_url": base_url, "max_retries": max_retries, "timeout": timeout}

@@ -9,14 +9,13 @@ reasoning and cache fields that vLLM and OpenAI add to the answer.
 from __future__ import annotations
 
 import json
-import os
 import time
 from typing import Any
 
 import openai
 
 from ..models.trajectory import AgentTurn, Message, ToolCall, Usage
-from .base import AgentBackend
+from .base import AgentBackend, sdk_options
 from .errors import AgentError, api_error
 from .pricing import cost_usd
 
@@ -45,21 +44,14 @@ class OpenAIBackend(AgentBackend):
         send_reasoning: bool = False,
         extra_body: dict[str, Any] | None = None,
     ):
-        api_key = api_key or os.environ.get("OPENAI_API_KEY")
-        if not api_key:
-            raise AgentError(
-                "no OpenAI API key: pass api_key or set OPENAI_API_KEY (any value, e.g. EMPTY, for a vLLM server "
-                "started without --api-key)"
-            )
+        advice = " (any value, e.g. EMPTY, for a vLLM server started without --api-key)"
+        options = sdk_options(
+            "OpenAI", "OPENAI_API_KEY", "OPENAI_BASE_URL", api_key, base_url, max_retries, timeout, advice
+        )
         self.model, self.max_retries, self.timeout = model, max_retries, timeout
         self.temperature, self.max_tokens, self.send_reasoning = temperature, max_tokens, send_reasoning
         self.extra_body = extra_body or {}
-        self.client = openai.OpenAI(
-            api_key=api_key,
-            base_url=base_url or os.environ.get("OPENAI_BASE_URL") or None,
-            max_retries=max_retries,
-            timeout=timeout,
-        )
+        self.client = openai.OpenAI(**options)
         self.base_url = str(self.client.base_url)
 
     def turn(self, messages: list[Message], tools: list[dict]) -> AgentTurn:
