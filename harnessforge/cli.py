@@ -362,8 +362,8 @@ def grade(
 @app.command()
 def run(
     repo: str = typer.Argument(..., help="A validated repo: its key, path, URL or owner/name"),
-    agent: str = typer.Option("oracle", "--agent", help="oracle, anthropic or openai (keys from the environment)"),
-    model: Optional[str] = typer.Option(None, "--model", help="Model name for anthropic/openai"),
+    agent: str = typer.Option("oracle", "--agent", help="oracle, anthropic, openai or claude-code (keys: env)"),
+    model: Optional[str] = typer.Option(None, "--model", help="Model name for the model backends"),
     milestones: Optional[str] = typer.Option(None, "--milestones", help="Comma-separated ids (default: all valid)"),
     run_id: Optional[str] = typer.Option(None, "--run-id", help="Name of the run (default: <agent>-<random>)"),
     sandbox: str = typer.Option("auto", "--sandbox", help=BACKEND_HELP),
@@ -380,9 +380,8 @@ def run(
         if not sep:
             raise ConfigError(f"--profile {item!r}: expected MID=PROFILE, e.g. m02=needs_hints")
         profiles[mid] = name
-    dev = make_agent(agent, model, seed=seed, profiles=profiles)
     wanted = milestones.split(",") if milestones else None
-    with _progress() as progress:
+    with make_agent(agent, model, seed=seed, profiles=profiles) as dev, _progress() as progress:
         task = progress.add_task(f"running {repo}", total=None)
 
         def on_turn(mid: str, turn: int, max_turns: int, level: int, tests) -> None:

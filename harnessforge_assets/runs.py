@@ -142,12 +142,12 @@ def raw_trajectories(
     else:
         attempt = "new"
     try:
-        dev = agent.build()
-        nav = Navigator(s, key, dev, store.rules(), run_id=run_id, backend=sandbox.backend,
-                        log=context.log.info)  # fmt: skip
-        # The chain up to `mid`: earlier milestones are finished (checked above), so the Navigator only
-        # reads their summaries, which gives `mid` the same memory of them as a whole-chain run.
-        summaries = nav.run(milestones=ids[: ids.index(mid) + 1])
+        with agent.build() as dev:
+            nav = Navigator(s, key, dev, store.rules(), run_id=run_id, backend=sandbox.backend,
+                            log=context.log.info)  # fmt: skip
+            # The chain up to `mid`: earlier milestones are finished (checked above), so the Navigator
+            # only reads their summaries, which gives `mid` the same memory of them as a whole-chain run.
+            summaries = nav.run(milestones=ids[: ids.index(mid) + 1])
     except HarnessForgeError as e:
         raise _fail(f"{key} {mid}: the agent run failed: {e}", run_id=run_id) from None
     summary = next((x for x in summaries if x.milestone_id == mid), None)

@@ -7,12 +7,11 @@ import dagster as dg
 from pydantic import Field, field_validator
 
 from harnessforge.agents.base import AgentBackend
-from harnessforge.agents.factory import make_agent
+from harnessforge.agents.factory import BACKENDS, make_agent
 from harnessforge.agents.oracle import PROFILES
 
 from .choices import one_of
 
-BACKENDS = ("oracle", "anthropic", "openai")
 RUN_ID_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$")  # one directory name under trajectories/<key>/
 
 
@@ -21,10 +20,10 @@ class AgentResource(dg.ConfigurableResource):
 
     backend: str = Field(
         "oracle",
-        description="oracle: the offline ground-truth Dev (synthetic runs); anthropic or openai: a model "
-        "(ANTHROPIC_API_KEY / OPENAI_API_KEY in the run's environment)",
+        description="oracle: the offline ground-truth Dev (synthetic runs); anthropic, openai or claude-code (the "
+        "claude CLI): a model (ANTHROPIC_API_KEY / OPENAI_API_KEY in the run's environment)",
     )
-    model: Optional[str] = Field(None, description="Model name for anthropic/openai (default: the factory's)")
+    model: Optional[str] = Field(None, description="Model name for the model backends (default: the factory's)")
     seed: int = Field(0, description="oracle: random seed of its detours")
     profiles: dict[str, str] = Field(
         default_factory=dict,

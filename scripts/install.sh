@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Install HarnessForge from nothing: system packages (when root on Debian/Ubuntu: git, the Docker
-# engine, debootstrap for base images, bubblewrap for the local sandbox), then a virtualenv in
-# .venv with the project and its test tools. Safe to re-run.
+# engine, debootstrap for base images, bubblewrap for the local sandbox, Node.js for the claude CLI),
+# then a virtualenv in .venv with the project and its test tools, and the claude CLI (the
+# claude-code Dev backend) in .tools/. Safe to re-run.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -11,6 +12,7 @@ if command -v apt-get >/dev/null 2>&1 && [ "$(id -u)" = 0 ]; then
   for pkg in "${apt_packages[@]}"; do
     dpkg -s "$pkg" >/dev/null 2>&1 || missing+=("$pkg")
   done
+  command -v npm >/dev/null 2>&1 || missing+=(nodejs npm)
   if [ "${#missing[@]}" -gt 0 ]; then
     apt-get update -qq
     DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}"
@@ -29,4 +31,11 @@ fi
 [ -x .venv/bin/python ] || "$python" -m venv .venv
 .venv/bin/python -m pip install --quiet --upgrade pip
 .venv/bin/python -m pip install --quiet -e '.[dev]'
+claude_code=${CLAUDE_CODE_VERSION:-2.1.332}
+if command -v npm >/dev/null 2>&1; then
+  [ "$(.tools/node_modules/.bin/claude --version 2>/dev/null | cut -d' ' -f1)" = "$claude_code" ] ||
+    npm install --silent --no-audit --no-fund --prefix .tools "@anthropic-ai/claude-code@$claude_code"
+else
+  echo "install.sh: npm not found, so the claude-code backend is not installed" >&2
+fi
 echo "HarnessForge installed in .venv ($(.venv/bin/harnessforge --help >/dev/null && echo ok))"

@@ -368,8 +368,8 @@ def test_agent_resource_is_validated_and_builds_the_agent():
     dev = AgentResource(seed=3, profiles={"m02": "needs_hints"}).build()
     assert isinstance(dev, OracleAgent) and dev.seed == 3 and dev.profiles == {"m02": "needs_hints"}
     assert dev.synthetic
-    with pytest.raises(ValidationError, match="not one of oracle, anthropic, openai"):
-        AgentResource(backend="claude-code")
+    with pytest.raises(ValidationError, match="not one of oracle, anthropic, openai, claude-code"):
+        AgentResource(backend="claude")
     with pytest.raises(ValidationError, match="unknown oracle profile"):
         AgentResource(profiles={"m01": "lazy"})
     with pytest.raises(ValidationError, match="a directory name"):

@@ -28,6 +28,12 @@ class AgentBackend(ABC):
     def close(self) -> None:  # noqa: B027 - optional hook, most backends hold nothing to release
         """Release connections or subprocesses (default: nothing to do)."""
 
+    def __enter__(self) -> "AgentBackend":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
 
 def sdk_options(
     provider: str, key_var: str, url_var: str, api_key: str | None, base_url: str | None, max_retries: int,

@@ -6,7 +6,7 @@ from ..errors import ConfigError
 from .base import AgentBackend
 
 BACKENDS = ("oracle", "anthropic", "openai", "claude-code")
-DEFAULT_MODELS = {"anthropic": "claude-sonnet-4-6", "openai": "gpt-4.1"}
+DEFAULT_MODELS = {"anthropic": "claude-sonnet-4-6", "claude-code": "claude-sonnet-4-6", "openai": "gpt-4.1"}
 
 
 def make_agent(
@@ -29,5 +29,7 @@ def make_agent(
 
         return OpenAIBackend(model or DEFAULT_MODELS["openai"])
     if name == "claude-code":
-        raise ConfigError("the claude-code backend is not available yet; use anthropic for Claude models")
+        from .claude_code_backend import ClaudeCodeAgent
+
+        return ClaudeCodeAgent(model or DEFAULT_MODELS["claude-code"])
     raise ConfigError(f"unknown agent {name!r}; use one of {', '.join(BACKENDS)}")

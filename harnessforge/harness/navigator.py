@@ -209,6 +209,8 @@ class MilestoneRun:
             dev.usage, dev.cost = dev.usage + t.usage, dev.cost + t.cost_usd
             self.messages.append(_assistant(t))
             args = {"reasoning": t.reasoning, "tool_calls": [c.model_dump() for c in t.tool_calls]}
+            if t.extra:
+                args["backend"] = t.extra
             self.record("dev", Action(type="message", content=t.text, args=args), model=t.model, usage=t.usage,
                         latency_s=t.latency_s, cost_usd=t.cost_usd)  # fmt: skip
             if not t.tool_calls:

@@ -46,6 +46,9 @@ class AgentTurn(Model):
     model: str = ""
     cost_usd: float = 0.0
     stop_reason: str = ""
+    extra: dict[str, Any] = Field(
+        default_factory=dict, description="Backend facts recorded with the turn (the claude CLI's session and events)."
+    )
 
 
 class Action(Model):

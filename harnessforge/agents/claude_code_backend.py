@@ -1,0 +1,308 @@
+"""A Dev backed by the `claude` CLI (Claude Code): its own agent loop, our tools, our records.
+
+The CLI runs the conversation itself; the harness still runs every tool. The CLI gets no built-in
+tools (`--tools ""`), only ours, served over MCP by `mcp_bridge`, which forwards each call back to
+this backend over a local socket. One `turn()` is one model answer, read from the CLI's
+`stream-json` output (`--include-partial-messages` marks where an answer ends). The harness then
+runs the answer's tool calls in the sandbox and calls `turn()` again with the results, which this
+backend hands to the waiting CLI.
+
+Messages the harness adds between turns (Mentor hints, Verifier feedback) reach the model:
+- while the CLI waits for tool results, as extra text blocks of the last tool result;
+- after the CLI ended its turn (an answer without tool calls), as the prompt of
+  `claude -p ... --resume <session>`, the same session continued.
+
+A new conversation (the next milestone) starts a new session. A backend that meets a
+conversation it did not hold (a harness resumed after a crash) starts a new session whose first
+prompt carries the conversation so far as a transcript: the CLI's own session was lost.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import queue
+import secrets
+import shutil
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import uuid
+from multiprocessing import AuthenticationError
+from multiprocessing.connection import Listener
+from pathlib import Path
+
+from ..models.trajectory import AgentTurn, Message, ToolCall, Usage
+from .base import AgentBackend
+from .errors import AgentError
+from .mcp_bridge import PREFIX, SERVER
+from .pricing import cost_usd
+
+PROJECT_TOOLS = Path(__file__).resolve().parents[2] / ".tools" / "node_modules" / ".bin" / "claude"
+PASSED_ENV = ("PATH", "LANG", "ANTHROPIC_API_KEY", "ANTHROPIC_BASE_URL", "ANTHROPIC_AUTH_TOKEN", "HTTPS_PROXY",
+              "HTTP_PROXY", "NO_PROXY", "NODE_EXTRA_CA_CERTS")  # fmt: skip
+QUIET_ENV = {  # no telemetry, updates or other traffic: the CLI talks to the Messages API only
+    "DISABLE_TELEMETRY": "1",
+    "DISABLE_AUTOUPDATER": "1",
+    "DISABLE_ERROR_REPORTING": "1",
+    "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
+}
+
+
+def find_claude(explicit: str | None = None) -> str:
+    """The `claude` binary: the argument, `$HARNESSFORGE_CLAUDE_BIN`, `PATH`, then the project's
+    `.tools/` (where `scripts/install.sh` puts it)."""
+    for candidate in (explicit, os.environ.get("HARNESSFORGE_CLAUDE_BIN"), shutil.which("claude")):
+        if candidate:
+            return candidate
+    if PROJECT_TOOLS.exists():
+        return str(PROJECT_TOOLS)
+    raise AgentError(
+        "the claude CLI was not found: run `npm install @anthropic-ai/claude-code` (scripts/install.sh puts it in "
+        ".tools/) or set HARNESSFORGE_CLAUDE_BIN"
+    )
+
+
+class ClaudeCodeAgent(AgentBackend):
+    name = "claude-code"
+
+    def __init__(
+        self,
+        model: str,
+        claude_bin: str | None = None,
+        timeout: float = 600.0,
+        max_retries: int = 4,
+        effort: str | None = None,
+    ):
+        """`timeout` bounds one model answer, the CLI's own API retries (`max_retries`) included."""
+        self.model, self.timeout, self.max_retries, self.effort = model, timeout, max_retries, effort
+        self.bin = find_claude(claude_bin)
+        if not os.environ.get("ANTHROPIC_API_KEY") and not os.environ.get("ANTHROPIC_AUTH_TOKEN"):
+            raise AgentError("no Anthropic API key for the claude CLI: set ANTHROPIC_API_KEY")
+        self.home = Path(tempfile.mkdtemp(prefix="hf-claude-"))  # CLI config, sessions, cwd
+        self.authkey = secrets.token_hex(32).encode()  # the bridge gets it as text in its environment
+        sock = str(self.home / "bridge.sock")
+        self.listener = Listener(sock, family="AF_UNIX", authkey=self.authkey)
+        self.inbox: queue.Queue = queue.Queue()  # ("call", conn, request) | ("line", obj) | ("exit", proc)
+        self.closed = False
+        threading.Thread(target=self._accept, daemon=True).start()
+        self.mcp_config = self.home / "mcp.json"
+        self.tools_path = self.home / "tools.json"
+        self.proc: subprocess.Popen | None = None
+        self.session: str | None = None
+        self.opening: str | None = None  # the conversation's first user message: tells a new one apart
+        self.seen = 0  # messages already handed to the CLI
+        self.waiting: list[ToolCall] = []  # our tool calls the CLI will ask the bridge for
+        self.answers: dict[str, list[str]] = {}
+        self.stream: list[dict] = []  # the CLI's non-partial stream lines since the last turn
+
+    # ---- the turn -------------------------------------------------------------------------------
+    def turn(self, messages: list[Message], tools: list[dict]) -> AgentTurn:
+        opening = next((m["content"] for m in messages if m["role"] == "user"), "")
+        if opening != self.opening:  # a new conversation: end the old session, if any
+            self._stop()
+            self.opening, self.session, self.seen, self.waiting = opening, None, 0, []
+            self.tools_path.write_text(json.dumps(tools))
+            self._write_mcp_config()
+        new = messages[self.seen :]
+        self.seen = len(messages)
+        results = {m["tool_call_id"]: m["content"] for m in new if m["role"] == "tool"}
+        texts = [m["content"] for m in new if m["role"] == "user" and m["content"]]
+        if self.waiting and self.proc and self.proc.poll() is None:
+            self.answers = {c.id: [results.get(c.id, "(no result)")] for c in self.waiting}
+            self.answers[self.waiting[-1].id] += texts  # hints and feedback ride on the last result
+        else:
+            self._wait_exit()
+            self._launch(messages, new, texts)
+        return self._next_answer()
+
+    def _launch(self, messages: list[Message], new: list[Message], texts: list[str]) -> None:
+        cmd = [self.bin, "-p", "--output-format", "stream-json", "--verbose", "--include-partial-messages",
+               "--model", self.model, "--mcp-config", str(self.mcp_config), "--strict-mcp-config", "--tools", "",
+               "--allowedTools", f"mcp__{SERVER}"]  # fmt: skip
+        if self.effort:
+            cmd += ["--effort", self.effort]
+        if self.session:
+            cmd += ["--resume", self.session]
+            prompt = "\n\n".join(texts)
+        else:
+            self.session = str(uuid.uuid4())
+            system = "\n\n".join(m["content"] for m in messages if m["role"] == "system")
+            cmd += ["--session-id", self.session, "--append-system-prompt", system]
+            resumed = any(m["role"] == "assistant" for m in messages)
+            prompt = _transcript(messages) if resumed else "\n\n".join(texts)
+        self.waiting = []
+        env = {k: os.environ[k] for k in PASSED_ENV if k in os.environ}
+        env |= QUIET_ENV | {"HOME": str(self.home), "CLAUDE_CONFIG_DIR": str(self.home / "config"),
+                            "CLAUDE_CODE_MAX_RETRIES": str(self.max_retries)}  # fmt: skip
+        self.proc = subprocess.Popen(
+            cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=self.home, env=env,
+            text=True, start_new_session=True,
+        )  # fmt: skip
+        self.proc.stdin.write(prompt or "Continue.")  # the prompt on stdin: no argv length limit
+        self.proc.stdin.close()
+        self.stderr: list[str] = []
+        self.reader = threading.Thread(target=self._read, args=(self.proc,), daemon=True)
+        self.reader.start()
+        threading.Thread(target=lambda p=self.proc: self.stderr.extend(p.stderr), daemon=True).start()
+
+    def _next_answer(self) -> AgentTurn:
+        """Serve the CLI's tool calls from `answers` until its next model answer is complete."""
+        blocks: list[dict] = []
+        usage, write, stop, model, t0 = Usage(), 0, "", self.model, time.monotonic()
+        deadline = time.monotonic() + self.timeout
+        while True:
+            try:
+                kind, *payload = self.inbox.get(timeout=max(deadline - time.monotonic(), 0.01))
+            except queue.Empty:
+                self._stop()
+                raise AgentError(f"the claude CLI gave no answer within {self.timeout:g} s") from None
+            if kind == "call":
+                self._answer(*payload)
+            elif kind == "exit":
+                if payload[0] is self.proc:
+                    raise AgentError(self._exit_message(self.proc.returncode))
+            elif (obj := payload[0])["type"] == "stream_event":
+                ev = obj["event"]
+                if ev["type"] == "message_start":
+                    blocks, t0 = [], time.monotonic()
+                    u, model = ev["message"].get("usage") or {}, ev["message"].get("model") or self.model
+                    read, write = u.get("cache_read_input_tokens") or 0, u.get("cache_creation_input_tokens") or 0
+                    usage = Usage(input=(u.get("input_tokens") or 0) + read + write, cached=read)
+                elif ev["type"] == "message_delta":
+                    stop = ev["delta"].get("stop_reason") or ""
+                    usage = usage.model_copy(update={"output": (ev.get("usage") or {}).get("output_tokens") or 0})
+                elif ev["type"] == "message_stop":
+                    return self._turn(blocks, usage, write, stop, model, time.monotonic() - t0)
+            else:
+                if obj["type"] == "assistant" and not obj.get("parent_tool_use_id"):
+                    blocks += obj["message"]["content"]
+                if obj["type"] != "user":  # tool results echo what the harness already recorded
+                    self.stream.append(obj)
+
+    def _turn(self, blocks: list[dict], usage: Usage, write: int, stop: str, model: str, latency: float) -> AgentTurn:
+        calls = [
+            ToolCall(id=b["id"], name=b["name"].removeprefix(PREFIX), args=b.get("input") or {})
+            for b in blocks
+            if b["type"] == "tool_use"
+        ]
+        self.waiting = [c for b, c in zip([b for b in blocks if b["type"] == "tool_use"], calls, strict=True)
+                        if b["name"].startswith(PREFIX)]  # fmt: skip
+        extra = {"session_id": self.session, "cli_events": [_brief(o) for o in self.stream]}
+        self.stream = []
+        return AgentTurn(
+            reasoning="\n".join(b.get("thinking", "") for b in blocks if b["type"] == "thinking"),
+            text="\n".join(b["text"] for b in blocks if b["type"] == "text"),
+            tool_calls=calls, usage=usage, latency_s=latency, model=self.model, stop_reason=stop,
+            cost_usd=cost_usd(model, usage, cache_write=write), extra=extra,
+        )  # fmt: skip
+
+    def _answer(self, conn, request: dict) -> None:
+        """Answer a bridge call with the result of the first waiting call of that tool."""
+        name = request["name"]
+        call = next((c for c in self.waiting if c.name == name and c.id in self.answers), None)
+        if call is None:
+            conn.send({"content": [f"tool {name}: no result from the harness"], "is_error": True})
+            return
+        self.waiting.remove(call)
+        conn.send({"content": self.answers.pop(call.id), "is_error": False})
+
+    # ---- plumbing -------------------------------------------------------------------------------
+    def _write_mcp_config(self) -> None:
+        server = {"type": "stdio", "command": sys.executable,
+                  "args": ["-m", "harnessforge.agents.mcp_bridge", str(self.tools_path), self.listener.address],
+                  "env": {"HF_BRIDGE_KEY": self.authkey.decode()}}  # fmt: skip
+        self.mcp_config.write_text(json.dumps({"mcpServers": {SERVER: server}}))
+
+    def _accept(self) -> None:
+        while True:
+            try:
+                conn = self.listener.accept()
+            except (OSError, EOFError, AuthenticationError):  # closed, or a client without the key
+                if self.closed:
+                    return
+                continue
+            threading.Thread(target=self._serve, args=(conn,), daemon=True).start()
+
+    def _serve(self, conn) -> None:
+        while True:
+            try:
+                self.inbox.put(("call", conn, conn.recv()))
+            except (EOFError, OSError):
+                return
+
+    def _read(self, proc: subprocess.Popen) -> None:
+        for line in proc.stdout:
+            try:
+                self.inbox.put(("line", json.loads(line)))
+            except ValueError:
+                self.stream.append({"type": "text", "text": line.rstrip()})
+        proc.wait()
+        self.inbox.put(("exit", proc))
+
+    def _wait_exit(self) -> None:
+        """Let a CLI that ended its turn exit (its session file is complete then); drain its lines."""
+        if self.proc is None:
+            return
+        self.reader.join(timeout=30)  # the reader ends after the CLI's last line
+        if self.reader.is_alive():
+            self._stop()
+            return
+        proc, self.proc = self.proc, None
+        while not self.inbox.empty():
+            kind, *payload = self.inbox.get_nowait()
+            if kind == "line" and payload[0]["type"] != "stream_event":
+                self.stream.append(payload[0])
+                if payload[0]["type"] == "result" and payload[0].get("is_error"):
+                    raise AgentError(self._exit_message(proc.returncode, payload[0]))
+
+    def _exit_message(self, rc: int, result: dict | None = None) -> str:
+        result = result or next((o for o in reversed(self.stream) if o.get("type") == "result"), {})
+        detail = result.get("result") or "".join(self.stderr[-20:]).strip() or "no output"
+        retry = next((o for o in reversed(self.stream) if o.get("subtype") == "api_retry"), None)
+        if retry:
+            status, error, tries = retry.get("error_status"), retry.get("error", ""), retry.get("attempt")
+            detail += f" (the API answered HTTP {status} {error}; {tries} retries)"
+        return f"the claude CLI exited (code {rc}) before answering: {detail}"
+
+    def _stop(self) -> None:
+        if self.proc and self.proc.poll() is None:
+            os.killpg(self.proc.pid, 9)
+            self.proc.wait()
+        if self.proc:
+            self.reader.join(timeout=5)  # its last lines must not reach the next session
+        self.proc = None
+        while not self.inbox.empty():
+            self.inbox.get_nowait()
+
+    def close(self) -> None:
+        self.closed = True
+        self._stop()
+        self.listener.close()
+        shutil.rmtree(self.home, ignore_errors=True)
+
+
+def _brief(obj: dict) -> dict:
+    """A CLI stream line as recorded with the turn: its kind and the facts worth keeping."""
+    keep = ("type", "subtype", "session_id", "model", "tools", "is_error", "result", "stop_reason", "num_turns",
+            "total_cost_usd", "status")  # fmt: skip
+    out = {k: obj[k] for k in keep if k in obj}
+    if obj.get("type") == "assistant":
+        out["content"] = [b.get("type") for b in obj["message"]["content"]]
+    return out
+
+
+def _transcript(messages: list[Message]) -> str:
+    """The conversation so far as text, for a new session that continues a lost one."""
+    lines = ["(The session was restarted. The conversation so far:)"]
+    for m in messages:
+        if m["role"] == "system":
+            continue
+        if m["role"] == "tool":
+            lines.append(f"[tool result {m['tool_call_id']}]\n{m['content']}")
+            continue
+        calls = [f"{c['function']['name']}({c['function']['arguments']})" for c in m.get("tool_calls") or []]
+        lines.append(f"[{m['role']}]\n{m['content']}" + "".join(f"\n-> {c}" for c in calls))
+    return "\n\n".join(lines) + "\n\n(Continue from here.)"

@@ -1,0 +1,158 @@
+"""The claude-code backend with the real `claude` CLI, pointed at a local Messages API server.
+
+The CLI streams from `tests.llm_servers.AnthropicServer` (SSE), calls our tools through the MCP
+bridge, and resumes its own session with `--resume`: every part is the real one except the model.
+"""
+
+import json
+import os
+
+import pytest
+
+from harnessforge.agents.claude_code_backend import ClaudeCodeAgent, find_claude
+from harnessforge.agents.errors import AgentError
+from harnessforge.agents.mcp_bridge import PREFIX
+from harnessforge.harness.navigator import NUDGE, Navigator
+from harnessforge.harness.recorder import Recorder
+from harnessforge.harness.tools import TOOLS
+from harnessforge.rules import load_rules
+from tests.llm_servers import AnthropicServer
+from tests.test_run_with_api import _solution
+
+A = AnthropicServer
+
+
+@pytest.fixture
+def claude_env(monkeypatch):
+    """A local Messages server the CLI reaches through ANTHROPIC_BASE_URL, with a dummy key."""
+    try:
+        find_claude()
+    except AgentError as e:
+        pytest.fail(f"{e} (scripts/install.sh installs it)")  # CI installs the CLI: missing is a failure
+    with AnthropicServer() as server:
+        monkeypatch.setenv("ANTHROPIC_BASE_URL", server.url)
+        monkeypatch.setenv("ANTHROPIC_API_KEY", "test")
+        yield server
+
+
+def tool(id: str, name: str, args: dict) -> dict:
+    return A.tool_use(id, PREFIX + name, args)
+
+
+def _tool_results(body: dict) -> list[dict]:
+    return [b for m in body["messages"] if isinstance(m["content"], list) for b in m["content"]
+            if b.get("type") == "tool_result"]  # fmt: skip
+
+
+def _user_text(message: dict) -> str:
+    content = message["content"]
+    return content if isinstance(content, str) else "\n".join(b.get("text", "") for b in content)
+
+
+def test_tool_turns_hints_and_a_resumed_session(claude_env):
+    server = claude_env
+    server.push(
+        A.message(A.text("Looking."), tool("toolu_1", "list_dir", {"path": "."}), stop_reason="tool_use"),
+        A.message(A.text("I am not sure how to go on."), output_tokens=7),
+        A.message(tool("toolu_2", "submit", {"message": "done"}), stop_reason="tool_use"),
+    )
+    messages = [{"role": "system", "content": "You work in /workspace."}, {"role": "user", "content": "Add x."}]
+    with ClaudeCodeAgent("claude-sonnet-4-6", timeout=60) as agent:
+        first = agent.turn(messages, TOOLS)
+        # one model answer: text plus our tool, without the MCP prefix, with the id the model gave
+        assert first.text == "Looking." and [(c.id, c.name, c.args) for c in first.tool_calls] == [
+            ("toolu_1", "list_dir", {"path": "."})
+        ]
+        assert first.usage.input == 10 and first.usage.output == 5 and first.stop_reason == "tool_use"
+        assert first.extra["cli_events"][0]["subtype"] == "init"
+        assert first.extra["cli_events"][0]["tools"] == sorted(PREFIX + t["function"]["name"] for t in TOOLS)
+        messages += [
+            {"role": "assistant", "content": first.text, "tool_calls": []},
+            {"role": "tool", "tool_call_id": "toolu_1", "content": "src/\ntests/"},
+            {"role": "user", "content": "[hint L1] Look at the parser."},  # a hint while the CLI waits
+        ]
+        second = agent.turn(messages, TOOLS)
+        assert second.text == "I am not sure how to go on." and not second.tool_calls and second.usage.output == 7
+        messages += [
+            {"role": "assistant", "content": second.text},
+            {"role": "user", "content": NUDGE},
+            {"role": "user", "content": "[hint L2] The parser is in src/parse.py."},  # between CLI turns
+        ]
+        third = agent.turn(messages, TOOLS)
+        assert [c.name for c in third.tool_calls] == ["submit"]
+        sessions = {t.extra["session_id"] for t in (first, second, third)}
+        bodies = server.bodies
+    # the tool result and the hint that rode on it reached the model as one tool_result
+    (result,) = _tool_results(bodies[1])
+    texts = [b["text"] for b in result["content"]]
+    assert result["tool_use_id"] == "toolu_1" and texts[0] == "src/\ntests/" and "[hint L1]" in texts[1]
+    # the third request is the same session resumed: the whole history, then the new prompt
+    assert len(sessions) == 1
+    history = json.dumps(bodies[2]["messages"])
+    assert "toolu_1" in history and "I am not sure how to go on." in history
+    last = _user_text(bodies[2]["messages"][-1])
+    assert NUDGE in last and "[hint L2] The parser is in src/parse.py." in last
+    # the CLI has no built-in tools: only ours are offered to the model
+    assert {t["name"] for t in bodies[0]["tools"]} == {PREFIX + t["function"]["name"] for t in TOOLS}
+    assert "You work in /workspace." in json.dumps(bodies[0]["system"])
+
+
+def test_an_api_error_from_the_cli_is_a_clear_agent_error(claude_env, monkeypatch):
+    server = claude_env
+    server.always = server.error(401, "invalid x-api-key")
+    with ClaudeCodeAgent("claude-sonnet-4-6", timeout=60, max_retries=1) as agent:
+        with pytest.raises(AgentError, match="claude CLI exited.*Invalid API key.*HTTP 401"):
+            agent.turn([{"role": "user", "content": "Add x."}], TOOLS)
+    assert 1 <= len(server.requests) <= 2  # our retry setting reached the CLI
+
+
+def test_missing_key_and_missing_cli_are_clear(monkeypatch):
+    monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
+    monkeypatch.delenv("ANTHROPIC_AUTH_TOKEN", raising=False)
+    with pytest.raises(AgentError, match="set ANTHROPIC_API_KEY"):
+        ClaudeCodeAgent("claude-sonnet-4-6")
+    monkeypatch.setenv("PATH", "/nonexistent")
+    monkeypatch.setattr("harnessforge.agents.claude_code_backend.PROJECT_TOOLS", __import__("pathlib").Path("/none"))
+    monkeypatch.delenv("HARNESSFORGE_CLAUDE_BIN", raising=False)
+    with pytest.raises(AgentError, match="claude CLI was not found"):
+        find_claude()
+
+
+def test_the_harness_runs_a_milestone_through_the_claude_cli(validated, claude_env):
+    store, key, _ = validated
+    server = claude_env
+    solution = [tool(b["id"], b["name"], b["input"]) for b in _solution(store, key, "m01")]
+    server.push(
+        A.message(A.text("Let me look around."), tool("toolu_1", "list_dir", {"path": "."}), stop_reason="tool_use"),
+        A.message(tool("toolu_2", "run_tests", {}), stop_reason="tool_use"),
+        A.message(A.text("I'm stuck and need a hint.")),  # ends the CLI's turn; the Mentor answers it
+        A.message(*solution, stop_reason="tool_use"),
+        A.message(tool("toolu_4", "run_tests", {}), stop_reason="tool_use"),
+        A.message(A.text("All green."), tool("toolu_5", "submit", {"message": "done"}), stop_reason="tool_use"),
+    )
+    rules = load_rules()
+    mentor = rules.harness.mentor.model_copy(update={"cooldown_turns": 1, "cooldown_test_runs": 1})
+    rules = rules.model_copy(update={"harness": rules.harness.model_copy(update={"mentor": mentor})})
+    with ClaudeCodeAgent("claude-sonnet-4-6", timeout=120) as agent:
+        nav = Navigator(store, key, agent, rules, run_id="claude-code-local", log=lambda *_: None)
+        (summary,) = nav.run(["m01"])
+    bodies = server.bodies
+    assert summary.status == "PASS" and summary.turns == 6 and summary.hints_released[0] == 1
+    events = Recorder.open(nav.run_dir / "m01").events()
+    kinds = [e.action.type for e in events if e.role == "dev"]
+    assert kinds[:5] == ["message", "list_dir", "message", "run_tests", "message"]
+    assert kinds[-4:] == ["message", "run_tests", "message", "submit"]
+    # every tool ran in the sandbox and was recorded with what it returned
+    listing = next(e for e in events if e.action.type == "list_dir")
+    assert listing.call_id == "toolu_1" and "tasklite/" in listing.observation
+    assert next(e for e in events if e.action.type == "run_tests").test_status.failed > 0
+    hint = next(e for e in events if e.role == "mentor")
+    assert hint.action.args["rule"] == "explicit_request" and hint.hint_level == 1
+    # the hint reached the model as the prompt of the resumed session, after the full history
+    resumed = bodies[3]
+    assert "toolu_2" in json.dumps(resumed["messages"]) and "[hint L1]" in _user_text(resumed["messages"][-1])
+    sessions = {e.action.args["backend"]["session_id"] for e in events if e.action.type == "message"}
+    assert len(sessions) == 1
+    assert (nav.run_dir / "m01" / "trajectory.atif.json").exists()
+    assert json.loads((nav.run_dir / "metadata.json").read_text())["agent"] == "claude-code"
+    assert not os.path.exists(agent.home)  # closed: the CLI's session files are gone with it
