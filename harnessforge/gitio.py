@@ -322,6 +322,20 @@ class GitRepo:
         args = ["diff", "--no-color", "--no-ext-diff", "--full-index", "--no-renames"]
         return self.run(*args, *(["--binary"] if binary else []), base, head)
 
+    def tree_with(self, commit: str, patch: bytes) -> str:
+        """The tree of `commit` with `patch` applied, built in a throwaway index: no work tree, no ref
+        moves, so the shared clone cache stays as it is."""
+        with tempfile.TemporaryDirectory() as tmp:
+            env = {**GIT_ENV, "GIT_INDEX_FILE": f"{tmp}/index"}
+            (Path(tmp) / "change.patch").write_bytes(patch)
+            try:
+                self._git.execute(["git", "read-tree", commit], env=env)
+                if patch.strip():
+                    self._git.execute(["git", "apply", "--cached", "--binary", f"{tmp}/change.patch"], env=env)
+                return self._git.execute(["git", "write-tree"], env=env).strip()
+            except GitCommandError as e:
+                raise RepoError(f"applying a patch to {commit[:12]} failed in {self.path}: {_git_error(e)}") from None
+
     def show(self, rev: str, path: str) -> bytes | None:
         """A file's content at `rev` (None if absent), through GitPython's persistent
         `cat-file --batch` process: no new process per file."""

@@ -36,6 +36,9 @@ def test_the_chain_runs_in_order_with_every_outcome(chain):
     assert summaries["m04"].status == "PASS"  # a failed submission first, then the rest of the fix
     assert summaries["m05"].status == "PASS" and summaries["m05"].hints_released
     assert all(s.synthetic for s in summaries.values())
+    # after a pass the next milestone starts from the Dev's own state; after STUCK, from the verify commit
+    carried = {mid: s.carried_from for mid, s in summaries.items()}
+    assert carried == {"m01": None, "m02": "m01", "m03": "m02", "m04": None, "m05": "m04"}
 
 
 def test_every_file_exists_and_validates(chain):

@@ -1,5 +1,7 @@
 """The harness driven by the real `anthropic` SDK against a local Messages API server."""
 
+import json
+
 import pytest
 
 from harnessforge.agents.anthropic_backend import AnthropicBackend
@@ -90,3 +92,28 @@ def test_an_api_outage_stops_the_run_clearly_and_a_rerun_resumes(validated):
     assert "toolu_1" in str(first["messages"])
     events = Recorder.open(nav.run_dir / "m01").events()
     assert [e.seq for e in events] == list(range(len(events))) and events[:3] == kept
+
+
+def test_the_next_milestone_starts_from_the_devs_own_state(validated):
+    """m01 passes with an extra file of the Dev's own; m02 sees it, keeps it, and is not blamed for it."""
+    store, key, _ = validated
+    notes = A.tool_use("toolu_n", "write_file", {"path": "NOTES.md", "content": "my design notes\n"})
+    with AnthropicServer() as server:
+        server.push(
+            A.message(*_solution(store, key, "m01"), notes, stop_reason="tool_use"),
+            A.message(A.tool_use("toolu_s1", "submit", {}), stop_reason="tool_use"),
+            A.message(A.tool_use("toolu_l", "list_dir", {"path": "."}), stop_reason="tool_use"),
+            A.message(*_solution(store, key, "m02"), stop_reason="tool_use"),
+            A.message(A.tool_use("toolu_s2", "submit", {}), stop_reason="tool_use"),
+        )
+        agent = AnthropicBackend("claude-sonnet-4-6", api_key="test", base_url=server.url, max_retries=0)
+        nav = Navigator(store, key, agent, load_rules(), run_id="carry", log=lambda *_: None)
+        first, second = nav.run(["m01", "m02"])
+    assert first.status == second.status == "PASS" and second.carried_from == "m01" and first.carried_from is None
+    d = nav.run_dir / "m02"
+    assert b"NOTES.md" in (d / "start.patch").read_bytes() and b"NOTES.md" in (d / "final_diff.patch").read_bytes()
+    events = Recorder.open(d).events()
+    assert events[0].action.args["carried_from"] == "m01" and "Your own work on m01" in events[0].action.content
+    assert "NOTES.md" in next(e for e in events if e.action.type == "list_dir").observation
+    report = json.loads((d / "test_results.json").read_text())
+    assert report["passed"] and "NOTES.md" not in report["candidate_files"] and report["candidate_files"]

@@ -1,8 +1,9 @@
 """The Navigator: drives the Dev through a repo's milestone chain, in order, continuously.
 
 Per milestone: a fresh conversation (task, L0 hint, one-line memories of earlier milestones), a
-sandbox at the milestone's base with its acceptance tests in place, the Dev's turns with tools,
-the Mentor watching every event, the Verifier on `submit`. A milestone that passes ends; one that
+sandbox with its acceptance tests in place, the Dev's turns with tools, the Mentor watching every
+event, the Verifier on `submit`. A milestone that passes ends and the next one starts from the
+Dev's own final state (its non-test files carried onto the next base as `start.patch`); one that
 runs out of budget is STUCK and the chain goes on from its verify commit.
 
 Runs resume: the event log is the source of truth. Re-running the same `run_id` skips finished
@@ -24,6 +25,7 @@ from ..agents.base import AgentBackend
 from ..agents.oracle import OracleAgent, task_from_patch
 from ..envs.environment import Environment
 from ..envs.sandbox import Sandbox
+from ..envs.validate import filter_candidate
 from ..mining.classify import FileClassifier
 from ..models.plan import Milestone
 from ..models.run import MilestoneSummary, RunMeta
@@ -87,6 +89,7 @@ class Navigator:
         self.run_id = run_id or f"{agent.name}-{uuid.uuid4().hex[:8]}"
         self.run_dir = store.root / "trajectories" / self.key / self.run_id
         self.memory: list[str] = []
+        self.carry: tuple[str, bytes] | None = None  # (milestone id, patch): the Dev state the next one starts from
 
     def run(self, milestones: list[str] | None = None) -> list[MilestoneSummary]:
         if not (self.run_dir / "metadata.json").exists():
@@ -100,7 +103,10 @@ class Navigator:
             )  # fmt: skip
         out: list[MilestoneSummary] = []
         for m in self.plan.milestones:
-            if milestones and m.id not in milestones:
+            done = self.run_dir / m.id / "summary.json"
+            if milestones and m.id not in milestones:  # not asked for: only its outcome, if it ran, counts
+                summary = read_summary(done.parent) if done.exists() else None
+                self._after(m, summary)
                 continue
             spent = sum(s.cost_usd for s in out)
             if spent > self.rules.harness.max_cost_per_run_usd:
@@ -108,12 +114,26 @@ class Navigator:
                 break
             if m.status != "valid":
                 self.log(f"{m.id}: skipped ({m.status or 'not validated'}); the chain goes on from its verify commit")
+                self._after(m, None)
                 continue
-            done = self.run_dir / m.id / "summary.json"
             summary = read_summary(done.parent) if done.exists() else MilestoneRun(self, m).run()
-            self.memory.append(f"{m.id} {m.title}: {summary.status}")
+            self._after(m, summary)
             out.append(summary)
         return out
+
+    def _after(self, m: Milestone, summary: MilestoneSummary | None) -> None:
+        """What the next milestone inherits: a memory line, and the Dev's state if this one passed."""
+        if summary:
+            self.memory.append(f"{m.id} {m.title}: {summary.status}")
+        self.carry = (m.id, self._dev_state(m)) if summary and summary.status == "PASS" else None
+
+    def _dev_state(self, m: Milestone) -> bytes:
+        """The Dev's final state of `m` as a patch on its verify commit (the next milestone's base),
+        test files and test configuration left as the repo has them."""
+        final = (self.run_dir / m.id / "final_diff.patch").read_bytes()
+        tree = self.env.repo.tree_with(m.base_commit, final)
+        kept, _ = filter_candidate(self.env.repo.diff(m.verify_commit, tree), self.rules)
+        return kept
 
 
 class MilestoneRun:
@@ -130,6 +150,7 @@ class MilestoneRun:
         self.messages: list[Message] = []
         self.pending: list[str] = []  # user messages (hints, verifier feedback) held until the turn ends
         self.synthetic = nav.agent.synthetic
+        self.carried_from, self.start_patch = nav.carry or (None, b"")
 
     # ---- recording ------------------------------------------------------------------------------
     def record(self, role: str, action: Action, **kw) -> Event:
@@ -179,23 +200,34 @@ class MilestoneRun:
                     self._calls(sb, tools, unanswered)
                     self._end_turn()
                 if self.status == "PASS":  # passed before the interruption: grade again for the report
-                    self.report = nav.verifier.verify(m, sb.diff())
+                    self.report = nav.verifier.verify(m, sb.diff(), self.start_patch)
             else:
-                sb.apply_patch(self.test_patch)  # the acceptance tests the Dev has to make pass
+                self._prepare(sb)
                 self._start(sb)
             self._loop(sb, tools, start)
             final_diff = sb.diff()
         return self._finish(final_diff, start)
 
+    def _prepare(self, sb: Sandbox) -> None:
+        """The start state: the Dev's carried work (if the last milestone passed), then the acceptance
+        tests the Dev has to make pass."""
+        if self.start_patch:
+            self.rec.write_patch("start.patch", self.start_patch)
+            sb.apply_patch(self.start_patch)
+        sb.apply_patch(self.test_patch)
+
     def _start(self, sb: Sandbox) -> None:
         memory = "\n".join(f"- {line}" for line in self.nav.memory) or "- (this is the first milestone)"
         l0 = self.ladder.levels[0].content
         task = f"# {self.m.title}\n\n{self.m.description}\n\n[hint L0] {l0}\n\nEarlier milestones:\n{memory}"
+        if self.carried_from:
+            task += f"\n\nYour own work on {self.carried_from} is in the working tree, uncommitted."
         self.messages = [
             {"role": "system", "content": SYSTEM.format(workdir=sb.workdir)},
             {"role": "user", "content": task},
         ]
-        self.record("navigator", Action(type="milestone_start", content=task, args={"base": self.m.base_commit}))
+        start = {"base": self.m.base_commit, "carried_from": self.carried_from}
+        self.record("navigator", Action(type="milestone_start", content=task, args=start))
 
     def _loop(self, sb: Sandbox, tools: ToolBox, start: float) -> None:
         h, dev = self.h, self.dev
@@ -234,7 +266,7 @@ class MilestoneRun:
                         observation=obs, observation_chars=len(res.observation), files_touched=res.files_touched,
                         test_status=res.test_status, error_signature=res.error_signature)  # fmt: skip
             if call.name == "submit":
-                self.report = self.nav.verifier.verify(self.m, sb.diff())
+                self.report = self.nav.verifier.verify(self.m, sb.diff(), self.start_patch)
                 verdict = "PASS" if self.report.passed else Verifier.feedback(self.report)
                 self.record("verifier", Action(type="verify", content=verdict), test_status=self.report.acceptance)
                 if self.report.passed:
@@ -285,7 +317,7 @@ class MilestoneRun:
         if snapshots:
             sb.apply_patch(snapshots[-1][1].read_bytes())
         else:
-            sb.apply_patch(self.test_patch)
+            self._prepare(sb)
         self.nav.log(f"{self.m.id}: resumed at event {len(events)} (turn {self.dev.turn})")
         return [c for c in last_calls if c.id not in answered]
 
@@ -298,7 +330,7 @@ class MilestoneRun:
             run_id=self.nav.run_id, milestone_id=m.id, status=self.status, turns=self.dev.turn,
             hints_released=[d.level for d in self.mentor.decisions], tokens=self.dev.usage,
             cost_usd=round(self.dev.cost, 6), wall_s=round(time.monotonic() - start, 2), reset_to=reset_to,
-            synthetic=self.synthetic,
+            carried_from=self.carried_from, synthetic=self.synthetic,
         )  # fmt: skip
         rec.write_patch("final_diff.patch", final_diff)
         rec.write_patch("ground_truth.patch", self.ground_truth)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 from ..envs.environment import Environment
 from ..envs.validate import grade_candidate
 from ..mining.classify import FileClassifier
@@ -16,14 +18,17 @@ class Verifier:
         self.env, self.store = env, store
         self.classify = FileClassifier(env.rules.planning)
 
-    def verify(self, m: Milestone, candidate: bytes) -> VerifierReport:
+    def verify(self, m: Milestone, candidate: bytes, start: bytes = b"") -> VerifierReport:
+        """Grade `candidate` (a diff on the milestone's base). `start` is the Dev's work carried from the
+        previous milestone: part of the candidate, but not counted as files touched for this one."""
         validation = self.store.load_validation(self.env.key, m.id)
         ground_truth, test_patch = self.store.read_patches(self.env.key, m.id)
         opener = self.env.opener(m, {"harnessforge.stage": "verify"})
         g = grade_candidate(opener, m, validation, test_patch, candidate, self.env.recipe(m), self.env.rules)
         failing = sorted(t for t, s in g.fail_to_pass.items() if s != "passed")
         gt = sorted(f.path for f in split_diff(ground_truth))
-        cand = sorted(f.path for f in split_diff(candidate))
+        carried = {f.path: _result_blob(f.raw) for f in split_diff(start)}
+        cand = sorted(f.path for f in split_diff(candidate) if not _same(carried.get(f.path), _result_blob(f.raw)))
         core = [f for f in gt if self.classify.is_source(f)]
         return VerifierReport(
             milestone_id=m.id,
@@ -52,3 +57,14 @@ class Verifier:
         if report.excluded_files:
             lines.append(f"ignored changes to tests/test configuration: {', '.join(report.excluded_files)}")
         return "\n".join(lines)
+
+
+def _result_blob(raw: bytes) -> bytes:
+    """The id of a file diff's resulting blob (its `index a..b` line), else the diff itself."""
+    m = re.search(rb"^index [0-9a-f]+\.\.([0-9a-f]+)", raw, re.M)
+    return m.group(1) if m else raw
+
+
+def _same(carried: bytes | None, now: bytes) -> bool:
+    """Same resulting content: blob ids match, one possibly abbreviated."""
+    return carried is not None and (carried.startswith(now) or now.startswith(carried))

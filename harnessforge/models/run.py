@@ -45,4 +45,7 @@ class MilestoneSummary(Model):
     cost_usd: float = Field(0.0, ge=0)
     wall_s: float = Field(0.0, ge=0)
     reset_to: str | None = Field(None, description="Commit the chain continued from when this one did not pass")
+    carried_from: str | None = Field(
+        None, description="The milestone whose Dev's final state this one started from (None: from its base commit)"
+    )
     synthetic: bool = False
