@@ -361,18 +361,21 @@ def grade(
 
 @app.command()
 def run(
-    repo: str = typer.Argument(..., help="A validated repo: its key, path, URL or owner/name"),
+    repos: list[str] = typer.Argument(..., help="Validated repos: keys, paths, URLs or owner/name"),
     agent: str = typer.Option("oracle", "--agent", help="oracle, anthropic, openai or claude-code (keys: env)"),
     model: Optional[str] = typer.Option(None, "--model", help="Model name for the model backends"),
     milestones: Optional[str] = typer.Option(None, "--milestones", help="Comma-separated ids (default: all valid)"),
     run_id: Optional[str] = typer.Option(None, "--run-id", help="Name of the run (default: <agent>-<random>)"),
     sandbox: str = typer.Option("auto", "--sandbox", help=BACKEND_HELP),
+    workers: int = typer.Option(4, "--workers", min=1, help="Repos whose chains run at the same time"),
     seed: int = typer.Option(0, "--seed", help="oracle: random seed"),
     profile: list[str] = typer.Option([], "--profile", help="oracle: MID=direct|partial|needs_hints|asks|stuck"),
 ) -> None:
-    """Run a Dev agent through the milestone chain; trajectories go to trajectories/<key>/<run_id>/."""
+    """Run a Dev agent through each repo's milestone chain (repos in parallel, each chain in order);
+    trajectories go to trajectories/<key>/<run_id>/."""
     from .agents.factory import make_agent
     from .harness.navigator import Navigator
+    from .harness.parallel import run_chains
 
     profiles = {}
     for item in profile:
@@ -380,25 +383,39 @@ def run(
         if not sep:
             raise ConfigError(f"--profile {item!r}: expected MID=PROFILE, e.g. m02=needs_hints")
         profiles[mid] = name
-    wanted = milestones.split(",") if milestones else None
-    with make_agent(agent, model, seed=seed, profiles=profiles) as dev, _progress() as progress:
-        task = progress.add_task(f"running {repo}", total=None)
+    make_agent(agent, model, seed=seed, profiles=profiles).close()  # a bad agent setting fails before any work
+    repos = list(dict.fromkeys(repos))
+    with _progress() as progress:
 
-        def on_turn(mid: str, turn: int, max_turns: int, level: int, tests) -> None:
-            passing = f" · tests {tests.passed}/{tests.total}" if tests else ""
-            hint = f" · hint L{level}" if level else ""
-            progress.update(task, description=f"{mid} turn {turn}/{max_turns}{hint}{passing}")
+        def navigator(repo: str) -> Navigator:
+            task = progress.add_task(f"{repo}: starting", total=None)
 
-        nav = Navigator(state.store, repo, dev, state.rules, run_id=run_id, backend=sandbox, log=console.print,
-                        on_turn=on_turn)  # fmt: skip
-        summaries = nav.run(wanted)
-    table = Table("id", "status", "turns", "hints", "tokens in/out", "cost $", "wall s")
-    for s in summaries:
-        hints = ",".join(f"L{x}" for x in s.hints_released)
-        table.add_row(s.milestone_id, s.status, str(s.turns), hints, f"{s.tokens.input}/{s.tokens.output}",
-                      f"{s.cost_usd:.4f}", f"{s.wall_s:.1f}")  # fmt: skip
+            def on_turn(mid: str, turn: int, max_turns: int, level: int, tests) -> None:
+                passing = f" · tests {tests.passed}/{tests.total}" if tests else ""
+                hint = f" · hint L{level}" if level else ""
+                progress.update(task, description=f"{repo}: {mid} turn {turn}/{max_turns}{hint}{passing}")
+
+            dev = make_agent(agent, model, seed=seed, profiles=profiles)
+            return Navigator(state.store, repo, dev, state.rules, run_id=run_id, backend=sandbox,
+                             log=lambda msg: console.print(f"{repo}: {msg}"), on_turn=on_turn)  # fmt: skip
+
+        wanted = milestones.split(",") if milestones else None
+        results = run_chains(repos, navigator, workers, wanted, log=lambda _: None)
+    table = Table("repo", "id", "status", "turns", "hints", "tokens in/out", "cost $", "wall s")
+    for r in results:
+        for s in r.summaries:
+            hints = ",".join(f"L{x}" for x in s.hints_released)
+            table.add_row(r.job, s.milestone_id, s.status, str(s.turns), hints, f"{s.tokens.input}/{s.tokens.output}",
+                          f"{s.cost_usd:.4f}", f"{s.wall_s:.1f}")  # fmt: skip
     out.print(table)
-    out.print(str(nav.run_dir))
+    for r in results:
+        if r.run_dir:
+            out.print(r.run_dir)
+    failed = [r for r in results if r.error]
+    for r in failed:
+        console.print(f"[red]error:[/] {r.job}: {r.error}", highlight=False, soft_wrap=True)
+    if failed:
+        raise typer.Exit(1)
 
 
 def main() -> None:
