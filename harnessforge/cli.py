@@ -234,6 +234,10 @@ def plan(
     repo: str = typer.Argument(..., help="Local path, git URL, owner/name or a registered repo key"),
     from_ref: Optional[str] = typer.Option(None, "--from", help="Release tag (or mainline commit) to start from"),
     to_ref: Optional[str] = typer.Option(None, "--to", help="Release tag (or mainline commit) to end at"),
+    pm: Optional[str] = typer.Option(
+        None, "--pm", help="Also have a model (anthropic, openai, claude-code) rewrite each description as a PM"
+    ),
+    pm_model: Optional[str] = typer.Option(None, "--pm-model", help="Model name for --pm"),
 ) -> None:
     """Mine the history between two releases into a milestone chain under repos/<key>/."""
     rules = state.rules
@@ -252,6 +256,15 @@ def plan(
     out.print(_plan_table(result.plan))
     for w in result.plan.warnings:
         console.print(f"[yellow]warning:[/] {w}")
+    if pm:
+        from .agents.factory import make_agent
+        from .mining.pm import rewrite_plan
+
+        warn = lambda msg: console.print(f"[yellow]warning:[/] {msg}")  # noqa: E731
+        with make_agent(pm, pm_model) as writer, _progress() as progress:
+            progress.add_task(f"PM rewrite with {writer.name} {writer.model}", total=None)
+            rewrites = rewrite_plan(state.store, result.plan.repo.key, writer, log=warn)
+        out.print(f"PM rewrite: {sum(r.accepted for r in rewrites)}/{len(rewrites)} descriptions accepted")
     out.print(str(state.store.repo_dir(result.plan.repo.key) / "plan.json"))
 
 

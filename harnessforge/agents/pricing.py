@@ -1,6 +1,6 @@
 """List prices of hosted models, so runs can stop at a cost budget and report what they spent.
 
-USD per million tokens, as published by Anthropic and OpenAI (checked 2025; update when they move).
+USD per million tokens, as published by Anthropic and OpenAI (update when they move).
 Models not listed (self-hosted vLLM/SGLang models, newer names) cost 0.0: add them to `PRICES`.
 """
 
@@ -25,6 +25,8 @@ def _anthropic(inp: float, out: float) -> Price:
 
 
 PRICES: dict[str, Price] = {
+    "claude-opus-4-6": _anthropic(5, 25),  # 4.6 models: the same list prices as 4.5 at release
+    "claude-sonnet-4-6": _anthropic(3, 15),
     "claude-opus-4-5": _anthropic(5, 25),
     "claude-opus-4-1": _anthropic(15, 75),
     "claude-opus-4": _anthropic(15, 75),

@@ -27,6 +27,7 @@ from ..envs.environment import Environment
 from ..envs.sandbox import Sandbox
 from ..envs.validate import filter_candidate
 from ..mining.classify import FileClassifier
+from ..mining.pm import brief
 from ..models.plan import Milestone
 from ..models.run import MilestoneSummary, RunMeta
 from ..models.trajectory import Action, AgentTurn, Event, Message, ToolCall, Usage
@@ -219,7 +220,7 @@ class MilestoneRun:
     def _start(self, sb: Sandbox) -> None:
         memory = "\n".join(f"- {line}" for line in self.nav.memory) or "- (this is the first milestone)"
         l0 = self.ladder.levels[0].content
-        task = f"# {self.m.title}\n\n{self.m.description}\n\n[hint L0] {l0}\n\nEarlier milestones:\n{memory}"
+        task = f"# {self.m.title}\n\n{brief(self.m)}\n\n[hint L0] {l0}\n\nEarlier milestones:\n{memory}"
         if self.carried_from:
             task += f"\n\nYour own work on {self.carried_from} is in the working tree, uncommitted."
         self.messages = [

@@ -46,6 +46,10 @@ class Milestone(Model):
     ordinal: int = Field(ge=1)
     title: str
     description: str = Field(description="PM-style: behaviour and motivation, no paths, no code.")
+    pm_description: str | None = Field(
+        None, description="Set by `plan --pm`: a model's rewrite in a PM's voice with acceptance criteria."
+    )
+    pm_model: str | None = Field(None, description="The model that wrote `pm_description`.")
     base_commit: str
     verify_commit: str
     release: str | None = Field(None, description="Tag of the release this milestone ships in.")
