@@ -9,13 +9,14 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import re
 from functools import cached_property
 from importlib import resources
 from pathlib import Path
 from typing import Any
 
 import yaml
-from pydantic import Field, ValidationError, model_validator
+from pydantic import Field, ValidationError, field_validator, model_validator
 
 from .errors import ConfigError
 from .models.common import Model, first_error
@@ -103,11 +104,36 @@ class HarnessRules(Model):
     mentor: MentorRules
 
 
+class AnalyticsRules(Model):
+    """Thresholds of the SQL models; each is a `{{ var('name') }}` there."""
+
+    stuck_same_error_cycles: int = Field(ge=2)
+    repeat_action_observation: int = Field(ge=2)
+    repeat_action_error: int = Field(ge=2)
+    alternating_steps: int = Field(ge=4)
+    hint_response_turns: int = Field(ge=1)
+    efficient_max_turns: int = Field(ge=1)
+    memorisation_ngram: int = Field(ge=1)
+    memorisation_overlap: float = Field(gt=0, le=1)
+    cheating_patterns: dict[str, str]
+
+    @field_validator("cheating_patterns")
+    @classmethod
+    def _patterns_compile(cls, value: dict[str, str]) -> dict[str, str]:
+        for name, pattern in value.items():
+            try:
+                re.compile(pattern)
+            except re.error as e:
+                raise ValueError(f"cheating pattern {name!r} is not a regular expression: {e}") from None
+        return value
+
+
 class Rules(Model):
     screening: ScreeningRules
     planning: PlanningRules
     environments: EnvRules
     harness: HarnessRules
+    analytics: AnalyticsRules
 
     @cached_property
     def hash(self) -> str:

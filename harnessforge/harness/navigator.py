@@ -264,8 +264,9 @@ class MilestoneRun:
             if call.name in MUTATING:
                 self._snapshot(sb)
             self.record("dev", Action(type=call.name, args={**call.args, **res.extra}), call_id=call.id,
-                        observation=obs, observation_chars=len(res.observation), files_touched=res.files_touched,
-                        test_status=res.test_status, error_signature=res.error_signature)  # fmt: skip
+                        observation=obs, observation_chars=len(res.observation), ok=res.ok,
+                        files_touched=res.files_touched, test_status=res.test_status,
+                        error_signature=res.error_signature)  # fmt: skip
             if call.name == "submit":
                 self.report = self.nav.verifier.verify(self.m, sb.diff(), self.start_patch)
                 verdict = "PASS" if self.report.passed else Verifier.feedback(self.report)

@@ -81,6 +81,7 @@ class Event(Model):
     observation_chars: int = Field(0, description="Full length of the observation before truncation.")
     mentor_hint: str | None = None
     hint_level: int | None = None
+    ok: bool = Field(True, description="False when a tool call failed: an error, a non-zero exit, failing tests.")
     files_touched: list[str] = []
     test_status: TestCounts | None = None
     error_signature: str | None = Field(None, description="Normalised failure of a test run, for the Mentor.")

@@ -1,0 +1,67 @@
+-- materialization: table
+-- Runs that look like recall rather than exploration. blind_first_edit: the first edit to a
+-- ground-truth file came before any observation (task, tool output, hint) had named that file.
+-- verbatim: most n-grams the Dev added to ground-truth files also appear in the ground truth.
+-- straight_line: no search, no edit outside the ground truth's files, no reverted edit.
+-- flagged = blind_first_edit OR (verbatim AND straight_line).
+WITH ms AS (
+    SELECT repo, run_id, milestone_id, ground_truth_files, final_diff, ground_truth FROM raw_milestones
+), first_gt_edit AS (
+    SELECT DISTINCT ON (e.repo, e.run_id, e.milestone_id) e.repo, e.run_id, e.milestone_id, e.seq, e.path
+    FROM {{ ref('stg_edits') }} e JOIN ms USING (repo, run_id, milestone_id)
+    WHERE list_contains(ms.ground_truth_files, e.path)
+    ORDER BY e.repo, e.run_id, e.milestone_id, e.seq
+), blind AS (
+    SELECT f.repo, f.run_id, f.milestone_id, f.path AS first_gt_file, NOT EXISTS (
+        SELECT 1 FROM {{ ref('stg_events') }} o
+        WHERE o.repo = f.repo AND o.run_id = f.run_id AND o.milestone_id = f.milestone_id AND o.seq < f.seq
+          AND (contains(coalesce(o.observation, '') || ' ' || coalesce(o.content, ''), f.path)
+               OR contains(coalesce(o.observation, '') || ' ' || coalesce(o.content, ''), parse_filename(f.path)))
+    ) AS blind_first_edit
+    FROM first_gt_edit f
+), added AS (
+    -- the lines the final diff and the ground truth add to ground-truth files, as tokens
+    SELECT repo, run_id, milestone_id,
+        regexp_extract_all(array_to_string(list_filter(string_split(array_to_string(list_filter(
+            string_split(final_diff, 'diff --git '),
+            lambda chunk: list_contains(ground_truth_files, regexp_extract(chunk, '^a/(\S+)', 1))), chr(10)), chr(10)),
+            lambda l: starts_with(l, '+') AND NOT starts_with(l, '+++')), ' '), '[A-Za-z0-9_]+|[^A-Za-z0-9_\s]') AS cand,
+        regexp_extract_all(array_to_string(list_filter(string_split(ground_truth, chr(10)),
+            lambda l: starts_with(l, '+') AND NOT starts_with(l, '+++')), ' '), '[A-Za-z0-9_]+|[^A-Za-z0-9_\s]') AS gt
+    FROM ms
+), grams AS (
+    SELECT repo, run_id, milestone_id,
+        list_distinct(list_transform(range(1, len(cand) - {{ var('memorisation_ngram') }} + 2),
+            lambda i: array_to_string(cand[i:i + {{ var('memorisation_ngram') }} - 1], ' '))) AS cand_grams,
+        list_distinct(list_transform(range(1, len(gt) - {{ var('memorisation_ngram') }} + 2),
+            lambda i: array_to_string(gt[i:i + {{ var('memorisation_ngram') }} - 1], ' '))) AS gt_grams
+    FROM added
+), overlap AS (
+    SELECT repo, run_id, milestone_id,
+        CASE WHEN len(cand_grams) = 0 THEN 0.0
+             ELSE len(list_intersect(cand_grams, gt_grams)) / len(cand_grams) END AS gt_overlap
+    FROM grams
+), exploration AS (
+    SELECT ms.repo, ms.run_id, ms.milestone_id,
+        count(*) FILTER (WHERE e.action_type = 'search') AS searches,
+        count(*) FILTER (WHERE e.action_type IN ('write_file', 'edit_file') AND NOT list_contains(ms.ground_truth_files,
+            e.files_touched[1]) AND NOT coalesce(CAST(json_extract(e.args, '$.test_file') AS BOOLEAN), FALSE)) AS off_target_edits
+    FROM ms LEFT JOIN {{ ref('stg_events') }} e ON e.repo = ms.repo AND e.run_id = ms.run_id
+        AND e.milestone_id = ms.milestone_id AND e.is_tool AND e.ok
+    GROUP BY ALL
+), reverts AS (
+    SELECT repo, run_id, milestone_id, count(*) AS reverted_edits
+    FROM {{ ref('wasted_exploration') }} WHERE kind = 'reverted_edit' GROUP BY ALL
+)
+SELECT o.repo, o.run_id, o.milestone_id,
+    b.first_gt_file, coalesce(b.blind_first_edit, FALSE) AS blind_first_edit,
+    round(o.gt_overlap, 4) AS gt_overlap,
+    o.gt_overlap >= {{ var('memorisation_overlap') }} AS verbatim,
+    x.searches = 0 AND x.off_target_edits = 0 AND coalesce(r.reverted_edits, 0) = 0 AS straight_line,
+    coalesce(b.blind_first_edit, FALSE)
+        OR (o.gt_overlap >= {{ var('memorisation_overlap') }} AND x.searches = 0 AND x.off_target_edits = 0
+            AND coalesce(r.reverted_edits, 0) = 0) AS flagged
+FROM overlap o
+JOIN exploration x USING (repo, run_id, milestone_id)
+LEFT JOIN blind b USING (repo, run_id, milestone_id)
+LEFT JOIN reverts r USING (repo, run_id, milestone_id)

@@ -1,0 +1,54 @@
+-- materialization: table
+-- One row per milestone run with every signal of the other models: what the Reviewer grades and
+-- what reports show.
+WITH events AS (
+    SELECT repo, run_id, milestone_id,
+        count(*) FILTER (WHERE is_tool) AS tool_calls,
+        count(*) FILTER (WHERE is_tool AND action_type = 'run_tests') AS test_runs,
+        count(*) FILTER (WHERE is_tool AND action_type IN ('write_file', 'edit_file')) AS edits,
+        coalesce(sum(tokens_input), 0) AS tokens_input,
+        coalesce(sum(tokens_output), 0) AS tokens_output,
+        any_value(model) FILTER (WHERE model <> '') AS model
+    FROM {{ ref('stg_events') }} GROUP BY ALL
+), stuck AS (
+    SELECT repo, run_id, milestone_id, count(*) AS stuck_points, min(signal_turn) AS first_stuck_turn
+    FROM {{ ref('stuck_points') }} GROUP BY ALL
+), hints AS (
+    SELECT repo, run_id, milestone_id,
+        count(*) FILTER (WHERE direction_change) AS direction_changes,
+        count(*) FILTER (WHERE tests_improved) AS hints_with_progress
+    FROM {{ ref('hint_responses') }} GROUP BY ALL
+), waste AS (
+    SELECT repo, run_id, milestone_id,
+        count(*) FILTER (WHERE kind = 'reverted_edit') AS reverted_edits,
+        count(*) FILTER (WHERE kind = 'unused_read') AS unused_reads
+    FROM {{ ref('wasted_exploration') }} GROUP BY ALL
+), cheats AS (
+    SELECT repo, run_id, milestone_id, count(*) AS cheating_probes, list(DISTINCT probe) AS probes
+    FROM {{ ref('cheating_flags') }} GROUP BY ALL
+), progress AS (
+    SELECT repo, run_id, milestone_id, count(*) FILTER (WHERE improved) AS progress_steps
+    FROM {{ ref('progress_curves') }} GROUP BY ALL
+)
+SELECT m.repo, m.run_id, m.milestone_id, r.agent, coalesce(e.model, r.model) AS model, m.status, m.turns,
+    len(m.hints_released) AS hints, coalesce(list_max(m.hints_released), 0) AS max_hint_level,
+    m.cost_usd, m.wall_s, m.synthetic, m.carried_from, m.reset_to,
+    coalesce(e.tool_calls, 0) AS tool_calls, coalesce(e.test_runs, 0) AS test_runs, coalesce(e.edits, 0) AS edits,
+    coalesce(e.tokens_input, 0) AS tokens_input, coalesce(e.tokens_output, 0) AS tokens_output,
+    coalesce(s.stuck_points, 0) AS stuck_points, s.first_stuck_turn,
+    coalesce(h.direction_changes, 0) AS direction_changes, coalesce(h.hints_with_progress, 0) AS hints_with_progress,
+    coalesce(p.progress_steps, 0) AS progress_steps,
+    coalesce(w.reverted_edits, 0) AS reverted_edits, coalesce(w.unused_reads, 0) AS unused_reads,
+    ef.milestone_id IS NOT NULL AS efficient,
+    coalesce(mf.flagged, FALSE) AS memorisation_flag, mf.gt_overlap,
+    coalesce(c.cheating_probes, 0) AS cheating_probes, coalesce(c.probes, []) AS probes
+FROM raw_milestones m
+LEFT JOIN raw_runs r USING (repo, run_id)
+LEFT JOIN events e USING (repo, run_id, milestone_id)
+LEFT JOIN stuck s USING (repo, run_id, milestone_id)
+LEFT JOIN hints h USING (repo, run_id, milestone_id)
+LEFT JOIN waste w USING (repo, run_id, milestone_id)
+LEFT JOIN cheats c USING (repo, run_id, milestone_id)
+LEFT JOIN progress p USING (repo, run_id, milestone_id)
+LEFT JOIN {{ ref('efficient_paths') }} ef USING (repo, run_id, milestone_id)
+LEFT JOIN {{ ref('memorisation_flags') }} mf USING (repo, run_id, milestone_id)

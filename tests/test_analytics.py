@@ -1,0 +1,202 @@
+"""Trajectory analytics in DuckDB: one crafted run per signal, each firing that signal and no other."""
+
+import re
+import shutil
+
+import pytest
+
+from harnessforge.analytics import analyze
+from harnessforge.analytics.load import connect
+from harnessforge.rules import load_rules
+from tests.trajectories import GROUND_TRUTH, GT_FILE, CraftedRun, diff_adding
+
+SIGNALS = {
+    "stuck": "stuck_points > 0",
+    "hint_followed": "direction_changes > 0",
+    "hint_ignored": "hints > 0 AND direction_changes = 0",
+    "progressive_success": "status = 'PASS' AND progress_steps >= 2",
+    "wasted_exploration": "reverted_edits + unused_reads > 0",
+    "efficient_path": "efficient",
+    "memorisation": "memorisation_flag",
+    "git_history_probe": "cheating_probes > 0",
+}
+OWN_DIFF = diff_adding(["    return [i for i in items if i.enabled]  # my own take", "    # sorted later"])
+
+
+def pad(run: CraftedRun, turns: int = 16) -> CraftedRun:
+    """Enough turns that a pass is not an efficient path."""
+    while run.turn < turns:
+        run.say("thinking it over")
+    return run
+
+
+def explore(run: CraftedRun) -> CraftedRun:
+    """Find and read the file the feature lives in (so the first edit to it is not blind)."""
+    return run.say("Where is the code?").search("def run").say().read(GT_FILE)
+
+
+def craft(store) -> None:
+    r = explore(CraftedRun(store, "stuck"))
+    for i in range(3):  # edit, test, the same failure, three times
+        r.say().edit(sha=f"s{i}").say().test(0, 2, "sig-a")
+    r.finish("STUCK", OWN_DIFF)
+
+    r = explore(CraftedRun(store, "hint_followed")).say().edit(sha="h1").say().test(0, 1, "sig-a")
+    r.hint(1, "same_error").say("New idea.").search("priority", "src/order.py:3:def by_priority").say()
+    r.read("src/order.py").say().edit("src/order.py", "o1").say().test(1, 0)
+    r.finish("PASS", OWN_DIFF)
+
+    r = explore(CraftedRun(store, "hint_ignored")).say().edit(sha="i1").say().test(0, 1, "sig-a")
+    r.hint(1, "same_error").say("Same again.").edit(sha="i2").say().test(0, 1, "sig-b")
+    r.finish("STUCK", OWN_DIFF)
+
+    r = explore(CraftedRun(store, "progressive_success"))
+    for i, passed in enumerate((1, 2, 3)):
+        r.say().edit(sha=f"p{i}").say().test(passed, 3 - passed, f"sig-{i}")
+    pad(r).finish("PASS", OWN_DIFF)
+
+    r = explore(CraftedRun(store, "wasted_exploration")).say().read("README.md", "# app")
+    r.say().edit(sha="w1").say().edit(sha="w2").say().edit(sha="w1").say().test(1, 0)  # w2 undone
+    r.finish("FAIL", OWN_DIFF)
+
+    r = explore(CraftedRun(store, "efficient_path")).say().edit(sha="e1").say().test(1, 0)
+    r.finish("PASS", OWN_DIFF)
+
+    r = CraftedRun(store, "memorisation").say("I know this one.").edit(sha="m1").say().test(1, 0)  # blind edit
+    pad(r).finish("PASS", GROUND_TRUTH)
+
+    r = explore(CraftedRun(store, "git_history_probe")).say().bash("git log --all --oneline | head", "abc123 fix")
+    r.say().edit(sha="g1").say().test(1, 0)
+    pad(r).finish("PASS", OWN_DIFF)
+
+
+@pytest.fixture(scope="module")
+def analysed(tmp_path_factory):
+    from harnessforge.store import Store
+
+    store = Store(tmp_path_factory.mktemp("analytics") / "store")
+    craft(store)
+    report = analyze(store, load_rules())
+    return store, report
+
+
+def fired(store) -> dict[str, set[str]]:
+    with connect(store) as con:
+        cols = ", ".join(f"{expr} AS {name}" for name, expr in SIGNALS.items())
+        rows = con.execute(f"SELECT run_id, {cols} FROM milestone_summary").fetchall()
+    return {row[0]: {name for name, on in zip(SIGNALS, row[1:], strict=True) if on} for row in rows}
+
+
+@pytest.mark.parametrize("signal", list(SIGNALS))
+def test_each_crafted_run_fires_exactly_its_signal(analysed, signal):
+    store, _ = analysed
+    assert fired(store)[signal] == {signal}
+
+
+def test_the_load_and_the_models(analysed):
+    store, report = analysed
+    assert len(report.load.loaded) == len(SIGNALS) and not report.load.bad_lines
+    assert [m.name for m in report.models][:1] == ["stg_events"] and len(report.models) == 11
+    with connect(store) as con:
+        kinds = con.execute("SELECT kind, signal_turn, length FROM stuck_points WHERE run_id = 'stuck'").fetchall()
+        hint = con.execute(
+            "SELECT rule, new_targets, tests_improved FROM hint_responses WHERE run_id = 'hint_followed'"
+        ).fetchone()
+        probe = con.execute("SELECT probe, command FROM cheating_flags").fetchall()
+        curve = con.execute(
+            "SELECT tests_passed, improved FROM progress_curves WHERE run_id = 'progressive_success' ORDER BY seq"
+        ).fetchall()
+        waste = con.execute(
+            "SELECT kind, path FROM wasted_exploration WHERE run_id = 'wasted_exploration' ORDER BY seq"
+        ).fetchall()
+        memo = con.execute(
+            "SELECT blind_first_edit, gt_overlap, verbatim FROM memorisation_flags WHERE run_id = 'memorisation'"
+        ).fetchone()
+    assert kinds == [("same_error", 8, 3)]  # the third failing run, on turn 8, is the signal
+    assert hint == ("same_error", ["search:priority", "src/order.py"], True)
+    assert probe == [("git_all_history", "git log --all --oneline | head")]
+    assert curve == [(1, True), (2, True), (3, True)]
+    assert waste == [("unused_read", "README.md"), ("reverted_edit", GT_FILE)]
+    assert memo == (True, 1.0, True)
+
+
+def stuck_kinds(store, run_id: str) -> list[tuple[str, int]]:
+    with connect(store) as con:
+        return con.execute(
+            "SELECT kind, length FROM stuck_points WHERE run_id = ? ORDER BY start_seq", [run_id]
+        ).fetchall()
+
+
+def test_openhands_loop_detectors(store):
+    r = explore(CraftedRun(store, "same_call"))
+    for _ in range(4):  # one action, one observation, four times in a row
+        r.say().bash("ls src", "app.py")
+    r.finish("STUCK", OWN_DIFF)
+    r = explore(CraftedRun(store, "failing_call"))
+    for i in range(3):  # one failing action three times (different error texts)
+        r.say().bash("python -m app", f"Traceback {i}", code=1)
+    r.finish("STUCK", OWN_DIFF)
+    r = explore(CraftedRun(store, "ping_pong"))
+    for _ in range(4):  # A B A B A B A B: eight steps, three windows of six
+        r.say().bash("cat a", "1").say().bash("cat b", "2")
+    r.finish("STUCK", OWN_DIFF)
+    r = explore(CraftedRun(store, "three_only"))
+    for _ in range(3):  # below the threshold of four
+        r.say().bash("ls src", "app.py")
+    r.finish("STUCK", OWN_DIFF)
+    analyze(store, load_rules())
+    assert stuck_kinds(store, "same_call") == [("repeat_action_observation", 4)]
+    assert stuck_kinds(store, "failing_call") == [("repeat_action_error", 3)]
+    assert stuck_kinds(store, "ping_pong") == [("alternating", 8)]
+    assert stuck_kinds(store, "three_only") == []
+
+
+def test_loading_is_incremental(store):
+    CraftedRun(store, "a").say().test(0, 1).finish("STUCK")
+    CraftedRun(store, "b").say().test(1, 0).finish("PASS")
+    first = analyze(store, load_rules()).load
+    assert len(first.loaded) == 2 and first.events > 0
+    again = analyze(store, load_rules()).load
+    assert again.loaded == [] and again.unchanged == 2 and again.events == 0
+    log = store.root / "trajectories" / "acme__app" / "b" / "m01" / "trajectory.jsonl"
+    log.write_bytes(log.read_bytes() + log.read_bytes().splitlines(keepends=True)[-1].replace(b'"seq":', b'"seq":9'))
+    shutil.rmtree(store.root / "trajectories" / "acme__app" / "a")
+    third = analyze(store, load_rules()).load
+    assert third.loaded == ["trajectories/acme__app/b/m01/trajectory.jsonl"]
+    assert third.removed == ["trajectories/acme__app/a/m01/trajectory.jsonl"]
+    with connect(store) as con:
+        assert con.execute("SELECT DISTINCT run_id FROM raw_events").fetchall() == [("b",)]
+        assert con.execute("SELECT count(*) FROM raw_milestones").fetchone()[0] == 1
+    assert not (store.root / "analytics" / "events" / "acme__app" / "a").exists() or not any(
+        (store.root / "analytics" / "events" / "acme__app" / "a").iterdir()
+    )
+
+
+def test_a_corrupt_line_is_reported_with_file_and_line_and_the_rest_loads(store):
+    CraftedRun(store, "torn").say().test(0, 1).say().test(1, 0).finish("PASS")
+    log = store.root / "trajectories" / "acme__app" / "torn" / "m01" / "trajectory.jsonl"
+    lines = log.read_bytes().splitlines(keepends=True)
+    lines[2] = b'{"run_id": "torn", "seq": \n'  # not JSON
+    lines[3] = re.sub(rb'"turn_id":\d+', b'"turn_id":"one"', lines[3])  # JSON, but not an event
+    log.write_bytes(b"".join(lines))
+    report = analyze(store, load_rules()).load
+    assert [(b.path, b.line) for b in report.bad_lines] == [
+        ("trajectories/acme__app/torn/m01/trajectory.jsonl", 3),
+        ("trajectories/acme__app/torn/m01/trajectory.jsonl", 4),
+    ]
+    assert "turn_id" in report.bad_lines[1].error
+    assert report.events == len(lines) - 2
+
+
+def test_a_changed_threshold_changes_the_hash_and_exactly_the_outputs_that_read_it(analysed, tmp_path):
+    store, report = analysed
+    rules = load_rules()
+    stricter = rules.model_copy(update={"analytics": rules.analytics.model_copy(update={"stuck_same_error_cycles": 4})})
+    assert stricter.hash != rules.hash
+    after = {m.name: m.hash for m in analyze(store, stricter).models}
+    before = {m.name: m.hash for m in report.models}
+    changed = {name for name in before if before[name] != after[name]}
+    assert changed == {"stuck_points", "milestone_summary"}
+    assert "stuck" not in fired(store)["stuck"]  # three failures no longer make a stuck point
+    analyze(store, rules)  # back to the shipped thresholds for the other tests of this module
+    assert fired(store)["stuck"] == {"stuck"}
