@@ -29,15 +29,22 @@ WITH events AS (
 ), progress AS (
     SELECT repo, run_id, milestone_id, count(*) FILTER (WHERE improved) AS progress_steps
     FROM {{ ref('progress_curves') }} GROUP BY ALL
+), cycles AS (
+    -- edit -> test iterations: test runs with an edit since the previous run
+    SELECT repo, run_id, milestone_id, count(*) FILTER (WHERE cumulative_edits > coalesce(prev_edits, 0)) AS iterations
+    FROM (SELECT *, lag(cumulative_edits) OVER (PARTITION BY repo, run_id, milestone_id ORDER BY seq) AS prev_edits
+          FROM {{ ref('stg_test_runs') }})
+    GROUP BY ALL
 )
-SELECT m.repo, m.run_id, m.milestone_id, r.agent, coalesce(e.model, r.model) AS model, m.status, m.turns,
+SELECT m.repo, m.run_id, m.milestone_id, r.agent, coalesce(e.model, r.model) AS model, r.harness_version,
+    m.status, m.turns,
     len(m.hints_released) AS hints, coalesce(list_max(m.hints_released), 0) AS max_hint_level,
     m.cost_usd, m.wall_s, m.synthetic, m.carried_from, m.reset_to,
     coalesce(e.tool_calls, 0) AS tool_calls, coalesce(e.test_runs, 0) AS test_runs, coalesce(e.edits, 0) AS edits,
     coalesce(e.tokens_input, 0) AS tokens_input, coalesce(e.tokens_output, 0) AS tokens_output,
     coalesce(s.stuck_points, 0) AS stuck_points, s.first_stuck_turn,
     coalesce(h.direction_changes, 0) AS direction_changes, coalesce(h.hints_with_progress, 0) AS hints_with_progress,
-    coalesce(p.progress_steps, 0) AS progress_steps,
+    coalesce(p.progress_steps, 0) AS progress_steps, coalesce(cy.iterations, 0) AS iterations,
     coalesce(w.reverted_edits, 0) AS reverted_edits, coalesce(w.unused_reads, 0) AS unused_reads,
     ef.milestone_id IS NOT NULL AS efficient,
     coalesce(mf.flagged, FALSE) AS memorisation_flag, mf.gt_overlap,
@@ -50,5 +57,6 @@ LEFT JOIN hints h USING (repo, run_id, milestone_id)
 LEFT JOIN waste w USING (repo, run_id, milestone_id)
 LEFT JOIN cheats c USING (repo, run_id, milestone_id)
 LEFT JOIN progress p USING (repo, run_id, milestone_id)
+LEFT JOIN cycles cy USING (repo, run_id, milestone_id)
 LEFT JOIN {{ ref('efficient_paths') }} ef USING (repo, run_id, milestone_id)
 LEFT JOIN {{ ref('memorisation_flags') }} mf USING (repo, run_id, milestone_id)

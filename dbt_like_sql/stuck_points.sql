@@ -1,16 +1,16 @@
 -- materialization: table
--- Where the Dev got stuck, one row per stretch: the same failure after every edit (same_error), and
+-- Where the Dev got stuck, one row per stretch: test runs failing the same way again and again,
+-- whether it edited in between or not (same_error), and
 -- OpenHands' loop detectors: one action with one observation again and again
 -- (repeat_action_observation), one failing action again and again (repeat_action_error), two
 -- actions taking turns (alternating). signal_seq is where the stretch became a signal.
 WITH runs AS (
     SELECT *,
-        lag(error_signature) OVER w AS prev_signature,
-        lag(cumulative_edits) OVER w AS prev_edits
+        lag(error_signature) OVER w AS prev_signature
     FROM {{ ref('stg_test_runs') }}
     WINDOW w AS (PARTITION BY repo, run_id, milestone_id ORDER BY seq)
 ), failing AS (
-    SELECT *, sum(CASE WHEN error_signature = prev_signature AND cumulative_edits > prev_edits THEN 0 ELSE 1 END)
+    SELECT *, sum(CASE WHEN error_signature = prev_signature THEN 0 ELSE 1 END)
         OVER (PARTITION BY repo, run_id, milestone_id ORDER BY seq) AS stretch
     FROM runs
     WHERE NOT green AND error_signature IS NOT NULL

@@ -431,6 +431,51 @@ def run(
         raise typer.Exit(1)
 
 
+@app.command()
+def distill() -> None:
+    """Load new trajectories into DuckDB, build the SQL models, and cut slices, pairs, KTO rows,
+    SFT segments and reviews into distilled/."""
+    from .distill import distill as run_distill
+
+    warn = lambda msg: console.print(f"[yellow]warning:[/] {msg}", highlight=False)  # noqa: E731
+    with _progress() as progress:
+        task = progress.add_task("loading trajectories", total=None)
+        step = lambda n, total: progress.update(task, completed=n, total=total)  # noqa: E731
+        report = run_distill(state.store, state.rules, log=warn, progress=step)
+    loaded = report.analytics.load
+    for bad in loaded.bad_lines:
+        warn(f"{bad} (left out)")
+    out.print(f"loaded {len(loaded.loaded)} trajectories ({loaded.events} events), {loaded.unchanged} unchanged, "
+              f"{len(loaded.removed)} removed; {len(report.analytics.models)} SQL models built")  # fmt: skip
+    table = Table("output", "rows")
+    for name, n in report.counts.items():
+        table.add_row(name, str(n))
+    out.print(table)
+    out.print(str(report.out_dir))
+
+
+@app.command("export")
+def export_cmd(
+    formats: list[str] = typer.Option(["all"], "--format", help="sft, dpo, kto, atif, swebench or all (repeatable)"),
+    out_dir: Path = typer.Option(..., "--out", help="Directory to write the dataset to"),
+    allow_synthetic: bool = typer.Option(False, "--allow-synthetic", help="Include the oracle's synthetic runs"),
+) -> None:
+    """Write distilled data in trainers' formats (JSONL + Parquet) with a dataset card."""
+    from .export import export
+
+    report = export(state.store, formats, out_dir, allow_synthetic=allow_synthetic)
+    table = Table("file", "rows")
+    for name, n in sorted(report.rows.items()):
+        table.add_row(name, str(n))
+    out.print(table)
+    refused = sum(report.refused_synthetic.values())
+    if refused:
+        console.print(f"[yellow]refused {refused} synthetic rows[/] (pass --allow-synthetic to include them)")
+    if report.discarded:
+        console.print(f"discarded {sum(report.discarded.values())} rows of runs rejected for cheating or memorisation")
+    out.print(str(out_dir / "README.md"))
+
+
 def main() -> None:
     try:
         app()

@@ -8,10 +8,13 @@ the exact bytes git printed even for non-UTF-8 names; `display()` makes them JSO
 
 from __future__ import annotations
 
+import fcntl
 import os
 import re
 import shutil
 import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
@@ -114,12 +117,27 @@ def _git_error(e: GitCommandError) -> str:
 # ---------------------------------------------------------------------------------------------
 
 
+@contextmanager
+def _locked(dest: Path) -> Iterator[None]:
+    """One clone or fetch of a cache at a time: parallel chains and Dagster steps share it, and git
+    refuses concurrent ref updates."""
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    with open(dest.parent / f".{dest.name}.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        yield
+
+
 def ensure_clone(spec: RepoSpec, dest: Path, progress=None) -> "GitRepo":
     """A bare clone of `spec` at `dest`: cloned once, fetched on every later call.
 
     A shallow source is unshallowed when its remote allows; otherwise it is a clear error,
     because truncated history would give wrong releases and milestones.
     """
+    with _locked(dest):
+        return _ensure_clone(spec, dest, progress)
+
+
+def _ensure_clone(spec: RepoSpec, dest: Path, progress) -> "GitRepo":
     if (dest / "HEAD").is_file():
         try:
             g = git.Git(dest)

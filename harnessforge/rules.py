@@ -13,7 +13,7 @@ import re
 from functools import cached_property
 from importlib import resources
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import yaml
 from pydantic import Field, ValidationError, field_validator, model_validator
@@ -128,12 +128,28 @@ class AnalyticsRules(Model):
         return value
 
 
+class ReviewerRules(Model):
+    hard_hint_level: int = Field(ge=1, le=4)
+    long_turns: int = Field(ge=1)
+    meaningful_iterations: int = Field(ge=1)
+    high_value_difficulty: int = Field(ge=1, le=5)
+    medium_value_difficulty: int = Field(ge=1, le=5)
+
+
+class DistillRules(Model):
+    slice_context_messages: int = Field(ge=0)
+    hint_in_prompt: Literal["drop", "keep"]
+    hint_dependent_pairs: Literal["drop", "mark"]
+    reviewer: ReviewerRules
+
+
 class Rules(Model):
     screening: ScreeningRules
     planning: PlanningRules
     environments: EnvRules
     harness: HarnessRules
     analytics: AnalyticsRules
+    distill: DistillRules
 
     @cached_property
     def hash(self) -> str:

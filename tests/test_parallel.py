@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from harnessforge.agents.oracle import OracleAgent
+from harnessforge.gitio import resolve_repo
 from harnessforge.harness.navigator import Navigator
 from harnessforge.harness.parallel import run_chains
 from harnessforge.harness.recorder import Recorder
@@ -32,6 +33,7 @@ def test_chains_run_side_by_side_and_a_failing_one_is_isolated(validated):
         return Navigator(store, repo, ClosingOracle(seed=1), rules, run_id=f"par-{job}", log=lambda *_: None)
 
     a, broken, b = run_chains(["a", "broken", "b"], navigator, workers=3, milestones=["m01"], log=lambda *_: None)
+    assert not a.error and not b.error, (a.error, b.error)
     assert [s.status for s in a.summaries] == [s.status for s in b.summaries] == ["PASS"]
     assert broken.error and "no__such_repo" in broken.error and not broken.summaries
     assert ClosingOracle.closed == 2  # each chain's agent is closed when the chain ends
@@ -51,3 +53,17 @@ def test_the_run_command_takes_several_repos_and_reports_each(validated):
     row = next(line for line in proc.stdout.splitlines() if " m01 " in line)
     assert key in row and "PASS" in row
     assert (store.root / "trajectories" / key / "par-cli" / "m01" / "summary.json").exists()
+
+
+def test_concurrent_opens_of_one_repo_share_its_cache_safely(example_repo, tmp_path):
+    """Parallel chains (and Dagster steps) of one repo fetch its clone cache at the same time."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    from harnessforge.repos import open_repo
+    from harnessforge.store import Store
+
+    store = Store(tmp_path / "store")
+    spec = resolve_repo(str(example_repo))
+    with ThreadPoolExecutor(max_workers=6) as pool:
+        repos = list(pool.map(lambda _: open_repo(store, spec), range(12)))
+    assert len({r.head() for r in repos}) == 1

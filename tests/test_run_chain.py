@@ -74,3 +74,29 @@ def test_partial_submission_is_rejected_then_fixed(chain):
     events = Recorder.open(nav.run_dir / "m04").events()
     verdicts = [e.action.content for e in events if e.role == "verifier"]
     assert verdicts[0].startswith("verification failed") and verdicts[-1] == "PASS"
+
+
+def test_the_run_distils_and_exports(chain, tmp_path):
+    """The real oracle chain through analytics, distillation and export: signals from a real run."""
+    from harnessforge.analytics.load import connect
+    from harnessforge.distill import distill
+    from harnessforge.export import export
+
+    nav, summaries = chain
+    report = distill(nav.store, load_rules(), log=lambda *_: None)
+    assert not report.analytics.load.bad_lines and not report.skipped
+    with connect(nav.store) as con:
+        rows = con.execute(
+            "SELECT milestone_id, status, hints, stuck_points, synthetic FROM milestone_summary "
+            "WHERE run_id = 'oracle-e2e' ORDER BY milestone_id"
+        ).fetchall()
+    assert [(r[0], r[1]) for r in rows] == [(m, s.status) for m, s in summaries.items()]
+    assert all(r[4] for r in rows)  # synthetic all the way through
+    by_id = {r[0]: r for r in rows}
+    assert by_id["m02"][2] >= 2 and by_id["m03"][3] > 0  # hints on m02; m03 is a loop the oracle never left
+    refused = export(nav.store, ["sft", "atif"], tmp_path / "refused")
+    assert refused.rows["sft/trl"] == 0 and refused.refused_synthetic["sft"] > 0 and refused.rows["atif"] == 0
+    allowed = export(nav.store, ["sft", "atif"], tmp_path / "allowed", allow_synthetic=True)
+    assert allowed.rows["atif"] >= 1 and allowed.rows["sft/trl"] > 0
+    atif = json.loads(next((tmp_path / "allowed" / "atif").rglob("m0*.json")).read_text())
+    validate_atif(atif)

@@ -58,7 +58,11 @@ class CraftedRun:
         return self
 
     def tool(self, kind: str, args: dict[str, Any], observation: str = "", ok: bool = True, **kw) -> CraftedRun:
-        self._add("dev", kind, args=args, call_id=f"call_{len(self.events)}", observation=observation, ok=ok, **kw)
+        """A tool call of the current turn: listed in the turn's message event, as the Navigator records it."""
+        call_id = f"call_{len(self.events)}"
+        turn = next(e for e in reversed(self.events) if e.role == "dev" and e.action.type == "message")
+        turn.action.args.setdefault("tool_calls", []).append({"id": call_id, "name": kind, "args": args})
+        self._add("dev", kind, args=args, call_id=call_id, observation=observation, ok=ok, **kw)
         return self
 
     def list_dir(self, path: str = ".", listing: str = "src/\nREADME.md") -> CraftedRun:

@@ -30,21 +30,17 @@ from ..mining.classify import FileClassifier
 from ..mining.pm import brief
 from ..models.plan import Milestone
 from ..models.run import MilestoneSummary, RunMeta
-from ..models.trajectory import Action, AgentTurn, Event, Message, ToolCall, Usage
+from ..models.trajectory import Action, Event, Message, ToolCall, Usage
 from ..repos import spec_for
 from ..rules import Rules
 from ..store import Store
 from .atif import to_atif
+from .conversation import NUDGE, assistant_message, rebuild, system_prompt, turn_of
 from .mentor import Mentor
 from .recorder import Recorder, read_summary, write_run_metadata
 from .tools import EDIT_TOOLS, TOOLS, ToolBox
 from .verifier import Verifier
 
-SYSTEM = """You are a software engineer working in a git repository at {workdir}.
-Implement the feature described by the user. Use the tools to explore, edit and run the tests;
-the network is off. Test files are given and must not be changed: changes to them are ignored.
-When the feature is done and the tests pass, call `submit`. If you are stuck, call `request_hint`."""
-NUDGE = "Continue: use a tool, or call `submit` when done."
 MUTATING = EDIT_TOOLS | {"bash"}  # tools after which the workspace snapshot is refreshed
 
 
@@ -223,11 +219,8 @@ class MilestoneRun:
         task = f"# {self.m.title}\n\n{brief(self.m)}\n\n[hint L0] {l0}\n\nEarlier milestones:\n{memory}"
         if self.carried_from:
             task += f"\n\nYour own work on {self.carried_from} is in the working tree, uncommitted."
-        self.messages = [
-            {"role": "system", "content": SYSTEM.format(workdir=sb.workdir)},
-            {"role": "user", "content": task},
-        ]
-        start = {"base": self.m.base_commit, "carried_from": self.carried_from}
+        self.messages = [system_prompt(sb.workdir), {"role": "user", "content": task}]
+        start = {"base": self.m.base_commit, "carried_from": self.carried_from, "workdir": sb.workdir}
         self.record("navigator", Action(type="milestone_start", content=task, args=start))
 
     def _loop(self, sb: Sandbox, tools: ToolBox, start: float) -> None:
@@ -240,7 +233,7 @@ class MilestoneRun:
             dev.turn += 1
             t = self.nav.agent.turn(self.messages, TOOLS)
             dev.usage, dev.cost = dev.usage + t.usage, dev.cost + t.cost_usd
-            self.messages.append(_assistant(t))
+            self.messages.append(assistant_message(t))
             args = {"reasoning": t.reasoning, "tool_calls": [c.model_dump() for c in t.tool_calls]}
             if t.extra:
                 args["backend"] = t.extra
@@ -283,35 +276,20 @@ class MilestoneRun:
     def _resume(self, sb: Sandbox, events: list[Event]) -> list[ToolCall]:
         """Rebuild the conversation and counters from the log; restore the workspace; return the
         tool calls of the last turn that have no event yet."""
+        conversation = rebuild(events, sb.workdir)
+        self.messages, self.pending = conversation.messages, [text for text, _ in conversation.pending]
         last_calls: list[ToolCall] = []
         answered: set[str] = set()
         for e in events:
-            if e.role == "navigator" and e.action.type == "milestone_start":
-                self.messages = [
-                    {"role": "system", "content": SYSTEM.format(workdir=sb.workdir)},
-                    {"role": "user", "content": e.action.content},
-                ]
-            elif e.role == "dev" and e.action.type == "message":
-                self._end_turn()
-                calls = [ToolCall.model_validate(c) for c in e.action.args.get("tool_calls", [])]
-                t = AgentTurn(text=e.action.content, reasoning=e.action.args.get("reasoning", ""), tool_calls=calls)
-                self.messages.append(_assistant(t))
-                if not calls:
-                    self.messages.append({"role": "user", "content": NUDGE})
-                last_calls, answered = calls, set()
+            if e.role == "dev" and e.action.type == "message":
+                last_calls, answered = turn_of(e).tool_calls, set()
                 self.dev.turn = e.turn_id
                 self.dev.usage, self.dev.cost = self.dev.usage + (e.usage or Usage()), self.dev.cost + e.cost_usd
             elif e.role == "dev" and e.call_id:
-                self.messages.append({"role": "tool", "tool_call_id": e.call_id, "content": e.observation})
                 answered.add(e.call_id)
                 self.dev.edits, self.dev.test_runs = e.cumulative_edits, e.cumulative_test_runs
-            elif e.role == "mentor":
-                self.pending.append(e.action.content)
-            elif e.role == "verifier":
-                if e.action.content == "PASS":
-                    self.status = "PASS"
-                else:
-                    self.pending.append(e.action.content)
+            elif e.role == "verifier" and e.action.content == "PASS":
+                self.status = "PASS"
             elif e.role == "navigator" and e.action.type == "milestone_end":
                 self.ended = True
         seqs = sorted(int(p.name.split(".")[1]) for p in self.dir.glob("workspace.*.patch"))
@@ -348,18 +326,6 @@ class MilestoneRun:
 
     def _meta(self) -> dict:
         return json.loads((self.nav.run_dir / "metadata.json").read_text())
-
-
-def _assistant(t: AgentTurn) -> Message:
-    msg: Message = {"role": "assistant", "content": t.text}
-    if t.reasoning:
-        msg["reasoning_content"] = t.reasoning
-    if t.tool_calls:
-        msg["tool_calls"] = [
-            {"id": c.id, "type": "function", "function": {"name": c.name, "arguments": json.dumps(c.args)}}
-            for c in t.tool_calls
-        ]
-    return msg
 
 
 def run_dir_of(store: Store, key: str, run_id: str) -> Path:

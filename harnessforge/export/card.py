@@ -1,0 +1,56 @@
+"""The dataset card (README.md of an export): what is in it, where it came from, how to load it."""
+
+from __future__ import annotations
+
+from collections import Counter
+from typing import Any
+
+from ..models.distill import Review
+
+
+def dataset_card(report, reviews: list[Review], manifest: dict[str, Any], allow_synthetic: bool) -> str:
+    kept = [r for r in reviews if allow_synthetic or not r.synthetic]
+    difficulty = Counter(r.difficulty for r in kept)
+    value = Counter(r.rl_value for r in kept)
+    hints = Counter(r.max_hint_level for r in kept)
+    lines = [
+        "# HarnessForge export",
+        "",
+        "Coding-agent training data distilled from milestone-chain runs on real repositories' release history.",
+        f"Rules hash `{manifest['rules_hash']}`, distilled {manifest['created_at']}.",
+        "",
+        "## Files",
+        "",
+        "| file | rows |",
+        "|---|---|",
+        *[f"| `{name}` | {n} |" for name, n in sorted(report.rows.items())],
+        "",
+        'Load a Parquet file with `datasets.load_dataset("parquet", data_files="dpo/trl.parquet", split="train")`.',
+        "`trl` files are TRL's conversational format (tool arguments as objects, a `tools` column); `swift` files",
+        "are ms-swift's (`messages` with per-message `loss`, `rejected_response`); `openrlhf` files carry the tool",
+        "schemas in the system message.",
+        "",
+        "## Milestone runs reviewed",
+        "",
+        "| difficulty | runs |",
+        "|---|---|",
+        *[f"| {d} | {difficulty[d]} |" for d in range(1, 6)],
+        "",
+        "| highest hint level | runs |",
+        "|---|---|",
+        *[f"| {'none' if level == 0 else f'L{level}'} | {hints[level]} |" for level in range(5)],
+        "",
+        "| RL value | runs |",
+        "|---|---|",
+        *[f"| {v} | {value[v]} |" for v in ("high", "medium", "low", "reject")],
+        "",
+        "## Left out",
+        "",
+        f"- synthetic rows (the offline oracle's runs) refused: {sum(report.refused_synthetic.values())}"
+        + (" (synthetic rows were allowed in this export)" if allow_synthetic else ""),
+        *[f"  - {kind}: {n}" for kind, n in sorted(report.refused_synthetic.items())],
+        f"- rows of runs rejected for cheating or suspected memorisation: {sum(report.discarded.values())}",
+        *[f"  - {kind}: {n}" for kind, n in sorted(report.discarded.items())],
+        "",
+    ]
+    return "\n".join(lines)

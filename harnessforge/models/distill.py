@@ -1,0 +1,84 @@
+"""Stage 3 records: what distillation cuts out of trajectories, before any trainer's format.
+
+Conversations are OpenAI-style messages (tool arguments as JSON strings, as recorded); the
+exporters convert them per trainer. A `Segment` is a conversation and the index training starts
+at: what comes before is context (never trained), what comes after is the lesson.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import Field
+
+from .common import Model
+from .trajectory import Message
+
+
+class Provenance(Model):
+    repo: str
+    run_id: str
+    milestone_id: str
+    agent: str = ""
+    model: str = ""
+    harness_version: str = ""
+    rules_hash: str = Field(description="Hash of the rules the distillation ran with.")
+    synthetic: bool = False
+
+
+class Segment(Model):
+    """SFT rows and stuck slices: `messages[train_from:]` is trained, the rest is context."""
+
+    id: str
+    kind: str = Field(description="milestone | explore | implement | verify | stuck slice kind(s)")
+    messages: list[Message]
+    train_from: int = Field(ge=0)
+    provenance: Provenance
+    label: str | None = Field(None, description="Stuck slices: resolved_by_self | resolved_after_hint | unresolved")
+    hint_level: int | None = Field(None, description="Stuck slices resolved after a hint: its level")
+    start_seq: int | None = None
+    end_seq: int | None = None
+
+
+class PreferencePair(Model):
+    """A DPO pair cut at the divergence turn: shared `prompt`, one assistant message each side."""
+
+    id: str
+    pair_type: Literal["pre_vs_post_hint", "fail_vs_pass"]
+    prompt: list[Message]
+    chosen: list[Message]
+    rejected: list[Message]
+    divergence_turn: int
+    hint_in_prompt: bool = False
+    depends_on_hint: bool = Field(False, description="The chosen turn uses words only the removed hint contained.")
+    evidence: dict[str, Any] = Field(default_factory=dict)
+    provenance: Provenance
+    rejected_provenance: Provenance
+
+
+class KTORow(Model):
+    """An unpaired turn: `label` true for a turn that raised passing tests, false for a loop turn."""
+
+    id: str
+    prompt: list[Message]
+    completion: list[Message]
+    label: bool
+    reason: str
+    provenance: Provenance
+
+
+class Review(Model):
+    """The Reviewer's grade of one milestone run."""
+
+    repo: str
+    run_id: str
+    milestone_id: str
+    status: str
+    difficulty: int = Field(ge=1, le=5)
+    max_hint_level: int = Field(0, ge=0, le=4)
+    rl_value: Literal["high", "medium", "low", "reject"]
+    discard_reasons: list[str] = []
+    why: str
+    reviewer: str = "rules"
+    synthetic: bool = False
+    rules_hash: str

@@ -1,0 +1,161 @@
+"""Distillation of crafted runs: slices, pairs, KTO rows, SFT segments and reviews."""
+
+import json
+
+import pytest
+
+from harnessforge.distill import distill
+from harnessforge.models.distill import KTORow, PreferencePair, Review, Segment
+from harnessforge.rules import load_rules
+from harnessforge.store import Store
+from tests.test_analytics import OWN_DIFF, craft, explore, pad
+from tests.trajectories import GT_FILE, CraftedRun
+
+
+def rows(store, name, model):
+    path = store.root / "distilled" / f"{name}.jsonl"
+    return [model.model_validate_json(line) for line in path.read_bytes().splitlines()]
+
+
+def craft_more(store) -> None:
+    """Runs distillation needs beyond the analytics signals."""
+    # stuck, then a hint that names a file, and out of it: a slice resolved after L2, a marked pair
+    r = explore(CraftedRun(store, "rescued"))
+    for i in range(3):
+        r.say().edit(sha=f"r{i}").say().test(0, 2, "sig-a")
+    r.hint(2, "same_error", "The ordering lives in src/order.py")
+    r.say("Trying the hint.").read("src/order.py").say().edit("src/order.py", "o1").say().test(2, 0)
+    r.finish("PASS", OWN_DIFF)
+    # two runs of one milestone that part ways at their second turn, one passing
+    for run_id, model, passes in (("twin-pass", "strong", True), ("twin-fail", "weak", False)):
+        r = explore(CraftedRun(store, run_id, mid="m02", model=model))
+        if passes:
+            r.say().edit(sha="t1").say().test(1, 0).finish("PASS", OWN_DIFF)
+        else:
+            r.say().bash("ls -R").say().test(0, 1).finish("STUCK", OWN_DIFF)
+
+
+@pytest.fixture(scope="module")
+def distilled(tmp_path_factory):
+    store = Store(tmp_path_factory.mktemp("distill") / "store")
+    craft(store)
+    craft_more(store)
+    report = distill(store, load_rules(), log=lambda *_: None)
+    return store, report
+
+
+def test_stuck_slices_run_from_the_signal_to_the_resolution(distilled):
+    store, report = distilled
+    slices = {s.provenance.run_id: s for s in rows(store, "stuck_slices", Segment)}
+    assert slices["stuck"].label == "unresolved" and slices["stuck"].kind == "same_error"
+    rescued = slices["rescued"]
+    assert rescued.label == "resolved_after_hint" and rescued.hint_level == 2
+    body = rescued.messages[rescued.train_from :]
+    assert body[0]["role"] == "assistant" and body[-1]["role"] == "tool" and "2 passed" in body[-1]["content"]
+    assert any("[hint L2]" in str(m["content"]) for m in body)  # the hint the Dev got inside the slice
+    assert rescued.messages[0]["role"] == "system" and rescued.messages[1]["role"] == "user"
+    # every tool result in a slice follows the assistant message that called it
+    for s in slices.values():
+        called = set()
+        for m in s.messages:
+            called |= {c["id"] for c in m.get("tool_calls") or []}
+            if m["role"] == "tool":
+                assert m["tool_call_id"] in called
+
+
+def test_pairs_at_the_divergence_turn(distilled):
+    store, _ = distilled
+    pairs = {p.id: p for p in rows(store, "dpo_pairs", PreferencePair)}
+    hinted = pairs["acme__app/rescued/m01/hint-" + next(i.split("-")[-1] for i in pairs if "rescued" in i)]
+    assert hinted.pair_type == "pre_vs_post_hint" and len(hinted.chosen) == len(hinted.rejected) == 1
+    assert hinted.chosen[0]["tool_calls"][0]["function"]["name"] == "read_file"
+    assert hinted.rejected[0]["tool_calls"][0]["function"]["name"] == "run_tests"
+    assert not hinted.hint_in_prompt and "[hint" not in json.dumps(hinted.prompt)
+    assert hinted.depends_on_hint  # src/order.py appears only in the hint
+    followed = next(p for p in pairs.values() if p.provenance.run_id == "hint_followed")
+    assert not followed.depends_on_hint  # it searched for "priority", which the hint never said
+    twin = pairs["acme__app/twin-pass/m02~twin-fail"]
+    assert twin.pair_type == "fail_vs_pass" and twin.rejected_provenance.model == "weak"
+    assert twin.prompt[-1]["role"] == "tool" and twin.divergence_turn == 3
+    assert "edit_file" in json.dumps(twin.chosen) and "bash" in json.dumps(twin.rejected)
+
+
+def test_hint_handling_is_configurable(tmp_path):
+    store = Store(tmp_path / "store")
+    craft_more(store)
+    rules = load_rules()
+    keep = rules.model_copy(update={"distill": rules.distill.model_copy(update={"hint_in_prompt": "keep"})})
+    distill(store, keep, log=lambda *_: None)
+    (pair,) = [p for p in rows(store, "dpo_pairs", PreferencePair) if p.pair_type == "pre_vs_post_hint"]
+    assert pair.hint_in_prompt and pair.prompt[-1]["content"].startswith("[hint L2]") and not pair.depends_on_hint
+    drop = rules.model_copy(update={"distill": rules.distill.model_copy(update={"hint_dependent_pairs": "drop"})})
+    distill(store, drop, log=lambda *_: None)
+    assert [p.pair_type for p in rows(store, "dpo_pairs", PreferencePair)] == ["fail_vs_pass"]
+
+
+def test_kto_rows_label_loop_turns_and_progress_turns(distilled):
+    store, _ = distilled
+    kto = rows(store, "kto", KTORow)
+    stuck = [k for k in kto if k.provenance.run_id == "stuck"]
+    assert stuck and not any(k.label for k in stuck)
+    progressive = [k for k in kto if k.provenance.run_id == "progressive_success"]
+    assert len(progressive) == 3 and all(k.label for k in progressive)
+    assert all(len(k.completion) == 1 and k.completion[0]["role"] == "assistant" for k in kto)
+
+
+def test_sft_segments_of_passing_runs(distilled):
+    store, _ = distilled
+    sft = rows(store, "sft", Segment)
+    assert {s.provenance.run_id for s in sft if s.kind == "milestone"} == {
+        "hint_followed", "progressive_success", "efficient_path", "memorisation", "git_history_probe", "rescued",
+        "twin-pass",
+    }  # fmt: skip
+    phases = {s.kind: s for s in sft if s.provenance.run_id == "progressive_success"}
+    assert set(phases) == {"milestone", "explore", "implement", "verify"}
+    explore_cut, implement = phases["explore"], phases["implement"]
+    assert implement.train_from == len(explore_cut.messages)  # the phases follow each other
+    assert "edit_file" in json.dumps(implement.messages[implement.train_from])
+
+
+def test_reviews_grade_difficulty_and_value(distilled):
+    store, report = distilled
+    reviews = {r.run_id: r for r in rows(store, "reviews", Review)}
+    assert (reviews["efficient_path"].difficulty, reviews["efficient_path"].discard_reasons) == (1, ["too_easy"])
+    assert (reviews["progressive_success"].difficulty, reviews["progressive_success"].rl_value) == (3, "medium")
+    assert (reviews["hint_followed"].difficulty, reviews["hint_followed"].rl_value) == (4, "high")
+    assert (reviews["rescued"].difficulty, reviews["rescued"].rl_value) == (5, "high")
+    assert "suspected_memorisation" in reviews["memorisation"].discard_reasons
+    assert "cheating" in reviews["git_history_probe"].discard_reasons
+    assert reviews["stuck"].rl_value == "reject" and "agent_loop" in reviews["stuck"].discard_reasons
+    assert all(r.rules_hash == load_rules().hash for r in reviews.values())
+    manifest = json.loads((store.root / "distilled" / "manifest.json").read_text())
+    assert manifest["counts"] == report.counts and manifest["runs"] == 11
+
+
+def test_a_run_with_a_corrupt_log_is_skipped_and_the_rest_distils(tmp_path):
+    store = Store(tmp_path / "store")
+    CraftedRun(store, "good").say().read(GT_FILE).say().edit().say().test(1, 0).finish("PASS")
+    pad(CraftedRun(store, "bad")).say().test(1, 0).finish("PASS")
+    log = store.root / "trajectories" / "acme__app" / "bad" / "m01" / "trajectory.jsonl"
+    lines = log.read_bytes().splitlines(keepends=True)
+    log.write_bytes(b"".join(lines[:3] + [b"{broken\n"] + lines[3:]))
+    messages = []
+    report = distill(store, load_rules(), log=messages.append)
+    assert any("bad/m01" in m and "trajectory.jsonl:4: not valid JSON" in m for m in report.skipped)
+    assert report.analytics.load.bad_lines and report.analytics.load.bad_lines[0].line == 4
+    assert {s.provenance.run_id for s in rows(store, "sft", Segment)} == {"good"}
+
+
+def test_the_distill_command(tmp_path):
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    store = Store(tmp_path / "store")
+    craft_more(store)
+    cmd = [str(Path(sys.executable).parent / "harnessforge"), "--store", str(store.root), "distill"]
+    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    assert "loaded 3 trajectories" in proc.stdout and "dpo_pairs" in proc.stdout
+    again = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
+    assert "loaded 0 trajectories (0 events), 3 unchanged" in again.stdout

@@ -1,0 +1,126 @@
+"""Exports: every row loads back with `datasets`, renders through a Hugging Face chat template the
+way TRL applies it, and synthetic or rejected runs stay out unless allowed."""
+
+import json
+
+import datasets
+import pytest
+from tokenizers import Tokenizer
+from tokenizers.models import WordLevel
+from tokenizers.pre_tokenizers import Whitespace
+from transformers import PreTrainedTokenizerFast
+
+from harnessforge.distill import distill
+from harnessforge.errors import ArtifactError, ConfigError
+from harnessforge.export import export
+from harnessforge.rules import load_rules
+from harnessforge.store import Store
+from tests.test_analytics import craft, explore
+from tests.test_distill import craft_more
+from tests.trajectories import CraftedRun
+
+# A Qwen2.5-style tool template: tools listed in the system turn, calls as JSON objects, results as
+# tool responses, assistant text inside {% generation %} so assistant-only loss masks can be taken.
+TEMPLATE = """{%- for m in messages -%}
+{%- if m.role == 'system' -%}<|system|>{{ m.content }}{%- if tools %}<tools>{% for t in tools %}{{ t | tojson }}{% endfor %}</tools>{% endif -%}
+{%- elif m.role == 'assistant' -%}<|assistant|>{% generation %}{{ m.content }}{%- for c in m.tool_calls or [] -%}
+<tool_call>{"name": "{{ c.function.name }}", "arguments": {{ c.function.arguments | tojson }}}</tool_call>
+{%- endfor %}{% endgeneration %}
+{%- elif m.role == 'tool' -%}<|tool|>{{ m.content }}
+{%- else -%}<|{{ m.role }}|>{{ m.content }}{%- endif -%}
+{%- endfor -%}"""
+
+
+@pytest.fixture(scope="module")
+def tokenizer():
+    model = Tokenizer(WordLevel({"[UNK]": 0}, unk_token="[UNK]"))
+    model.pre_tokenizer = Whitespace()
+    tok = PreTrainedTokenizerFast(tokenizer_object=model, unk_token="[UNK]")
+    tok.chat_template = TEMPLATE
+    return tok
+
+
+@pytest.fixture(scope="module")
+def exported(tmp_path_factory):
+    root = tmp_path_factory.mktemp("export")
+    store = Store(root / "store")
+    craft(store)
+    craft_more(store)
+    explore(CraftedRun(store, "oracle-run", synthetic=True)).say().edit().say().test(1, 0).finish("PASS")
+    distill(store, load_rules(), log=lambda *_: None)
+    report = export(store, ["all"], root / "out")
+    return store, root / "out", report
+
+
+def jsonl(path):
+    return [json.loads(line) for line in path.read_text().splitlines()]
+
+
+def test_every_file_loads_back_with_datasets_exactly(exported):
+    _, out, report = exported
+    parquets = [p for p in report.files if p.suffix == ".parquet"]
+    assert {p.relative_to(out).as_posix() for p in parquets} >= {
+        "sft/trl.parquet", "sft/swift.parquet", "sft/openrlhf.parquet", "stuck_slices/trl.parquet",
+        "dpo/trl.parquet", "dpo/swift.parquet", "dpo/openrlhf.parquet", "kto/trl.parquet", "kto/swift.parquet",
+    }  # fmt: skip
+    for parquet in parquets:
+        loaded = datasets.load_dataset("parquet", data_files=str(parquet), split="train")
+        assert loaded.to_list() == jsonl(parquet.with_suffix(".jsonl")), parquet
+
+
+def test_trl_rows_render_through_a_chat_template_with_tools(exported, tokenizer):
+    _, out, _ = exported
+    for row in jsonl(out / "dpo" / "trl.jsonl"):
+        assert len(row["chosen"]) == len(row["rejected"]) == 1 and row["chosen"][0]["role"] == "assistant"
+        for side in ("chosen", "rejected"):
+            text = tokenizer.apply_chat_template(row["prompt"] + row[side], tools=row["tools"], tokenize=False)
+            for call in row[side][0].get("tool_calls") or []:
+                assert isinstance(call["function"]["arguments"], dict)
+                assert json.dumps(call["function"]["arguments"]) in text
+    for row in jsonl(out / "sft" / "trl.jsonl"):
+        rendered = tokenizer.apply_chat_template(
+            row["prompt"] + row["completion"], tools=row["tools"], tokenize=True, return_dict=True,
+            return_assistant_tokens_mask=True,
+        )  # fmt: skip
+        assert any(rendered["assistant_masks"])  # the completion has assistant tokens to train on
+    kto = jsonl(out / "kto" / "trl.jsonl")
+    assert {row["label"] for row in kto} == {True, False}
+
+
+def test_dialects(exported):
+    _, out, _ = exported
+    swift = jsonl(out / "sft" / "swift.jsonl")
+    phase = next(r for r in swift if r["kind"] == "implement")
+    losses = [m.get("loss") for m in phase["messages"] if m["role"] == "assistant"]
+    assert False in losses and losses[-1] is True  # context turns are not trained
+    assert isinstance(json.loads(swift[0]["tools"]), list)
+    call = next(c for r in swift for m in r["messages"] for c in m.get("tool_calls") or [])
+    assert isinstance(call["function"]["arguments"], str)
+    dpo_swift = jsonl(out / "dpo" / "swift.jsonl")[0]
+    assert dpo_swift["messages"][-1]["role"] == "assistant" and dpo_swift["rejected_response"][0]["role"] == "assistant"
+    rlhf = jsonl(out / "dpo" / "openrlhf.jsonl")[0]
+    assert rlhf["prompt"][0]["role"] == "system" and '"name": "read_file"' in rlhf["prompt"][0]["content"]
+
+
+def test_synthetic_and_rejected_runs_stay_out_unless_allowed(exported, tmp_path):
+    store, out, report = exported
+    runs = {r["run_id"] for r in jsonl(out / "sft" / "trl.jsonl")}
+    assert "oracle-run" not in runs and not any(r["synthetic"] for r in jsonl(out / "sft" / "trl.jsonl"))
+    assert report.refused_synthetic["sft"] == 3  # the oracle run as a whole, its explore and implement phases
+    assert {"memorisation", "git_history_probe"}.isdisjoint(runs)
+    assert report.discarded["sft"] > 0
+    card = (out / "README.md").read_text()
+    assert "synthetic rows (the offline oracle's runs) refused: " in card and "| `dpo/trl` |" in card
+    assert "| highest hint level | runs |" in card and "| 5 | 1 |" in card
+    allowed = export(store, ["sft"], tmp_path / "with", allow_synthetic=True)
+    assert not allowed.refused_synthetic
+    assert "oracle-run" in {r["run_id"] for r in jsonl(tmp_path / "with" / "sft" / "trl.jsonl")}
+
+
+def test_atif_and_bad_requests(exported, tmp_path):
+    store, out, report = exported
+    assert report.rows["atif"] == 0  # crafted runs have no ATIF file; real runs do (see the chain test)
+    with pytest.raises(ConfigError, match="unknown export format"):
+        export(store, ["csv"], tmp_path / "x")
+    with pytest.raises(ArtifactError, match="run `harnessforge distill` first"):
+        export(Store(tmp_path / "empty"), ["sft"], tmp_path / "y")
