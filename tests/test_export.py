@@ -22,7 +22,8 @@ from tests.trajectories import CraftedRun
 # A Qwen2.5-style tool template: tools listed in the system turn, calls as JSON objects, results as
 # tool responses, assistant text inside {% generation %} so assistant-only loss masks can be taken.
 TEMPLATE = """{%- for m in messages -%}
-{%- if m.role == 'system' -%}<|system|>{{ m.content }}{%- if tools %}<tools>{% for t in tools %}{{ t | tojson }}{% endfor %}</tools>{% endif -%}
+{%- if m.role == 'system' -%}<|system|>{{ m.content }}
+{%- if tools %}<tools>{% for t in tools %}{{ t | tojson }}{% endfor %}</tools>{% endif -%}
 {%- elif m.role == 'assistant' -%}<|assistant|>{% generation %}{{ m.content }}{%- for c in m.tool_calls or [] -%}
 <tool_call>{"name": "{{ c.function.name }}", "arguments": {{ c.function.arguments | tojson }}}</tool_call>
 {%- endfor %}{% endgeneration %}
