@@ -38,7 +38,7 @@ from harnessforge.mining.planner import build_plan, mine_history  # noqa: E402
 from harnessforge.rules import load_rules  # noqa: E402
 
 RESULTS = Path(__file__).resolve().parent / "results"
-GROUPS = ("mining", "docker_exec", "sandbox_startup", "local_exec", "harness")
+GROUPS = ("mining", "docker_exec", "sandbox_startup", "local_exec", "harness", "analytics")
 SANDBOX_GROUPS = {"docker_exec", "sandbox_startup", "local_exec"}
 ALIASES = {"sandbox": ("docker_exec", "sandbox_startup", "local_exec")}
 
@@ -251,6 +251,10 @@ def main() -> None:
         from harness import harness_benchmarks
 
         results += harness_benchmarks(iterations, args.quick)
+    if "analytics" in groups:
+        from analytics import analytics_benchmarks
+
+        results += analytics_benchmarks(args.quick)
     for r in results:
         r.mode, r.measured_at = mode, now
     kept = [r for r in previous_results() if r.group not in groups]

@@ -3,23 +3,21 @@
 -- for in the turns before and after. direction_change: it went somewhere new after the hint;
 -- tests_improved: more tests passed within the window than ever before the hint.
 WITH hints AS (
-    SELECT repo, run_id, milestone_id, seq AS hint_seq, turn_id AS hint_turn, hint_level AS level,
-        json_extract_string(args, '$.rule') AS rule
+    SELECT mrun, repo, run_id, milestone_id, seq AS hint_seq, turn_id AS hint_turn, hint_level AS level,
+        rule
     FROM {{ ref('stg_events') }}
     WHERE role = 'mentor' AND action_type = 'hint'
 ), targets AS (
-    SELECT repo, run_id, milestone_id, seq, turn_id,
-        CASE WHEN action_type = 'search' THEN 'search:' || json_extract_string(args, '$.pattern')
-             ELSE coalesce(files_touched[1], json_extract_string(args, '$.path')) END AS target
+    SELECT mrun, seq, turn_id,
+        CASE WHEN action_type = 'search' THEN 'search:' || pattern ELSE path END AS target
     FROM {{ ref('stg_events') }}
     WHERE is_tool AND action_type IN ('read_file', 'write_file', 'edit_file', 'search')
 ), around AS (
     SELECT h.*,
-        list(DISTINCT t.target) FILTER (WHERE t.seq < h.hint_seq) AS before_targets,
-        list(DISTINCT t.target) FILTER (WHERE t.seq > h.hint_seq) AS after_targets
+        list_sort(list(DISTINCT t.target) FILTER (WHERE t.seq < h.hint_seq)) AS before_targets,
+        list_sort(list(DISTINCT t.target) FILTER (WHERE t.seq > h.hint_seq)) AS after_targets
     FROM hints h
-    LEFT JOIN targets t ON t.repo = h.repo AND t.run_id = h.run_id AND t.milestone_id = h.milestone_id
-        AND t.target IS NOT NULL
+    LEFT JOIN targets t ON t.mrun = h.mrun AND t.target IS NOT NULL
         AND t.turn_id BETWEEN h.hint_turn - {{ var('hint_response_turns') }} AND h.hint_turn + {{ var('hint_response_turns') }}
     GROUP BY ALL
 ), tests AS (
@@ -28,7 +26,7 @@ WITH hints AS (
         max(r.tests_passed) FILTER (WHERE r.seq > h.hint_seq
             AND r.turn_id <= h.hint_turn + {{ var('hint_response_turns') }}) AS passed_after
     FROM hints h
-    LEFT JOIN {{ ref('stg_test_runs') }} r USING (repo, run_id, milestone_id)
+    LEFT JOIN {{ ref('stg_test_runs') }} r USING (mrun)
     GROUP BY ALL
 )
 SELECT a.repo, a.run_id, a.milestone_id, a.hint_seq, a.hint_turn, a.level, a.rule,

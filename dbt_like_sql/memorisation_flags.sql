@@ -5,18 +5,20 @@
 -- straight_line: no search, no edit outside the ground truth's files, no reverted edit.
 -- flagged = blind_first_edit OR (verbatim AND straight_line).
 WITH ms AS (
-    SELECT repo, run_id, milestone_id, ground_truth_files, final_diff, ground_truth FROM raw_milestones
+    SELECT hash(repo, run_id, milestone_id) AS mrun, repo, run_id, milestone_id, ground_truth_files, final_diff,
+        ground_truth
+    FROM raw_milestones
 ), first_gt_edit AS (
-    SELECT DISTINCT ON (e.repo, e.run_id, e.milestone_id) e.repo, e.run_id, e.milestone_id, e.seq, e.path
-    FROM {{ ref('stg_edits') }} e JOIN ms USING (repo, run_id, milestone_id)
+    SELECT DISTINCT ON (e.mrun) e.mrun, e.repo, e.run_id, e.milestone_id, e.seq, e.path
+    FROM {{ ref('stg_edits') }} e JOIN ms USING (mrun)
     WHERE list_contains(ms.ground_truth_files, e.path)
-    ORDER BY e.repo, e.run_id, e.milestone_id, e.seq
+    ORDER BY e.mrun, e.seq
 ), blind AS (
     SELECT f.repo, f.run_id, f.milestone_id, f.path AS first_gt_file, NOT EXISTS (
-        SELECT 1 FROM {{ ref('stg_events') }} o
-        WHERE o.repo = f.repo AND o.run_id = f.run_id AND o.milestone_id = f.milestone_id AND o.seq < f.seq
-          AND (contains(coalesce(o.observation, '') || ' ' || coalesce(o.content, ''), f.path)
-               OR contains(coalesce(o.observation, '') || ' ' || coalesce(o.content, ''), parse_filename(f.path)))
+        SELECT 1 FROM raw_events o
+        WHERE o.mrun = f.mrun AND o.seq < f.seq
+          AND (contains(coalesce(o.observation, '') || ' ' || coalesce(o.action.content, ''), f.path)
+               OR contains(coalesce(o.observation, '') || ' ' || coalesce(o.action.content, ''), parse_filename(f.path)))
     ) AS blind_first_edit
     FROM first_gt_edit f
 ), added AS (
@@ -42,13 +44,12 @@ WITH ms AS (
              ELSE len(list_intersect(cand_grams, gt_grams)) / len(cand_grams) END AS gt_overlap
     FROM grams
 ), exploration AS (
-    SELECT ms.repo, ms.run_id, ms.milestone_id,
+    SELECT any_value(ms.repo) AS repo, any_value(ms.run_id) AS run_id, any_value(ms.milestone_id) AS milestone_id,
         count(*) FILTER (WHERE e.action_type = 'search') AS searches,
         count(*) FILTER (WHERE e.action_type IN ('write_file', 'edit_file') AND NOT list_contains(ms.ground_truth_files,
-            e.files_touched[1]) AND NOT coalesce(CAST(json_extract(e.args, '$.test_file') AS BOOLEAN), FALSE)) AS off_target_edits
-    FROM ms LEFT JOIN {{ ref('stg_events') }} e ON e.repo = ms.repo AND e.run_id = ms.run_id
-        AND e.milestone_id = ms.milestone_id AND e.is_tool AND e.ok
-    GROUP BY ALL
+            e.path) AND NOT e.test_file) AS off_target_edits
+    FROM ms LEFT JOIN {{ ref('stg_events') }} e ON e.mrun = ms.mrun AND e.is_tool AND e.ok
+    GROUP BY ms.mrun
 ), reverts AS (
     SELECT repo, run_id, milestone_id, count(*) AS reverted_edits
     FROM {{ ref('wasted_exploration') }} WHERE kind = 'reverted_edit' GROUP BY ALL

@@ -2,14 +2,14 @@
 -- One row per milestone run with every signal of the other models: what the Reviewer grades and
 -- what reports show.
 WITH events AS (
-    SELECT repo, run_id, milestone_id,
+    SELECT any_value(repo) AS repo, any_value(run_id) AS run_id, any_value(milestone_id) AS milestone_id,
         count(*) FILTER (WHERE is_tool) AS tool_calls,
         count(*) FILTER (WHERE is_tool AND action_type = 'run_tests') AS test_runs,
         count(*) FILTER (WHERE is_tool AND action_type IN ('write_file', 'edit_file')) AS edits,
         coalesce(sum(tokens_input), 0) AS tokens_input,
         coalesce(sum(tokens_output), 0) AS tokens_output,
         any_value(model) FILTER (WHERE model <> '') AS model
-    FROM {{ ref('stg_events') }} GROUP BY ALL
+    FROM {{ ref('stg_events') }} GROUP BY mrun  -- one integer key: grouping 10M rows by three texts is slow
 ), stuck AS (
     SELECT repo, run_id, milestone_id, count(*) AS stuck_points, min(signal_turn) AS first_stuck_turn
     FROM {{ ref('stuck_points') }} GROUP BY ALL

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 import yaml
-from pydantic import Field, ValidationError, field_validator, model_validator
+from pydantic import Field, ValidationError, computed_field, field_validator, model_validator
 
 from .errors import ConfigError
 from .models.common import Model, first_error
@@ -116,6 +116,12 @@ class AnalyticsRules(Model):
     memorisation_ngram: int = Field(ge=1)
     memorisation_overlap: float = Field(gt=0, le=1)
     cheating_patterns: dict[str, str]
+
+    @computed_field
+    @property
+    def cheating_any(self) -> str:
+        """All cheating patterns as one regex: a cheap first pass before naming which one matched."""
+        return "|".join(f"(?:{p})" for p in self.cheating_patterns.values())
 
     @field_validator("cheating_patterns")
     @classmethod

@@ -6,14 +6,23 @@ import os
 
 import dagster as dg
 
+from harnessforge.rules import load_rules
 from resources import AgentResource, GitHubResource, SandboxResource, StoreResource
 
+from .distill import stage3_assets
 from .environments import docker_images, validated_milestones
 from .plan import milestone_plans, repos
 from .runs import raw_trajectories
 
 defs = dg.Definitions(
-    assets=[repos, milestone_plans, docker_images, validated_milestones, raw_trajectories],
+    assets=[
+        repos,
+        milestone_plans,
+        docker_images,
+        validated_milestones,
+        raw_trajectories,
+        *stage3_assets(load_rules(os.environ.get("HARNESSFORGE_RULES"))),
+    ],  # fmt: skip
     resources={
         "store": StoreResource(),
         # The token reaches the run through EnvVar (never shown in the UI); no token, no GitHub.

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import hashlib
+import json
 from dataclasses import dataclass
 
 from ..rules import Rules
 from ..store import Store
 from .load import LoadReport, connect, load
-from .sqlmodels import BuiltModel, build
+from .sqlmodels import SQL_DIR, BuiltModel, build, discover, hashes
 
 
 @dataclass
@@ -22,3 +24,15 @@ def analyze(store: Store, rules: Rules, progress=None) -> AnalyticsReport:
         loaded = load(store, con, progress)
         models = build(con, rules.analytics.model_dump())
     return AnalyticsReport(loaded, models)
+
+
+def analytics_version(rules: Rules) -> str:
+    """What the analytics outputs depend on: every model's SQL and the thresholds it reads."""
+    digest = hashes(discover(SQL_DIR), rules.analytics.model_dump())
+    return hashlib.sha256(json.dumps(digest, sort_keys=True).encode()).hexdigest()[:12]
+
+
+def distill_version(rules: Rules) -> str:
+    """What distilled rows depend on: the analytics above and the `distill` rules."""
+    parts = [analytics_version(rules), json.dumps(rules.distill.model_dump(), sort_keys=True)]
+    return hashlib.sha256("\0".join(parts).encode()).hexdigest()[:12]

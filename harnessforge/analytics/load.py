@@ -1,10 +1,12 @@
 """Trajectories into Parquet and DuckDB, incrementally.
 
-Each milestone's `trajectory.jsonl` becomes one Parquet file (`analytics/events/<key>/<run_id>/<mid>.parquet`,
-written with pyarrow) and its rows in the `raw_events` table of `analytics/harnessforge.duckdb`.
-A source is (re)loaded only when its size or mtime changed since the last load; one that vanished
-is removed. Runs' `metadata.json` and milestones' `summary.json` / `test_results.json` go to
-`raw_runs` and `raw_milestones`, rebuilt whole each time (they are small).
+A run's `trajectory.jsonl` files (one per milestone) become one Parquet file,
+`analytics/events/<key>/<run_id>.parquet` (written with pyarrow); `raw_events` in
+`analytics/harnessforge.duckdb` is a view over those files (the models read them, nothing is copied).
+A run is (re)loaded only when one of its files appeared, vanished or changed size or mtime since
+the last load; a run that vanished is removed. Runs' `metadata.json` and milestones'
+`summary.json` / `test_results.json` go to `raw_runs` and `raw_milestones`, rebuilt whole each
+time (they are small).
 
 Parsing is DuckDB's `read_json` with a fixed schema (fast, multi-threaded). A file it rejects is
 read again line by line: each bad line is reported with its file and line number and left out, and
@@ -14,7 +16,10 @@ the rest loads.
 from __future__ import annotations
 
 import json
+import os
 import tempfile
+from collections import Counter, defaultdict
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -56,7 +61,13 @@ EVENT_COLUMNS = {
     "synthetic": "BOOLEAN",
 }
 _COLUMNS_SQL = "{" + ", ".join(f"'{k}': '{v}'" for k, v in EVENT_COLUMNS.items()) + "}"
-_SELECT = ", ".join(f'"{k}"' for k in EVENT_COLUMNS)
+# Keys computed once at load (in parallel, while parsing), so the models compare integers, not texts.
+DERIVED = {
+    "mrun": ("UBIGINT", "hash(repo, run_id, milestone_id)"),  # the milestone run
+    "action_key": ("UBIGINT", "hash(action.type, CAST(action.args AS VARCHAR))"),  # a call: tool + arguments
+    "obs_key": ("UBIGINT", "hash(observation)"),
+}
+_SELECT = ", ".join([f'"{k}"' for k in EVENT_COLUMNS] + [f"{expr} AS {k}" for k, (_, expr) in DERIVED.items()])
 
 
 @dataclass
@@ -106,74 +117,120 @@ def load(store: Store, con: duckdb.DuckDBPyConnection | None = None, progress=No
 
 def _load(store: Store, con: duckdb.DuckDBPyConnection, progress) -> LoadReport:
     _ensure_tables(con)
-    root = store.root / "trajectories"
-    sources = sorted(root.glob("*/*/*/trajectory.jsonl"))
-    known = {p: (s, m) for p, s, m in con.execute("SELECT path, size, mtime_ns FROM hf_loads").fetchall()}
-    report = LoadReport()
-    current = {}
-    for src in sources:
+    current: dict[str, dict[str, tuple[int, int]]] = defaultdict(dict)  # run dir -> {source: (size, mtime)}
+    for src in sorted((store.root / "trajectories").glob("*/*/*/trajectory.jsonl")):
         st = src.stat()
-        current[str(src.relative_to(store.root))] = (src, st.st_size, st.st_mtime_ns)
-    changed = [(rel, *v) for rel, v in current.items() if known.get(rel) != v[1:]]
-    report.unchanged = len(current) - len(changed)
-    for rel in sorted(set(known) - set(current)):
-        _forget(con, store, rel)
-        report.removed.append(rel)
-    for i, (rel, src, size, mtime) in enumerate(changed, 1):
-        table, bad = read_events(src, rel)
-        report.bad_lines += bad
-        _forget(con, store, rel)
-        out = _parquet_path(store, rel)
+        rel = src.relative_to(store.root).as_posix()
+        current[_run_of(rel)][rel] = (st.st_size, st.st_mtime_ns)
+    known: dict[str, dict[str, tuple[int, int]]] = defaultdict(dict)
+    for path, size, mtime in con.execute("SELECT path, size, mtime_ns FROM hf_loads").fetchall():
+        known[_run_of(path)][path] = (size, mtime)
+    report = LoadReport()
+    for run in sorted(set(known) - set(current)):
+        _forget(con, store, run)
+        report.removed += sorted(known[run])
+    changed = [run for run in sorted(current) if current[run] != known.get(run)]
+
+    def convert(run: str) -> tuple[str, pa.Table, list[BadLine]]:
+        """One run's files -> one Parquet file (runs convert in parallel: DuckDB and pyarrow release the GIL)."""
+        table, bad = read_events(store.root, sorted(current[run]))
+        out = _parquet_path(store, run)
         out.parent.mkdir(parents=True, exist_ok=True)
         pq.write_table(table, out)
-        con.execute(f"INSERT INTO raw_events SELECT ?, {_SELECT} FROM read_parquet(?)", [rel, str(out)])
-        con.execute("INSERT INTO hf_loads VALUES (?, ?, ?, ?, ?)", [rel, size, mtime, table.num_rows, len(bad)])
-        report.loaded.append(rel)
-        report.events += table.num_rows
-        if progress:
-            progress(i, len(changed))
+        return run, table.select(["source"]), bad
+
+    with ThreadPoolExecutor(max_workers=os.cpu_count() or 1) as pool:
+        for i, (run, sources_col, bad) in enumerate(pool.map(convert, changed), 1):
+            sources = current[run]
+            con.execute("DELETE FROM hf_loads WHERE starts_with(path, ?)", [run + "/"])
+            counts = Counter(sources_col.column("source").to_pylist())
+            bad_per = Counter(b.path for b in bad)
+            rows = [(rel, size, mtime, counts[rel], bad_per[rel]) for rel, (size, mtime) in sources.items()]
+            con.register("_loads", pa.Table.from_pylist([dict(zip(LOADS, r, strict=True)) for r in rows]))
+            con.execute("INSERT INTO hf_loads SELECT * FROM _loads")  # one statement: executemany is per row
+            con.unregister("_loads")
+            report.loaded += [rel for rel in sorted(sources) if known.get(run, {}).get(rel) != sources[rel]]
+            report.removed += sorted(set(known.get(run, {})) - set(sources))
+            report.bad_lines += bad
+            report.events += sources_col.num_rows
+            if progress:
+                progress(i, len(changed))
+    report.unchanged = sum(len(s) for s in current.values()) - len(report.loaded)
+    _events_view(store, con)
     _load_run_files(store, con)
     return report
 
 
-def read_events(src: Path, name: str) -> tuple[pa.Table, list[BadLine]]:
-    """One trajectory file as an Arrow table, and the lines left out (with their line numbers)."""
+def _events_view(store: Store, con: duckdb.DuckDBPyConnection) -> None:
+    """`raw_events`: a view over the runs' Parquet files (no copy; the models read them directly)."""
+    files = analytics_dir(store) / "events"
+    if any(files.glob("*/*.parquet")):
+        source = f"read_parquet('{files}/*/*.parquet')"
+    else:  # nothing loaded yet: an empty relation with the right columns
+        types = {**EVENT_COLUMNS, **{k: t for k, (t, _) in DERIVED.items()}}
+        typed = ", ".join(f'NULL::{t} AS "{k}"' for k, t in types.items())
+        source = f"(SELECT NULL::VARCHAR AS source, {typed} WHERE false)"
+    con.execute(f"CREATE OR REPLACE VIEW raw_events AS SELECT * FROM {source}")
+
+
+def read_events(root: Path, sources: list[str]) -> tuple[pa.Table, list[BadLine]]:
+    """Trajectory files (paths relative to `root`) as one Arrow table with a `source` column, and
+    the lines left out (with file and line number). One DuckDB read for the lot; only a file it
+    rejects is read again line by line."""
     con = duckdb.connect()
-    query = f"SELECT {_SELECT} FROM read_json(?, format='newline_delimited', columns={_COLUMNS_SQL})"
     try:
-        return con.sql(query, params=[str(src)]).to_arrow_table(), []
+        return _read_json(con, root, sources), []
     except duckdb.Error:
-        pass  # some line is not a valid event: find which, keep the rest
-    bad, good = [], []
-    for n, line in enumerate(src.read_bytes().splitlines(), 1):
-        if not line.strip():
-            continue
+        pass
+    tables, bad = [], []
+    for rel in sources:
         try:
-            Event.model_validate_json(line)
-            good.append(line)
-        except ValidationError as e:
-            bad.append(BadLine(name, n, first_error(e)))
-    with tempfile.NamedTemporaryFile(suffix=".jsonl") as tmp:
-        tmp.write(b"\n".join(good) + b"\n")
-        tmp.flush()
-        return con.sql(query, params=[tmp.name]).to_arrow_table(), bad
+            tables.append(_read_json(con, root, [rel]))
+        except duckdb.Error:  # some line is not a valid event: find which, keep the rest
+            good = []
+            for n, line in enumerate((root / rel).read_bytes().splitlines(), 1):
+                if not line.strip():
+                    continue
+                try:
+                    Event.model_validate_json(line)
+                    good.append(line)
+                except ValidationError as e:
+                    bad.append(BadLine(rel, n, first_error(e)))
+            with tempfile.TemporaryDirectory() as tmp:
+                (Path(tmp) / rel).parent.mkdir(parents=True)
+                (Path(tmp) / rel).write_bytes(b"\n".join(good) + b"\n")
+                tables.append(_read_json(con, Path(tmp), [rel]))
+    return pa.concat_tables(tables), bad
 
 
-def _parquet_path(store: Store, rel: str) -> Path:
-    # trajectories/<key>/<run_id>/<mid>/trajectory.jsonl -> analytics/events/<key>/<run_id>/<mid>.parquet
-    _, key, run_id, mid, _ = Path(rel).parts
-    return analytics_dir(store) / "events" / key / run_id / f"{mid}.parquet"
+def _read_json(con: duckdb.DuckDBPyConnection, root: Path, sources: list[str]) -> pa.Table:
+    prefix = str(root) + "/"
+    query = (
+        f"SELECT replace(filename, ?, '') AS source, {_SELECT} FROM read_json(?, format='newline_delimited', "
+        f"columns={_COLUMNS_SQL}, filename=true)"
+    )
+    return con.sql(query, params=[prefix, [prefix + s for s in sources]]).to_arrow_table()
 
 
-def _forget(con: duckdb.DuckDBPyConnection, store: Store, rel: str) -> None:
-    con.execute("DELETE FROM raw_events WHERE source = ?", [rel])
-    con.execute("DELETE FROM hf_loads WHERE path = ?", [rel])
-    _parquet_path(store, rel).unlink(missing_ok=True)
+def _run_of(source: str) -> str:
+    """trajectories/<key>/<run_id>/<mid>/trajectory.jsonl -> trajectories/<key>/<run_id>"""
+    return source.rsplit("/", 2)[0]
+
+
+def _parquet_path(store: Store, run: str) -> Path:
+    _, key, run_id = run.split("/")
+    return analytics_dir(store) / "events" / key / f"{run_id}.parquet"
+
+
+def _forget(con: duckdb.DuckDBPyConnection, store: Store, run: str) -> None:
+    con.execute("DELETE FROM hf_loads WHERE starts_with(path, ?)", [run + "/"])
+    _parquet_path(store, run).unlink(missing_ok=True)
+
+
+LOADS = ("path", "size", "mtime_ns", "events", "bad_lines")
 
 
 def _ensure_tables(con: duckdb.DuckDBPyConnection) -> None:
-    columns = ", ".join(f'"{k}" {v}' for k, v in EVENT_COLUMNS.items())
-    con.execute(f"CREATE TABLE IF NOT EXISTS raw_events (source VARCHAR, {columns})")
     con.execute(
         "CREATE TABLE IF NOT EXISTS hf_loads (path VARCHAR PRIMARY KEY, size BIGINT, mtime_ns BIGINT, "
         "events BIGINT, bad_lines INTEGER)"

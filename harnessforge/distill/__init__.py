@@ -41,8 +41,11 @@ def distilled_dir(store: Store) -> Path:
     return store.root / "distilled"
 
 
-def distill(store: Store, rules: Rules, log=print, progress=None) -> DistillReport:
-    analytics = analyze(store, rules, progress)
+def distill(
+    store: Store, rules: Rules, log=print, progress=None, analytics: AnalyticsReport | None = None
+) -> DistillReport:
+    """Analyze (unless `analytics` says it was just done), then cut the rows."""
+    analytics = analytics or analyze(store, rules, progress)
     report = DistillReport(analytics)
     skipped: list[str] = []
     with connect(store) as con:
