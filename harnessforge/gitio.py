@@ -121,8 +121,9 @@ def _git_error(e: GitCommandError) -> str:
 def _locked(dest: Path) -> Iterator[None]:
     """One clone or fetch of a cache at a time: parallel chains and Dagster steps share it, and git
     refuses concurrent ref updates."""
-    dest.parent.mkdir(parents=True, exist_ok=True)
-    with open(dest.parent / f".{dest.name}.lock", "w") as lock:
+    locks = dest.parent.parent / "locks"  # beside the clones: a failed clone leaves no trace among them
+    locks.mkdir(parents=True, exist_ok=True)
+    with open(locks / f"{dest.name}.lock", "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
         yield
 
