@@ -476,6 +476,25 @@ def export_cmd(
     out.print(str(out_dir / "README.md"))
 
 
+@app.command("verify-tasks")
+def verify_tasks_cmd(
+    task: list[str] = typer.Option([], "--task", help="Only these task ids (repeatable; default: all cards)"),
+) -> None:
+    """Rebuild each task card's environment from the card alone (Docker) and prove the reference
+    solution scores 1 and an empty attempt 0; cards that do not reproduce are dropped with the reason."""
+    from .distill.verify import verify_tasks
+
+    with _progress() as progress:
+        progress.add_task("verifying task cards", total=None)
+        checks = verify_tasks(state.store, state.rules, only=task or None, log=console.print)
+    table = Table("task", "reproduced", "reference", "empty", "reason")
+    for c in checks:
+        table.add_row(c.task_id, "yes" if c.reproduced else "no", c.reference_reward, c.empty_reward, c.reason)
+    out.print(table)
+    if not all(c.reproduced for c in checks):
+        raise typer.Exit(1)
+
+
 def main() -> None:
     try:
         app()

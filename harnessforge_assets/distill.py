@@ -13,6 +13,7 @@ from pydantic import Field
 
 from harnessforge.analytics import analytics_version, analyze, distill_version
 from harnessforge.distill import distill
+from harnessforge.distill.verify import verify_tasks
 from harnessforge.errors import HarnessForgeError
 from harnessforge.export import FORMATS, export
 from harnessforge.rules import Rules
@@ -20,9 +21,9 @@ from resources import StoreResource
 
 from .runs import raw_trajectories
 
-DISTILLED = ("stuck_slices", "dpo_pairs", "kto_rows", "sft_segments", "reviews")
+DISTILLED = ("stuck_slices", "dpo_pairs", "kto_rows", "sft_segments", "reviews", "verified_tasks")
 OUTPUT_FILE = {"stuck_slices": "stuck_slices", "dpo_pairs": "dpo_pairs", "kto_rows": "kto", "sft_segments": "sft",
-               "reviews": "reviews"}  # fmt: skip
+               "reviews": "reviews", "verified_tasks": "task_cards"}  # fmt: skip
 
 
 class ExportConfig(dg.Config):
@@ -61,7 +62,7 @@ def stage3_assets(rules: Rules) -> list:
         pool="duckdb",
     )
     def distilled(store: StoreResource):
-        """Stuck slices, DPO pairs, KTO rows, SFT segments and reviews cut from the analytics."""
+        """Stuck slices, DPO pairs, KTO rows, SFT segments, reviews and task cards cut from the analytics."""
         s = store.store()
         try:
             report = distill(s, store.rules(), log=dg.get_dagster_logger().warning, analytics=analyze(s, store.rules()))
@@ -91,4 +92,20 @@ def stage3_assets(rules: Rules) -> list:
             **{f"rows/{k}": v for k, v in sorted(report.rows.items())},
         })  # fmt: skip
 
-    return [trajectory_analytics, distilled, training_datasets]
+    @dg.asset_check(asset="verified_tasks", description="Every task card rebuilds from itself: reference 1, empty 0")
+    def tasks_reproduce(store: StoreResource) -> dg.AssetCheckResult:
+        try:
+            checks = verify_tasks(store.store(), store.rules(), log=dg.get_dagster_logger().info)
+        except HarnessForgeError as e:
+            return dg.AssetCheckResult(passed=False, metadata={"error": str(e)})
+        dropped = {c.task_id: c.reason for c in checks if not c.reproduced}
+        return dg.AssetCheckResult(
+            passed=not dropped,
+            metadata={
+                "cards": len(checks),
+                "reproduced": len(checks) - len(dropped),
+                "dropped": dg.MetadataValue.json(dropped),
+            },
+        )
+
+    return [trajectory_analytics, distilled, training_datasets, tasks_reproduce]

@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import threading
 from collections import deque
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
@@ -50,6 +51,11 @@ class ScriptedServer:
     def __init__(self):
         self.requests: list[Request] = []
         self.always: Reply | None = None
+        # `main(body)` False: a client's side request (e.g. the claude CLI's background calls), answered
+        # with `side_reply` without consuming the script, and kept apart in `side_requests`.
+        self.main: Callable[[Any], bool] = lambda body: True
+        self.side_reply: Reply | None = None
+        self.side_requests: list[Request] = []
         self._queue: deque[Reply] = deque()
         self._lock = threading.Lock()
         self._stopping = threading.Event()
@@ -109,10 +115,16 @@ class ScriptedServer:
                 except ValueError:
                     body = raw.decode(errors="replace")
                 headers = {k.lower(): v for k, v in self.headers.items()}
-                fake.requests.append(Request("POST", self.path, headers, body))
+                request = Request("POST", self.path, headers, body)
                 if urlparse(self.path).path != fake.endpoint:
+                    fake.requests.append(request)
                     return self._send(Reply(404, fake.error_body(404, f"no route {self.path}")))
-                reply = fake._next()
+                if fake.side_reply is not None and not fake.main(body):
+                    fake.side_requests.append(request)
+                    reply = fake.side_reply
+                else:
+                    fake.requests.append(request)
+                    reply = fake._next()
                 if reply.delay_s and fake._stopping.wait(reply.delay_s):
                     return
                 try:

@@ -100,3 +100,70 @@ def test_the_run_distils_and_exports(chain, tmp_path):
     assert allowed.rows["atif"] >= 1 and allowed.rows["sft/trl"] > 0
     atif = json.loads(next((tmp_path / "allowed" / "atif").rglob("m0*.json")).read_text())
     validate_atif(atif)
+
+
+def test_task_cards_become_harbor_folders_and_swebench_instances(chain, tmp_path):
+    """Each valid milestone as a Harbor task folder and a SWE-bench instance, checked against their
+    published field lists; the repository bundle holds no commit after the base."""
+    import subprocess
+    import tomllib
+
+    from harnessforge.distill import distill
+    from harnessforge.export import export
+    from harnessforge.export.harbor import TASK_TOML_KEYS
+    from harnessforge.export.swebench import FIELDS
+
+    nav, summaries = chain
+    distill(nav.store, load_rules(), log=lambda *_: None)
+    report = export(nav.store, ["harbor", "swebench"], tmp_path / "out", allow_synthetic=True)
+    valid = [m for m in nav.plan.milestones if m.status == "valid"]
+    assert report.rows["harbor_tasks"] == report.rows["instances"] == len(valid) == 5
+    for m in valid:
+        task = tmp_path / "out" / "tasks" / f"{nav.key}-{m.id}"
+        toml = tomllib.loads((task / "task.toml").read_text())
+        for section, keys in TASK_TOML_KEYS.items():
+            table = toml if not section else toml[section]
+            assert set(keys) <= set(table), (section, keys)
+        assert toml["environment"]["allow_internet"] is False
+        assert [h["level"] for h in toml["metadata"]["mentor_hints"]] == [0, 1, 2, 3, 4]
+        assert m.title in (task / "instruction.md").read_text() and "hint" not in (task / "instruction.md").read_text()
+        assert (task / "tests" / "test.sh").stat().st_mode & 0o111 and (
+            task / "solution" / "solve.sh"
+        ).stat().st_mode & 0o111
+        assert "reward.txt" in (task / "tests" / "test.sh").read_text()
+        config = json.loads((task / "tests" / "config.json").read_text())
+        assert set(FIELDS) <= set(config) and config["base_commit"] == m.base_commit
+        dockerfile = (task / "environment" / "Dockerfile").read_text()
+        assert dockerfile.startswith("FROM ") and "repo.bundle" in dockerfile
+        clone = tmp_path / f"clone-{m.id}"
+        subprocess.run(["git", "clone", "-q", str(task / "environment" / "repo.bundle"), str(clone)], check=True)
+        head = subprocess.run(["git", "-C", str(clone), "rev-parse", "HEAD"], capture_output=True, text=True)
+        assert head.stdout.strip() == m.base_commit
+        later = subprocess.run(["git", "-C", str(clone), "cat-file", "-e", m.verify_commit], capture_output=True)
+        assert later.returncode != 0  # the answer is not in the history the agent gets
+    instances = [
+        json.loads(line) for line in (tmp_path / "out" / "swebench" / "instances.jsonl").read_text().splitlines()
+    ]
+    assert all(json.loads(i["FAIL_TO_PASS"]) for i in instances)
+
+
+def test_verify_tasks_rebuilds_from_the_card_alone_and_drops_what_does_not_reproduce(chain):
+    from harnessforge.distill import distill
+    from harnessforge.distill.verify import verify_tasks
+    from harnessforge.models.distill import TaskCard
+
+    nav, _ = chain
+    distill(nav.store, load_rules(), log=lambda *_: None)
+    path = nav.store.root / "distilled" / "task_cards.jsonl"
+    cards = [TaskCard.model_validate_json(line) for line in path.read_text().splitlines()]
+    broken = f"{nav.key}-m02"
+    cards = [c.model_copy(update={"test_cmd": "python -m pytest -q tests/no_such_test.py"}) if c.task_id == broken
+             else c for c in cards]  # fmt: skip
+    path.write_text("".join(c.model_dump_json() + "\n" for c in cards))
+    checks = {c.task_id: c for c in verify_tasks(nav.store, load_rules(), only=[f"{nav.key}-m01", broken],
+                                                 log=lambda *_: None)}  # fmt: skip
+    good = checks[f"{nav.key}-m01"]
+    assert good.reproduced and (good.reference_reward, good.empty_reward) == ("1", "0"), good
+    assert not checks[broken].reproduced and "reference solution scored 0" in checks[broken].reason
+    kept = (nav.store.root / "distilled" / "verified_tasks.jsonl").read_text()
+    assert f'"{nav.key}-m01"' in kept and broken not in kept

@@ -200,9 +200,10 @@ class ClaudeCodeAgent(AgentBackend):
         )  # fmt: skip
 
     def _answer(self, conn, request: dict) -> None:
-        """Answer a bridge call with the result of the first waiting call of that tool."""
-        name = request["name"]
-        call = next((c for c in self.waiting if c.name == name and c.id in self.answers), None)
+        """Answer a bridge call with the result of the waiting call of that tool and those arguments."""
+        name, args = request["name"], request.get("arguments") or {}
+        ready = [c for c in self.waiting if c.name == name and c.id in self.answers]
+        call = next((c for c in ready if c.args == args), ready[0] if ready else None)  # parallel calls: by args
         if call is None:
             conn.send({"content": [f"tool {name}: no result from the harness"], "is_error": True})
             return

@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 import os
 import sys
+import threading
 from multiprocessing.connection import Client, Connection
 
 import anyio
@@ -35,12 +36,14 @@ def mcp_tools(tools: list[dict]) -> list[types.Tool]:
 def serve(tools_path: str, socket_path: str, authkey: bytes) -> None:
     tools = mcp_tools(json.loads(open(tools_path).read()))
     conn: list[Connection] = []
+    lock = threading.Lock()  # the CLI may call tools in parallel: one question and answer at a time
 
     def ask(name: str, arguments: dict) -> dict:
-        if not conn:
-            conn.append(Client(socket_path, family="AF_UNIX", authkey=authkey))
-        conn[0].send({"name": name, "arguments": arguments})
-        return conn[0].recv()
+        with lock:
+            if not conn:
+                conn.append(Client(socket_path, family="AF_UNIX", authkey=authkey))
+            conn[0].send({"name": name, "arguments": arguments})
+            return conn[0].recv()
 
     async def list_tools(ctx, params) -> types.ListToolsResult:
         return types.ListToolsResult(tools=tools)

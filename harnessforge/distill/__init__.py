@@ -1,9 +1,10 @@
 """Stage 3 distillation: analytics rows and event logs cut into training data.
 
 `distill(store, rules)` loads new trajectories, rebuilds the SQL models, then writes
-`distilled/` in the store: stuck slices, DPO pairs, KTO rows, SFT segments and reviews, one JSON
-line per row (each with its provenance and the rules hash), plus `manifest.json` with the counts.
-Synthetic runs are distilled like any other and stay labelled; exports decide whether they go out.
+`distilled/` in the store: stuck slices, DPO pairs, KTO rows, SFT segments, reviews and task cards
+(one per valid milestone), one JSON line per row (each with its provenance and the rules hash),
+plus `manifest.json` with the counts. Synthetic runs are distilled like any other and stay
+labelled; exports decide whether they go out.
 """
 
 from __future__ import annotations
@@ -25,8 +26,9 @@ from .reviewer import Reviewer
 from .runs import load_runs
 from .sft import sft_segments
 from .slices import stuck_slices
+from .tasks import task_cards
 
-OUTPUTS = ("stuck_slices", "dpo_pairs", "kto", "sft", "reviews")
+OUTPUTS = ("stuck_slices", "dpo_pairs", "kto", "sft", "reviews", "task_cards")
 
 
 @dataclass
@@ -59,6 +61,7 @@ def distill(
         rows["sft"] += sft_segments(run)
         rows["reviews"].append(reviewer.review(run.summary, flaky=_flaky(store, run.provenance)))
     rows["dpo_pairs"] += outcome_pairs(runs)
+    rows["task_cards"] = task_cards(store, rows["reviews"], rules.hash)
     out = distilled_dir(store)
     for name, items in rows.items():
         atomic_write(out / f"{name}.jsonl", b"".join(i.model_dump_json().encode() + b"\n" for i in items))

@@ -12,6 +12,8 @@ JSON lines and Parquet (through `datasets`, nested values as `Json` features, so
 - `kto`: `trl` (prompt/completion/label + tools), `swift` (`messages` + `label`).
 - `atif`: the runs' ATIF v1.7 trajectories.
 - `swebench`: SWE-bench-style `instances.jsonl` of the validated milestones.
+- `harbor`: a Harbor task folder per task card (`tasks/<id>/`: instruction, task.toml, environment
+  with a Dockerfile and a bundle of the history up to the base commit, tests, solution).
 
 Rows of synthetic runs (the oracle's) are refused unless `allow_synthetic`; rows of runs the
 Reviewer rejected for cheating or suspected memorisation are discarded. Both are counted in the card.
@@ -30,13 +32,15 @@ from ..distill import distilled_dir
 from ..errors import ArtifactError, ConfigError
 from ..harness.recorder import run_path
 from ..harness.tools import TOOLS
-from ..models.distill import KTORow, PreferencePair, Provenance, Review, Segment
+from ..models.distill import KTORow, PreferencePair, Provenance, Review, Segment, TaskCard
+from ..rules import Rules, load_rules
 from ..store import Store, atomic_write
 from . import chat
 from .card import dataset_card
+from .harbor import harbor_tasks
 from .swebench import instances
 
-FORMATS = ("sft", "dpo", "kto", "atif", "swebench")
+FORMATS = ("sft", "dpo", "kto", "atif", "swebench", "harbor")
 DISCARDED_FOR = ("cheating", "suspected_memorisation")
 
 
@@ -49,7 +53,9 @@ class ExportReport:
     discarded: Counter = field(default_factory=Counter)
 
 
-def export(store: Store, formats: list[str], out: Path, allow_synthetic: bool = False) -> ExportReport:
+def export(
+    store: Store, formats: list[str], out: Path, allow_synthetic: bool = False, rules: Rules | None = None
+) -> ExportReport:
     unknown = [f for f in formats if f not in (*FORMATS, "all")]
     if unknown:
         raise ConfigError(f"unknown export format(s) {', '.join(unknown)}; use {', '.join(FORMATS)} or all")
@@ -89,6 +95,10 @@ def export(store: Store, formats: list[str], out: Path, allow_synthetic: bool = 
         _write(report, out / "kto", "swift", [_meta(k) | _kto_swift(k) for k in rows])
     if "atif" in formats:
         _atif(store, report, reviews, keep)
+    if "harbor" in formats:
+        cards = [c for c in _read(src / "task_cards.jsonl", TaskCard) if allow_synthetic or not c.synthetic_reference]
+        report.files += harbor_tasks(store, cards, out, rules or load_rules())
+        report.rows["harbor_tasks"] = len(cards)
     if "swebench" in formats:
         rows = instances(store)
         path = out / "swebench" / "instances.jsonl"

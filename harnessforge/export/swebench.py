@@ -28,21 +28,23 @@ def instances(store: Store) -> list[dict[str, Any]]:
             plan = store.load_plan(key)
         except ArtifactError:
             continue  # registered but not planned
-        spec = store.load_repo(key)
-        repo = GitRepo(store.git_cache(key))
-        for m in plan.milestones:
-            if m.status != "valid":
-                continue
-            validation = store.load_validation(key, m.id)
-            gt, tests = store.read_patches(key, m.id)
-            created = repo.text("log", "-1", "--format=%cI", m.verify_commit)
-            out.append({
-                "instance_id": f"{key}-{m.id}", "repo": spec.github or key.replace("__", "/", 1),
-                "base_commit": m.base_commit, "patch": gt.decode(errors="replace"),
-                "test_patch": tests.decode(errors="replace"), "problem_statement": brief(m), "hints_text": "",
-                "created_at": created, "version": m.release or "", "environment_setup_commit": m.base_commit,
-                "FAIL_TO_PASS": json.dumps(validation.fail_to_pass),
-                "PASS_TO_PASS": json.dumps(validation.pass_to_pass),
-                "image_name": validation.image, "milestone_id": m.id,
-            })  # fmt: skip
+        out += [instance(store, key, m.id) for m in plan.milestones if m.status == "valid"]
     return out
+
+
+def instance(store: Store, key: str, mid: str) -> dict[str, Any]:
+    """One valid milestone as a SWE-bench instance."""
+    m = store.load_milestone(key, mid)
+    spec = store.load_repo(key)
+    validation = store.load_validation(key, mid)
+    gt, tests = store.read_patches(key, mid)
+    created = GitRepo(store.git_cache(key)).text("log", "-1", "--format=%cI", m.verify_commit)
+    return {
+        "instance_id": f"{key}-{mid}", "repo": spec.github or key.replace("__", "/", 1),
+        "base_commit": m.base_commit, "patch": gt.decode(errors="replace"),
+        "test_patch": tests.decode(errors="replace"), "problem_statement": brief(m), "hints_text": "",
+        "created_at": created, "version": m.release or "", "environment_setup_commit": m.base_commit,
+        "FAIL_TO_PASS": json.dumps(validation.fail_to_pass),
+        "PASS_TO_PASS": json.dumps(validation.pass_to_pass),
+        "image_name": validation.image, "milestone_id": mid,
+    }  # fmt: skip

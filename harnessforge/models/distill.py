@@ -82,3 +82,35 @@ class Review(Model):
     reviewer: str = "rules"
     synthetic: bool = False
     rules_hash: str
+
+
+class CardHint(Model):
+    level: int = Field(ge=0, le=4)
+    name: str
+    content: str
+    solved_runs: int = Field(0, description="Passing runs whose highest hint was this level.")
+
+
+class TaskCard(Model):
+    """A verified task: everything needed to rebuild its environment, pose it and grade it."""
+
+    task_id: str
+    repo: str
+    milestone_id: str
+    title: str
+    statement: str = Field(description="The PM-style task statement (the `plan --pm` rewrite when there is one).")
+    base_commit: str
+    verify_commit: str
+    image: str = Field(description="The environment image tag the milestone was validated in.")
+    dockerfile: str = Field(description="Rebuilds that environment from the base image, the recipe and the repo.")
+    dependency_files: dict[str, str] = Field(default_factory=dict, description="deps/ beside the Dockerfile.")
+    test_cmd: str = Field(description="Runs the FAIL_TO_PASS and PASS_TO_PASS tests; exit 0 iff all pass.")
+    fail_to_pass: list[str]
+    pass_to_pass: list[str]
+    reference_run: str | None = Field(None, description="run_id of the shortest passing run, if any.")
+    hint_ladder: list[CardHint]
+    difficulty: int | None = None
+    rl_value: str | None = None
+    tags: list[str] = []
+    provenance: dict[str, Any] = Field(default_factory=dict)
+    synthetic_reference: bool = False

@@ -1,0 +1,109 @@
+"""`verify-tasks`: a task card must reproduce from the card alone, or it is dropped with the reason.
+
+For each card: write its Harbor folder, `docker build` its environment (Dockerfile + repo bundle;
+the build is the only step with network, the host CA bundle added for it), then in two fresh
+containers with the network off run the folder's own scripts: solution + tests must write reward
+1, tests alone (an empty attempt) reward 0. Kept cards go to `distilled/verified_tasks.jsonl`,
+every verdict to `distilled/task_checks.json`.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import shutil
+import tarfile
+import tempfile
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+import docker
+
+from ..envs import engine
+from ..envs.images import CA_VARS, HOST_CA
+from ..errors import ArtifactError
+from ..models.distill import TaskCard
+from ..rules import Rules
+from ..store import Store, atomic_write
+from . import distilled_dir
+
+LABEL = {"harnessforge": "verify-tasks"}
+
+
+@dataclass
+class CardCheck:
+    task_id: str
+    reproduced: bool
+    reference_reward: str = ""
+    empty_reward: str = ""
+    reason: str = ""
+    image: str = ""
+
+
+def verify_tasks(store: Store, rules: Rules, only: list[str] | None = None, log=print) -> list[CardCheck]:
+    from ..export.harbor import harbor_tasks
+
+    path = distilled_dir(store) / "task_cards.jsonl"
+    if not path.exists():
+        raise ArtifactError(f"{path}: no task cards yet; run `harnessforge distill` first")
+    cards = [TaskCard.model_validate_json(line) for line in path.read_bytes().splitlines() if line.strip()]
+    cards = [c for c in cards if not only or c.task_id in only]
+    client = engine.connect()
+    checks, kept = [], []
+    with tempfile.TemporaryDirectory(prefix="hf-verify-") as tmp:
+        for card in cards:
+            (folder,) = harbor_tasks(store, [card], Path(tmp), rules)
+            check = _check(client, card, folder, rules)
+            log(f"{card.task_id}: {'reproduced' if check.reproduced else 'dropped: ' + check.reason}")
+            checks.append(check)
+            if check.reproduced:
+                kept.append(card)
+    out = distilled_dir(store)
+    atomic_write(out / "verified_tasks.jsonl", b"".join(c.model_dump_json().encode() + b"\n" for c in kept))
+    atomic_write(out / "task_checks.json", (json.dumps([asdict(c) for c in checks], indent=2) + "\n").encode())
+    return checks
+
+
+def _check(client: docker.DockerClient, card: TaskCard, folder: Path, rules: Rules) -> CardCheck:
+    tag = f"harnessforge-task/{card.task_id.lower()}:verify"
+    context = folder / "environment"
+    shutil.copyfile(HOST_CA, context / "hf-build-ca.crt")
+    lines = (context / "Dockerfile").read_text().splitlines()
+    ca = "/tmp/hf-build-ca.crt"  # for the build only: removed, and its variables unset, at the end
+    lines[1:1] = [f"COPY hf-build-ca.crt {ca}", "ENV " + " ".join(f"{v}={ca}" for v in CA_VARS)]
+    lines += ["USER root", f"RUN rm -f {ca}", "ENV " + " ".join(f"{v}=" for v in CA_VARS), "USER 1000"]
+    (context / "Dockerfile.verify").write_text("\n".join(lines) + "\n")
+    build = {"path": str(context), "dockerfile": "Dockerfile.verify", "tag": tag, "network_mode": "host", "rm": True,
+             "forcerm": True, "labels": LABEL, "timeout": rules.environments.build_timeout_s}  # fmt: skip
+    try:
+        client.images.build(**build)
+    except (docker.errors.BuildError, docker.errors.APIError) as e:
+        tail = "".join(str(x.get("stream", "")) for x in getattr(e, "build_log", []) or [])[-600:]
+        return CardCheck(card.task_id, False, reason=f"environment does not build: {e} {tail}".strip(), image=tag)
+    reference = _reward(client, tag, folder, with_solution=True, timeout=rules.environments.test_timeout_s)
+    empty = _reward(client, tag, folder, with_solution=False, timeout=rules.environments.test_timeout_s)
+    ok = reference == "1" and empty == "0"
+    reason = "" if ok else f"reference solution scored {reference or 'nothing'}, empty attempt {empty or 'nothing'}"
+    return CardCheck(card.task_id, ok, reference, empty, reason, tag)
+
+
+def _reward(client: docker.DockerClient, tag: str, folder: Path, with_solution: bool, timeout: int) -> str:
+    """Run tests (after the solution, or on the untouched checkout) in a fresh container, no network."""
+    c = client.containers.run(tag, ["sleep", str(timeout + 120)], detach=True, network_mode="none", user="root",
+                              labels=LABEL)  # fmt: skip
+    try:
+        c.put_archive("/", _tar(folder, ["tests", "solution"]))
+        solve = "bash /solution/solve.sh && " if with_solution else ""
+        c.exec_run(["bash", "-c", f"{solve}timeout {timeout} bash /tests/test.sh"])
+        code, out = c.exec_run(["cat", "/logs/verifier/reward.txt"])
+        return out.decode().strip() if code == 0 else ""
+    finally:
+        c.remove(force=True)
+
+
+def _tar(folder: Path, dirs: list[str]) -> bytes:
+    buf = io.BytesIO()
+    with tarfile.open(fileobj=buf, mode="w") as tar:
+        for d in dirs:
+            tar.add(folder / d, arcname=d)
+    return buf.getvalue()
