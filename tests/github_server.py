@@ -2,54 +2,32 @@
 
 from __future__ import annotations
 
-import json
-import threading
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from urllib.parse import urlparse
 
+from tests.local_http import LocalServer, QuietHandler
 
-class FakeGitHub:
+
+class FakeGitHub(LocalServer):
     """Serves recorded JSON by path; `fail_with` makes every request answer that HTTP status."""
 
     def __init__(self):
         self.routes: dict[str, object] = {}
         self.requests: list[str] = []
         self.fail_with: int | None = None
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
-        self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
-        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
-
-    def __enter__(self) -> "FakeGitHub":
-        self.thread.start()
-        return self
-
-    def __exit__(self, *exc) -> None:
-        self.server.shutdown()
-        self.server.server_close()
+        super().__init__()
 
     def _handler(self):
         fake = self
 
-        class Handler(BaseHTTPRequestHandler):
-            def log_message(self, *args):  # keep test output clean
-                pass
-
+        class Handler(QuietHandler):
             def do_GET(self):
                 path = urlparse(self.path).path
                 fake.requests.append(self.path)
                 if fake.fail_with:
-                    return self._send(fake.fail_with, {"message": "Service Unavailable"})
+                    return self.reply(fake.fail_with, {"message": "Service Unavailable"})
                 if path not in fake.routes:
-                    return self._send(404, {"message": "Not Found"})
-                return self._send(200, fake.routes[path])
-
-            def _send(self, status: int, body: object) -> None:
-                data = json.dumps(body).encode()
-                self.send_response(status)
-                self.send_header("Content-Type", "application/json; charset=utf-8")
-                self.send_header("Content-Length", str(len(data)))
-                self.end_headers()
-                self.wfile.write(data)
+                    return self.reply(404, {"message": "Not Found"})
+                return self.reply(200, fake.routes[path])
 
         return Handler
 

@@ -13,9 +13,11 @@ import threading
 from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from typing import Any
 from urllib.parse import urlparse
+
+from tests.local_http import LocalServer, QuietHandler
 
 
 @dataclass
@@ -38,8 +40,8 @@ class Request:
     body: Any
 
 
-class ScriptedServer:
-    """A `ThreadingHTTPServer` answering POSTs to `endpoint` from a queue of `Reply`s.
+class ScriptedServer(LocalServer):
+    """A local server answering POSTs to `endpoint` from a queue of `Reply`s.
 
     Protocol subclasses say how an error body looks and may stream (`_stream`). With the queue
     empty the server answers 500 "no scripted reply", so a missing script fails loudly.
@@ -58,20 +60,7 @@ class ScriptedServer:
         self.side_requests: list[Request] = []
         self._queue: deque[Reply] = deque()
         self._lock = threading.Lock()
-        self._stopping = threading.Event()
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
-        self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
-        # a short poll interval: `shutdown()` waits for one, and tests start many servers
-        self._thread = threading.Thread(target=self.server.serve_forever, args=(0.01,), daemon=True)
-
-    def __enter__(self):
-        self._thread.start()
-        return self
-
-    def __exit__(self, *exc) -> None:
-        self._stopping.set()  # wakes handlers sleeping on a slow reply
-        self.server.shutdown()
-        self.server.server_close()
+        super().__init__()
 
     # ---- scripting --------------------------------------------------------------------------
     def push(self, *replies: Reply | dict) -> None:
@@ -104,10 +93,7 @@ class ScriptedServer:
     def _handler(self):
         fake = self
 
-        class Handler(BaseHTTPRequestHandler):
-            def log_message(self, *args):  # keep test output clean
-                pass
-
+        class Handler(QuietHandler):
             def do_POST(self):
                 raw = self.rfile.read(int(self.headers.get("Content-Length") or 0))
                 try:
@@ -125,7 +111,7 @@ class ScriptedServer:
                 else:
                     fake.requests.append(request)
                     reply = fake._next()
-                if reply.delay_s and fake._stopping.wait(reply.delay_s):
+                if reply.delay_s and fake.stopping.wait(reply.delay_s):
                     return
                 try:
                     if reply.status == 200 and isinstance(body, dict) and body.get("stream"):
@@ -136,15 +122,7 @@ class ScriptedServer:
                     pass
 
             def _send(self, reply: Reply) -> None:
-                is_text = isinstance(reply.body, str)
-                data = reply.body.encode() if is_text else json.dumps(reply.body).encode()
-                self.send_response(reply.status)
-                self.send_header("Content-Type", "text/plain" if is_text else "application/json")
-                self.send_header("Content-Length", str(len(data)))
-                for k, v in reply.headers.items():
-                    self.send_header(k, v)
-                self.end_headers()
-                self.wfile.write(data)
+                self.reply(reply.status, reply.body, reply.headers)
 
         return Handler
 
