@@ -1,12 +1,15 @@
 """Analytics at scale: generated trajectories loaded into Parquet and DuckDB, then the SQL models.
 
 Three results over N generated events (10 million; --quick 1 million) in a store laid out as
-the harness writes it (runs x milestones x events, one trajectory.jsonl per milestone):
-- analytics_load: `load` (JSONL -> Parquet -> DuckDB), target <= 60 s;
+the harness writes it (runs x milestones x events, one trajectory.jsonl per milestone, with its
+summary, test results and diffs); `generate_events.sql` says what a milestone holds (one
+stretch for each stuck detector among ordinary work):
+- analytics_load: `load` (JSONL -> Parquet -> DuckDB, keys and sequence neighbours computed on
+  the way), target <= 60 s;
 - analytics_models: building every `dbt_like_sql/` model once loaded, target <= 10 s;
 - analytics_stuck_points: the `stuck_points` model against a pure-Python implementation of the
-  same four detectors over the same rows (already in memory), target >= 50x; both results must be
-  equal, or the benchmark fails.
+  same four detectors over the same rows (already in memory and sorted), target >= 50x; both
+  results must be equal, or the benchmark fails.
 """
 
 from __future__ import annotations
@@ -28,6 +31,14 @@ from harnessforge.store import Store
 
 EVENTS_PER_MILESTONE = 1000
 RUNS = 10
+# every milestone's outcome: the Dev's diff and the reference touch src/f1.py (memorisation reads them)
+GROUND_TRUTH = (
+    "diff --git a/src/f1.py b/src/f1.py\n--- a/src/f1.py\n+++ b/src/f1.py\n@@ -1 +1,2 @@\n def f1():\n"
+    "+    return total(items) * rate\n"
+)
+FINAL_DIFF = GROUND_TRUTH.replace("total(items) * rate", "sum(items) * rate") + (
+    "diff --git a/src/f2.py b/src/f2.py\n--- a/src/f2.py\n+++ b/src/f2.py\n@@ -1 +1,2 @@\n def f2():\n+    pass\n"
+)
 
 
 def generate(root: Path, events: int) -> Store:
@@ -51,6 +62,11 @@ def generate(root: Path, events: int) -> Store:
         (dest / "summary.json").write_text(json.dumps({"run_id": run_id, "milestone_id": mid, "status": "STUCK",
                                                        "turns": 125, "hints_released": [1, 1], "cost_usd": 0.0,
                                                        "wall_s": 1.0, "synthetic": False}))  # fmt: skip
+        (dest / "test_results.json").write_text(
+            json.dumps({"ground_truth_files": ["src/f1.py"], "candidate_files": ["src/f1.py", "src/f2.py"]})
+        )
+        (dest / "final_diff.patch").write_text(FINAL_DIFF)
+        (dest / "ground_truth.patch").write_text(GROUND_TRUTH)
     for run in (store.root / "trajectories" / "bench__repo").iterdir():
         (run / "metadata.json").write_text(json.dumps({"run_id": run.name, "repo": "bench__repo", "agent": "bench",
                                                        "model": "bench-model", "synthetic": False}))  # fmt: skip

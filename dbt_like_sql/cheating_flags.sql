@@ -6,10 +6,14 @@ WITH commands AS (
         CASE action_type WHEN 'bash' THEN command ELSE 'read_file ' || path END AS command
     FROM {{ ref('stg_events') }}
     WHERE is_tool AND action_type IN ('bash', 'read_file')
+), suspicious AS MATERIALIZED (  -- one constant regex (all patterns at once) over every command first
+    SELECT * FROM commands WHERE regexp_matches(command, {{ var('cheating_any') }})
 ), patterns AS (
     SELECT unnest({{ var('cheating_patterns') }}, recursive := true)
+), matches AS (  -- then each pattern once per distinct command: a pattern that is not a constant is compiled per row
+    SELECT c.command, p.key AS probe
+    FROM (SELECT DISTINCT command FROM suspicious) c CROSS JOIN patterns p
+    WHERE regexp_matches(c.command, p.value)
 )
-SELECT c.repo, c.run_id, c.milestone_id, c.seq, c.turn_id, p.key AS probe, c.command
-FROM (SELECT * FROM commands WHERE regexp_matches(command, {{ var('cheating_any') }})) c  -- one constant regex first
-CROSS JOIN patterns p
-WHERE regexp_matches(c.command, p.value)
+SELECT s.repo, s.run_id, s.milestone_id, s.seq, s.turn_id, m.probe, s.command
+FROM suspicious s JOIN matches m USING (command)

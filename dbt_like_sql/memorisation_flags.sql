@@ -8,19 +8,14 @@ WITH ms AS (
     SELECT hash(repo, run_id, milestone_id) AS mrun, repo, run_id, milestone_id, ground_truth_files, final_diff,
         ground_truth
     FROM raw_milestones
-), first_gt_edit AS (
-    SELECT DISTINCT ON (e.mrun) e.mrun, e.repo, e.run_id, e.milestone_id, e.seq, e.path
-    FROM {{ ref('stg_edits') }} e JOIN ms USING (mrun)
-    WHERE list_contains(ms.ground_truth_files, e.path)
-    ORDER BY e.mrun, e.seq
+), mentioned AS (  -- milestone runs where something before that edit named the file
+    SELECT DISTINCT f.mrun
+    FROM {{ ref('first_ground_truth_edits') }} f JOIN raw_events o ON o.mrun = f.mrun AND o.seq < f.seq
+    WHERE contains(coalesce(o.observation, '') || ' ' || coalesce(o.action.content, ''), f.path)
+       OR contains(coalesce(o.observation, '') || ' ' || coalesce(o.action.content, ''), parse_filename(f.path))
 ), blind AS (
-    SELECT f.repo, f.run_id, f.milestone_id, f.path AS first_gt_file, NOT EXISTS (
-        SELECT 1 FROM raw_events o
-        WHERE o.mrun = f.mrun AND o.seq < f.seq
-          AND (contains(coalesce(o.observation, '') || ' ' || coalesce(o.action.content, ''), f.path)
-               OR contains(coalesce(o.observation, '') || ' ' || coalesce(o.action.content, ''), parse_filename(f.path)))
-    ) AS blind_first_edit
-    FROM first_gt_edit f
+    SELECT repo, run_id, milestone_id, path AS first_gt_file, mrun NOT IN (SELECT mrun FROM mentioned) AS blind_first_edit
+    FROM {{ ref('first_ground_truth_edits') }}
 ), added AS (
     -- the lines the final diff and the ground truth add to ground-truth files, as tokens
     SELECT repo, run_id, milestone_id,

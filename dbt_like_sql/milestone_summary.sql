@@ -31,10 +31,10 @@ WITH events AS (
     FROM {{ ref('progress_curves') }} GROUP BY ALL
 ), cycles AS (
     -- edit -> test iterations: test runs with an edit since the previous run
-    SELECT repo, run_id, milestone_id, count(*) FILTER (WHERE cumulative_edits > coalesce(prev_edits, 0)) AS iterations
-    FROM (SELECT *, lag(cumulative_edits) OVER (PARTITION BY repo, run_id, milestone_id ORDER BY seq) AS prev_edits
-          FROM {{ ref('stg_test_runs') }})
-    GROUP BY ALL
+    SELECT any_value(repo) AS repo, any_value(run_id) AS run_id, any_value(milestone_id) AS milestone_id,
+        count(*) FILTER (WHERE cumulative_edits > coalesce(prev_test_run.cumulative_edits, 0)) AS iterations
+    FROM {{ ref('stg_test_runs') }}
+    GROUP BY mrun
 )
 SELECT m.repo, m.run_id, m.milestone_id, r.agent, coalesce(e.model, r.model) AS model, r.harness_version,
     m.status, m.turns,

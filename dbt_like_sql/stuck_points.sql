@@ -3,29 +3,26 @@
 -- whether it edited in between or not (same_error), and OpenHands' loop detectors: one action with
 -- one observation again and again (repeat_action_observation), one failing action again and again
 -- (repeat_action_error), two actions taking turns (alternating). signal_seq is where the stretch
--- became a signal. Every detector flags a row by comparing it with the rows just before it (one
--- sorted pass), then groups consecutive flagged rows into stretches.
+-- became a signal. Every detector flags a row by comparing it with the calls just before it (its
+-- neighbours are columns, computed at load: no sort here), then consecutive flagged rows are
+-- grouped into stretches.
 WITH tests AS (
     SELECT mrun, repo, run_id, milestone_id, seq, turn_id, run_no,
-        NOT green AND error_signature IS NOT NULL AS failing,
-        lag(seq) OVER w AS prev_seq, lag(turn_id) OVER w AS prev_turn,
-        NOT green AND error_signature = lag(error_signature) OVER w AS repeats
+        prev_test_run.seq AS prev_seq, prev_test_run.turn_id AS prev_turn,
+        NOT green AND error_signature = prev_test_run.error_signature AS repeats
     FROM {{ ref('stg_test_runs') }}
-    WINDOW w AS (PARTITION BY mrun ORDER BY seq)
 ), tools AS (
-    SELECT mrun, repo, run_id, milestone_id, seq, turn_id,
-        row_number() OVER w AS rn,
-        lag(seq) OVER w AS prev_seq, lag(turn_id) OVER w AS prev_turn,
-        lag(seq, 2) OVER w AS seq_2_back, lag(turn_id, 2) OVER w AS turn_2_back,
-        action_key = lag(action_key) OVER w AND obs_key = lag(obs_key) OVER w AS same_pair,
-        action_key = lag(action_key) OVER w AND NOT ok AND NOT lag(ok) OVER w AS same_error_call,
+    SELECT mrun, repo, run_id, milestone_id, seq, turn_id, call_no AS rn,
+        prev_call.seq AS prev_seq, prev_call.turn_id AS prev_turn,
+        call_2_back.seq AS seq_2_back, call_2_back.turn_id AS turn_2_back,
+        action_key = prev_call.action_key AND obs_key = prev_call.obs_key AS same_pair,
+        action_key = prev_call.action_key AND NOT ok AND NOT prev_call.ok AS same_error_call,
         -- this action repeats the one two steps back (with its observation) and differs from the last
-        action_key = lag(action_key, 2) OVER w AND obs_key = lag(obs_key, 2) OVER w
-            AND action_key <> lag(action_key) OVER w AS alternates
+        action_key = call_2_back.action_key AND obs_key = call_2_back.obs_key
+            AND action_key <> prev_call.action_key AS alternates
     FROM {{ ref('stg_events') }}
     WHERE is_tool
-    WINDOW w AS (PARTITION BY mrun ORDER BY seq)
-), flagged AS (
+), flagged AS MATERIALIZED (
     -- a row repeating the one before extends the stretch that row started (k repeats: k + 1 rows);
     -- alternation counts from two rows back (k alternating rows: k + 2 actions)
     SELECT 'same_error' AS kind, mrun, repo, run_id, milestone_id, seq, turn_id, run_no AS rn, prev_seq AS start_seq,
@@ -40,16 +37,13 @@ WITH tests AS (
     UNION ALL
     SELECT 'alternating', mrun, repo, run_id, milestone_id, seq, turn_id, rn, seq_2_back, turn_2_back, 2
     FROM tools WHERE alternates
-), islands AS (
-    SELECT *, rn - row_number() OVER (PARTITION BY kind, mrun ORDER BY seq) AS island
-    FROM flagged
-), stretches AS (
-    SELECT kind, repo, run_id, milestone_id,
-        arg_min(start_seq, seq) AS start_seq, arg_min(start_turn, seq) AS start_turn,
-        list(seq ORDER BY seq) AS seqs, list(turn_id ORDER BY seq) AS turns,
-        count(*) + any_value(lead_rows) AS length, any_value(lead_rows) AS lead_rows
-    FROM islands
-    GROUP BY kind, mrun, repo, run_id, milestone_id, island
+), starts AS (  -- a flagged row whose row before is not flagged starts a stretch...
+    SELECT f.* FROM flagged f ANTI JOIN flagged p ON p.kind = f.kind AND p.mrun = f.mrun AND p.rn = f.rn - 1
+), ends AS (  -- ...and one whose row after is not flagged ends it
+    SELECT f.* FROM flagged f ANTI JOIN flagged n ON n.kind = f.kind AND n.mrun = f.mrun AND n.rn = f.rn + 1
+), stretches AS (  -- the rows before its first flagged row (lead_rows), then its flagged rows
+    SELECT s.*, e.seq AS end_seq, e.rn - s.rn + 1 + s.lead_rows AS length
+    FROM starts s ASOF JOIN ends e ON e.kind = s.kind AND e.mrun = s.mrun AND e.rn >= s.rn
 ), thresholds AS (
     SELECT * FROM (VALUES
         ('same_error', {{ var('stuck_same_error_cycles') }}),
@@ -57,9 +51,11 @@ WITH tests AS (
         ('repeat_action_error', {{ var('repeat_action_error') }}),
         ('alternating', {{ var('alternating_steps') }})
     ) t(kind, threshold)
+), signals AS (  -- long enough: the row where it reached the threshold is the signal
+    SELECT s.*, s.rn + t.threshold - s.lead_rows - 1 AS signal_rn
+    FROM stretches s JOIN thresholds t USING (kind)
+    WHERE s.length >= t.threshold
 )
 SELECT s.repo, s.run_id, s.milestone_id, s.kind, s.start_seq, s.start_turn,
-    s.seqs[t.threshold - s.lead_rows] AS signal_seq, s.turns[t.threshold - s.lead_rows] AS signal_turn,
-    s.length, s.seqs[-1] AS end_seq
-FROM stretches s JOIN thresholds t USING (kind)
-WHERE s.length >= t.threshold
+    f.seq AS signal_seq, f.turn_id AS signal_turn, s.length, s.end_seq
+FROM signals s JOIN flagged f ON f.kind = s.kind AND f.mrun = s.mrun AND f.rn = s.signal_rn

@@ -11,7 +11,7 @@ WITH edits AS (
     FROM edits e JOIN last_seen l ON l.mrun = e.mrun AND l.path = e.path AND l.content_sha = e.before_sha
     WHERE e.content_sha <> e.before_sha AND l.last_seq > e.seq
 ), last_edit AS (
-    SELECT mrun, path, max(seq) AS last_seq FROM {{ ref('stg_edits') }} GROUP BY ALL
+    SELECT mrun, path, max(last_seq) AS last_seq FROM last_seen GROUP BY ALL
 ), unused AS (
     SELECT r.repo, r.run_id, r.milestone_id, 'unused_read' AS kind, r.seq, r.turn_id, r.path
     FROM {{ ref('stg_events') }} r LEFT JOIN last_edit l ON l.mrun = r.mrun AND l.path = r.path

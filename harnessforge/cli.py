@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from contextlib import contextmanager
+from contextlib import ExitStack, contextmanager
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from typing import Iterator, Optional
@@ -432,16 +432,31 @@ def run(
 
 
 @app.command()
-def distill() -> None:
+def distill(
+    judge: Optional[str] = typer.Option(
+        None, "--judge", help="Grade runs with a model too: anthropic, openai, claude-code"
+    ),
+    judge_model: str | None = typer.Option(None, "--judge-model", help="Model for --judge"),
+) -> None:
     """Load new trajectories into DuckDB, build the SQL models, and cut slices, pairs, KTO rows,
     SFT segments and reviews into distilled/."""
     from .distill import distill as run_distill
 
     warn = lambda msg: console.print(f"[yellow]warning:[/] {msg}", highlight=False)  # noqa: E731
-    with _progress() as progress:
-        task = progress.add_task("loading trajectories", total=None)
-        step = lambda n, total: progress.update(task, completed=n, total=total)  # noqa: E731
-        report = run_distill(state.store, state.rules, log=warn, progress=step)
+    with ExitStack() as stack:
+        reviewer = None
+        if judge:
+            from .agents.factory import make_agent
+            from .distill.judge import LLMJudge
+
+            agent = stack.enter_context(make_agent(judge, judge_model))
+            if agent.synthetic:
+                raise ConfigError(f"the judge needs a model backend, not {judge!r}")
+            reviewer = LLMJudge(state.rules.distill.reviewer, state.rules.hash, agent, log=warn)
+        with _progress() as progress:
+            task = progress.add_task("loading trajectories", total=None)
+            step = lambda n, total: progress.update(task, completed=n, total=total)  # noqa: E731
+            report = run_distill(state.store, state.rules, log=warn, progress=step, reviewer=reviewer)
     loaded = report.analytics.load
     for bad in loaded.bad_lines:
         warn(f"{bad} (left out)")

@@ -96,7 +96,7 @@ def test_each_crafted_run_fires_exactly_its_signal(analysed, signal):
 def test_the_load_and_the_models(analysed):
     store, report = analysed
     assert len(report.load.loaded) == len(SIGNALS) and not report.load.bad_lines
-    assert [m.name for m in report.models][:1] == ["stg_events"] and len(report.models) == 11
+    assert [m.name for m in report.models][:1] == ["stg_events"] and len(report.models) == 12
     with connect(store) as con:
         kinds = con.execute("SELECT kind, signal_turn, length FROM stuck_points WHERE run_id = 'stuck'").fetchall()
         hint = con.execute(
@@ -149,6 +149,37 @@ def test_openhands_loop_detectors(store):
     assert stuck_kinds(store, "failing_call") == [("repeat_action_error", 3)]
     assert stuck_kinds(store, "ping_pong") == [("alternating", 8)]
     assert stuck_kinds(store, "three_only") == []
+
+
+def test_neighbours_follow_seq_even_when_the_lines_do_not(store):
+    """The loop detectors compare each call with the ones before it (columns computed at load):
+    a trajectory written out of order gives the same stretches as one written in order."""
+    for run_id in ("in_order", "shuffled"):
+        r = explore(CraftedRun(store, run_id))
+        for _ in range(4):
+            r.say().bash("cat a", "1").say().bash("cat b", "2")
+        r.say().test(0, 1, "sig-a").say().test(0, 1, "sig-a").say().test(0, 1, "sig-a")
+        r.finish("STUCK", OWN_DIFF)
+    log = store.root / "trajectories" / "acme__app" / "shuffled" / "m01" / "trajectory.jsonl"
+    lines = log.read_bytes().splitlines(keepends=True)
+    log.write_bytes(b"".join(lines[1::2] + lines[0::2]))  # odd lines first, then even ones
+    analyze(store, load_rules())
+    with connect(store) as con:
+        rows = {
+            run_id: con.execute(
+                "SELECT kind, start_seq, signal_seq, end_seq, length FROM stuck_points WHERE run_id = ? ORDER BY ALL",
+                [run_id],
+            ).fetchall()
+            for run_id in ("in_order", "shuffled")
+        }
+        calls = con.execute(
+            "SELECT seq, call_no, prev_call.seq, call_2_back.seq FROM stg_events WHERE run_id = 'shuffled' AND is_tool "
+            "ORDER BY seq LIMIT 3"
+        ).fetchall()
+    assert rows["shuffled"] == rows["in_order"]
+    assert {k for k, *_ in rows["in_order"]} == {"alternating", "same_error", "repeat_action_error"}
+    (s1, *n1), (s2, *n2), (_, *n3) = calls
+    assert (n1, n2, n3) == ([1, None, None], [2, s1, None], [3, s2, s1])
 
 
 def test_loading_is_incremental(store):

@@ -1,6 +1,10 @@
 """Distillation of crafted runs: slices, pairs, KTO rows, SFT segments and reviews."""
 
 import json
+import os
+import subprocess
+import sys
+from pathlib import Path
 
 import pytest
 
@@ -8,8 +12,12 @@ from harnessforge.distill import distill
 from harnessforge.models.distill import KTORow, PreferencePair, Review, Segment
 from harnessforge.rules import load_rules
 from harnessforge.store import Store
+from tests.llm_servers import AnthropicServer
 from tests.test_analytics import OWN_DIFF, craft, explore, pad
 from tests.trajectories import GT_FILE, CraftedRun
+
+A = AnthropicServer
+BIN = Path(sys.executable).parent / "harnessforge"
 
 
 def rows(store, name, model):
@@ -159,3 +167,54 @@ def test_the_distill_command(tmp_path):
     assert "loaded 3 trajectories" in proc.stdout and "dpo_pairs" in proc.stdout
     again = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
     assert "loaded 0 trajectories (0 events), 3 unchanged" in again.stdout
+
+
+def test_an_llm_judge_grades_through_the_reviewer_interface_and_the_rules_evidence_stands(tmp_path):
+    """`distill --judge anthropic`: the real SDK against a local Messages server. A usable verdict
+    replaces the rule-based grade; rule-based discard reasons stand; an unusable answer or an API
+    failure keeps the rule-based review and says why."""
+    store = Store(tmp_path / "store")
+    for run_id in ("a-normal", "b-probe", "c-garbage", "d-outage"):
+        r = explore(CraftedRun(store, run_id))
+        if run_id == "b-probe":
+            r.say().bash("git log --all --oneline | head", "abc123 fix")
+        r.say().edit(sha="n1").say().test(1, 0)
+        pad(r).finish("PASS", OWN_DIFF)
+    verdict = {"difficulty": 4, "rl_value": "high", "discard_reasons": [], "why": "hard-won and clean"}
+    with AnthropicServer() as server:
+        server.push(
+            A.message(A.text(f"My grade:\n```json\n{json.dumps(verdict)}\n```")),
+            A.message(A.text(json.dumps({**verdict, "why": "looks fine to me"}))),
+            A.message(A.text("A fine run, 4 out of 5.")),
+            server.error(400, "prompt is malformed"),
+        )
+        env = {**os.environ, "ANTHROPIC_BASE_URL": server.url, "ANTHROPIC_API_KEY": "test", "COLUMNS": "200"}
+        cmd = [
+            str(BIN),
+            "--store",
+            str(store.root),
+            "distill",
+            "--judge",
+            "anthropic",
+            "--judge-model",
+            "claude-haiku-4-5",
+        ]
+        proc = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=300)
+        bodies = server.bodies
+    assert proc.returncode == 0, proc.stderr
+    reviews = {r.run_id: r for r in rows(store, "reviews", Review)}
+    normal, probe, garbage, outage = (reviews[k] for k in ("a-normal", "b-probe", "c-garbage", "d-outage"))
+    assert (normal.reviewer, normal.difficulty, normal.rl_value, normal.why) == (
+        "llm:claude-sonnet-4-5",
+        4,
+        "high",
+        "hard-won and clean",
+    )
+    assert probe.reviewer.startswith("llm:") and probe.rl_value == "reject" and probe.discard_reasons == ["cheating"]
+    assert garbage.reviewer == "rules" and "the judge's answer was unusable" in garbage.why
+    assert outage.reviewer == "rules" and "the judge failed" in outage.why and "prompt is malformed" in outage.why
+    assert "d-outage/m01: the judge failed" in proc.stderr.replace("\n", " ")
+    first = bodies[0]
+    assert first["model"] == "claude-haiku-4-5" and "tools" not in first
+    assert "Difficulty: 5 needed L2+" in str(first["system"]) and '"cheating_probes": 0' in str(first["messages"])
+    assert '"cheating_probes": 1' in str(bodies[1]["messages"])  # the probe run's signals went to the judge

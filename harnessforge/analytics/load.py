@@ -25,6 +25,7 @@ from pathlib import Path
 
 import duckdb
 import pyarrow as pa
+import pyarrow.compute as pc
 import pyarrow.parquet as pq
 from pydantic import ValidationError
 
@@ -61,13 +62,48 @@ EVENT_COLUMNS = {
     "synthetic": "BOOLEAN",
 }
 _COLUMNS_SQL = "{" + ", ".join(f"'{k}': '{v}'" for k, v in EVENT_COLUMNS.items()) + "}"
-# Keys computed once at load (in parallel, while parsing), so the models compare integers, not texts.
+_ARGS = {"rule": "VARCHAR", "path": "VARCHAR", "pattern": "VARCHAR", "command": "VARCHAR", "content_sha": "VARCHAR",
+         "test_file": "BOOLEAN"}  # fmt: skip
+# Computed once at load, per run and in parallel while parsing, so the models compare integers and
+# read no JSON: the milestone run, a call (tool + arguments), an observation, what kind of event it
+# is, and the tool arguments the models read.
 DERIVED = {
-    "mrun": ("UBIGINT", "hash(repo, run_id, milestone_id)"),  # the milestone run
-    "action_key": ("UBIGINT", "hash(action.type, CAST(action.args AS VARCHAR))"),  # a call: tool + arguments
+    "mrun": ("UBIGINT", "hash(repo, run_id, milestone_id)"),
+    "action_key": ("UBIGINT", "hash(action.type, CAST(action.args AS VARCHAR))"),
     "obs_key": ("UBIGINT", "hash(observation)"),
+    "is_tool": ("BOOLEAN", "role = 'dev' AND call_id IS NOT NULL"),  # a Dev tool call
+    "is_test_run": (
+        "BOOLEAN",
+        "role = 'dev' AND call_id IS NOT NULL AND action.type = 'run_tests' AND test_status.total IS NOT NULL",
+    ),  # fmt: skip
+    "arg": (
+        "STRUCT(" + ", ".join(f"{k} {t}" for k, t in _ARGS.items()) + ")",
+        "json_transform(action.args, '{" + ", ".join(f'"{k}": "{t}"' for k, t in _ARGS.items()) + "}')",
+    ),
 }
 _SELECT = ", ".join([f'"{k}"' for k in EVENT_COLUMNS] + [f"{expr} AS {k}" for k, (_, expr) in DERIVED.items()])
+# Each event's neighbours in its milestone run, also computed at load: its number among the Dev's
+# tool calls and the calls one and two before it, its number among the test runs and the run
+# before it. That is all the sequence detectors of `stuck_points` look at, so the models need no
+# sort. Computed with Arrow kernels over the run's events in order (see `with_neighbours`).
+_CALL_FIELDS = {"seq": pa.int32(), "turn_id": pa.int32(), "action_key": pa.uint64(), "obs_key": pa.uint64(),
+                "ok": pa.bool_()}  # fmt: skip
+_TEST_RUN_FIELDS = {"seq": pa.int32(), "turn_id": pa.int32(), "error_signature": pa.string(),
+                    "cumulative_edits": pa.int32()}  # fmt: skip
+NEIGHBOURS = {
+    "call_no": "BIGINT",
+    "prev_call": "STRUCT(seq INTEGER, turn_id INTEGER, action_key UBIGINT, obs_key UBIGINT, ok BOOLEAN)",
+    "call_2_back": "STRUCT(seq INTEGER, turn_id INTEGER, action_key UBIGINT, obs_key UBIGINT, ok BOOLEAN)",
+    "test_run_no": "BIGINT",
+    "prev_test_run": "STRUCT(seq INTEGER, turn_id INTEGER, error_signature VARCHAR, cumulative_edits INTEGER)",
+}
+
+
+# A run's Parquet file holds its test runs first, then its other tool calls, then everything else
+# (each in milestone-run order: the sort is stable), in row groups of ROW_GROUP rows: a model
+# reading only tool calls or test runs skips the other row groups by their statistics.
+CLUSTER = [("is_test_run", "descending"), ("is_tool", "descending")]
+ROW_GROUP = 122_880  # DuckDB's own row group size
 
 
 @dataclass
@@ -136,16 +172,17 @@ def _load(store: Store, con: duckdb.DuckDBPyConnection, progress) -> LoadReport:
         table, bad = read_events(store.root, sorted(current[run]))
         out = _parquet_path(store, run)
         out.parent.mkdir(parents=True, exist_ok=True)
-        pq.write_table(table, out)
+        pq.write_table(table.sort_by(CLUSTER), out, row_group_size=ROW_GROUP)
         return run, table.select(["source"]), bad
 
-    with ThreadPoolExecutor(max_workers=os.cpu_count() or 1) as pool:
+    # one more worker than cores: a run's Python-side steps overlap the others' parsing
+    with ThreadPoolExecutor(max_workers=(os.cpu_count() or 1) + 1) as pool:
         for i, (run, sources_col, bad) in enumerate(pool.map(convert, changed), 1):
             sources = current[run]
             con.execute("DELETE FROM hf_loads WHERE starts_with(path, ?)", [run + "/"])
-            counts = Counter(sources_col.column("source").to_pylist())
+            counts = {c["values"]: c["counts"] for c in pc.value_counts(sources_col.column("source")).to_pylist()}
             bad_per = Counter(b.path for b in bad)
-            rows = [(rel, size, mtime, counts[rel], bad_per[rel]) for rel, (size, mtime) in sources.items()]
+            rows = [(rel, size, mtime, counts.get(rel, 0), bad_per[rel]) for rel, (size, mtime) in sources.items()]
             con.register("_loads", pa.Table.from_pylist([dict(zip(LOADS, r, strict=True)) for r in rows]))
             con.execute("INSERT INTO hf_loads SELECT * FROM _loads")  # one statement: executemany is per row
             con.unregister("_loads")
@@ -167,7 +204,7 @@ def _events_view(store: Store, con: duckdb.DuckDBPyConnection) -> None:
     if any(files.glob("*/*.parquet")):
         source = f"read_parquet('{files}/*/*.parquet')"
     else:  # nothing loaded yet: an empty relation with the right columns
-        types = {**EVENT_COLUMNS, **{k: t for k, (t, _) in DERIVED.items()}}
+        types = {**EVENT_COLUMNS, **{k: t for k, (t, _) in DERIVED.items()}, **NEIGHBOURS}
         typed = ", ".join(f'NULL::{t} AS "{k}"' for k, t in types.items())
         source = f"(SELECT NULL::VARCHAR AS source, {typed} WHERE false)"
     con.execute(f"CREATE OR REPLACE VIEW raw_events AS SELECT * FROM {source}")
@@ -179,7 +216,7 @@ def read_events(root: Path, sources: list[str]) -> tuple[pa.Table, list[BadLine]
     rejects is read again line by line."""
     con = duckdb.connect()
     try:
-        return _read_json(con, root, sources), []
+        return with_neighbours(_read_json(con, root, sources)), []
     except duckdb.Error:
         pass
     tables, bad = [], []
@@ -200,7 +237,50 @@ def read_events(root: Path, sources: list[str]) -> tuple[pa.Table, list[BadLine]
                 (Path(tmp) / rel).parent.mkdir(parents=True)
                 (Path(tmp) / rel).write_bytes(b"\n".join(good) + b"\n")
                 tables.append(_read_json(con, Path(tmp), [rel]))
-    return pa.concat_tables(tables), bad
+    return with_neighbours(pa.concat_tables(tables)), bad
+
+
+def with_neighbours(events: pa.Table) -> pa.Table:
+    """`events` (one run's) with the NEIGHBOURS columns, in (milestone run, seq) order. The files
+    are in that order already (the Recorder appends), so usually nothing is sorted."""
+    mrun, seq = events.column("mrun"), events.column("seq")
+    if events.num_rows > 1:
+        same = pc.equal(mrun[1:], mrun[:-1])
+        if not pc.all(pc.or_(pc.invert(same), pc.greater(seq[1:], seq[:-1]))).as_py():
+            events = events.sort_by([("mrun", "ascending"), ("seq", "ascending")])
+    calls = events.column("is_tool")
+    ok = pc.fill_null(events.column("ok"), True)
+    call_no, prev_call, call_2_back = _neighbours(events.set_column(events.schema.get_field_index("ok"), "ok", ok),
+                                                  calls, _CALL_FIELDS, back=2)  # fmt: skip
+    test_run_no, prev_test_run, _ = _neighbours(events, events.column("is_test_run"), _TEST_RUN_FIELDS, back=1)
+    for name, column in (("call_no", call_no), ("prev_call", prev_call), ("call_2_back", call_2_back),
+                         ("test_run_no", test_run_no), ("prev_test_run", prev_test_run)):  # fmt: skip
+        events = events.append_column(name, column)
+    return events
+
+
+def _neighbours(events: pa.Table, mask: pa.ChunkedArray, fields: dict[str, pa.DataType], back: int):
+    """For the rows where `mask` holds, taken in order: each row's number within its milestone
+    run and, per k in 1..back, the `fields` of the row k before it in that run (a struct; null
+    for rows outside `mask` or without such a row). Returns [number, 1 back, 2 back, ...]."""
+    mask = pc.fill_null(mask, False)
+    rows = events.select(["mrun", *fields]).filter(mask)
+    n = rows.num_rows
+    group = rows.column("mrun").combine_chunks()
+    k = pc.subtract(pc.cumulative_sum(pc.fill_null(pa.nulls(n, pa.int64()), 1)), 1)  # 0, 1, ..., n - 1
+    new_group = pa.concat_arrays([pa.array([True] * min(n, 1), pa.bool_()), pc.not_equal(group[1:], group[:-1])])
+    number = pc.add(pc.subtract(k, pc.fill_null_forward(pc.if_else(new_group, k, None))), 1)
+    out = [number]
+    for step in range(1, back + 1):
+        has = pc.equal(group, pa.concat_arrays([pa.nulls(min(n, step), group.type), group[: max(n - step, 0)]]))
+        shifted = [
+            pa.concat_arrays([pa.nulls(min(n, step), t), rows.column(f).combine_chunks().cast(t)[: max(n - step, 0)]])
+            for f, t in fields.items()
+        ]
+        out.append(pa.StructArray.from_arrays(shifted, names=list(fields), mask=pc.invert(pc.fill_null(has, False))))
+    # back to one value per event: the i-th masked event gets the i-th value
+    position = pc.if_else(mask, pc.subtract(pc.cumulative_sum(pc.cast(mask, pa.int64())), 1), None)
+    return [column.take(position) for column in out] + [None] * (2 - back)
 
 
 def _read_json(con: duckdb.DuckDBPyConnection, root: Path, sources: list[str]) -> pa.Table:

@@ -44,15 +44,21 @@ def distilled_dir(store: Store) -> Path:
 
 
 def distill(
-    store: Store, rules: Rules, log=print, progress=None, analytics: AnalyticsReport | None = None
+    store: Store,
+    rules: Rules,
+    log=print,
+    progress=None,
+    analytics: AnalyticsReport | None = None,
+    reviewer: Reviewer | None = None,
 ) -> DistillReport:
-    """Analyze (unless `analytics` says it was just done), then cut the rows."""
+    """Analyze (unless `analytics` says it was just done), then cut the rows. `reviewer` grades the
+    runs (default: the rule-based Reviewer; an `LLMJudge` implements the same interface)."""
     analytics = analytics or analyze(store, rules, progress)
     report = DistillReport(analytics)
     skipped: list[str] = []
     with connect(store) as con:
         runs = load_runs(store, con, rules.hash, log=lambda msg: (skipped.append(msg), log(msg)))
-    reviewer = Reviewer(rules.distill.reviewer, rules.hash)
+    reviewer = reviewer or Reviewer(rules.distill.reviewer, rules.hash)
     rows: dict[str, list[BaseModel]] = {name: [] for name in OUTPUTS}
     for run in runs:
         rows["stuck_slices"] += stuck_slices(run, rules.distill)

@@ -7,7 +7,7 @@ RL value: `reject` with the reasons when the run shows an environment problem, a
 test, a loop it never left, suspected memorisation, cheating, or is too easy (difficulty 1); else
 `high` from `high_value_difficulty` on a pass, `medium` from `medium_value_difficulty`, `low` below.
 
-`Reviewer` is the interface; an LLM judge can implement `review` the same way.
+`Reviewer` is the interface; `judge.LLMJudge` implements `review` with a model.
 """
 
 from __future__ import annotations

@@ -1,0 +1,82 @@
+"""The optional LLM judge: a model grades each milestone run with the Reviewer's rubric.
+
+It implements `Reviewer.review`, so it drops in where the rule-based Reviewer is used. It sees
+the run's signals (the `milestone_summary` row) and the rule-based grade, and answers with JSON.
+Evidence the rules hold stays binding: the rule-based discard reasons (cheating, memorisation,
+loops, flaky tests, environment) always stand, whatever the model says; `too_easy` follows the
+judge's difficulty, as it follows the rules' own. An unusable answer or an
+API failure loses nothing: the rule-based review is kept, and says why.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any, Literal
+
+from pydantic import Field, ValidationError
+
+from ..agents.base import AgentBackend
+from ..agents.errors import AgentError
+from ..models.common import Model, first_error
+from ..models.distill import Review
+from ..rules import ReviewerRules
+from .reviewer import Reviewer
+
+DISCARD_REASONS = ("env_issue", "too_easy", "agent_loop", "flaky_test", "suspected_memorisation", "cheating")
+SYSTEM = (
+    """You review runs of a coding agent for a training-data team. Grade one milestone run from
+its signals. Difficulty: 5 needed L2+ hints and changed direction after one; 4 needed an L1 hint or
+many turns; 3 no hints but several meaningful edit-test iterations; 2 solved within two iterations;
+1 one-shot. RL value: high, medium, low, or reject (then give discard reasons from: """
+    + ", ".join(DISCARD_REASONS)
+    + """). Answer with one JSON object only:
+{"difficulty": 1-5, "rl_value": "...", "discard_reasons": [...], "why": "one sentence"}"""
+)
+
+
+class Verdict(Model):
+    difficulty: int = Field(ge=1, le=5)
+    rl_value: Literal["high", "medium", "low", "reject"]
+    discard_reasons: list[Literal[DISCARD_REASONS]] = []  # type: ignore[valid-type]
+    why: str = Field(min_length=1)
+
+
+class LLMJudge(Reviewer):
+    def __init__(self, rules: ReviewerRules, rules_hash: str, agent: AgentBackend, log=print):
+        super().__init__(rules, rules_hash)
+        self.agent, self.log = agent, log
+
+    def review(self, s: dict[str, Any], flaky: bool = False, env_issue: bool = False) -> Review:
+        base = super().review(s, flaky, env_issue)
+        signals = {k: v for k, v in s.items() if k not in ("repo", "run_id", "milestone_id")}
+        prompt = (
+            f"Signals of run {s['run_id']}, milestone {s['milestone_id']}:\n{json.dumps(signals, default=str)}\n\n"
+            f"The rule-based grade: difficulty {base.difficulty} ({base.why}), rl_value {base.rl_value}"
+            + (f", discard reasons {', '.join(base.discard_reasons)}" if base.discard_reasons else "")
+        )
+        where = f"{s['run_id']}/{s['milestone_id']}"
+        try:
+            turn = self.agent.turn([{"role": "system", "content": SYSTEM}, {"role": "user", "content": prompt}], [])
+            verdict = Verdict.model_validate_json(_json_object(turn.text))
+        except AgentError as e:
+            return self._keep(base, where, f"the judge failed: {e}")
+        except ValidationError as e:
+            return self._keep(base, where, f"the judge's answer was unusable: {first_error(e)}")
+        evidence = set(base.discard_reasons) - {"too_easy"}
+        reasons = sorted(evidence | set(verdict.discard_reasons) | ({"too_easy"} if verdict.difficulty == 1 else set()))
+        if verdict.rl_value == "reject" and not reasons:
+            return self._keep(base, where, "the judge rejected without a reason")
+        return base.model_copy(update={
+            "difficulty": verdict.difficulty, "rl_value": "reject" if reasons else verdict.rl_value,
+            "discard_reasons": reasons, "why": verdict.why, "reviewer": f"llm:{turn.model or self.agent.model}",
+        })  # fmt: skip
+
+    def _keep(self, base: Review, where: str, problem: str) -> Review:
+        self.log(f"{where}: {problem}; the rule-based review is kept")
+        return base.model_copy(update={"why": f"{base.why} ({problem})"})
+
+
+def _json_object(text: str) -> str:
+    """The JSON object in a model's answer (it may come inside a code fence or after a sentence)."""
+    start, end = text.find("{"), text.rfind("}")
+    return text[start : end + 1] if 0 <= start < end else text
