@@ -94,6 +94,16 @@ class GitHubClient:
         data = self._call(f"GET /repos/{full_name}", fetch)
         return GitHubMeta.model_validate(data) if data else None
 
+    def release_tags(self, full_name: str, limit: int = 100) -> list[str]:
+        """Tag names of the repo's published releases, newest first (drafts and pre-releases left out).
+        Never cached: this is what a release sensor polls."""
+
+        def fetch() -> list[str]:
+            releases = self._gh.get_repo(full_name).get_releases()
+            return [r.tag_name for r in releases[:limit] if not (r.draft or r.prerelease)]
+
+        return self._call(f"GET /repos/{full_name}/releases", fetch) or []
+
     def issue(self, full_name: str, number: int) -> IssueText | None:
         def fetch() -> dict:
             i = self._gh.get_repo(full_name).get_issue(number)

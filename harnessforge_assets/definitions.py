@@ -1,4 +1,4 @@
-"""The code location: `dagster dev` (via workspace.yaml or pyproject) loads `defs`."""
+"""The code location: `dagster dev -w workspace.yaml` loads `defs`."""
 
 from __future__ import annotations
 
@@ -7,22 +7,30 @@ import os
 import dagster as dg
 
 from harnessforge.rules import load_rules
-from resources import AgentResource, GitHubResource, SandboxResource, StoreResource
+from resources import AgentResource, GitHubResource, SandboxResource, StoreResource, UpstreamResource
+from sensors import distill_sensor, new_release_sensor
 
 from .distill import stage3_assets
 from .environments import docker_images, validated_milestones
+from .jobs import jobs
 from .plan import milestone_plans, repos
 from .runs import raw_trajectories
 
+assets = [
+    repos,
+    milestone_plans,
+    docker_images,
+    validated_milestones,
+    raw_trajectories,
+    *stage3_assets(load_rules(os.environ.get("HARNESSFORGE_RULES"))),
+]
+
 defs = dg.Definitions(
-    assets=[
-        repos,
-        milestone_plans,
-        docker_images,
-        validated_milestones,
-        raw_trajectories,
-        *stage3_assets(load_rules(os.environ.get("HARNESSFORGE_RULES"))),
-    ],  # fmt: skip
+    assets=assets,
+    jobs=jobs,
+    sensors=[new_release_sensor, distill_sensor],
+    # Steps in their own processes; run-level and pool limits live in the instance's dagster.yaml.
+    executor=dg.multiprocess_executor,
     resources={
         "store": StoreResource(),
         # The token reaches the run through EnvVar (never shown in the UI); no token, no GitHub.
@@ -32,5 +40,6 @@ defs = dg.Definitions(
         "sandbox": SandboxResource(),
         # The offline oracle by default; pick anthropic/openai, a model and a run_id in the launchpad.
         "agent": AgentResource(),
+        "upstream": UpstreamResource(),
     },
 )

@@ -1,9 +1,17 @@
-"""Stage 3 assets: the trajectory analytics in DuckDB, the distilled rows, and the exported datasets.
+"""Stage 3 assets: the trajectory analytics in DuckDB, the distilled rows per milestone, the verified
+tasks, and the exported datasets.
+
+- `trajectory_analytics` (unpartitioned, pool `duckdb`): new trajectories into Parquet, every SQL
+  model rebuilt once for all repos.
+- `stuck_slices`, `dpo_pairs`, `kto_rows`, `sft_segments`, `reviews`, `task_cards` (repo x milestone):
+  one multi-asset cuts one milestone's runs into `distilled/milestones/<repo>/<mid>/`.
+- `verified_tasks` (repo x milestone): the milestone's task card rebuilt from itself in Docker.
+- `training_datasets` (unpartitioned): every milestone's rows assembled, then exported.
 
 Code versions come from the rules: `trajectory_analytics` carries the hash of the SQL models and the
 thresholds they read, the distilled assets that hash plus the `distill` rules. Change a threshold and
-reload the code location: exactly the assets that read it show as unsynced (a mentor threshold
-touches none of them), ready for a backfill.
+reload the code location: exactly the materialized partitions of the assets that read it show as
+unsynced (a mentor threshold touches none of them), ready for a backfill.
 """
 
 from pathlib import Path
@@ -12,18 +20,22 @@ import dagster as dg
 from pydantic import Field
 
 from harnessforge.analytics import analytics_version, analyze, distill_version
-from harnessforge.distill import distill
+from harnessforge.analytics.load import connect
+from harnessforge.checks import dataset_problems, unreviewed_cheating
+from harnessforge.distill import assemble, distill, distilled_dir
 from harnessforge.distill.verify import verify_tasks
 from harnessforge.errors import HarnessForgeError
 from harnessforge.export import FORMATS, export
+from harnessforge.models.distill import Review
 from harnessforge.rules import Rules
 from resources import StoreResource
 
+from .partitions import has_runs_to_distill, repo_milestone_partitions, split_repo_milestone
 from .runs import raw_trajectories
 
-DISTILLED = ("stuck_slices", "dpo_pairs", "kto_rows", "sft_segments", "reviews", "verified_tasks")
-OUTPUT_FILE = {"stuck_slices": "stuck_slices", "dpo_pairs": "dpo_pairs", "kto_rows": "kto", "sft_segments": "sft",
-               "reviews": "reviews", "verified_tasks": "task_cards"}  # fmt: skip
+# asset name -> the file the core writes for it
+DISTILLED = {"stuck_slices": "stuck_slices", "dpo_pairs": "dpo_pairs", "kto_rows": "kto", "sft_segments": "sft",
+             "reviews": "reviews", "task_cards": "task_cards"}  # fmt: skip
 
 
 class ExportConfig(dg.Config):
@@ -32,17 +44,21 @@ class ExportConfig(dg.Config):
     allow_synthetic: bool = Field(False, description="Include the offline oracle's synthetic runs")
 
 
+def _failure(e: HarnessForgeError) -> dg.Failure:
+    return dg.Failure(description=str(e), allow_retries=False)
+
+
 def stage3_assets(rules: Rules) -> list:
     """The Stage 3 assets, versioned by `rules` (the code location passes the rules it loaded)."""
 
     @dg.asset(group_name="distill", deps=[raw_trajectories], code_version=analytics_version(rules),
-              pool="duckdb")  # fmt: skip
+              pool="duckdb", kinds={"duckdb"})  # fmt: skip
     def trajectory_analytics(store: StoreResource) -> dg.MaterializeResult:
         """New or changed trajectories into Parquet and DuckDB; the `dbt_like_sql/` models rebuilt."""
         try:
             report = analyze(store.store(), store.rules())
         except HarnessForgeError as e:
-            raise dg.Failure(description=str(e)) from None
+            raise _failure(e) from None
         rows = "\n".join(f"| {m.name} | {m.materialization} | {m.rows} |" for m in report.models)
         bad = "\n".join(f"- {b}" for b in report.load.bad_lines[:50]) or "none"
         return dg.MaterializeResult(metadata={
@@ -56,56 +72,135 @@ def stage3_assets(rules: Rules) -> list:
 
     @dg.multi_asset(
         specs=[
-            dg.AssetSpec(name, group_name="distill", deps=[trajectory_analytics], code_version=version)
+            dg.AssetSpec(
+                name,
+                group_name="distill",
+                deps=[trajectory_analytics, raw_trajectories],
+                code_version=version,
+                skippable=True,
+                kinds={"duckdb"},
+            )
             for name in DISTILLED
         ],  # fmt: skip
+        partitions_def=repo_milestone_partitions,
         pool="duckdb",
+        can_subset=True,  # a no-op yields nothing; a subset yields only what was selected
+        check_specs=[
+            dg.AssetCheckSpec(
+                "cheating_reviewed",
+                asset="reviews",
+                blocking=True,
+                description="Every run with a cheating flag in the analytics is rejected by its review.",
+            ),
+        ],  # fmt: skip
     )
-    def distilled(store: StoreResource):
-        """Stuck slices, DPO pairs, KTO rows, SFT segments, reviews and task cards cut from the analytics."""
+    def distilled(context: dg.AssetExecutionContext, store: StoreResource):
+        """Stuck slices, DPO pairs, KTO rows, SFT segments, reviews and the task card cut from one
+        milestone's runs (all run ids) in the analytics."""
         s = store.store()
+        key, mid = split_repo_milestone(context.partition_key)
+        if not has_runs_to_distill(s, key, mid, context.log.info):
+            return
         try:
-            report = distill(s, store.rules(), log=dg.get_dagster_logger().warning, analytics=analyze(s, store.rules()))
+            report = distill(s, store.rules(), log=context.log.warning, only=(key, mid))
         except HarnessForgeError as e:
-            raise dg.Failure(description=str(e)) from None
-        for name in DISTILLED:
-            path = report.out_dir / f"{OUTPUT_FILE[name]}.jsonl"
-            yield dg.MaterializeResult(asset_key=name, metadata={
-                "rows": report.counts[OUTPUT_FILE[name]], "path": dg.MetadataValue.path(str(path)),
-                "runs_skipped": len(report.skipped),
-            })  # fmt: skip
+            raise _failure(e) from None
+        out = distilled_dir(s, (key, mid))
+        reviews = [Review.model_validate_json(x) for x in (out / "reviews.jsonl").read_bytes().splitlines() if x]
+        with connect(s) as con:
+            cheating = unreviewed_cheating(con, reviews, key, mid)
+        selected = {k.to_user_string() for k in context.selected_asset_keys}
+        for name, stem in DISTILLED.items():
+            if name not in selected:
+                continue
+            metadata = {"rows": report.counts[stem], "path": dg.MetadataValue.path(str(out / f"{stem}.jsonl")),
+                        "runs_skipped": len(report.skipped)}  # fmt: skip
+            if name == "reviews":
+                metadata["verdicts"] = dg.MetadataValue.md(reviews_markdown(reviews))
+            checks = [dg.AssetCheckResult(check_name="cheating_reviewed", passed=not cheating,
+                                          metadata={"problems": dg.MetadataValue.json(cheating)})]  # fmt: skip
+            yield dg.MaterializeResult(asset_key=name, metadata=metadata,
+                                       check_results=checks if name == "reviews" else None)  # fmt: skip
 
-    @dg.asset(group_name="distill", deps=list(DISTILLED), code_version=version)
-    def training_datasets(config: ExportConfig, store: StoreResource) -> dg.MaterializeResult:
-        """The distilled rows in trainers' formats (JSONL + Parquet) with a dataset card."""
+    @dg.multi_asset(
+        specs=[dg.AssetSpec("verified_tasks", group_name="distill", deps=["task_cards"], code_version=version,
+                            kinds={"docker"}, skippable=True)],
+        partitions_def=repo_milestone_partitions,
+        can_subset=True,  # lets a no-op yield no check result either
+        check_specs=[dg.AssetCheckSpec("tasks_reproduce", asset="verified_tasks",
+                                       description="The milestone's task card rebuilds from itself: reference 1, "
+                                       "empty attempt 0 (else it is dropped from verified_tasks)")],
+    )  # fmt: skip
+    def verified_tasks(context: dg.AssetExecutionContext, store: StoreResource):
+        """The milestone's task card, kept only if it reproduces from the card alone in Docker."""
         s = store.store()
-        out = config.out_dir or str(s.root / "datasets")
+        key, mid = split_repo_milestone(context.partition_key)
+        if not has_runs_to_distill(s, key, mid, context.log.info):
+            return
         try:
-            report = export(s, config.formats, Path(out), allow_synthetic=config.allow_synthetic)
+            checks = verify_tasks(s, store.rules(), log=context.log.info, milestone=(key, mid))
         except HarnessForgeError as e:
-            raise dg.Failure(description=str(e)) from None
-        card = (report.out / "README.md").read_text()
-        return dg.MaterializeResult(metadata={
-            "files": len(report.files), "refused_synthetic": sum(report.refused_synthetic.values()),
-            "discarded": sum(report.discarded.values()), "path": dg.MetadataValue.path(out),
-            "dataset_card": dg.MetadataValue.md(card),
-            **{f"rows/{k}": v for k, v in sorted(report.rows.items())},
-        })  # fmt: skip
-
-    @dg.asset_check(asset="verified_tasks", description="Every task card rebuilds from itself: reference 1, empty 0")
-    def tasks_reproduce(store: StoreResource) -> dg.AssetCheckResult:
-        try:
-            checks = verify_tasks(store.store(), store.rules(), log=dg.get_dagster_logger().info)
-        except HarnessForgeError as e:
-            return dg.AssetCheckResult(passed=False, metadata={"error": str(e)})
+            raise _failure(e) from None
         dropped = {c.task_id: c.reason for c in checks if not c.reproduced}
-        return dg.AssetCheckResult(
-            passed=not dropped,
+        yield dg.MaterializeResult(
+            asset_key="verified_tasks",
             metadata={
                 "cards": len(checks),
                 "reproduced": len(checks) - len(dropped),
                 "dropped": dg.MetadataValue.json(dropped),
+                "path": dg.MetadataValue.path(str(distilled_dir(s, (key, mid)) / "verified_tasks.jsonl")),
             },
+            check_results=[
+                dg.AssetCheckResult(
+                    check_name="tasks_reproduce",
+                    passed=not dropped,
+                    severity=dg.AssetCheckSeverity.WARN,
+                    metadata={"dropped": dg.MetadataValue.json(dropped)},
+                )
+            ],  # fmt: skip
         )
 
-    return [trajectory_analytics, distilled, training_datasets, tasks_reproduce]
+    @dg.asset(
+        group_name="distill",
+        deps=[*DISTILLED, verified_tasks],
+        code_version=version,
+        check_specs=[
+            dg.AssetCheckSpec(
+                "dataset_clean",
+                asset="training_datasets",
+                blocking=True,
+                description="No synthetic row unless allowed; no id twice in one file.",
+            ),
+        ],  # fmt: skip
+    )
+    def training_datasets(config: ExportConfig, store: StoreResource) -> dg.MaterializeResult:
+        """Every milestone's distilled rows assembled, then written in trainers' formats with a dataset card."""
+        s = store.store()
+        out = Path(config.out_dir or s.root / "datasets")
+        try:
+            assembled = assemble(s, store.rules().hash)
+            report = export(s, config.formats, out, allow_synthetic=config.allow_synthetic)
+        except HarnessForgeError as e:
+            raise _failure(e) from None
+        problems = dataset_problems(out, config.allow_synthetic)
+        return dg.MaterializeResult(
+            metadata={
+                "files": len(report.files), "refused_synthetic": sum(report.refused_synthetic.values()),
+                "discarded": sum(report.discarded.values()), "path": dg.MetadataValue.path(str(out)),
+                "dataset_card": dg.MetadataValue.md((report.out / "README.md").read_text()),
+                "assembled": dg.MetadataValue.json(assembled),
+                **{f"rows/{k}": v for k, v in sorted(report.rows.items())},
+            },
+            check_results=[dg.AssetCheckResult(check_name="dataset_clean", passed=not problems,
+                                               metadata={"problems": dg.MetadataValue.json(problems)})],
+        )  # fmt: skip
+
+    return [trajectory_analytics, distilled, verified_tasks, training_datasets]
+
+
+def reviews_markdown(reviews: list[Review]) -> str:
+    rows = ["| run | status | value | difficulty | reasons |", "|---|---|---|---|---|"]
+    for r in reviews:
+        rows.append(f"| {r.run_id} | {r.status} | {r.rl_value} | {r.difficulty} | "
+                    f"{', '.join(r.discard_reasons) or '—'} |")  # fmt: skip
+    return "\n".join(rows)

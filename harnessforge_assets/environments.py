@@ -10,7 +10,7 @@ from harnessforge.models.env import RepoImages, Validation
 from harnessforge.store import Store
 from resources import SandboxResource, StoreResource
 
-from .partitions import repo_milestone_partitions, repo_partitions, split_repo_milestone
+from .partitions import plan_with, repo_milestone_partitions, repo_partitions, split_repo_milestone
 from .plan import milestone_plans
 
 
@@ -66,14 +66,21 @@ def validation_path(s: Store, key: str, mid: str) -> str:
     return str(s.milestone_dir(key, mid) / "validation.json")
 
 
-@dg.asset(
+@dg.multi_asset(
+    specs=[
+        dg.AssetSpec(
+            "validated_milestones",
+            group_name="environments",
+            # (repo, mNN) reads partition `repo` of both: Dagster infers MultiToSingleDimensionPartitionMapping
+            # because `repo` is a dimension of the multi-partition (tests/test_dagster.py asserts it).
+            deps=[docker_images, milestone_plans],
+            kinds={"docker", "python"},
+            skippable=True,  # a milestone the repo's plan does not have: a no-op, nothing materialized
+            description="A milestone's tests run at its base and verify commits: FAIL_TO_PASS and PASS_TO_PASS sets.",
+        )
+    ],
     partitions_def=repo_milestone_partitions,
-    group_name="environments",
-    # (repo, mNN) reads partition `repo` of both: Dagster infers MultiToSingleDimensionPartitionMapping
-    # because `repo` is a dimension of the multi-partition (tests/test_dagster.py asserts it).
-    deps=[docker_images, milestone_plans],
-    kinds={"docker", "python"},
-    description="A milestone's tests run at its base and verify commits: FAIL_TO_PASS and PASS_TO_PASS sets.",
+    can_subset=True,  # lets a no-op yield no check results either
     check_specs=[
         dg.AssetCheckSpec(
             "environment_ran",
@@ -83,32 +90,24 @@ def validation_path(s: Store, key: str, mid: str) -> str:
         dg.AssetCheckSpec(
             "valid_has_fail_to_pass",
             asset="validated_milestones",
+            blocking=True,  # a "valid" milestone with nothing to solve must not reach the agent
             description="A valid milestone has at least one FAIL_TO_PASS test.",
         ),
     ],  # fmt: skip
 )
-def validated_milestones(
-    context: dg.AssetExecutionContext, store: StoreResource, sandbox: SandboxResource
-) -> dg.MaterializeResult:
+def validated_milestones(context: dg.AssetExecutionContext, store: StoreResource, sandbox: SandboxResource):
     s = store.store()
     key, mid = split_repo_milestone(context.partition_key)
+    if plan_with(s, key, mid, context.log.info) is None:
+        return
     try:
-        plan = s.load_plan(key)
-    except HarnessForgeError as e:
-        raise dg.Failure(description=f"{key}: no milestone plan to validate ({e})", allow_retries=False) from None
-    ids = [m.id for m in plan.milestones]
-    if mid not in ids:
-        # The milestone dimension is shared by all repos (a cross product): this repo's plan is shorter.
-        raise dg.Failure(
-            description=f"{key} has no milestone {mid!r}: its plan has {len(ids)} milestones "
-            f"({', '.join(ids) or 'none'}); this partition has nothing to validate",
-            allow_retries=False,
+        (v,) = validate(
+            s, key, sandbox.rules(store.rules()), milestone=mid, backend=sandbox.backend, log=context.log.info
         )
-    try:
-        (v,) = validate(s, key, store.rules(), milestone=mid, backend=sandbox.backend, log=context.log.info)
     except HarnessForgeError as e:
         raise dg.Failure(description=f"{key} {mid}: validation could not run: {e}", allow_retries=False) from None
-    return dg.MaterializeResult(metadata=validation_metadata(v, validation_path(s, key, mid)), check_results=checks(v))
+    metadata = validation_metadata(v, validation_path(s, key, mid))
+    yield dg.MaterializeResult(asset_key="validated_milestones", metadata=metadata, check_results=checks(v))
 
 
 def validation_metadata(v: Validation, path: str) -> dict:

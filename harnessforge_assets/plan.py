@@ -2,6 +2,7 @@
 
 import dagster as dg
 
+from harnessforge.checks import plan_problems
 from harnessforge.mining.planner import plan
 from harnessforge.mining.screening import screen
 from harnessforge.models import MilestonePlan, ScreeningReport
@@ -62,6 +63,15 @@ def repos(context: dg.AssetExecutionContext, store: StoreResource, github: GitHu
     deps=[repos],
     kinds={"git", "python"},
     description="Milestone chain mined from the repository's releases, changelog and PRs.",
+    check_specs=[
+        dg.AssetCheckSpec(
+            "plan_is_a_chain",
+            asset="milestone_plans",
+            blocking=True,
+            description="Milestones m01..mNN in order, each starting at the previous one's verify commit, with "
+            "acceptance tests, and their ground-truth and test patches applying to their base.",
+        )
+    ],  # fmt: skip
 )
 def milestone_plans(
     context: dg.AssetExecutionContext, store: StoreResource, github: GitHubResource
@@ -75,7 +85,15 @@ def milestone_plans(
     # The milestone dimension of the repo x milestone assets is the union of all plans' ordinal ids.
     ids = [m.id for m in p.milestones]
     context.instance.add_dynamic_partitions(milestone_partitions.name, ids)
+    problems = plan_problems(s, spec.key)
     return dg.MaterializeResult(
+        check_results=[
+            dg.AssetCheckResult(
+                check_name="plan_is_a_chain",
+                passed=not problems,
+                metadata={"problems": dg.MetadataValue.json(problems)},
+            )
+        ],  # fmt: skip
         metadata={
             "milestones": len(p.milestones),
             "milestone_ids": ", ".join(ids),
@@ -86,5 +104,5 @@ def milestone_plans(
             "rules_hash": p.provenance.rules_hash,
             "plan": dg.MetadataValue.md(plan_markdown(p)),
             "path": dg.MetadataValue.path(str(s.repo_dir(spec.key) / "plan.json")),
-        }
+        },
     )

@@ -15,9 +15,13 @@ continues from its event log, a finished one is not run again (its recorded summ
 A new attempt is a new run id (the `agent` resource's `run_id`).
 """
 
+import json
+
 import dagster as dg
 
 from harnessforge.agents.base import AgentBackend
+from harnessforge.agents.errors import AgentError
+from harnessforge.checks import trajectory_problems
 from harnessforge.errors import HarnessForgeError
 from harnessforge.harness.navigator import Navigator
 from harnessforge.harness.recorder import SUMMARY, TRAJECTORY, run_path
@@ -27,7 +31,7 @@ from harnessforge.store import Store
 from resources import AgentResource, SandboxResource, StoreResource
 
 from .environments import validated_milestones
-from .partitions import repo_milestone_key, repo_milestone_partitions, split_repo_milestone
+from .partitions import chain_order, plan_with, repo_milestone_key, repo_milestone_partitions
 
 
 def _fail(description: str, **metadata) -> dg.Failure:
@@ -89,37 +93,14 @@ def summary_metadata(summary: MilestoneSummary, run_dir, dev: AgentBackend, atte
     }
 
 
-def skipped(reason: str, run_id: str, **extra) -> dg.MaterializeResult:
-    return dg.MaterializeResult(metadata={"status": "skipped", "skipped": True, "reason": reason, "run_id": run_id,
-                                          **extra})  # fmt: skip
+def skipped(reason: str, run_id: str, **extra) -> dict:
+    return {"status": "skipped", "skipped": True, "reason": reason, "run_id": run_id, **extra}
 
 
-@dg.asset(
-    partitions_def=repo_milestone_partitions,  # the same as validated_milestones': an identity mapping
-    group_name="runs",
-    deps=[validated_milestones],
-    kinds={"docker", "python"},
-    description="The Dev agent's run on one milestone of the chain: trajectory.jsonl, ATIF, diffs, test "
-    "results, Mentor log and summary.json under trajectories/<repo>/<run_id>/<milestone>/. A repo's "
-    "milestones must be materialized in chain order; a milestone that is not valid is reported as skipped.",
-)
-def raw_trajectories(
-    context: dg.AssetExecutionContext, store: StoreResource, sandbox: SandboxResource, agent: AgentResource
-) -> dg.MaterializeResult:
-    s = store.store()
-    key, mid = split_repo_milestone(context.partition_key)
-    run_id = agent.run_name()
-    run_dir = run_path(s, key, run_id)
-    try:
-        plan = s.load_plan(key)
-    except HarnessForgeError as e:
-        raise _fail(f"{key}: no milestone plan to run ({e})") from None
-    ids = [m.id for m in plan.milestones]
-    if mid not in ids:  # the milestone dimension is shared by all repos: this repo's plan is shorter
-        raise _fail(
-            f"{key} has no milestone {mid!r}: its plan has {len(ids)} milestones ({', '.join(ids) or 'none'}); "
-            "this partition has nothing to run"
-        )
+def run_milestone(context, s: Store, plan: MilestonePlan, mid: str, dev: AgentBackend, run_id: str,
+                  store: StoreResource, sandbox: SandboxResource) -> dict:  # fmt: skip
+    """Run (or resume, or report) milestone `mid` of the chain; the metadata of its materialization."""
+    key, ids = plan.repo.key, [m.id for m in plan.milestones]
     status = plan.milestone(mid).status
     if status is None:
         partition = str(repo_milestone_key(key, mid))
@@ -132,6 +113,7 @@ def raw_trajectories(
         return skipped(f"milestone status is {status!r}, not 'valid': the chain skips it", run_id,
                        validation_status=status)  # fmt: skip
     previous = chain_predecessor(s, plan, mid, run_id)
+    run_dir = run_path(s, key, run_id)
     mdir = run_dir / mid
     if (mdir / SUMMARY).exists():
         attempt = "reused"
@@ -141,16 +123,114 @@ def raw_trajectories(
         attempt = "resumed"  # the Navigator continues an interrupted attempt from its event log
     else:
         attempt = "new"
-    try:
-        with agent.build() as dev:
-            nav = Navigator(s, key, dev, store.rules(), run_id=run_id, backend=sandbox.backend,
-                            log=context.log.info)  # fmt: skip
-            # The chain up to `mid`: earlier milestones are finished (checked above), so the Navigator
-            # only reads their summaries, which gives `mid` the same memory of them as a whole-chain run.
-            summaries = nav.run(milestones=ids[: ids.index(mid) + 1])
-    except HarnessForgeError as e:
-        raise _fail(f"{key} {mid}: the agent run failed: {e}", run_id=run_id) from None
+    nav = Navigator(
+        s, key, dev, sandbox.rules(store.rules()), run_id=run_id, backend=sandbox.backend, log=context.log.info
+    )
+    # The chain up to `mid`: earlier milestones are finished (checked above), so the Navigator only
+    # reads their summaries, which gives `mid` the same memory of them as a whole-chain run.
+    summaries = nav.run(milestones=ids[: ids.index(mid) + 1])
     summary = next((x for x in summaries if x.milestone_id == mid), None)
     if summary is None:  # its status changed under us: the Navigator skipped it
         return skipped("the Navigator skipped it (its status is no longer 'valid')", run_id)
-    return dg.MaterializeResult(metadata=summary_metadata(summary, run_dir, dev, attempt, previous))
+    meta = summary_metadata(summary, run_dir, dev, attempt, previous)
+    meta["mentor_log"] = dg.MetadataValue.md(mentor_excerpt(mdir))
+    return meta
+
+
+def mentor_excerpt(mdir, last: int = 12) -> str:
+    """The Mentor's hint releases for the UI: when, which level, which rule fired."""
+    path = mdir / "mentor_log.json"
+    if not path.exists():
+        return "no Mentor log"
+    decisions = json.loads(path.read_text())
+    if not decisions:
+        return "no hint was released"
+    rows = ["| turn | level | rule | hint |", "|---|---|---|---|"]
+    for d in decisions[-last:]:
+        hint = " ".join(str(d.get("hint", "")).split()).replace("|", "/")[:100]
+        rows.append(f"| {d.get('turn_id', '')} | L{d.get('level', '')} | {d.get('rule', '')} | {hint} |")
+    return "\n".join(rows)
+
+
+def integrity(s: Store, key: str, run_id: str, mid: str, meta: dict, rules) -> list[str]:
+    if meta.get("skipped"):
+        return []
+    return [f"{key} {mid}: {p}" for p in trajectory_problems(run_path(s, key, run_id) / mid, rules)]
+
+
+@dg.multi_asset(
+    specs=[
+        dg.AssetSpec(
+            "raw_trajectories",
+            group_name="runs",
+            deps=[validated_milestones],  # the same partitions as validated_milestones': an identity mapping
+            kinds={"docker", "python"},
+            skippable=True,  # a milestone the repo's plan does not have: a no-op, nothing materialized
+            description="The Dev agent's run on one milestone of the chain: trajectory.jsonl, ATIF, diffs, test "
+            "results, Mentor log and summary.json under trajectories/<repo>/<run_id>/<milestone>/. A repo's "
+            "milestones run in chain order; a milestone that is not valid is reported as skipped.",
+        )
+    ],
+    partitions_def=repo_milestone_partitions,
+    can_subset=True,  # lets a no-op yield no check result either
+    # A backfill over several milestones runs as one run, each repo's milestones in chain order.
+    backfill_policy=dg.BackfillPolicy.single_run(),
+    pool="agent",  # LLM-bound: dagster.yaml limits how many agent steps run at once
+    # An API outage is retried with backoff (finished milestones are reused, an interrupted one resumes);
+    # order and configuration errors are not (they raise with allow_retries=False).
+    retry_policy=dg.RetryPolicy(max_retries=2, delay=30, backoff=dg.Backoff.EXPONENTIAL, jitter=dg.Jitter.PLUS_MINUS),
+    check_specs=[
+        dg.AssetCheckSpec(
+            "trajectory_integrity",
+            asset="raw_trajectories",
+            blocking=True,
+            description="The event log reads back against the schema with no gap, the run has a summary, and a "
+            "PASS credited no edit to a test file.",
+        )
+    ],  # fmt: skip
+)
+def raw_trajectories(
+    context: dg.AssetExecutionContext, store: StoreResource, sandbox: SandboxResource, agent: AgentResource
+):
+    s = store.store()
+    run_id = agent.run_name()
+    todo = chain_order(context.partition_keys)  # one key, or a single-run backfill's range
+    done: list[tuple[str, str, dict]] = []
+    problems: list[str] = []
+    error = None
+    try:
+        with agent.build() as dev:
+            for key, mid in todo:
+                plan = plan_with(s, key, mid, context.log.info)
+                if plan is None:
+                    continue
+                meta = run_milestone(context, s, plan, mid, dev, run_id, store, sandbox)
+                problems += integrity(s, key, run_id, mid, meta, store.rules())
+                done.append((key, mid, meta))
+    except AgentError as e:  # the model's API: worth a retry (finished milestones are reused)
+        error = dg.Failure(description=f"the agent run failed: {e}", metadata={"run_id": run_id})
+    except HarnessForgeError as e:
+        error = _fail(f"the agent run failed: {e}", run_id=run_id)
+    per_partition = [dg.AssetMaterialization("raw_trajectories", partition=str(repo_milestone_key(k, m)), metadata=d)
+                     for k, m, d in done]  # fmt: skip
+    if error:
+        if len(todo) > 1:
+            yield from per_partition  # the milestones that finished before the error stay recorded
+        raise error
+    if not done:
+        return
+    check = dg.AssetCheckResult(
+        check_name="trajectory_integrity",
+        passed=not problems,
+        metadata={"problems": dg.MetadataValue.json(problems), "milestones": len(done)},
+    )
+    if len(todo) == 1:
+        yield dg.MaterializeResult(asset_key="raw_trajectories", metadata=done[0][2], check_results=[check])
+        return
+    rows = "\n".join(f"| {k} | {m} | {d['status']} | {d.get('turns', '')} | {d.get('hints', '')} |" for k, m, d in done)
+    yield dg.MaterializeResult(asset_key="raw_trajectories", check_results=[check], metadata={
+        "milestones": len(done), "run_id": run_id,
+        "chain": dg.MetadataValue.md(f"| repo | milestone | status | turns | hints |\n|---|---|---|---|---|\n{rows}"),
+    })  # fmt: skip
+    # after the run's summary, so each partition's latest materialization is its own milestone's
+    yield from per_partition

@@ -4,5 +4,6 @@ from .agent import AgentResource
 from .github import GitHubResource
 from .sandbox import SandboxResource
 from .store import StoreResource
+from .upstream import UpstreamResource
 
-__all__ = ["AgentResource", "GitHubResource", "SandboxResource", "StoreResource"]
+__all__ = ["AgentResource", "GitHubResource", "SandboxResource", "StoreResource", "UpstreamResource"]

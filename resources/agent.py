@@ -24,6 +24,12 @@ class AgentResource(dg.ConfigurableResource):
         "claude CLI): a model (ANTHROPIC_API_KEY / OPENAI_API_KEY in the run's environment)",
     )
     model: Optional[str] = Field(None, description="Model name for the model backends (default: the factory's)")
+    api_key: Optional[str] = Field(
+        None,
+        description="anthropic/openai: the API key; set it with EnvVar('ANTHROPIC_API_KEY') or "
+        "EnvVar('OPENAI_API_KEY') so it never shows in the UI (unset: the SDK reads that variable itself)",
+    )
+    base_url: Optional[str] = Field(None, description="anthropic/openai: an API endpoint other than the vendor's")
     seed: int = Field(0, description="oracle: random seed of its detours")
     profiles: dict[str, str] = Field(
         default_factory=dict,
@@ -61,4 +67,5 @@ class AgentResource(dg.ConfigurableResource):
 
     def build(self) -> AgentBackend:
         """A fresh Dev backend (raises the core's ConfigError/AgentError when it cannot be built)."""
-        return make_agent(self.backend, self.model, seed=self.seed, profiles=self.profiles or None)
+        return make_agent(self.backend, self.model, seed=self.seed, profiles=self.profiles or None,
+                          api_key=self.api_key, base_url=self.base_url)  # fmt: skip

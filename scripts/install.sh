@@ -6,7 +6,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-apt_packages=(git ca-certificates docker.io debootstrap bubblewrap iproute2)
+apt_packages=(git ca-certificates docker.io debootstrap bubblewrap iproute2 chromium)
 if command -v apt-get >/dev/null 2>&1 && [ "$(id -u)" = 0 ]; then
   missing=()
   for pkg in "${apt_packages[@]}"; do

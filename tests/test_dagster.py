@@ -39,8 +39,30 @@ def test_definitions_load():
     mapping = graph.get_partition_mapping(dg.AssetKey("raw_trajectories"), dg.AssetKey("validated_milestones"))
     assert isinstance(mapping, dg.IdentityPartitionMapping), mapping
     assert graph.get(dg.AssetKey("raw_trajectories")).group_name == "runs"
-    checks = {k.name for k in graph.asset_check_keys if k.asset_key == dg.AssetKey("validated_milestones")}
-    assert checks == {"environment_ran", "valid_has_fail_to_pass"}
+    checks = {(k.asset_key.to_user_string(), k.name) for k in graph.asset_check_keys}
+    assert checks == {
+        ("milestone_plans", "plan_is_a_chain"),
+        ("validated_milestones", "environment_ran"),
+        ("validated_milestones", "valid_has_fail_to_pass"),
+        ("raw_trajectories", "trajectory_integrity"),
+        ("reviews", "cheating_reviewed"),
+        ("verified_tasks", "tasks_reproduce"),
+        ("training_datasets", "dataset_clean"),
+    }
+    # the checks that must stop downstream work block it
+    blocking = {k.name for k in graph.asset_check_keys if graph.get_check_spec(k).blocking}
+    assert blocking == {"plan_is_a_chain", "valid_has_fail_to_pass", "trajectory_integrity", "cheating_reviewed",
+                        "dataset_clean"}  # fmt: skip
+    # every (repo, milestone) asset of the issue is partitioned by both
+    for name in ("validated_milestones", "raw_trajectories", "stuck_slices", "dpo_pairs", "verified_tasks"):
+        assert graph.get(dg.AssetKey(name)).partitions_def == repo_milestone_partitions, name
+    # a range of milestones runs as one run (in chain order, see test_single_run_backfill_...)
+    assert graph.get(dg.AssetKey("raw_trajectories")).backfill_policy == dg.BackfillPolicy.single_run()
+    assert {s.name for s in defs.sensors} == {"new_release_sensor", "distill_sensor"}
+    # every job's runs carry the stage tag that deploy/dagster.yaml's run limits key on
+    stages = {job.name: job.tags["harnessforge/stage"] for job in defs.jobs}
+    assert stages == {"plan_repo": "plan", "build_environments": "env", "validate_milestones": "env",
+                      "run_agent": "agent", "factory_in_docker": "agent", "distill": "distill"}  # fmt: skip
 
 
 def test_materialize_repos_and_plans(example_repo, store):
@@ -139,20 +161,27 @@ def test_docker_images_then_validated_milestone_in_docker(example_repo, store, d
     }
 
 
-def test_a_milestone_the_plan_does_not_have_fails_clearly(example_repo, store):
+def test_a_milestone_the_plan_does_not_have_is_an_explicit_no_op(example_repo, store):
     key, instance, resources = _plan_in_dagster(example_repo, store)
     # The milestone dimension is shared by all repos: a longer plan elsewhere registered m07.
     instance.add_dynamic_partitions("milestone", ["m07"])
+    before = sorted(p.relative_to(store.root) for p in store.root.rglob("*"))
     result = dg.materialize(
-        [validated_milestones],
+        [validated_milestones, raw_trajectories],
         instance=instance,
         partition_key=repo_milestone_key(key, "m07"),
-        resources=resources,
-        raise_on_error=False,
+        resources={**resources, "agent": AgentResource()},
     )
-    message = _failure_message(result)
-    assert f"{key} has no milestone 'm07': its plan has 6 milestones (m01, m02, m03, m04, m05, m06)" in message
-    assert not (store.milestone_dir(key, "m07") / "validation.json").exists()
+    assert result.success  # a no-op, not a failure
+    assert result.get_asset_materialization_events() == []  # not a fake empty output
+    skipped = [e.step_key for e in result.all_events if e.event_type_value == "STEP_SKIPPED"]
+    assert skipped == ["raw_trajectories"]  # downstream of a no-op does not run
+    logs = [e.message for e in instance.all_logs(result.run_id) if e.message]
+    assert any(f"{key} has no milestone 'm07': its plan has 6 milestones (m01, m02, m03, m04, m05, m06)" in m
+               for m in logs)  # fmt: skip
+    assert sorted(p.relative_to(store.root) for p in store.root.rglob("*")) == before  # nothing written
+    for asset in ("validated_milestones", "raw_trajectories"):
+        assert instance.get_latest_materialization_event(dg.AssetKey(asset)) is None
 
 
 def test_docker_images_fails_when_a_milestone_has_no_image(example_repo, store, monkeypatch):
@@ -368,6 +397,11 @@ def test_agent_resource_is_validated_and_builds_the_agent():
     dev = AgentResource(seed=3, profiles={"m02": "needs_hints"}).build()
     assert isinstance(dev, OracleAgent) and dev.seed == 3 and dev.profiles == {"m02": "needs_hints"}
     assert dev.synthetic
+    # a key from the resource (an EnvVar in the code location) reaches the real SDK client
+    with AgentResource(backend="anthropic", api_key="sk-test", base_url="http://127.0.0.1:9/").build() as api:
+        assert api.client.api_key == "sk-test" and api.base_url == "http://127.0.0.1:9/"
+    with AgentResource(backend="openai", api_key="sk-o", base_url="http://127.0.0.1:9/v1").build() as api:
+        assert api.client.api_key == "sk-o" and str(api.client.base_url) == "http://127.0.0.1:9/v1/"
     with pytest.raises(ValidationError, match="not one of oracle, anthropic, openai, claude-code"):
         AgentResource(backend="claude")
     with pytest.raises(ValidationError, match="unknown oracle profile"):

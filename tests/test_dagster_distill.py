@@ -8,11 +8,14 @@ from dagster._core.loader import LoadingContextForTest
 from harnessforge.rules import load_rules
 from harnessforge.store import Store
 from harnessforge_assets.distill import DISTILLED, stage3_assets
+from harnessforge_assets.partitions import repo_milestone_key
 from resources import StoreResource
 from tests.test_analytics import craft
 from tests.test_distill import craft_more
 
-STAGE3 = ("trajectory_analytics", *DISTILLED, "training_datasets")
+PARTITIONED = (*DISTILLED, "verified_tasks")  # per (repo, milestone)
+STAGE3 = ("trajectory_analytics", *PARTITIONED, "training_datasets")
+REPO = "acme__app"  # the crafted runs' repo: m01 has nine runs, m02 two
 
 
 def with_rules(**changes):
@@ -21,37 +24,68 @@ def with_rules(**changes):
     return rules.model_copy(update={sec: getattr(rules, sec).model_copy(update=v) for sec, v in changes.items()})
 
 
-def stale(instance, assets) -> dict[str, StaleStatus]:
+def stale(instance, assets) -> dict[tuple[str, str | None], StaleStatus]:
+    """Status of each Stage 3 asset, per partition for the partitioned ones (m01, m02 and never-run m03)."""
     graph = dg.Definitions(assets=assets, resources={"store": StoreResource()}).resolve_asset_graph()
     resolver = CachingStaleStatusResolver(instance, graph, LoadingContextForTest(instance))
-    return {name: resolver.get_status(dg.AssetKey(name)) for name in STAGE3}
+    out = {}
+    for name in STAGE3:
+        for mid in ("m01", "m02", "m03") if name in PARTITIONED else (None,):
+            partition = str(repo_milestone_key(REPO, mid)) if mid else None
+            out[(name, mid)] = resolver.get_status(dg.AssetKey(name), partition)
+    return out
 
 
-def test_stage3_materializes_and_a_changed_threshold_marks_exactly_its_readers_stale(tmp_path):
+def test_stage3_materializes_per_milestone_and_a_changed_threshold_marks_exactly_its_readers_stale(tmp_path):
     store = Store(tmp_path / "store")
     craft(store)
     craft_more(store)
     instance = dg.DagsterInstance.ephemeral()
+    instance.add_dynamic_partitions("repo", [REPO])
+    instance.add_dynamic_partitions("milestone", ["m01", "m02", "m03"])
     resources = {"store": StoreResource(root=str(store.root))}
     shipped = stage3_assets(load_rules())
-    run_config = {"ops": {"training_datasets": {"config": {"allow_synthetic": False}}}}
-    result = dg.materialize(shipped, instance=instance, resources=resources, run_config=run_config)
-    assert result.success
-    meta = {e.asset_key.to_user_string(): e.materialization.metadata for e in result.get_asset_materialization_events()}
+
+    def materialize(selection, **kwargs):
+        result = dg.materialize(shipped, instance=instance, resources=resources, selection=selection, **kwargs)
+        assert result.success
+        return {
+            e.asset_key.to_user_string(): e.materialization.metadata for e in result.get_asset_materialization_events()
+        }
+
+    meta = materialize(["trajectory_analytics"])
     assert meta["trajectory_analytics"]["trajectories_loaded"].value == 11
     assert "| stuck_points | table |" in meta["trajectory_analytics"]["models"].value
-    assert meta["dpo_pairs"]["rows"].value >= 3 and meta["reviews"]["rows"].value == 11
+    rows = {}
+    for mid in ("m01", "m02"):
+        meta = materialize(list(PARTITIONED), partition_key=repo_milestone_key(REPO, mid))
+        rows[mid] = {name: meta[name]["rows"].value for name in DISTILLED}
+        assert meta["verified_tasks"]["cards"].value == 0  # no plan, no task card
+    assert rows["m01"]["reviews"] == 9 and rows["m02"]["reviews"] == 2  # each partition cuts its own runs
+    assert rows["m02"]["dpo_pairs"] >= 1  # the twins' fail-vs-pass pair lives in m02
+    assert (store.root / "distilled" / "milestones" / REPO / "m02" / "dpo_pairs.jsonl").exists()
+    # m03 has no run and the repo no plan: a no-op
+    assert materialize(list(PARTITIONED), partition_key=repo_milestone_key(REPO, "m03")) == {}
+    assert not (store.root / "distilled" / "milestones" / REPO / "m03").exists()
+
+    run_config = {"ops": {"training_datasets": {"config": {"allow_synthetic": False}}}}
+    meta = materialize(["training_datasets"], run_config=run_config)
+    assert meta["training_datasets"]["assembled"].value["reviews"] == 11
     assert "HarnessForge export" in meta["training_datasets"]["dataset_card"].value
     assert (store.root / "datasets" / "dpo" / "trl.parquet").exists()
 
-    assert set(stale(instance, shipped).values()) == {StaleStatus.FRESH}
+    before = stale(instance, shipped)
+    assert {s for (name, mid), s in before.items() if mid != "m03"} == {StaleStatus.FRESH}
+    assert {s for (name, mid), s in before.items() if mid == "m03"} == {StaleStatus.MISSING}
     # a mentor threshold: no Stage 3 output reads it
     mentor = with_rules(harness={"mentor": load_rules().harness.mentor.model_copy(update={"cooldown_turns": 3})})
-    assert set(stale(instance, stage3_assets(mentor)).values()) == {StaleStatus.FRESH}
-    # a distillation threshold: the distilled rows and the datasets, not the analytics
+    assert stale(instance, stage3_assets(mentor)) == before
+    # a distillation threshold: exactly the materialized partitions of the distilled rows, and the datasets
     slices = stale(instance, stage3_assets(with_rules(distill={"slice_context_messages": 2})))
-    assert slices["trajectory_analytics"] == StaleStatus.FRESH
-    assert {slices[n] for n in (*DISTILLED, "training_datasets")} == {StaleStatus.STALE}
+    assert slices[("trajectory_analytics", None)] == StaleStatus.FRESH
+    assert {slices[(n, m)] for n in PARTITIONED for m in ("m01", "m02")} == {StaleStatus.STALE}
+    assert {slices[(n, "m03")] for n in PARTITIONED} == {StaleStatus.MISSING}  # never materialized: not unsynced
+    assert slices[("training_datasets", None)] == StaleStatus.STALE
     # an analytics threshold: everything downstream of the SQL models
     stuck = stale(instance, stage3_assets(with_rules(analytics={"stuck_same_error_cycles": 4})))
-    assert set(stuck.values()) == {StaleStatus.STALE}
+    assert {s for (name, mid), s in stuck.items() if mid != "m03"} == {StaleStatus.STALE}

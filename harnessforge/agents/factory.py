@@ -10,9 +10,15 @@ DEFAULT_MODELS = {"anthropic": "claude-sonnet-4-6", "claude-code": "claude-sonne
 
 
 def make_agent(
-    name: str, model: str | None = None, seed: int = 0, profiles: dict[str, str] | None = None
+    name: str,
+    model: str | None = None,
+    seed: int = 0,
+    profiles: dict[str, str] | None = None,
+    api_key: str | None = None,
+    base_url: str | None = None,
 ) -> AgentBackend:
-    """`oracle` takes `seed` and per-milestone `profiles`; model backends read keys from the environment."""
+    """`oracle` takes `seed` and per-milestone `profiles`; the API backends take `api_key` and `base_url`,
+    each falling back to the provider's environment variables."""
     if name == "oracle":
         from .oracle import OracleAgent
 
@@ -23,11 +29,11 @@ def make_agent(
     if name == "anthropic":
         from .anthropic_backend import AnthropicBackend
 
-        return AnthropicBackend(model or DEFAULT_MODELS["anthropic"])
+        return AnthropicBackend(model or DEFAULT_MODELS["anthropic"], api_key=api_key, base_url=base_url)
     if name == "openai":
         from .openai_backend import OpenAIBackend
 
-        return OpenAIBackend(model or DEFAULT_MODELS["openai"])
+        return OpenAIBackend(model or DEFAULT_MODELS["openai"], api_key=api_key, base_url=base_url)
     if name == "claude-code":
         from .claude_code_backend import ClaudeCodeAgent
 

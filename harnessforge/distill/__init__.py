@@ -5,6 +5,10 @@
 (one per valid milestone), one JSON line per row (each with its provenance and the rules hash),
 plus `manifest.json` with the counts. Synthetic runs are distilled like any other and stay
 labelled; exports decide whether they go out.
+
+`distill(..., only=(repo, milestone))` cuts the rows of one milestone (all its runs) into
+`distilled/milestones/<repo>/<milestone>/`, the unit Dagster partitions by; `assemble(store)` then
+joins every milestone's files into the top-level ones that exports read.
 """
 
 from __future__ import annotations
@@ -33,14 +37,19 @@ OUTPUTS = ("stuck_slices", "dpo_pairs", "kto", "sft", "reviews", "task_cards")
 
 @dataclass
 class DistillReport:
-    analytics: AnalyticsReport
+    analytics: AnalyticsReport | None  # None: read the analytics as they stood (one milestone's cut)
     counts: dict[str, int] = field(default_factory=dict)
     skipped: list[str] = field(default_factory=list)
     out_dir: Path | None = None
 
 
-def distilled_dir(store: Store) -> Path:
-    return store.root / "distilled"
+Milestone = tuple[str, str]  # (repo key, milestone id)
+
+
+def distilled_dir(store: Store, only: Milestone | None = None) -> Path:
+    """Where distilled rows go: the store-wide files, or one milestone's (`only`)."""
+    root = store.root / "distilled"
+    return root / "milestones" / only[0] / only[1] if only else root
 
 
 def distill(
@@ -50,14 +59,21 @@ def distill(
     progress=None,
     analytics: AnalyticsReport | None = None,
     reviewer: Reviewer | None = None,
+    only: Milestone | None = None,
 ) -> DistillReport:
     """Analyze (unless `analytics` says it was just done), then cut the rows. `reviewer` grades the
-    runs (default: the rule-based Reviewer; an `LLMJudge` implements the same interface)."""
-    analytics = analytics or analyze(store, rules, progress)
+    runs (default: the rule-based Reviewer; an `LLMJudge` implements the same interface). `only`
+    limits the cut to one milestone's runs and writes them to its own folder; it reads the analytics
+    as they stand (the caller rebuilt them once for all milestones)."""
+    if not only:
+        analytics = analytics or analyze(store, rules, progress)
     report = DistillReport(analytics)
     skipped: list[str] = []
     with connect(store) as con:
-        runs = load_runs(store, con, rules.hash, log=lambda msg: (skipped.append(msg), log(msg)))
+        if not con.execute("SELECT 1 FROM duckdb_tables() WHERE table_name = 'milestone_summary'").fetchall():
+            raise ArtifactError(f"{store.root}: no trajectory analytics yet; run `harnessforge distill` (or "
+                                "materialize trajectory_analytics) first")  # fmt: skip
+        runs = load_runs(store, con, rules.hash, log=lambda msg: (skipped.append(msg), log(msg)), only=only)
     reviewer = reviewer or Reviewer(rules.distill.reviewer, rules.hash)
     rows: dict[str, list[BaseModel]] = {name: [] for name in OUTPUTS}
     for run in runs:
@@ -67,8 +83,8 @@ def distill(
         rows["sft"] += sft_segments(run)
         rows["reviews"].append(reviewer.review(run.summary, flaky=_flaky(store, run.provenance)))
     rows["dpo_pairs"] += outcome_pairs(runs)
-    rows["task_cards"] = task_cards(store, rows["reviews"], rules.hash)
-    out = distilled_dir(store)
+    rows["task_cards"] = task_cards(store, rows["reviews"], rules.hash, only=only)
+    out = distilled_dir(store, only)
     for name, items in rows.items():
         atomic_write(out / f"{name}.jsonl", b"".join(i.model_dump_json().encode() + b"\n" for i in items))
     report.counts = {name: len(items) for name, items in rows.items()}
@@ -77,6 +93,32 @@ def distill(
                 "counts": report.counts, "skipped": skipped}  # fmt: skip
     atomic_write(out / "manifest.json", (json.dumps(manifest, indent=2) + "\n").encode())
     return report
+
+
+def assemble(store: Store, rules_hash: str) -> dict[str, int]:
+    """Join every milestone's distilled files (`distill(..., only=...)`) into the store-wide ones.
+
+    Rows are concatenated in (repo, milestone) order; the verification verdicts of `verify-tasks`
+    come along. Returns the row counts. Raises when no milestone was distilled yet."""
+    folders = sorted(p.parent for p in (distilled_dir(store) / "milestones").glob("*/*/manifest.json"))
+    if not folders:
+        raise ArtifactError(f"{distilled_dir(store)}: no milestone is distilled yet; materialize the distilled assets")
+    out = distilled_dir(store)
+    counts: dict[str, int] = {}
+    for name in (*OUTPUTS, "verified_tasks"):
+        parts = [(f / f"{name}.jsonl").read_bytes() for f in folders if (f / f"{name}.jsonl").exists()]
+        atomic_write(out / f"{name}.jsonl", b"".join(parts))
+        counts[name] = sum(len(p.splitlines()) for p in parts)
+    verdicts = [f / "task_checks.json" for f in folders if (f / "task_checks.json").exists()]
+    checks = [c for path in verdicts for c in json.loads(path.read_text())]
+    atomic_write(out / "task_checks.json", (json.dumps(checks, indent=2) + "\n").encode())
+    manifests = [json.loads((f / "manifest.json").read_text()) for f in folders]
+    manifest = {"rules_hash": rules_hash, "created_at": utcnow().isoformat(), "runs": sum(m["runs"] for m in manifests),
+                "counts": counts, "skipped": [s for m in manifests for s in m["skipped"]],
+                "milestones": [str(f.relative_to(out / "milestones")) for f in folders],
+                "stale_rules": sorted({m["rules_hash"] for m in manifests} - {rules_hash})}  # fmt: skip
+    atomic_write(out / "manifest.json", (json.dumps(manifest, indent=2) + "\n").encode())
+    return counts
 
 
 def _flaky(store: Store, prov) -> bool:

@@ -66,23 +66,33 @@ class RunView:
         return index
 
 
+def _literal(value: str) -> str:
+    return "'" + value.replace("'", "''") + "'"
+
+
 def _rows(con: duckdb.DuckDBPyConnection, sql: str) -> list[dict[str, Any]]:
     cur = con.execute(sql)
     names = [d[0] for d in cur.description]
     return [dict(zip(names, row, strict=True)) for row in cur.fetchall()]
 
 
-def load_runs(store: Store, con: duckdb.DuckDBPyConnection, rules_hash: str, log=print) -> list[RunView]:
-    """Every finished milestone run in the analytics database, with its events from the store. A
-    run whose log cannot be read is skipped with the reason; the others go on."""
+def load_runs(
+    store: Store, con: duckdb.DuckDBPyConnection, rules_hash: str, log=print, only: tuple[str, str] | None = None
+) -> list[RunView]:
+    """Every finished milestone run in the analytics database (or only those of milestone `only`:
+    (repo, milestone id)), with its events from the store. A run whose log cannot be read is skipped
+    with the reason; the others go on."""
+    where = ""
+    if only:
+        where = "WHERE repo = {} AND milestone_id = {}".format(*(_literal(v) for v in only))
     by_key: dict[str, dict[Key, list[dict]]] = {}
     for table, order in (("stuck_points", "start_seq"), ("hint_responses", "hint_seq"), ("progress_curves", "seq")):
         grouped: dict[Key, list[dict]] = defaultdict(list)
-        for row in _rows(con, f"SELECT * FROM {table} ORDER BY repo, run_id, milestone_id, {order}"):
+        for row in _rows(con, f"SELECT * FROM {table} {where} ORDER BY repo, run_id, milestone_id, {order}"):
             grouped[(row["repo"], row["run_id"], row["milestone_id"])].append(row)
         by_key[table] = grouped
     views = []
-    for s in _rows(con, "SELECT * FROM milestone_summary ORDER BY repo, run_id, milestone_id"):
+    for s in _rows(con, f"SELECT * FROM milestone_summary {where} ORDER BY repo, run_id, milestone_id"):
         key = (s["repo"], s["run_id"], s["milestone_id"])
         try:
             events = Recorder.open(run_path(store, s["repo"], s["run_id"]) / s["milestone_id"], on_warning=log).events()

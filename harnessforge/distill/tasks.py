@@ -63,10 +63,16 @@ def test_command(recipe: Recipe, tests: list[str]) -> str:
     return by_runner.get(recipe.runner, recipe.test_cmd.replace("{tests}", ids))
 
 
-def task_cards(store: Store, reviews: list[Review], rules_hash: str, allow_synthetic: bool = True) -> list[TaskCard]:
-    """A card for every valid milestone of every planned repo."""
+def task_cards(
+    store: Store,
+    reviews: list[Review],
+    rules_hash: str,
+    allow_synthetic: bool = True,
+    only: tuple[str, str] | None = None,
+) -> list[TaskCard]:
+    """A card for every valid milestone of every planned repo (or for milestone `only`: (repo, id))."""
     cards = []
-    for key in store.repo_keys():
+    for key in [only[0]] if only else store.repo_keys():
         try:
             plan = store.load_plan(key)
             images = store.load_images(key)
@@ -74,7 +80,7 @@ def task_cards(store: Store, reviews: list[Review], rules_hash: str, allow_synth
             continue  # not planned, or no environment built: no task to pose
         for m in plan.milestones:
             record = images.for_milestone(m.id)
-            if m.status != "valid" or record is None:
+            if m.status != "valid" or record is None or (only and m.id != only[1]):
                 continue
             validation = store.load_validation(key, m.id)
             repo, at = GitRepo(store.git_cache(key)), m.verify_commit

@@ -4,7 +4,7 @@ For each card: write its Harbor folder, `docker build` its environment (Dockerfi
 the build is the only step with network, the host CA bundle added for it), then in two fresh
 containers with the network off run the folder's own scripts: solution + tests must write reward
 1, tests alone (an empty attempt) reward 0. Kept cards go to `distilled/verified_tasks.jsonl`,
-every verdict to `distilled/task_checks.json`.
+every verdict to `distilled/task_checks.json` (one milestone's folder with `milestone=`).
 """
 
 from __future__ import annotations
@@ -40,15 +40,19 @@ class CardCheck:
     image: str = ""
 
 
-def verify_tasks(store: Store, rules: Rules, only: list[str] | None = None, log=print) -> list[CardCheck]:
+def verify_tasks(
+    store: Store, rules: Rules, only: list[str] | None = None, log=print, milestone: tuple[str, str] | None = None
+) -> list[CardCheck]:
+    """Check the cards (those in `only`, default all) of the store, or of one milestone's folder."""
     from ..export.harbor import harbor_tasks
 
-    path = distilled_dir(store) / "task_cards.jsonl"
+    out = distilled_dir(store, milestone)
+    path = out / "task_cards.jsonl"
     if not path.exists():
         raise ArtifactError(f"{path}: no task cards yet; run `harnessforge distill` first")
     cards = [TaskCard.model_validate_json(line) for line in path.read_bytes().splitlines() if line.strip()]
     cards = [c for c in cards if not only or c.task_id in only]
-    client = engine.connect()
+    client = engine.connect() if cards else None
     checks, kept = [], []
     with tempfile.TemporaryDirectory(prefix="hf-verify-") as tmp:
         for card in cards:
@@ -58,7 +62,6 @@ def verify_tasks(store: Store, rules: Rules, only: list[str] | None = None, log=
             checks.append(check)
             if check.reproduced:
                 kept.append(card)
-    out = distilled_dir(store)
     atomic_write(out / "verified_tasks.jsonl", b"".join(c.model_dump_json().encode() + b"\n" for c in kept))
     atomic_write(out / "task_checks.json", (json.dumps([asdict(c) for c in checks], indent=2) + "\n").encode())
     return checks

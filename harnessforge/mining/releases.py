@@ -5,8 +5,11 @@ from __future__ import annotations
 import re
 from bisect import bisect_left
 
+from git.cmd import Git
+from git.exc import GitCommandError
 from packaging.version import InvalidVersion, Version
 
+from ..errors import RepoError
 from ..gitio import GitRepo, Tag, display
 from ..models import Release
 
@@ -83,3 +86,22 @@ def find_releases(
         )
         last_version = version
     return releases, warnings
+
+
+def remote_tags(url: str, timeout: int = 60) -> list[str]:
+    """Tag names of a remote (URL or path) by `git ls-remote`: no clone, no objects fetched."""
+    try:
+        out = Git().execute(["git", "ls-remote", "--tags", "--refs", url], kill_after_timeout=timeout,
+                            env={"GIT_TERMINAL_PROMPT": "0"})  # fmt: skip
+    except GitCommandError as e:
+        fatal = [ln.split("fatal:", 1)[1].strip() for ln in str(e.stderr).splitlines() if "fatal:" in ln]
+        raise RepoError(f"{url}: cannot list its tags: {fatal[0] if fatal else e}") from None
+    return [line.split("refs/tags/", 1)[1] for line in out.splitlines() if "refs/tags/" in line]
+
+
+def newest_release(tags: list[str], skip_prereleases: bool = True) -> str | None:
+    """The tag with the highest release version (None when no tag parses as a release)."""
+    versions = [(v, t) for t in tags if (v := parse_version(t)) is not None]
+    if skip_prereleases:
+        versions = [(v, t) for v, t in versions if not (v.is_prerelease or v.is_devrelease)]
+    return max(versions)[1] if versions else None

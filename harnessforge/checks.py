@@ -1,0 +1,114 @@
+"""Invariants of each stage's artifacts, as pure functions that list what is wrong.
+
+The Dagster asset checks call these (blocking where a failure must stop downstream work); the
+CLI and tests can call them too. Each returns a list of problems, one readable line each; an empty
+list means the invariant holds.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from pathlib import Path
+
+import duckdb
+
+from .errors import ArtifactError, RepoError
+from .gitio import GitRepo
+from .harness.recorder import SUMMARY, TRAJECTORY, Recorder
+from .mining.classify import FileClassifier
+from .mining.patches import split_diff
+from .models.distill import Review
+from .models.run import MilestoneSummary
+from .models.trajectory import VerifierReport
+from .rules import Rules
+from .store import Store
+
+
+def plan_problems(store: Store, key: str) -> list[str]:
+    """A plan is a chain: it loads (the model checks ids m01..mNN in order, each base the previous
+    verify commit, the last ending at the range's end), each milestone has acceptance tests and
+    moves the code, and its ground-truth and test patches apply to its base."""
+    try:
+        plan = store.load_plan(key)
+    except ArtifactError as e:
+        return [str(e)]
+    repo = GitRepo(store.git_cache(key))
+    problems = []
+    for m in plan.milestones:
+        if m.base_commit == m.verify_commit:
+            problems.append(f"{m.id}: base and verify commit are the same ({m.base_commit[:12]})")
+        if not m.acceptance_tests:
+            problems.append(f"{m.id}: no acceptance tests")
+        try:
+            ground_truth, test_patch = store.read_patches(key, m.id)
+            repo.tree_with(m.base_commit, ground_truth)
+            repo.tree_with(m.base_commit, test_patch)
+        except (ArtifactError, RepoError) as e:
+            problems.append(f"{m.id}: {e}")
+    return problems
+
+
+def trajectory_problems(milestone_dir: Path, rules: Rules) -> list[str]:
+    """A recorded milestone run: its event log reads back against the schema with no gap, it has a
+    summary, and a PASS was graded without crediting any edit to a test file."""
+    problems = []
+    try:
+        events = Recorder.open(milestone_dir, on_warning=problems.append).events()
+    except ArtifactError as e:
+        return [str(e)]
+    if not (milestone_dir / TRAJECTORY).exists() or not events:
+        problems.append(f"{milestone_dir / TRAJECTORY}: no events")
+    try:
+        summary = MilestoneSummary.model_validate_json((milestone_dir / SUMMARY).read_bytes())
+    except (OSError, ValueError) as e:
+        return [*problems, f"{milestone_dir / SUMMARY}: unreadable ({str(e).splitlines()[0]})"]
+    if events and summary.turns > len(events):
+        problems.append(f"summary counts {summary.turns} turns but the log has {len(events)} events")
+    if summary.status != "PASS":
+        return problems
+    try:
+        report = VerifierReport.model_validate_json((milestone_dir / "test_results.json").read_bytes())
+        final = (milestone_dir / "final_diff.patch").read_bytes()
+    except (OSError, ValueError) as e:
+        return [*problems, f"a PASS without its grading record: {str(e).splitlines()[0]}"]
+    if not report.passed:
+        problems.append("summary says PASS but test_results.json says the submission failed")
+    classify = FileClassifier(rules.planning)
+    credited = sorted(
+        f.path for f in split_diff(final) if classify.is_test(f.path) and f.path not in report.excluded_files
+    )
+    if credited:
+        problems.append(f"test-file edits were graded as part of the solution: {', '.join(credited)}")
+    return problems
+
+
+def unreviewed_cheating(con: duckdb.DuckDBPyConnection, reviews: list[Review], repo: str, milestone: str) -> list[str]:
+    """Every run with a cheating flag in the analytics has a review that discards it for cheating."""
+    flagged = con.execute(
+        "SELECT run_id, count(*) FROM cheating_flags WHERE repo = ? AND milestone_id = ? GROUP BY run_id ORDER BY 1",
+        [repo, milestone],
+    ).fetchall()
+    rejected = {r.run_id for r in reviews if "cheating" in r.discard_reasons}
+    return [f"run {run}: {n} cheating probe(s) but no review rejects it" for run, n in flagged if run not in rejected]
+
+
+def dataset_problems(out: Path, allow_synthetic: bool) -> list[str]:
+    """An exported dataset: no synthetic row unless allowed, no id twice in one file."""
+    problems = []
+    for path in sorted(out.rglob("*.jsonl")):
+        ids: Counter = Counter()
+        synthetic = 0
+        for line in path.read_bytes().splitlines():
+            if not line.strip():
+                continue
+            row = json.loads(line)
+            ids[row.get("instance_id") or row.get("id")] += 1
+            synthetic += bool(row.get("synthetic") or (row.get("provenance") or {}).get("synthetic"))
+        name = path.relative_to(out)
+        if synthetic and not allow_synthetic:
+            problems.append(f"{name}: {synthetic} synthetic row(s), and synthetic rows are not allowed")
+        twice = sorted(str(i) for i, n in ids.items() if i is not None and n > 1)
+        if twice:
+            problems.append(f"{name}: duplicate id(s) {', '.join(twice[:5])}")
+    return problems

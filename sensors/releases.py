@@ -1,0 +1,73 @@
+"""`new_release_sensor`: a new release upstream adds the repo's partition and requests its planning.
+
+Each tick checks a page of the watch list (`upstream.per_tick` repos, round robin), so a long list
+stays inside the sensor's evaluation time limit; the cursor keeps the page position and the newest
+release seen per repo. Tags come from `git ls-remote` (no clone), or from GitHub's published
+releases when a token is set. A request's `run_key` is `<repo>:<tag>`, so the same release never
+requests a second run, even if the cursor were lost.
+"""
+
+from __future__ import annotations
+
+import dagster as dg
+from pydantic import BaseModel
+
+from harnessforge.errors import HarnessForgeError
+from harnessforge.mining.releases import newest_release, remote_tags
+from harnessforge.models import RepoSpec
+from harnessforge.repos import spec_for
+from harnessforge.store import Store
+from harnessforge_assets.partitions import repo_partitions
+from resources import GitHubResource, StoreResource, UpstreamResource
+
+
+class ReleaseCursor(BaseModel):
+    next: int = 0  # where the next tick's page starts in the watch list
+    seen: dict[str, str] = {}  # repo key -> newest release already requested
+
+
+def newest_upstream(spec: RepoSpec, s: Store, github: GitHubResource, upstream: UpstreamResource) -> str | None:
+    client = github.factory(s)(spec) if upstream.github_releases and spec.github else None
+    tags = client.release_tags(spec.github) if client else remote_tags(spec.url)
+    return newest_release(tags)
+
+
+@dg.sensor(
+    target=dg.AssetSelection.assets("repos", "milestone_plans"),
+    minimum_interval_seconds=300,
+    description="New release tags upstream: add the repo partition, screen and plan it (run key repo:tag).",
+)
+def new_release_sensor(
+    context: dg.SensorEvaluationContext, store: StoreResource, github: GitHubResource, upstream: UpstreamResource
+) -> dg.SensorResult:
+    cursor = ReleaseCursor.model_validate_json(context.cursor) if context.cursor else ReleaseCursor()
+    s = store.store()
+    watch = upstream.repos or s.repo_keys()
+    if not watch:
+        return dg.SensorResult(skip_reason="nothing to watch: set the upstream resource's repos, or register a repo")
+    start = cursor.next % len(watch)
+    page = [watch[(start + i) % len(watch)] for i in range(min(upstream.per_tick, len(watch)))]
+    cursor.next = (start + len(page)) % len(watch)
+    known = set(context.instance.get_dynamic_partitions(repo_partitions.name))
+    new_keys, requests = [], []
+    for arg in page:
+        try:
+            spec = spec_for(s, arg)
+            tag = newest_upstream(spec, s, github, upstream)
+        except HarnessForgeError as e:  # one unreachable remote does not stop the others
+            context.log.warning(f"{arg}: {e}")
+            continue
+        if tag is None or cursor.seen.get(spec.key) == tag:
+            continue
+        cursor.seen[spec.key] = tag
+        s.save_repo(spec)  # the `repos` asset resolves the partition key through the store
+        if spec.key not in known:
+            new_keys.append(spec.key)
+        requests.append(dg.RunRequest(partition_key=spec.key, run_key=f"{spec.key}:{tag}",
+                                      tags={"harnessforge/release": tag, "harnessforge/stage": "plan"}))  # fmt: skip
+    return dg.SensorResult(
+        run_requests=requests,
+        dynamic_partitions_requests=[repo_partitions.build_add_request(new_keys)] if new_keys else [],
+        cursor=cursor.model_dump_json(),
+        skip_reason=None if requests else f"no new release among {len(page)} repo(s) checked",
+    )
