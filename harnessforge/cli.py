@@ -510,6 +510,74 @@ def verify_tasks_cmd(
         raise typer.Exit(1)
 
 
+@app.command()
+def demo(
+    store: Optional[Path] = typer.Option(None, "--store", help="Store directory (default: the global --store)"),
+    sandbox: str = typer.Option("auto", "--sandbox", help=BACKEND_HELP),
+) -> None:
+    """The whole factory on the bundled example repository, offline: plan, environment, validation,
+    the oracle Dev's chain, distillation, export and the report. Re-running reuses what exists."""
+    from .demo import run_demo
+
+    s = Store(store) if store else state.store
+    if sandbox not in ("auto", "docker", "local"):
+        raise ConfigError(f"--sandbox {sandbox!r}: use docker, local or auto")
+    log = lambda msg: console.print(f"  {msg}", highlight=False, markup=False)  # noqa: E731
+    with _progress() as progress:
+        task = progress.add_task("demo", total=9)
+        done = []
+
+        def stage(name: str) -> None:
+            if done:
+                console.print(f"[green]✓[/] {done[-1]}")
+                progress.advance(task)
+            done.append(name)
+            progress.update(task, description=f"demo: {name}")
+
+        result = run_demo(s, state.rules, sandbox, log=log, stage=stage)
+        console.print(f"[green]✓[/] {done[-1]}")
+    title = f"{result.repo} · sandbox: {result.sandbox}"
+    runs = Table("milestone", "status", "turns", "hints", "reset to", title=title)
+    for m in result.summaries:
+        runs.add_row(m.milestone_id, m.status, str(m.turns), ",".join(f"L{x}" for x in m.hints_released) or "-",
+                     (m.reset_to or "")[:12])  # fmt: skip
+    out.print(runs)
+    rows = Table("distilled", "rows")
+    for name, n in result.counts.items():
+        rows.add_row(name, str(n))
+    out.print(rows)
+    paths = Table("open", "path")
+    for name, path in result.paths.items():
+        paths.add_row(name, str(path))
+    out.print(paths)
+
+
+@app.command()
+def report(
+    out_path: Optional[Path] = typer.Option(None, "--out", help="HTML file (default: <store>/report/report.html)"),
+) -> None:
+    """One self-contained HTML report from the DuckDB models (plots and tables), with a trajectory
+    viewer page per milestone run beside it."""
+    from .report.report import build_report
+    from .report.viewer import write_viewers
+
+    target = out_path or state.store.root / "report" / "report.html"
+    pages = write_viewers(state.store, target.parent)
+    out.print(str(build_report(state.store, target)))
+    console.print(f"{len(pages)} trajectory viewer page(s) in {target.parent / 'runs'}")
+
+
+@app.command()
+def view(
+    run_dir: Path = typer.Argument(..., help="A milestone run directory: trajectories/<repo>/<run_id>/<mid>"),
+    out_path: Optional[Path] = typer.Option(None, "--out", help="HTML file (default: <run_dir>/viewer.html)"),
+) -> None:
+    """One milestone run as a self-contained HTML page: every event, hints, stuck stretches."""
+    from .report.viewer import view_run_dir
+
+    out.print(str(view_run_dir(run_dir, out_path)))
+
+
 def main() -> None:
     try:
         app()

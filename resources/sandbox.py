@@ -14,7 +14,7 @@ BACKENDS = ("auto", "docker", "local")
 
 class SandboxResource(dg.ConfigurableResource):
     """The sandbox backend handed to the core's `validate` and `Navigator`, with optional limits that
-    override the rules' `env` section (unset: the rules' values)."""
+    override the rules' `environments` section (unset: the rules' values)."""
 
     backend: str = Field(
         "auto",
@@ -32,11 +32,11 @@ class SandboxResource(dg.ConfigurableResource):
         return one_of(value, BACKENDS, "sandbox backend")
 
     def rules(self, rules: Rules) -> Rules:
-        """`rules` with this resource's limits in its `env` section (validated like the rules file)."""
+        """`rules` with this resource's limits in its `environments` section (validated like the rules file)."""
         limits = {
             k: v for k in ("memory", "cpus", "pids_limit", "exec_timeout_s") if (v := getattr(self, k)) is not None
         }
         if not limits:
             return rules
-        env = EnvRules.model_validate({**rules.env.model_dump(), **limits})
-        return rules.model_copy(update={"env": env})
+        env = EnvRules.model_validate({**rules.environments.model_dump(), **limits})
+        return rules.model_copy(update={"environments": env})

@@ -62,7 +62,8 @@ def test_definitions_load():
     # every job's runs carry the stage tag that deploy/dagster.yaml's run limits key on
     stages = {job.name: job.tags["harnessforge/stage"] for job in defs.jobs}
     assert stages == {"plan_repo": "plan", "build_environments": "env", "validate_milestones": "env",
-                      "run_agent": "agent", "factory_in_docker": "agent", "distill": "distill"}  # fmt: skip
+                      "run_agent": "agent", "factory_in_docker": "agent", "distill": "distill",
+                      "demo": "demo"}  # fmt: skip
 
 
 def test_materialize_repos_and_plans(example_repo, store):
@@ -222,6 +223,21 @@ def test_sandbox_backend_is_validated():
     assert SandboxResource(backend="local").backend == "local"
     with pytest.raises(ValidationError, match="not one of auto, docker, local"):
         SandboxResource(backend="vm")
+
+
+def test_sandbox_limits_override_the_rules_and_are_validated_like_them():
+    from harnessforge.envs.sandbox import Limits
+    from harnessforge.rules import load_rules
+
+    shipped = load_rules()
+    assert SandboxResource().rules(shipped) is shipped  # no limit set: the rules as they are
+    limited = SandboxResource(memory="3g", cpus=1.5, pids_limit=64, exec_timeout_s=30).rules(shipped)
+    env = limited.environments
+    assert (env.memory, env.cpus, env.pids_limit, env.exec_timeout_s) == ("3g", 1.5, 64, 30)
+    assert env.base_images == shipped.environments.base_images  # the rest stays
+    assert Limits.from_rules(env).memory_bytes == 3 * 1024**3  # what the sandboxes get
+    with pytest.raises(ValidationError, match="memory"):
+        SandboxResource(memory="lots").rules(shipped)
 
 
 def test_workspace_yaml_loads_the_code_location():

@@ -29,6 +29,7 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 from pydantic import ValidationError
 
+from ..errors import ArtifactError
 from ..models.common import first_error
 from ..models.trajectory import Event
 from ..store import Store
@@ -139,6 +140,17 @@ def connect(store: Store) -> duckdb.DuckDBPyConnection:
     return duckdb.connect(str(path))
 
 
+def connect_read_only(store: Store) -> duckdb.DuckDBPyConnection:
+    """For readers (the report, the viewer): never creates or changes the database."""
+    path = database_path(store)
+    if not path.exists():
+        raise ArtifactError(f"{path}: no analytics database; run `harnessforge distill` first")
+    try:
+        return duckdb.connect(str(path), read_only=True)
+    except duckdb.Error as e:
+        raise ArtifactError(f"{path}: cannot open the analytics database ({e})") from None
+
+
 def load(store: Store, con: duckdb.DuckDBPyConnection | None = None, progress=None) -> LoadReport:
     """Bring `raw_events`, `raw_runs` and `raw_milestones` up to date with the store's trajectories.
     `progress(done, total)` is called per changed source."""
@@ -199,10 +211,12 @@ def _load(store: Store, con: duckdb.DuckDBPyConnection, progress) -> LoadReport:
 
 
 def _events_view(store: Store, con: duckdb.DuckDBPyConnection) -> None:
-    """`raw_events`: a view over the runs' Parquet files (no copy; the models read them directly)."""
-    files = analytics_dir(store) / "events"
+    """`raw_events`: a view over the runs' Parquet files (no copy; the models read them directly). The
+    path is absolute, so the view works from any working directory (the report reads it elsewhere)."""
+    files = (analytics_dir(store) / "events").resolve()
     if any(files.glob("*/*.parquet")):
-        source = f"read_parquet('{files}/*/*.parquet')"
+        pattern = str(files / "*" / "*.parquet").replace("'", "''")
+        source = f"read_parquet('{pattern}')"
     else:  # nothing loaded yet: an empty relation with the right columns
         types = {**EVENT_COLUMNS, **{k: t for k, (t, _) in DERIVED.items()}, **NEIGHBOURS}
         typed = ", ".join(f'NULL::{t} AS "{k}"' for k, t in types.items())

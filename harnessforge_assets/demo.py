@@ -1,0 +1,33 @@
+"""The demo as a Dagster asset: `harnessforge demo` (the example repository through every stage with
+the offline oracle), so `dagster dev` shows it materialized with its report and counts."""
+
+import dagster as dg
+
+from harnessforge.demo import run_demo
+from harnessforge.errors import HarnessForgeError
+from resources import SandboxResource, StoreResource
+
+
+@dg.asset(
+    group_name="demo",
+    kinds={"python"},
+    description="The bundled example repository through every stage, offline, with the oracle Dev: plan, "
+    "environment, validation, the chain, distillation, export (synthetic allowed) and the HTML report. "
+    "Re-materializing reuses what exists.",
+)
+def demo(context: dg.AssetExecutionContext, store: StoreResource, sandbox: SandboxResource) -> dg.MaterializeResult:
+    try:
+        result = run_demo(store.store(), sandbox.rules(store.rules()), sandbox.backend, log=context.log.info,
+                          stage=lambda name: context.log.info(f"stage: {name}"))  # fmt: skip
+    except HarnessForgeError as e:
+        raise dg.Failure(description=f"demo: {e}", allow_retries=False) from None
+    rows = "\n".join(
+        f"| {m.milestone_id} | {m.status} | {m.turns} | {','.join(f'L{x}' for x in m.hints_released) or '-'} |"
+        for m in result.summaries
+    )
+    return dg.MaterializeResult(metadata={
+        "repo": result.repo, "sandbox": result.sandbox,
+        "chain": dg.MetadataValue.md(f"| milestone | status | turns | hints |\n|---|---|---|---|\n{rows}"),
+        **{f"distilled/{k}": v for k, v in result.counts.items()},
+        **{name.replace(" ", "_"): dg.MetadataValue.path(str(path)) for name, path in result.paths.items()},
+    })  # fmt: skip

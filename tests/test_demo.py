@@ -1,0 +1,96 @@
+"""`harnessforge demo`: the whole factory on the example repository, offline, as a new user runs it."""
+
+import json
+import re
+
+import dagster as dg
+import pytest
+
+from harnessforge.models.run import MilestoneSummary
+from harnessforge.store import Store
+from harnessforge_assets.demo import demo
+from resources import SandboxResource, StoreResource
+
+KEY = "harnessforge-examples__tasklite"
+CARD_ROW = re.compile(r"^\| `([^`]+)` \| (\d+) \|$", re.M)
+
+
+def card_counts_match_the_files(datasets) -> dict[str, int]:
+    """The dataset card's file table, checked against the files it describes."""
+    counts = {name: int(n) for name, n in CARD_ROW.findall((datasets / "README.md").read_text())}
+    for name, n in counts.items():
+        path = datasets / ("swebench/instances" if name == "instances" else name)
+        if path.with_suffix(".jsonl").exists():
+            assert len(path.with_suffix(".jsonl").read_text().splitlines()) == n, name
+    assert counts["instances"] == len((datasets / "swebench" / "instances.jsonl").read_text().splitlines())
+    return counts
+
+
+def check_demo_store(store: Store) -> dict[str, MilestoneSummary]:
+    """Every stage's artifacts exist and validate; the run shows each behaviour the demo promises."""
+    assert store.load_screening(KEY).repo.key == KEY
+    plan = store.load_plan(KEY)
+    assert [m.id for m in plan.milestones] == ["m01", "m02", "m03", "m04", "m05", "m06"]
+    assert all(store.load_validation(KEY, m.id).status for m in plan.milestones)
+    run_dir = store.root / "trajectories" / KEY / "demo"
+    summaries = {
+        p.parent.name: MilestoneSummary.model_validate_json(p.read_text()) for p in run_dir.glob("*/summary.json")
+    }
+    assert summaries["m01"].status == "PASS" and summaries["m01"].hints_released == []  # a clean pass
+    assert summaries["m02"].status == "PASS" and summaries["m02"].hints_released[:1] == [1]  # rescued by hints
+    assert summaries["m03"].status == "STUCK" and summaries["m03"].reset_to  # reset, and the chain went on
+    assert summaries["m04"].status == "PASS" and all(s.synthetic for s in summaries.values())
+    decisions = json.loads((run_dir / "m02" / "mentor_log.json").read_text())
+    assert decisions and all(d["rule"] for d in decisions)  # each hint released by a named rule
+    manifest = json.loads((store.root / "distilled" / "manifest.json").read_text())
+    assert manifest["counts"]["dpo_pairs"] >= 1 and manifest["counts"]["stuck_slices"] >= 1
+    card_counts_match_the_files(store.root / "datasets")
+    report = store.root / "report" / "report.html"
+    assert report.exists() and "<svg" in report.read_text()
+    for mid in summaries:
+        assert (store.root / "report" / "runs" / KEY / "demo" / f"{mid}.html").exists()
+    return summaries
+
+
+@pytest.mark.timeout(1200)
+def test_demo_end_to_end_with_the_local_sandbox_then_again_from_dagster(run_cli, tmp_path):
+    store = Store(tmp_path / "demo")
+    proc = run_cli("demo", "--store", str(store.root), "--sandbox", "local", check=True, timeout=900)
+    check_demo_store(store)
+    assert "sandbox: local" in proc.stdout and str(store.root / "report" / "report.html") in proc.stdout
+    for stage in ("planning", "validation", "agent runs", "distillation", "export", "report"):
+        assert f"✓ {stage}" in proc.stderr, stage
+
+    # re-running reuses what exists: no stage redoes its work
+    kept = {p: p.read_bytes() for p in store.root.glob("trajectories/**/*.json*")}
+    validations = {p: p.stat().st_mtime_ns for p in store.root.glob("repos/*/milestones/*/validation.json")}
+    run_cli("demo", "--store", str(store.root), "--sandbox", "local", check=True, timeout=900)
+    assert {p: p.read_bytes() for p in kept} == kept
+    assert {p: p.stat().st_mtime_ns for p in validations} == validations
+
+    # the same demo as a Dagster asset, on the same store: it reuses it too
+    result = dg.materialize([demo], resources={"store": StoreResource(root=str(store.root)),
+                                               "sandbox": SandboxResource(backend="local")})  # fmt: skip
+    assert result.success
+    meta = result.get_asset_materialization_events()[0].materialization.metadata
+    assert meta["report"].value == str(store.root / "report" / "report.html")
+    assert "| m03 | STUCK |" in meta["chain"].value
+
+
+def test_demo_rejects_an_unknown_sandbox(run_cli, tmp_path):
+    proc = run_cli("demo", "--store", str(tmp_path / "s"), "--sandbox", "vm")
+    assert proc.returncode == 1 and "--sandbox 'vm': use docker, local or auto" in proc.stderr
+    assert not (tmp_path / "s").exists()
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(1800)
+def test_demo_in_docker(run_cli, tmp_path, docker_client, base_image):
+    store = Store(tmp_path / "demo")
+    proc = run_cli("demo", "--store", str(store.root), "--sandbox", "docker", check=True, timeout=1500)
+    assert "sandbox: docker" in proc.stdout
+    check_demo_store(store)
+    assert store.load_images(KEY).images  # the environment was built
+    cards = (store.root / "distilled" / "task_cards.jsonl").read_text().splitlines()
+    assert len(cards) >= 4  # every valid milestone poses a task
+    assert card_counts_match_the_files(store.root / "datasets")["harbor_tasks"] == len(cards)

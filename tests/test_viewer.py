@@ -1,0 +1,237 @@
+"""The trajectory viewer: crafted runs rendered to pages, checked as HTML and in headless Chromium.
+
+Screenshots and dumped DOMs go to $HARNESSFORGE_ARTIFACTS (a directory) when it is set, else to
+<repo>/test-artifacts/ (git-ignored).
+"""
+
+from __future__ import annotations
+
+import html as htmllib
+import os
+import re
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from harnessforge.analytics import analyze
+from harnessforge.analytics.load import connect
+from harnessforge.harness.recorder import Recorder, run_path
+from harnessforge.models.trajectory import MentorDecision
+from harnessforge.report.viewer import page_path, render_run, write_viewers
+from harnessforge.rules import load_rules
+from harnessforge.store import Store
+from tests.test_analytics import OWN_DIFF, explore
+from tests.trajectories import GT_FILE, CraftedRun
+
+ROOT = Path(__file__).resolve().parents[1]
+SCRIPT = "<script>alert(1)</script>"
+LONG = "\n".join(f"src/module_{i}.py: {'x' * 30}" for i in range(60))  # 60 lines: folded
+
+
+def craft_viewed(store: Store) -> CraftedRun:
+    """Explore, a script-bearing and a long tool output, the same failure three times (stuck), an L2 hint,
+    a new direction (search + read of another file), and a pass."""
+    r = explore(CraftedRun(store, "view"))
+    r.say("Check the notes.").bash("cat docs/notes.html", SCRIPT)
+    r.say("Everything under src.").bash("ls -R src", LONG)
+    for i in range(3):
+        r.say().edit(sha=f"s{i}").say().test(0, 2, "sig-a")
+    hint_turn = r.turn
+    r.hint(2, "same_error", "Items must be <b>sorted</b> by priority.")
+    r.say("New idea.").search("priority", "src/order.py:3:def by_priority").say().read("src/order.py")
+    r.say().edit("src/order.py", "o1").say().test(2, 0)
+    r.finish("PASS", OWN_DIFF)
+    decision = MentorDecision(milestone_id="m01", turn_id=hint_turn, level=2, rule="same_error",
+                              hint="Items must be <b>sorted</b> by priority.",
+                              snapshot={"test_runs": 3, "edit_count": 3, "best_passed": 0})  # fmt: skip
+    Recorder.open(run_path(store, r.repo, r.run_id) / r.mid).write_json("mentor_log.json", [decision.model_dump()])
+    return r
+
+
+@pytest.fixture(scope="module")
+def viewed(tmp_path_factory):
+    """The crafted run, analysed, with its viewer pages written: (store, run, pages, page of the run)."""
+    store = Store(tmp_path_factory.mktemp("viewer") / "store")
+    run = craft_viewed(store)
+    analyze(store, load_rules())
+    out = store.root.parent / "site"
+    pages = write_viewers(store, out)
+    return store, run, pages, page_path(out, run.repo, run.run_id, run.mid)
+
+
+def events_of(page: str) -> dict[int, tuple[set[str], str]]:
+    """seq -> (classes, html) of each event <li> of a page, in page order."""
+    body = page[page.index('<ol id="events">') : page.index("</ol>\n<script>")]
+    found = {}
+    for chunk in re.split(r'(?=<li id="e\d+")', body)[1:]:
+        m = re.match(r'<li id="e(\d+)" class="([^"]*)"', chunk)
+        assert m, chunk[:200]
+        found[int(m[1])] = (set(m[2].split()), chunk)
+    return found
+
+
+def text_of(fragment: str) -> str:
+    return htmllib.unescape(re.sub(r"<[^>]+>", "", fragment))
+
+
+def script_of(page: str) -> str:
+    scripts = re.findall(r"<script>(.*?)</script>", page, re.S)
+    assert len(scripts) == 1, f"{len(scripts)} script elements"
+    return scripts[0]
+
+
+def test_page_shows_every_event_hint_stuck_folds_and_escapes(viewed):
+    store, run, pages, path = viewed
+    assert pages == [path] and path == store.root.parent / "site/runs/acme__app/view/m01.html"
+    page = path.read_text()
+    evs = events_of(page)
+    assert list(evs) == [e.seq for e in run.events] == list(range(len(run.events)))
+
+    # the hint: highlighted, with its level and the rule that fired (event and mentor_log.json)
+    (hint,) = [e for e in run.events if e.action.type == "hint"]
+    classes, chunk = evs[hint.seq]
+    assert {"hint", "nav-mark"} <= classes
+    assert "hint L2 · rule same_error" in chunk and f"turn {hint.turn_id}, level 2, rule same_error" in chunk
+    assert [s for s, (c, _) in evs.items() if "hint" in c] == [hint.seq]
+
+    # the stuck stretch, as the analytics found it: every event inside is marked with the detector
+    with connect(store) as con:
+        stretches = con.execute("SELECT kind, start_seq, end_seq FROM stuck_points WHERE run_id = 'view'").fetchall()
+        changed = con.execute("SELECT direction_change FROM hint_responses WHERE run_id = 'view'").fetchall()
+    assert [k for k, _, _ in stretches] == ["same_error"] and changed == [(True,)]
+    (_, start, end), inside = stretches[0], set(range(stretches[0][1], stretches[0][2] + 1))
+    assert {s for s, (c, _) in evs.items() if "stuck" in c} == inside
+    assert all('data-stuck="same_error"' in evs[s][1] and "stuck · same_error" in evs[s][1] for s in inside)
+    assert "stuck-start" in evs[start][0] and "stuck-end" in evs[end][0]
+    # the direction change after the hint: the search for the new pattern
+    search = next(e for e in run.events if e.seq > hint.seq and e.action.type == "search")
+    assert "direction-change" in evs[search.seq][0]
+
+    # long observations folded, short ones not
+    long_ev = next(e for e in run.events if e.observation.startswith(LONG))
+    lines = long_ev.observation.count("\n") + 1
+    assert '<details class="fold blk obs">' in evs[long_ev.seq][1] and f"{lines} lines" in evs[long_ev.seq][1]
+    read_ev = next(e for e in run.events if e.action.type == "read_file")
+    assert "<details" not in evs[read_ev.seq][1]
+
+    # escaped: the tool output's script and the hint's markup are text, never tags
+    assert SCRIPT not in page and "&lt;script&gt;alert(1)&lt;/script&gt;" in page
+    assert "<b>sorted</b>" not in page and "&lt;b&gt;sorted&lt;/b&gt;" in page
+    script_of(page)  # the page's own script is its only one
+
+    # the header: the summary
+    facts = ["<dt>status</dt><dd>PASS</dd>", f"<dt>turns</dt><dd>{run.turn}</dd>", "<dt>hints</dt><dd>L2</dd>",
+             "<dt>synthetic</dt><dd>no</dd>", "<dt>wall time</dt>", "<dt>cost</dt>", "<dt>tokens</dt>"]  # fmt: skip
+    assert [f for f in facts if f not in page] == []
+    assert "<kbd>j</kbd>" in page and "<kbd>n</kbd>" in page
+    assert "http://" not in page and "https://" not in page  # self-contained: nothing to fetch
+
+
+def test_without_analytics_the_page_has_hints_but_no_marks(tmp_path):
+    store = Store(tmp_path / "store")
+    run = craft_viewed(store)
+    (path,) = write_viewers(store, tmp_path / "site")
+    assert not (store.root / "analytics").exists()  # rendering does not create the database
+    page = path.read_text()
+    evs = events_of(page)
+    assert list(evs) == list(range(len(run.events)))
+    assert sum("hint" in c for c, _ in evs.values()) == 1 and not any("stuck" in c for c, _ in evs.values())
+    assert "no analytics database" in page
+    assert render_run(store, run.repo, run.run_id, run.mid) == page
+
+
+def test_a_500_event_run_makes_a_light_page_with_one_delegated_listener(viewed, tmp_path):
+    store = Store(tmp_path / "store")
+    r = CraftedRun(store, "long")
+    i = 0
+    while len(r.events) < 499:  # + milestone_end = 500
+        r.say(f"Step {i}: keep going.")
+        kind = i % 5
+        if kind == 0:
+            r.read(GT_FILE, "\n".join(f"line {n}" for n in range(40)))  # folded
+        elif kind == 1:
+            r.search(f"pattern_{i}")
+        elif kind == 2:
+            r.edit(sha=f"x{i}")
+        elif kind == 3:
+            r.test(i % 7, 3, f"sig-{i % 4}")
+        else:
+            r.bash(f"echo {i}", f"<i>{i}</i>")
+        i += 1
+    r.finish("FAIL", OWN_DIFF)
+    analyze(store, load_rules())
+    (path,) = write_viewers(store, tmp_path / "site")
+    page = path.read_text()
+    assert list(events_of(page)) == list(range(500))
+    assert len(page.encode()) < 2_000_000, f"{len(page.encode()):,} bytes"
+    js = script_of(page)
+    assert js == script_of(viewed[3].read_text())  # the script does not grow with the trajectory
+    assert js.count("addEventListener") == 1 and "document.addEventListener(type, handle)" in js
+    assert not re.search(r"<[a-z]+\b[^>]*\son[a-z]+\s*=", page, re.I)  # no inline handlers either
+
+
+# ---- headless Chromium ---------------------------------------------------------------------------------------
+
+
+def _chromium() -> str:
+    for name in ("chromium", "chromium-browser", "google-chrome"):
+        if found := shutil.which(name):
+            return found
+    pytest.fail("no chromium on PATH: scripts/install.sh installs Debian's `chromium` (apt-get install chromium)")
+
+
+def _artifact_dir() -> Path:
+    out = Path(os.environ.get("HARNESSFORGE_ARTIFACTS") or ROOT / "test-artifacts")
+    out.mkdir(parents=True, exist_ok=True)
+    return out
+
+
+def _browse(url: str, profile: Path, screenshot: Path | None = None) -> str:
+    """The DOM after the page's script ran (and a screenshot when asked)."""
+    cmd = [_chromium(), "--headless", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--no-first-run",
+           "--hide-scrollbars", f"--user-data-dir={profile}", "--window-size=1400,2000",
+           "--virtual-time-budget=5000", "--run-all-compositor-stages-before-draw"]  # fmt: skip
+    if screenshot:
+        screenshot.unlink(missing_ok=True)
+        cmd.append(f"--screenshot={screenshot}")
+    proc = subprocess.run([*cmd, "--dump-dom", url], capture_output=True, text=True, timeout=120,
+                          stdin=subprocess.DEVNULL)  # fmt: skip
+    assert proc.returncode == 0, f"chromium exited {proc.returncode}:\n{proc.stderr[-3000:]}"
+    assert 'data-viewer="ready"' in proc.stdout, f"the page's script did not finish:\n{proc.stderr[-3000:]}"
+    return proc.stdout
+
+
+def test_the_page_in_headless_chromium(viewed, tmp_path):
+    store, run, _, path = viewed
+    artifacts = _artifact_dir()
+    png = artifacts / "viewer.png"
+    dom = _browse(path.as_uri(), tmp_path / "profile", png)
+    (artifacts / "viewer.dom.html").write_text(dom)
+    evs = events_of(dom)
+    assert list(evs) == list(range(len(run.events)))
+    assert sum("hint" in c for c, _ in evs.values()) == 1
+    assert sum("stuck" in c for c, _ in evs.values()) >= 6  # three edit/test cycles
+    assert not any("hidden" in c for c, _ in evs.values())
+    assert png.exists() and png.stat().st_size > 10_000, f"{png}: {png.stat().st_size if png.exists() else 0} bytes"
+
+    # a link with #q=... prefills the search: events without the text are hidden, the others marked
+    dom = _browse(path.as_uri() + "#q=priority", tmp_path / "profile", artifacts / "viewer_search.png")
+    (artifacts / "viewer_search.dom.html").write_text(dom)
+    server = events_of(path.read_text())
+    expected = {s for s, (_, chunk) in server.items() if "priority" in text_of(chunk).lower()}
+    evs = events_of(dom)
+    shown = {s for s, (c, _) in evs.items() if "hidden" not in c}
+    assert 0 < len(shown) < len(evs) and shown == expected
+    assert all("match" in evs[s][0] for s in shown)
+    assert f"{len(shown)} of {len(evs)} events" in dom
+
+
+def test_view_command_writes_the_page_of_a_run_directory_and_refuses_anything_else(viewed, run_cli, tmp_path):
+    store = viewed[0]
+    run_dir = next((store.root / "trajectories").glob("*/*/m01"))
+    proc = run_cli("view", str(run_dir), "--out", str(tmp_path / "page.html"), check=True)
+    assert proc.stdout.strip().endswith("page.html") and 'class="ev' in (tmp_path / "page.html").read_text()
+    proc = run_cli("view", str(tmp_path))
+    assert proc.returncode == 1 and "not a finished milestone run" in proc.stderr
