@@ -56,7 +56,8 @@ def _without_created_at(data: object) -> object:
 
 class Store:
     def __init__(self, root: str | Path | None = None):
-        self.root = Path(root) if root is not None else default_store_dir()
+        # absolute: paths handed to git (`-C elsewhere`), DuckDB views and containers must not depend on the cwd
+        self.root = (Path(root).expanduser() if root is not None else default_store_dir()).absolute()
 
     # ---- paths -------------------------------------------------------------------------------
     def repo_dir(self, key: str) -> Path:

@@ -18,7 +18,7 @@ STAGES = [
     ("run_agent", "agent", dg.AssetSelection.assets("raw_trajectories"),
      "The Dev agent on milestones of a repo's chain (a range runs as one run, in chain order)."),
     ("distill", "distill", DISTILL, "Analytics, then one milestone partition's distilled rows and verified task."),
-    ("demo", "demo", dg.AssetSelection.groups("demo"), "`harnessforge demo`: the example repository, every stage."),
+    ("run_demo", "demo", dg.AssetSelection.groups("demo"), "`harnessforge demo`: the example repository, every stage."),
 ]  # fmt: skip
 
 jobs = [

@@ -63,7 +63,7 @@ def test_definitions_load():
     stages = {job.name: job.tags["harnessforge/stage"] for job in defs.jobs}
     assert stages == {"plan_repo": "plan", "build_environments": "env", "validate_milestones": "env",
                       "run_agent": "agent", "factory_in_docker": "agent", "distill": "distill",
-                      "demo": "demo"}  # fmt: skip
+                      "run_demo": "demo"}  # fmt: skip
 
 
 def test_materialize_repos_and_plans(example_repo, store):

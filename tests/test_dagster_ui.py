@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import os
 import re
-import shutil
 import signal
 import socket
 import struct
@@ -27,6 +26,7 @@ import requests
 
 from harnessforge.gitio import resolve_repo
 from harnessforge.store import Store
+from tests.browser import artifact_dir, headless
 
 ROOT = Path(__file__).resolve().parents[1]
 DAGSTER = Path(sys.executable).parent / "dagster"
@@ -317,19 +317,6 @@ def _png_check(path: Path) -> tuple[int, int]:
     return width, height
 
 
-def _chromium() -> str:
-    for name in ("chromium", "chromium-browser", "google-chrome"):
-        if found := shutil.which(name):
-            return found
-    pytest.fail("no chromium on PATH: scripts/install.sh installs Debian's `chromium` (apt-get install chromium)")
-
-
-def _artifact_dir() -> Path:
-    out = Path(os.environ.get("HARNESSFORGE_ARTIFACTS") or ROOT / "test-artifacts")
-    out.mkdir(parents=True, exist_ok=True)
-    return out
-
-
 def test_asset_lineage_page_renders_in_headless_chromium(dagster_dev, tmp_path):
     dev = dagster_dev
     # What the first-visit "Join the Dagster community" dialog's Skip button sends: no modal over the graph.
@@ -342,7 +329,7 @@ def test_asset_lineage_page_renders_in_headless_chromium(dagster_dev, tmp_path):
     groups = sorted({n["groupName"] for n in nodes})
     url = f"{dev.url}/asset-groups?expanded=" + quote(",".join(f"global@global:{g}" for g in groups), safe="@:,")
 
-    artifacts = _artifact_dir()
+    artifacts = artifact_dir()
     png, dom_file = artifacts / "dagster_asset_graph.png", artifacts / "dagster_asset_graph.html"
     # The page fits the graph to the window; below a zoom level it draws minimal nodes whose names are
     # middle-truncated ("valida…_milestones"). So a window large enough for full node cards, and a larger
@@ -350,23 +337,7 @@ def test_asset_lineage_page_renders_in_headless_chromium(dagster_dev, tmp_path):
     attempts = [((3600, 2100), 15_000), ((4800, 2800), 30_000), ((6000, 3500), 30_000)]
     for (width, height), budget in attempts:
         png.unlink(missing_ok=True)
-        cmd = [
-            _chromium(),
-            "--headless",
-            "--no-sandbox",
-            "--disable-gpu",
-            "--disable-dev-shm-usage",
-            "--no-first-run",
-            "--hide-scrollbars",
-            f"--user-data-dir={tmp_path / f'chromium-{width}'}",
-            f"--window-size={width},{height}",
-            f"--virtual-time-budget={budget}",  # virtual ms; pending network fetches pause virtual time
-            "--run-all-compositor-stages-before-draw",
-            f"--screenshot={png}",
-            "--dump-dom",
-            url,
-        ]
-        proc = subprocess.run(cmd, capture_output=True, text=True, timeout=90, stdin=subprocess.DEVNULL)
+        proc = headless(url, tmp_path / f"chromium-{width}", (width, height), png, budget, timeout=90)
         dom_file.write_text(proc.stdout)
         texts = _text_nodes(proc.stdout)
         missing = [a for a in GRAPH_ASSETS if a not in texts]

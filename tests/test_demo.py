@@ -86,8 +86,10 @@ def test_demo_rejects_an_unknown_sandbox(run_cli, tmp_path):
 @pytest.mark.slow
 @pytest.mark.timeout(1800)
 def test_demo_in_docker(run_cli, tmp_path, docker_client, base_image):
+    # the store as a new user types it: relative to the current directory (git bundles, DuckDB views and
+    # sandboxes all get absolute paths)
     store = Store(tmp_path / "demo")
-    proc = run_cli("demo", "--store", str(store.root), "--sandbox", "docker", check=True, timeout=1500)
+    proc = run_cli("demo", "--store", "demo", "--sandbox", "docker", check=True, timeout=1500, cwd=tmp_path)
     assert "sandbox: docker" in proc.stdout
     check_demo_store(store)
     assert store.load_images(KEY).images  # the environment was built

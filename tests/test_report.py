@@ -4,9 +4,7 @@ markup and as rendered by headless Chromium.
 The screenshot goes to $HARNESSFORGE_ARTIFACTS (a directory) when it is set, else to
 <repo>/test-artifacts/ (git-ignored)."""
 
-import os
 import shutil
-import subprocess
 from collections import Counter, defaultdict
 from html.parser import HTMLParser
 from pathlib import Path
@@ -22,11 +20,11 @@ from harnessforge.models.env import Validation
 from harnessforge.report.report import build_report
 from harnessforge.rules import load_rules
 from harnessforge.store import Store
+from tests.browser import artifact_dir, headless
 from tests.test_analytics import craft
 from tests.test_distill import craft_more
 from tests.trajectories import CraftedRun
 
-ROOT = Path(__file__).resolve().parents[1]
 FIGURES = ("fig-timeline", "fig-progress", "fig-hints", "fig-stuck", "fig-tokens")
 SHAPES = {"path", "rect", "circle", "use", "polyline", "polygon", "line"}
 
@@ -178,23 +176,11 @@ def test_no_analytics_is_a_clear_error_and_missing_parts_are_not_yet(tmp_path):
     assert all(sum(tags[s] for s in SHAPES) > 0 for tags in page.figures.values())
 
 
-def _chromium() -> str:
-    for name in ("chromium", "chromium-browser", "google-chrome"):
-        if found := shutil.which(name):
-            return found
-    pytest.fail("no chromium on PATH: scripts/install.sh installs Debian's `chromium` (apt-get install chromium)")
-
-
 def test_the_report_renders_in_headless_chromium(reported, tmp_path):
     _, _, report = reported
-    out = Path(os.environ.get("HARNESSFORGE_ARTIFACTS") or ROOT / "test-artifacts")
-    out.mkdir(parents=True, exist_ok=True)
+    out = artifact_dir()
     png = out / "report.png"
-    png.unlink(missing_ok=True)
-    cmd = [_chromium(), "--headless", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--no-first-run",
-           "--hide-scrollbars", f"--user-data-dir={tmp_path / 'chromium'}", "--window-size=1400,3000",
-           "--virtual-time-budget=5000", f"--screenshot={png}", "--dump-dom", f"file://{report}"]  # fmt: skip
-    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=120, stdin=subprocess.DEVNULL)
+    proc = headless(f"file://{report}", tmp_path / "chromium", (1400, 3000), png)
     assert proc.returncode == 0, f"chromium exited {proc.returncode}:\n{proc.stderr[-3000:]}"
     (out / "report_dom.html").write_text(proc.stdout)
     dom = Page(proc.stdout)

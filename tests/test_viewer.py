@@ -7,10 +7,7 @@ Screenshots and dumped DOMs go to $HARNESSFORGE_ARTIFACTS (a directory) when it 
 from __future__ import annotations
 
 import html as htmllib
-import os
 import re
-import shutil
-import subprocess
 from pathlib import Path
 
 import pytest
@@ -22,10 +19,10 @@ from harnessforge.models.trajectory import MentorDecision
 from harnessforge.report.viewer import page_path, render_run, write_viewers
 from harnessforge.rules import load_rules
 from harnessforge.store import Store
+from tests.browser import artifact_dir, headless
 from tests.test_analytics import OWN_DIFF, explore
 from tests.trajectories import GT_FILE, CraftedRun
 
-ROOT = Path(__file__).resolve().parents[1]
 SCRIPT = "<script>alert(1)</script>"
 LONG = "\n".join(f"src/module_{i}.py: {'x' * 30}" for i in range(60))  # 60 lines: folded
 
@@ -175,29 +172,9 @@ def test_a_500_event_run_makes_a_light_page_with_one_delegated_listener(viewed, 
 # ---- headless Chromium ---------------------------------------------------------------------------------------
 
 
-def _chromium() -> str:
-    for name in ("chromium", "chromium-browser", "google-chrome"):
-        if found := shutil.which(name):
-            return found
-    pytest.fail("no chromium on PATH: scripts/install.sh installs Debian's `chromium` (apt-get install chromium)")
-
-
-def _artifact_dir() -> Path:
-    out = Path(os.environ.get("HARNESSFORGE_ARTIFACTS") or ROOT / "test-artifacts")
-    out.mkdir(parents=True, exist_ok=True)
-    return out
-
-
 def _browse(url: str, profile: Path, screenshot: Path | None = None) -> str:
     """The DOM after the page's script ran (and a screenshot when asked)."""
-    cmd = [_chromium(), "--headless", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--no-first-run",
-           "--hide-scrollbars", f"--user-data-dir={profile}", "--window-size=1400,2000",
-           "--virtual-time-budget=5000", "--run-all-compositor-stages-before-draw"]  # fmt: skip
-    if screenshot:
-        screenshot.unlink(missing_ok=True)
-        cmd.append(f"--screenshot={screenshot}")
-    proc = subprocess.run([*cmd, "--dump-dom", url], capture_output=True, text=True, timeout=120,
-                          stdin=subprocess.DEVNULL)  # fmt: skip
+    proc = headless(url, profile, (1400, 2000), screenshot)
     assert proc.returncode == 0, f"chromium exited {proc.returncode}:\n{proc.stderr[-3000:]}"
     assert 'data-viewer="ready"' in proc.stdout, f"the page's script did not finish:\n{proc.stderr[-3000:]}"
     return proc.stdout
@@ -205,7 +182,7 @@ def _browse(url: str, profile: Path, screenshot: Path | None = None) -> str:
 
 def test_the_page_in_headless_chromium(viewed, tmp_path):
     store, run, _, path = viewed
-    artifacts = _artifact_dir()
+    artifacts = artifact_dir()
     png = artifacts / "viewer.png"
     dom = _browse(path.as_uri(), tmp_path / "profile", png)
     (artifacts / "viewer.dom.html").write_text(dom)
