@@ -546,7 +546,8 @@ def demo(
     for name, n in result.counts.items():
         rows.add_row(name, str(n))
     out.print(rows)
-    paths = Table("open", "path")
+    paths = Table("open")
+    paths.add_column("path", overflow="fold")  # whole paths, to copy
     for name, path in result.paths.items():
         paths.add_row(name, str(path))
     out.print(paths)
