@@ -17,7 +17,9 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import tempfile
+import time
 from collections import Counter, defaultdict
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -134,21 +136,48 @@ def database_path(store: Store) -> Path:
     return analytics_dir(store) / "harnessforge.duckdb"
 
 
-def connect(store: Store) -> duckdb.DuckDBPyConnection:
+WAIT_ENV = "HARNESSFORGE_DB_WAIT_S"  # how long to wait for another process's write (default 300 s)
+
+
+def connect(store: Store, wait_s: float | None = None) -> duckdb.DuckDBPyConnection:
+    """The analytics database for writing. DuckDB allows one writing process per file: a second
+    `distill` waits for the first, then fails with one clear line (see `_open`)."""
     path = database_path(store)
     path.parent.mkdir(parents=True, exist_ok=True)
-    return duckdb.connect(str(path))
+    return _open(path, read_only=False, wait_s=wait_s)
 
 
-def connect_read_only(store: Store) -> duckdb.DuckDBPyConnection:
+def connect_read_only(store: Store, wait_s: float | None = None) -> duckdb.DuckDBPyConnection:
     """For readers (the report, the viewer): never creates or changes the database."""
     path = database_path(store)
     if not path.exists():
         raise ArtifactError(f"{path}: no analytics database; run `harnessforge distill` first")
-    try:
-        return duckdb.connect(str(path), read_only=True)
-    except duckdb.Error as e:
-        raise ArtifactError(f"{path}: cannot open the analytics database ({e})") from None
+    return _open(path, read_only=True, wait_s=wait_s)
+
+
+def _open(path: Path, read_only: bool, wait_s: float | None) -> duckdb.DuckDBPyConnection:
+    """Open `path`, waiting while another process holds its lock (up to `wait_s`, default
+    $HARNESSFORGE_DB_WAIT_S or 300 s), then an ArtifactError naming the holder. The file is only ever
+    opened through DuckDB's own locking, so concurrent runs cannot corrupt it."""
+    wait_s = float(os.environ.get(WAIT_ENV, 300)) if wait_s is None else wait_s
+    deadline, delay = time.monotonic() + wait_s, 0.05
+    while True:
+        try:
+            return duckdb.connect(str(path), read_only=read_only)
+        except duckdb.IOException as e:
+            if "lock" not in str(e).lower():
+                raise ArtifactError(f"{path}: cannot open the analytics database ({e})") from None
+            if time.monotonic() + delay > deadline:
+                holder = re.search(r"\(PID (\d+)\)", str(e))
+                who = f"process {holder[1]}" if holder else "another process"
+                raise ArtifactError(
+                    f"{path}: {who} is writing the analytics database (another distill?); waited {wait_s:g} s. "
+                    f"Run one at a time, or wait longer with {WAIT_ENV}"
+                ) from None
+            time.sleep(delay)
+            delay = min(delay * 2, 1.0)
+        except duckdb.Error as e:
+            raise ArtifactError(f"{path}: cannot open the analytics database ({e})") from None
 
 
 def load(store: Store, con: duckdb.DuckDBPyConnection | None = None, progress=None) -> LoadReport:
