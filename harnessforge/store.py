@@ -11,6 +11,7 @@ Layout (later stages add to it):
 
 from __future__ import annotations
 
+import errno
 import json
 import os
 import shutil
@@ -31,18 +32,35 @@ def default_store_dir() -> Path:
     return Path(os.environ.get("HARNESSFORGE_HOME") or "forge_store")
 
 
+def disk_full(path: Path, e: OSError) -> OSError:
+    """A full disk (or quota) as one clear line that the CLI prints; any other OSError unchanged."""
+    if e.errno not in (errno.ENOSPC, errno.EDQUOT):
+        return e
+    try:
+        free = f"{shutil.disk_usage(path.parent).free // 1024} KiB free"
+    except OSError:
+        free = "no free space"
+    return ArtifactError(f"{path}: no space left on the device ({free}); nothing was written. Free space and re-run")
+
+
 def atomic_write(path: Path, data: bytes) -> None:
-    """Write via a temp file in the same directory + rename: readers never see half a file."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    """Write via a temp file in the same directory + rename: readers never see half a file, and a
+    failed write (a full disk) leaves the old file as it was and no temp file behind."""
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    except OSError as e:
+        raise disk_full(path, e) from None
     try:
         with os.fdopen(fd, "wb") as f:
             f.write(data)
             f.flush()
             os.fsync(f.fileno())
         os.replace(tmp, path)
-    except BaseException:
+    except BaseException as e:
         Path(tmp).unlink(missing_ok=True)
+        if isinstance(e, OSError):
+            raise disk_full(path, e) from None
         raise
 
 

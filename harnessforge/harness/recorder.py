@@ -25,7 +25,7 @@ from ..errors import ArtifactError
 from ..models.common import first_error
 from ..models.run import MilestoneStatus, MilestoneSummary, RunMeta
 from ..models.trajectory import Event, Usage
-from ..store import Store, atomic_write
+from ..store import Store, atomic_write, disk_full
 
 log = logging.getLogger(__name__)
 
@@ -117,8 +117,10 @@ class Recorder:
                 while view:
                     view = view[os.write(fd, view) :]
                 os.fsync(fd)
-            except BaseException:
+            except BaseException as e:
                 self._undo_partial(fd)
+                if isinstance(e, OSError):
+                    raise disk_full(self.path, e) from None
                 raise
         finally:
             os.close(fd)
