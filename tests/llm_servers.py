@@ -9,6 +9,8 @@ answers it wants (`push`), the server hands them out in order and records every 
 from __future__ import annotations
 
 import json
+import socket
+import struct
 import threading
 from collections import deque
 from collections.abc import Callable
@@ -28,6 +30,7 @@ class Reply:
     body: Any = None
     headers: dict[str, str] = field(default_factory=dict)
     delay_s: float = 0.0  # answer only after this long: beyond the client's timeout to test it
+    reset: bool = False  # drop the connection without an answer (a reset mid-request)
 
 
 @dataclass
@@ -112,6 +115,11 @@ class ScriptedServer(LocalServer):
                     fake.requests.append(request)
                     reply = fake._next()
                 if reply.delay_s and fake.stopping.wait(reply.delay_s):
+                    return
+                if reply.reset:  # RST instead of an answer: SO_LINGER 0, then close
+                    self.connection.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+                    self.close_connection = True
+                    self.connection.close()
                     return
                 try:
                     if reply.status == 200 and isinstance(body, dict) and body.get("stream"):

@@ -192,6 +192,20 @@ def test_anthropic_retries_429_and_500(claude):
     assert [r.headers["x-stainless-retry-count"] for r in claude.requests] == ["0", "1", "2"]
 
 
+def test_anthropic_retries_a_connection_reset_and_overloaded(claude):
+    overloaded = Reply(529, {"type": "error", "error": {"type": "overloaded_error", "message": "Overloaded"}},
+                       {"retry-after-ms": "1"})  # fmt: skip
+    claude.push(Reply(reset=True), overloaded, A.message(A.text("ok")))
+    assert anthropic_backend(claude).turn(START, TOOLS).text == "ok"
+    assert len(claude.requests) == 3
+
+
+def test_openai_retries_a_connection_reset(oai):
+    oai.push(Reply(reset=True), OC.completion("ok"))
+    assert openai_backend(oai).turn(START, TOOLS).text == "ok"
+    assert len(oai.requests) == 2
+
+
 def test_anthropic_persistent_failure_is_a_clear_error(claude):
     claude.always = claude.error(500, "internal meltdown")
     with pytest.raises(AgentError, match=r"answered HTTP 500 after 2 retries: internal meltdown") as e:
