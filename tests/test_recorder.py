@@ -158,7 +158,7 @@ def test_a_failed_write_leaves_no_partial_line(tmp_path, monkeypatch):
         raise OSError(28, "No space left on device")
 
     monkeypatch.setattr(recorder_mod.os, "write", half_then_fail)
-    with pytest.raises(OSError, match="No space"):
+    with pytest.raises(ArtifactError, match="trajectory.jsonl: no space left on the device"):  # one CLI line
         rec.append(ev(2))
     monkeypatch.undo()
     assert path.read_bytes() == good and rec.next_seq == 2

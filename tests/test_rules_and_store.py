@@ -74,7 +74,7 @@ def test_atomic_write_keeps_the_old_file_when_writing_fails(tmp_path, monkeypatc
         raise OSError(28, "No space left on device")
 
     monkeypatch.setattr(os, "fsync", disk_full)
-    with pytest.raises(OSError, match="No space left"):
+    with pytest.raises(ArtifactError, match="b.json: no space left on the device"):  # one CLI line
         atomic_write(target, b"new")
     assert target.read_bytes() == b"old"
     assert os.listdir(tmp_path) == ["b.json"]
