@@ -3,25 +3,29 @@
     python benchmarks/run.py                  # everything, full size (30,000-commit history)
     python benchmarks/run.py --quick          # 3,000 commits, fewer iterations: a few minutes
     python benchmarks/run.py --only sandbox   # only some: mining, sandbox (= docker_exec,
-                                              # sandbox_startup, local_exec), harness; comma-separated
+                                              # sandbox_startup, local_exec), validation, harness,
+                                              # analytics, prompt_cache, scaling; comma-separated
 
 Every number is the median of repeated runs, and every speed claim is a ratio against a
 baseline measured in the same run on the same data (machines here are noisy; ratios are not),
 except the sandbox start-up target, which is an absolute time. The harness benchmark (overhead of
 the Navigator per Dev turn, model and tool time excluded) has no target; it is shown next to the
-raw exec time measured in the same run. With --only, the results of the
-benchmarks not run are kept from the previous summary (each result says when it was measured).
+raw exec time measured in the same run. The prompt-cache result is a share of input tokens, not a
+time, and the scaling curves report the fitted exponent of t = a * n^b (`value`, `unit`). With --only,
+the results of the benchmarks not run are kept from the previous summary (each says when it was measured).
 """
 
 from __future__ import annotations
 
 import argparse
+import importlib
 import json
 import os
 import platform
 import subprocess
 import sys
 import tempfile
+import traceback
 from dataclasses import asdict, fields
 from datetime import datetime, timezone
 from pathlib import Path
@@ -30,7 +34,7 @@ import git
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from common import Result, fmt_s, median_time  # noqa: E402
+from common import Result, fmt_s, fmt_value, median_time, unavailable  # noqa: E402
 from history import generate  # noqa: E402
 
 from harnessforge.gitio import GitRepo, resolve_repo  # noqa: E402
@@ -38,7 +42,8 @@ from harnessforge.mining.planner import build_plan, mine_history  # noqa: E402
 from harnessforge.rules import load_rules  # noqa: E402
 
 RESULTS = Path(__file__).resolve().parent / "results"
-GROUPS = ("mining", "docker_exec", "sandbox_startup", "local_exec", "harness", "analytics")
+GROUPS = ("mining", "docker_exec", "sandbox_startup", "local_exec", "validation", "harness", "analytics",
+          "prompt_cache", "scaling")  # fmt: skip
 SANDBOX_GROUPS = {"docker_exec", "sandbox_startup", "local_exec"}
 ALIASES = {"sandbox": ("docker_exec", "sandbox_startup", "local_exec")}
 
@@ -177,6 +182,8 @@ def _extra_text(r: Result) -> str:
             f"{k} {v['median_ms']:.2f}/{v['mean_ms']:.2f}" for k, v in e["overhead_breakdown"].items()))  # fmt: skip
     elif "p90_ms" in e:
         parts.append(f"median {e['median_ms']:.2f} ms, p90 {e['p90_ms']:.2f} ms")
+    if r.scaling:
+        parts.append(f"sizes {r.scaling['sizes']}, seconds {[round(t, 3) for t in r.scaling['seconds']]}")
     if "isolation_argv" in e:
         parts.append(f"the {e['isolation']} command alone {fmt_s(e['isolation_argv']['median_s'])} "
                      f"(+{e['isolation_argv_overhead_ms']:.1f} ms over bash), our Python around it "
@@ -199,7 +206,8 @@ def write_summary(results: list[Result], quick: bool, info: dict) -> None:
     ]
     for r in results:
         met = {True: "yes", False: "**no**", None: "-"}[r.met] if r.status == "ok" else f"**{r.status}**"
-        lines.append(f"| {r.name} | {fmt_s(r.median_s)} | {fmt_s(r.baseline_median_s)} | {_ratio_text(r)} "
+        ours = fmt_value(r.value, r.unit) if r.unit else fmt_s(r.median_s)
+        lines.append(f"| {r.name} | {ours} | {fmt_s(r.baseline_median_s)} | {_ratio_text(r)} "
                      f"| {r.target_text} | {met} |")  # fmt: skip
     lines.append("")
     for r in results:
@@ -222,6 +230,22 @@ def selected(only: str | None) -> list[str]:
     return out
 
 
+def _module(name: str):
+    """A benchmark module, imported only when its group runs (Docker, DuckDB... load on demand)."""
+    return importlib.import_module(name)
+
+
+def guarded(group: str, run) -> list[Result]:
+    """A group that crashes is one error row naming it and the cause; the other groups still run."""
+    try:
+        return run()
+    except Exception as e:  # noqa: BLE001
+        traceback.print_exc()
+        why = f"failed: {type(e).__name__}: {str(e)[:500]}"
+        print(f"{group}: {why}", flush=True)
+        return [unavailable(group, group.split(",")[0], why, status="error")]
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--quick", action="store_true", help="smaller sizes that finish in a few minutes")
@@ -238,23 +262,30 @@ def main() -> None:
     info = machine()
     now = datetime.now(timezone.utc).isoformat(timespec="seconds")
     results: list[Result] = []
-    if "mining" in groups:
-        results += mining_benchmarks(commits, args.repeats, args.baseline_repeats or args.repeats)
     iterations = args.iterations or (20 if args.quick else 50)
+    startups = args.startups or (5 if args.quick else 10)
     sandbox_groups = set(groups) & SANDBOX_GROUPS
+    if "mining" in groups:
+        baseline_repeats = args.baseline_repeats or args.repeats
+        results += guarded("mining", lambda: mining_benchmarks(commits, args.repeats, baseline_repeats))
     if sandbox_groups:
-        from sandbox import sandbox_benchmarks
-
-        startups = args.startups or (5 if args.quick else 10)
-        results += sandbox_benchmarks(sandbox_groups, iterations, startups, commits)
+        run = lambda: _module("sandbox").sandbox_benchmarks(sandbox_groups, iterations, startups, commits)  # noqa: E731
+        results += guarded(",".join(sorted(sandbox_groups)), run)
     if "harness" in groups:
-        from harness import harness_benchmarks
-
-        results += harness_benchmarks(iterations, args.quick)
+        results += guarded("harness", lambda: _module("harness").harness_benchmarks(iterations, args.quick))
+    if "validation" in groups:
+        results += guarded("validation", lambda: _module("validation").validation_benchmarks(args.quick))
     if "analytics" in groups:
-        from analytics import analytics_benchmarks
-
-        results += analytics_benchmarks(args.quick)
+        results += guarded("analytics", lambda: _module("analytics").analytics_benchmarks(args.quick))
+    if "prompt_cache" in groups:
+        results += guarded("prompt_cache", lambda: _module("prompt_cache").prompt_cache_benchmarks(args.quick))
+    if "scaling" in groups:
+        by_name = {r.name: r for r in results if r.group == "analytics" and r.status == "ok"}
+        known = {}  # the analytics benchmark's size, measured above: not generated again
+        if {"analytics_load", "analytics_models"} <= set(by_name):
+            known[by_name["analytics_load"].extra["events"]] = {
+                "load": by_name["analytics_load"].median_s, "models": by_name["analytics_models"].median_s}  # fmt: skip
+        results += guarded("scaling", lambda: _module("scaling").scaling_benchmarks(args.quick, args.repeats, known))
     for r in results:
         r.mode, r.measured_at = mode, now
     kept = [r for r in previous_results() if r.group not in groups]

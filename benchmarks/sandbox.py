@@ -122,23 +122,29 @@ def _docker_environment(store: Store, key: str, rules, log) -> tuple[Environment
         engine.connect()
     except HarnessForgeError as e:
         return None, f"Docker unavailable, not measured: {e}"
-    try:
-        start = time.perf_counter()
-        images = build(store, key, rules, log=lambda *_: None)
-        log(f"env image ready in {time.perf_counter() - start:.1f}s: {[i.tag for i in images.images]}")
-    except HarnessForgeError as e:
-        return None, f"not measured: the env image build failed: {e}"
-    if not images.images or images.failures:
-        return None, f"not measured: the env image build failed: {images.failures}"
-    env = Environment(store, key, rules, backend="docker")
-    # Start sandboxes from a private tag of the same image: a concurrent test session that removes
-    # the repo's tag (tests/conftest.py does, to force a rebuild) then cannot pull it away mid-run.
-    for record in env.images.images:
-        private = f"{record.env_hash}-{os.getpid()}"
-        env.client.images.get(record.image_id).tag(PRIVATE_REPO, private)
-        ORIGINAL_TAGS[f"{PRIVATE_REPO}:{private}"] = record.tag
-        record.tag = f"{PRIVATE_REPO}:{private}"
-    return env, ""
+    for attempt in range(3):
+        try:
+            start = time.perf_counter()
+            images = build(store, key, rules, log=lambda *_: None)
+            log(f"env image ready in {time.perf_counter() - start:.1f}s: {[i.tag for i in images.images]}")
+        except HarnessForgeError as e:
+            return None, f"not measured: the env image build failed: {e}"
+        if not images.images or images.failures:
+            return None, f"not measured: the env image build failed: {images.failures}"
+        env = Environment(store, key, rules, backend="docker")
+        # Start sandboxes from a private tag of the same image: a concurrent test session that removes
+        # the repo's tag (tests/conftest.py does, to force a rebuild) then cannot pull it away mid-run.
+        try:
+            for record in env.images.images:
+                private = f"{record.env_hash}-{os.getpid()}"
+                env.client.images.get(record.image_id).tag(PRIVATE_REPO, private)
+                ORIGINAL_TAGS[f"{PRIVATE_REPO}:{private}"] = record.tag
+                record.tag = f"{PRIVATE_REPO}:{private}"
+            return env, ""
+        except docker.errors.NotFound:  # removed between the build and the pin: build it again
+            _unpin(env)
+            log(f"the env image was removed before it was pinned (attempt {attempt + 1}); building it again")
+    return None, "not measured: the env image kept being removed by a concurrent session before it was pinned"
 
 
 def shown(tag: str) -> str:

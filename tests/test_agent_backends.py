@@ -14,7 +14,7 @@ from harnessforge.agents.openai_backend import OpenAIBackend
 from harnessforge.agents.pricing import cost_usd, price_of
 from harnessforge.models.trajectory import AgentTurn, Usage
 
-from .llm_servers import AnthropicServer, OpenAIServer, Reply
+from .llm_servers import AnthropicServer, OpenAIServer, PromptCache, Reply
 
 A, OC = AnthropicServer, OpenAIServer  # answer builders: Anthropic messages, OpenAI completions
 MODEL = "claude-haiku-4-5"  # priced at $1 / $5 per million tokens; not deprecated in the SDK
@@ -114,10 +114,12 @@ def test_anthropic_tool_use_round_trip_converts_messages_caching_and_thinking(cl
             "cache_control": {"type": "ephemeral"},
         },
     ]
-    assert first["messages"] == [{"role": "user", "content": [{"type": "text", "text": "Fix the bug."}]}]
+    assert first["messages"] == [
+        {"role": "user", "content": [{"type": "text", "text": "Fix the bug.", "cache_control": {"type": "ephemeral"}}]}
+    ]
 
     user, answer, results = second["messages"]
-    assert user == first["messages"][0]  # the stable prefix is sent unchanged
+    assert user == {"role": "user", "content": [{"type": "text", "text": "Fix the bug."}]}  # same prefix as sent
     assert answer == {
         "role": "assistant",
         "content": [
@@ -129,7 +131,6 @@ def test_anthropic_tool_use_round_trip_converts_messages_caching_and_thinking(cl
                 "id": "toolu_2",
                 "name": "bash",
                 "input": {"cmd": "cat parse.py"},
-                "cache_control": {"type": "ephemeral"},  # the last message before the newest turn
             },
         ],
     }
@@ -138,8 +139,8 @@ def test_anthropic_tool_use_round_trip_converts_messages_caching_and_thinking(cl
         "content": [  # both results in one message, first, and the hint after them
             {"type": "tool_result", "tool_use_id": "toolu_1", "content": "1 failed"},
             {"type": "tool_result", "tool_use_id": "toolu_2", "content": "def parse(): ..."},
-            {"type": "text", "text": "[hint L1] Look at parse()."},
-        ],
+            {"type": "text", "text": "[hint L1] Look at parse().", "cache_control": {"type": "ephemeral"}},
+        ],  # the breakpoint on the newest message: the next call reads this whole conversation
     }
     assert sum(json.dumps(b).count("cache_control") for b in second.values()) == 3
 
@@ -159,11 +160,14 @@ def test_anthropic_drops_reasoning_without_thinking_and_sanitises_foreign_ids(cl
     anthropic_backend(claude).turn(messages, [])
     body = claude.bodies[0]
     assert "thinking" not in body and "tools" not in body
-    assert body["messages"][1]["content"] == [
-        {"type": "tool_use", "id": "call_1_x", "name": "bash", "input": {}, "cache_control": {"type": "ephemeral"}}
-    ]
+    assert body["messages"][1]["content"] == [{"type": "tool_use", "id": "call_1_x", "name": "bash", "input": {}}]
     assert body["messages"][2]["content"] == [
-        {"type": "tool_result", "tool_use_id": "call_1_x", "content": "(no output)"}
+        {
+            "type": "tool_result",
+            "tool_use_id": "call_1_x",
+            "content": "(no output)",
+            "cache_control": {"type": "ephemeral"},
+        }
     ]
 
 
@@ -175,6 +179,56 @@ def test_anthropic_usage_cache_tokens_cost_and_latency(claude):
     assert t.cost_usd == pytest.approx(700e-6)
     assert t.model == "claude-sonnet-4-5"  # the answer's model
     assert 0 < t.latency_s < 5
+
+
+def test_emulated_prompt_cache_reads_the_prefix_an_earlier_request_wrote():
+    """The benchmark's cached share rests on this emulator: a prefix written at a breakpoint is read
+    back by the next request that starts with it, and by nothing else."""
+    cache = PromptCache()
+    long_system = {"role": "system", "content": "You are the Dev. " + "Follow the house rules. " * 300}
+    with AnthropicServer(cache=cache) as server:
+        backend = anthropic_backend(server)
+        server.push(A.message(A.tool_use("toolu_1", "bash", {"cmd": "cat app.py"}), stop_reason="tool_use"),
+                    A.message(A.tool_use("toolu_2", "bash", {"cmd": "pytest"}), stop_reason="tool_use"),
+                    A.message(A.text("Done.")), A.message(A.text("Other.")))  # fmt: skip
+        messages = [long_system, {"role": "user", "content": "Fix the bug."}]
+        t1 = backend.turn(messages, TOOLS)
+        messages += [assistant(t1), {"role": "tool", "tool_call_id": "toolu_1", "content": "x = 1\n" * 500}]
+        t2 = backend.turn(messages, TOOLS)
+        messages += [assistant(t2), {"role": "tool", "tool_call_id": "toolu_2", "content": "1 failed\n" * 300}]
+        t3 = backend.turn(messages, TOOLS)
+        other = backend.turn([{"role": "system", "content": "Another prompt. " * 400}, messages[1]], TOOLS)
+    u1, u2, u3, u4 = cache.log
+    # 1st: nothing cached yet; the whole request (tools, system, the newest message) is written
+    assert t1.usage.cached == 0 and u1["cache_creation_input_tokens"] >= 1024 and u1["input_tokens"] == 0
+    assert t1.usage.input == u1["cache_creation_input_tokens"]
+    # 2nd: reads exactly what the 1st wrote and writes the rest, up to its breakpoint on the newest message
+    assert t2.usage.cached == u2["cache_read_input_tokens"] == u1["cache_creation_input_tokens"]
+    assert u2["cache_creation_input_tokens"] > 0 and u2["input_tokens"] == 0
+    # 3rd: reads the 2nd's whole cached prefix (its breakpoint is 2 blocks back, within the lookback)
+    assert t3.usage.cached == u2["cache_read_input_tokens"] + u2["cache_creation_input_tokens"]
+    assert t3.usage.input == sum(u3[k] for k in ("input_tokens", "cache_read_input_tokens",
+                                                 "cache_creation_input_tokens"))  # fmt: skip
+    assert t3.usage.input > t2.usage.input > t1.usage.input
+    # another system prompt: the tools alone are under the minimum, so nothing is read
+    assert other.usage.cached == u4["cache_read_input_tokens"] == 0
+    assert t3.cost_usd < cost_usd(MODEL, Usage(input=t3.usage.input, output=t3.usage.output))
+
+
+def test_emulated_prompt_cache_looks_back_at_most_20_blocks_from_a_breakpoint():
+    cache = PromptCache(min_tokens=1)
+    first = [{"role": "user", "content": [{"type": "text", "text": "start", "cache_control": {"type": "ephemeral"}}]}]
+
+    def body(n: int) -> dict:
+        later = [{"role": "user", "content": [{"type": "text", "text": f"turn {i}"}]} for i in range(n)]
+        later[-1]["content"][-1]["cache_control"] = {"type": "ephemeral"}
+        return {"model": MODEL, "messages": [{"role": "user", "content": "start"}] + later}
+
+    cache.usage({"model": MODEL, "messages": first})
+    assert cache.usage(body(25))["cache_read_input_tokens"] == 0  # the hit is 25 blocks back: not found
+    assert cache.usage(body(10))["cache_read_input_tokens"] > 0  # 10 blocks back: read
+    assert cache.usage({"model": "claude-opus-4-5", **{"messages": body(10)["messages"]}})[
+        "cache_read_input_tokens"] == 0  # fmt: skip
 
 
 def test_anthropic_malformed_tool_input_becomes_a_tool_call_error(claude):

@@ -2,6 +2,8 @@
 
 import json
 
+import pytest
+
 from harnessforge.envs.environment import Environment
 from harnessforge.envs.validate import run_tests
 from harnessforge.rules import load_rules
@@ -99,3 +101,53 @@ def test_runs_report_per_test_statuses_from_the_structured_report(env_store):
     assert run.suite_ran and run.exit_code == 0
     assert run.statuses and all(s == "passed" for s in run.statuses.values())
     assert all(t.startswith("tests/test_export.py::") for t in run.statuses)
+
+
+def _most_alive_at_once(events: list[dict]) -> int:
+    """The most containers alive together, from the engine's own start/die events (in order)."""
+    alive, most = set(), 0
+    for e in events:
+        if e.get("status") == "start":
+            alive.add(e["id"])
+        elif e.get("status") == "die":
+            alive.discard(e["id"])
+        most = max(most, len(alive))
+    return most
+
+
+def test_two_workers_give_the_same_verdicts_as_one(validated, run_cli, docker_client, tmp_path):
+    import shutil
+    import time
+
+    from harnessforge.store import Store
+
+    store, key, one_worker = validated
+    copy = Store(tmp_path / "store")
+    shutil.copytree(store.root, copy.root)
+    since = int(time.time()) - 1
+    proc = run_cli("validate", key, "--workers", "2", "--sandbox", "docker", store=copy.root, timeout=900)
+    assert proc.returncode == 0, proc.stderr
+    labels = [f"harnessforge.repo={key}", "harnessforge.stage=validate"]
+    events = docker_client.events(since=since, until=int(time.time()) + 1, decode=True,
+                                  filters={"type": "container", "label": labels})  # fmt: skip
+    assert _most_alive_at_once(list(events)) >= 2  # the milestones really ran side by side
+    plan = copy.load_plan(key)
+    assert [m.status for m in plan.milestones] == [one_worker[m.id].status for m in plan.milestones]
+    for mid, v1 in one_worker.items():
+        v2 = copy.load_validation(key, mid)
+        same = ("status", "fail_to_pass", "pass_to_pass", "flaky", "not_reproduced", "broken", "repeats", "image")
+        assert {f: getattr(v2, f) for f in same} == {f: getattr(v1, f) for f in same}, mid
+        for side in ("base_runs", "verify_runs"):  # every test's status in every run, the flaky one's included
+            assert [r.statuses for r in getattr(v2, side)] == [r.statuses for r in getattr(v1, side)], (mid, side)
+    assert plan.milestone("m03").fail_to_pass == one_worker["m03"].fail_to_pass
+
+
+def test_workers_below_one_is_a_clear_error(planned, run_cli):
+    store, result = planned
+    proc = run_cli("validate", result.plan.repo.key, "--workers", "0", "--sandbox", "local", store=store.root)
+    assert proc.returncode == 2 and "--workers" in proc.stderr
+    from harnessforge.envs.environment import validate
+    from harnessforge.errors import EnvError
+
+    with pytest.raises(EnvError, match="workers must be at least 1, got 0"):
+        validate(store, result.plan.repo.key, load_rules(), backend="local", workers=0)

@@ -23,7 +23,7 @@ import anthropic
 
 from ..models.trajectory import AgentTurn, Message, ToolCall, Usage
 from .base import AgentBackend, sdk_options
-from .errors import AgentError, api_error
+from .errors import AgentError, api_error, bad_answer
 from .openai_backend import parse_tool_args, tool_results_first
 from .pricing import cost_usd
 
@@ -69,7 +69,12 @@ class AnthropicBackend(AgentBackend):
             resp = self.client.messages.create(**self.request(messages, tools))
         except anthropic.APIError as e:
             raise api_error("Anthropic API", self.base_url, e, self.max_retries, self.timeout) from e
-        latency = time.perf_counter() - start
+        try:
+            return self._turn_of(resp, time.perf_counter() - start)
+        except (AttributeError, KeyError, TypeError, ValueError) as e:
+            raise bad_answer("Anthropic API", self.base_url, resp, e) from e
+
+    def _turn_of(self, resp: anthropic.types.Message, latency: float) -> AgentTurn:
         texts, reasoning, calls, thinking = [], [], [], []
         for block in resp.content:
             if block.type == "text":
@@ -101,7 +106,7 @@ class AnthropicBackend(AgentBackend):
         """The `messages.create` arguments for an OpenAI-style conversation, cache breakpoints set.
 
         Breakpoints (at most 4 allowed): the last tool (caches all tools), the system prompt, and the
-        last message before the newest turn, so each call reads the previous calls' prefix.
+        newest message, so each call reads the whole conversation the previous call sent.
         """
         system, out = self._convert(messages)
         params: dict[str, Any] = {"model": self.model, "max_tokens": self.max_tokens, "messages": out}
@@ -111,8 +116,10 @@ class AnthropicBackend(AgentBackend):
         if tools:
             params["tools"] = [_tool(t) for t in tools]
             params["tools"][-1]["cache_control"] = CACHE
-        if len(out) >= 2 and out[-2]["content"][-1]["type"] not in _THINKING_BLOCKS:
-            out[-2]["content"][-1]["cache_control"] = CACHE
+        # On the newest message: each tool result is billed in full once, then read (one message back, it
+        # would also be billed as a cache write on the next call; see benchmarks/prompt_cache.py).
+        if out and out[-1]["content"] and out[-1]["content"][-1]["type"] not in _THINKING_BLOCKS:
+            out[-1]["content"][-1]["cache_control"] = CACHE
         if self.thinking_budget:
             params["thinking"] = {"type": "enabled", "budget_tokens": self.thinking_budget}
         return params

@@ -7,6 +7,7 @@ commit — in Docker when an engine answers, else locally with the host's toolch
 from __future__ import annotations
 
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 
 from ..errors import EnvError
 from ..models import Criterion, Milestone, RepoSpec
@@ -133,36 +134,57 @@ class Environment:
         record = self.images.for_milestone(m.id) if self.images else None
         return record.tag if record else f"local:{self.backend}"
 
+    def recover(self, labels: dict[str, str], timeout_s: float) -> bool:
+        """After a lost sandbox: wait for the engine, remove the lost containers (`labels`); False if it stays away."""
+        return self.client is None or engine.recover(self.client, labels, timeout_s)
+
 
 def validate(
-    store: Store, arg: str, rules: Rules, milestone: str | None = None, backend: Backend = "auto", log=print
+    store: Store,
+    arg: str,
+    rules: Rules,
+    milestone: str | None = None,
+    backend: Backend = "auto",
+    log=print,
+    workers: int = 1,
 ) -> list[Validation]:
-    """Validate each milestone (or one), write validation.json and record the verdict in the plan."""
+    """Validate each milestone (or one), write validation.json and record the verdict in the plan.
+
+    With `workers` > 1 milestones are validated concurrently, each in its own sandboxes (the test
+    runs wait on containers and processes, so they overlap). Verdicts are still saved, recorded and
+    logged in plan order by this thread: the plan file keeps one writer.
+    """
+    if workers < 1:
+        raise EnvError(f"workers must be at least 1, got {workers}")
     spec = spec_for(store, arg)
     key = spec.key
     plan = store.load_plan(key)  # before anything else: no plan, nothing to validate
     env = Environment(store, spec, rules, backend)
-    out = []
-    for m in plan.milestones:
-        if milestone and m.id != milestone:
-            continue
+    todo = [m for m in plan.milestones if not milestone or m.id == milestone]
+    if milestone and not todo:
+        raise EnvError(f"{key} has no milestone {milestone!r}")
+
+    def one(m: Milestone) -> Validation:
         _, test_patch = store.read_patches(key, m.id)
         try:
             opener = env.opener(m, {"harnessforge.stage": "validate"})
         except EnvError as e:
-            v = Validation(milestone_id=m.id, status="env_error", reason=e.reason, detail=str(e), repeats=0)
-        else:
-            v = validate_milestone(opener, m, test_patch, env.recipe(m), rules, image=env.image_of(m))
-        store.save_validation(key, v)
-        store.update_milestone(
-            key,
-            m.model_copy(update={"status": v.status, "fail_to_pass": v.fail_to_pass, "pass_to_pass": v.pass_to_pass}),
-        )
-        log(f"{m.id}: {v.status}{' (' + v.reason + ')' if v.reason else ''}: {len(v.fail_to_pass)} FAIL_TO_PASS, "
-            f"{len(v.pass_to_pass)} PASS_TO_PASS, {len(v.flaky)} flaky")  # fmt: skip
-        out.append(v)
-    if milestone and not out:
-        raise EnvError(f"{key} has no milestone {milestone!r}")
+            return Validation(milestone_id=m.id, status="env_error", reason=e.reason, detail=str(e), repeats=0)
+        return validate_milestone(opener, m, test_patch, env.recipe(m), rules, image=env.image_of(m))
+
+    out = []
+    pool = ThreadPoolExecutor(workers, thread_name_prefix="hf-validate") if workers > 1 else None
+    try:
+        for m, v in zip(todo, pool.map(one, todo) if pool else map(one, todo)):
+            store.save_validation(key, v)
+            verdict = {"status": v.status, "fail_to_pass": v.fail_to_pass, "pass_to_pass": v.pass_to_pass}
+            store.update_milestone(key, m.model_copy(update=verdict))
+            log(f"{m.id}: {v.status}{' (' + v.reason + ')' if v.reason else ''}: {len(v.fail_to_pass)} FAIL_TO_PASS, "
+                f"{len(v.pass_to_pass)} PASS_TO_PASS, {len(v.flaky)} flaky")  # fmt: skip
+            out.append(v)
+    finally:
+        if pool:
+            pool.shutdown(cancel_futures=True)  # on an error, start no further milestone
     return out
 
 
