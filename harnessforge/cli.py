@@ -2,30 +2,38 @@
 
 from __future__ import annotations
 
+import uuid
 from contextlib import ExitStack, contextmanager
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
-from typing import Iterator, Optional
+from typing import TYPE_CHECKING, Iterator, NoReturn, Optional
 
 import typer
-import yaml
 from git import RemoteProgress
 from pydantic import BaseModel, ValidationError
 from rich.console import Console
+from rich.markup import escape
 from rich.progress import BarColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
 from .errors import ConfigError, HarnessForgeError
 from .examples import build_example_repo
-from .github import GitHubClient
 from .gitio import resolve_repo
 from .mining.planner import plan as plan_repo
 from .mining.screening import screen as screen_repo
 from .models import MilestonePlan, RepoSpec, ScreeningReport, export_schemas
 from .models.common import first_error
 from .repos import open_repo
-from .rules import Rules, load_rules
+from .rules import Rules, load_rules, read_yaml
 from .store import Store, default_store_dir
+
+if TYPE_CHECKING:
+    from .github import GitHubClient
+
+try:  # typer >= 0.22 carries its own click
+    from typer._click.exceptions import ClickException, NoArgsIsHelpError
+except ImportError:  # pragma: no cover
+    from click.exceptions import ClickException, NoArgsIsHelpError
 
 app = typer.Typer(
     add_completion=False,
@@ -64,6 +72,8 @@ def main_options(
 
 
 def _github_factory(spec: RepoSpec) -> GitHubClient | None:
+    from .github import GitHubClient  # PyGithub takes a second to import: only when a command needs it
+
     return GitHubClient.from_env(cache_dir=state.store.github_cache(spec.key))
 
 
@@ -94,6 +104,7 @@ def _progress() -> Iterator[Progress]:
         TimeElapsedColumn(),
         console=console,
         transient=True,
+        disable=not console.is_terminal,  # off a terminal it would only print a blank line
     ) as progress:
         yield progress
 
@@ -128,12 +139,7 @@ class _Candidates(BaseModel):
 
 
 def read_candidates(path: Path) -> list[str]:
-    try:
-        data = yaml.safe_load(path.read_text())
-    except FileNotFoundError:
-        raise ConfigError(f"candidates file {path} does not exist") from None
-    except yaml.YAMLError as e:
-        raise ConfigError(f"candidates file {path} is not valid YAML: {e}") from None
+    data = read_yaml(path, "candidates file")
     try:
         return _Candidates.model_validate(data).candidates
     except ValidationError as e:
@@ -172,6 +178,8 @@ def screen(
     if candidates or default_candidates:
         targets += read_candidates(candidates or DEFAULT_CANDIDATES)
     if search:
+        from .github import GitHubClient
+
         client = GitHubClient.from_env()
         if client is None:
             raise ConfigError("--search needs GITHUB_TOKEN to be set")
@@ -200,6 +208,8 @@ def screen(
             except HarnessForgeError as e:
                 failures += 1
                 summary.add_row(target, "[red]error", str(e))
+                if len(targets) == 1:
+                    raise  # one repository: its error is the answer
             else:
                 if len(targets) == 1:
                     out.print(_criteria_table(report))
@@ -241,6 +251,10 @@ def plan(
 ) -> None:
     """Mine the history between two releases into a milestone chain under repos/<key>/."""
     rules = state.rules
+    if pm:
+        from .agents.factory import make_agent
+
+        make_agent(pm, pm_model).close()  # a bad --pm fails before the mining
     with _progress() as progress:
         task = progress.add_task(f"planning {repo}", total=None)
         result = plan_repo(
@@ -293,6 +307,12 @@ app.add_typer(env_app, name="env")
 BACKEND_HELP = "docker, local (bubblewrap/unshare with the host's toolchain) or auto (docker when an engine answers)"
 
 
+def _backend(value: str) -> str:
+    if value not in ("auto", "docker", "local"):
+        raise typer.BadParameter(f"{value!r}: use docker, local or auto")
+    return value
+
+
 @env_app.command("bootstrap-base")
 def env_bootstrap_base(
     language: list[str] = typer.Option(["python"], "--language", help="Build the base image of these languages"),
@@ -302,10 +322,12 @@ def env_bootstrap_base(
     from .envs import engine
     from .envs.images import bootstrap_base
 
-    client, rules = engine.connect(), state.rules
+    rules = state.rules
+    unknown = [lang for lang in language if lang not in rules.environments.base_images]
+    if unknown:  # before any work, and without an engine
+        raise ConfigError(f"unknown language {unknown[0]!r}; known: {', '.join(rules.environments.base_images)}")
+    client = engine.connect()
     for lang in language:
-        if lang not in rules.environments.base_images:
-            raise ConfigError(f"unknown language {lang!r}; known: {', '.join(rules.environments.base_images)}")
         with console.status(f"bootstrapping the {lang} base image"):
             out.print(bootstrap_base(client, lang, rules.environments, force=force, log=console.print))
 
@@ -327,11 +349,13 @@ def env_build(
 
 
 @env_app.command("cleanup")
-def env_cleanup() -> None:
+def env_cleanup(
+    run_id: Optional[str] = typer.Option(None, "--run-id", help="Only the containers of this run (others' stay)"),
+) -> None:
     """Remove every HarnessForge container left behind (e.g. by a killed run); images stay."""
     from .envs import engine
 
-    out.print(f"removed {engine.cleanup(engine.connect())} container(s)")
+    out.print(f"removed {engine.cleanup(engine.connect(), run_id)} container(s)")
 
 
 @app.command()
@@ -339,7 +363,8 @@ def validate(
     repo: str = typer.Argument(..., help="A planned repo: its key, path, URL or owner/name"),
     milestone: Optional[str] = typer.Option(None, "--milestone", help="Validate only this milestone (e.g. m03)"),
     repeats: Optional[int] = typer.Option(None, "--repeats", min=1, help="Runs per side (default: rules)"),
-    sandbox: str = typer.Option("auto", "--sandbox", help=BACKEND_HELP),
+    sandbox: str = typer.Option("auto", "--sandbox", help=BACKEND_HELP, callback=_backend),
+    workers: int = typer.Option(1, "--workers", min=1, help="Milestones validated at once, each in its own sandbox"),
 ) -> None:
     """Prove each milestone's tests FAIL at base and PASS at verify; write validation.json."""
     from .envs.environment import validate as validate_repo
@@ -348,7 +373,9 @@ def validate(
     if repeats:
         rules = rules.model_copy(update={"environments": rules.environments.model_copy(update={"repeats": repeats})})
     with console.status(f"validating {repo}"):
-        results = validate_repo(state.store, repo, rules, milestone=milestone, backend=sandbox, log=console.print)
+        results = validate_repo(
+            state.store, repo, rules, milestone=milestone, backend=sandbox, log=console.print, workers=workers
+        )
     table = Table("id", "status", "FAIL_TO_PASS", "PASS_TO_PASS", "flaky", "reason")
     for v in results:
         table.add_row(v.milestone_id, v.status, str(len(v.fail_to_pass)), str(len(v.pass_to_pass)),
@@ -361,12 +388,16 @@ def grade(
     repo: str = typer.Argument(..., help="A validated repo's key"),
     milestone: str = typer.Argument(..., help="Milestone id, e.g. m03"),
     patch: Path = typer.Argument(..., exists=True, dir_okay=False, help="The candidate's diff against base"),
-    sandbox: str = typer.Option("auto", "--sandbox", help=BACKEND_HELP),
+    sandbox: str = typer.Option("auto", "--sandbox", help=BACKEND_HELP, callback=_backend),
 ) -> None:
     """Grade a candidate diff in a fresh sandbox; prints the grade as JSON, exit 2 if unresolved."""
     from .envs.environment import grade as grade_patch
+    from .mining.patches import split_diff
 
-    g = grade_patch(state.store, repo, milestone, patch.read_bytes(), state.rules, backend=sandbox)
+    candidate = patch.read_bytes()
+    if candidate.strip() and not split_diff(candidate):
+        raise ConfigError(f"patch file {patch}: no `diff --git` section in it (grade takes `git diff` output)")
+    g = grade_patch(state.store, repo, milestone, candidate, state.rules, backend=sandbox)
     out.print_json(g.model_dump_json(exclude={"run"}))
     if not g.resolved:
         raise typer.Exit(2)
@@ -379,13 +410,16 @@ def run(
     model: Optional[str] = typer.Option(None, "--model", help="Model name for the model backends"),
     milestones: Optional[str] = typer.Option(None, "--milestones", help="Comma-separated ids (default: all valid)"),
     run_id: Optional[str] = typer.Option(None, "--run-id", help="Name of the run (default: <agent>-<random>)"),
-    sandbox: str = typer.Option("auto", "--sandbox", help=BACKEND_HELP),
-    workers: int = typer.Option(4, "--workers", min=1, help="Repos whose chains run at the same time"),
+    sandbox: str = typer.Option("auto", "--sandbox", help=BACKEND_HELP, callback=_backend),
+    workers: int = typer.Option(4, "--workers", min=1, help="Chains that run at the same time"),
+    chains: int = typer.Option(
+        1, "--chains", min=1, help="Chains per repo, each its own run: <run-id>-1 … <run-id>-N (oracle: seed+i-1)"
+    ),
     seed: int = typer.Option(0, "--seed", help="oracle: random seed"),
     profile: list[str] = typer.Option([], "--profile", help="oracle: MID=direct|partial|needs_hints|asks|stuck"),
 ) -> None:
     """Run a Dev agent through each repo's milestone chain (repos in parallel, each chain in order);
-    trajectories go to trajectories/<key>/<run_id>/."""
+    trajectories go to trajectories/<key>/<run_id>/. With --chains N, N independent runs of each repo."""
     from .agents.factory import make_agent
     from .harness.navigator import Navigator
     from .harness.parallel import run_chains
@@ -398,22 +432,27 @@ def run(
         profiles[mid] = name
     make_agent(agent, model, seed=seed, profiles=profiles).close()  # a bad agent setting fails before any work
     repos = list(dict.fromkeys(repos))
+    jobs = {repo: (repo, run_id, seed) for repo in repos}  # job name -> (repo, run id, oracle seed)
+    if chains > 1:
+        base = run_id or f"{agent}-{uuid.uuid4().hex[:8]}"
+        jobs = {f"{r} {base}-{i}": (r, f"{base}-{i}", seed + i - 1) for r in repos for i in range(1, chains + 1)}
     with _progress() as progress:
 
-        def navigator(repo: str) -> Navigator:
-            task = progress.add_task(f"{repo}: starting", total=None)
+        def navigator(job: str) -> Navigator:
+            repo, job_run_id, job_seed = jobs[job]
+            task = progress.add_task(f"{job}: starting", total=None)
 
             def on_turn(mid: str, turn: int, max_turns: int, level: int, tests) -> None:
                 passing = f" · tests {tests.passed}/{tests.total}" if tests else ""
                 hint = f" · hint L{level}" if level else ""
-                progress.update(task, description=f"{repo}: {mid} turn {turn}/{max_turns}{hint}{passing}")
+                progress.update(task, description=f"{job}: {mid} turn {turn}/{max_turns}{hint}{passing}")
 
-            dev = make_agent(agent, model, seed=seed, profiles=profiles)
-            return Navigator(state.store, repo, dev, state.rules, run_id=run_id, backend=sandbox,
-                             log=lambda msg: console.print(f"{repo}: {msg}"), on_turn=on_turn)  # fmt: skip
+            dev = make_agent(agent, model, seed=job_seed, profiles=profiles)
+            return Navigator(state.store, repo, dev, state.rules, run_id=job_run_id, backend=sandbox,
+                             log=lambda msg: console.print(f"{job}: {msg}"), on_turn=on_turn)  # fmt: skip
 
         wanted = milestones.split(",") if milestones else None
-        results = run_chains(repos, navigator, workers, wanted, log=lambda _: None)
+        results = run_chains(list(jobs), navigator, workers, wanted, log=lambda _: None)
     table = Table("repo", "id", "status", "turns", "hints", "tokens in/out", "cost $", "wall s")
     for r in results:
         for s in r.summaries:
@@ -513,7 +552,7 @@ def verify_tasks_cmd(
 @app.command()
 def demo(
     store: Optional[Path] = typer.Option(None, "--store", help="Store directory (default: the global --store)"),
-    sandbox: str = typer.Option("auto", "--sandbox", help=BACKEND_HELP),
+    sandbox: str = typer.Option("auto", "--sandbox", help=BACKEND_HELP, callback=_backend),
 ) -> None:
     """The whole factory on the bundled example repository, offline: plan, environment, validation,
     the oracle Dev's chain, distillation, export and the report. Re-running reuses what exists."""
@@ -579,12 +618,34 @@ def view(
     out.print(str(view_run_dir(run_dir, out_path)))
 
 
+def _fail(message: str, code: int) -> NoReturn:
+    console.print(f"[red]error:[/] {escape(message)}", highlight=False, soft_wrap=True)
+    raise SystemExit(code) from None
+
+
 def main() -> None:
+    """Every error a user can cause ends in one line on stderr, never a traceback: typer's usage
+    errors (a bad option or argument, exit 2) and ours (exit 1)."""
     try:
-        app()
+        code = app(standalone_mode=False)
+    except NoArgsIsHelpError:  # typer has printed the help
+        raise SystemExit(2) from None
+    except ClickException as e:
+        ctx = getattr(e, "ctx", None)
+        where = f"{ctx.command_path}: " if ctx else ""
+        hint = f" (see {ctx.command_path} --help)" if ctx else ""
+        _fail(f"{where}{e.format_message()}{hint}", e.exit_code)
+    except typer.Abort:
+        _fail("aborted", 1)
     except HarnessForgeError as e:
-        console.print(f"[red]error:[/] {e}", highlight=False, soft_wrap=True)
-        raise SystemExit(1) from None
+        _fail(str(e), 1)
+    except OSError as e:  # a path the user gave that cannot be written or read (a directory, no permission)
+        if e.filename is None:
+            raise
+        not_dir = isinstance(e, FileExistsError) and not Path(e.filename).is_dir()  # mkdir over a file
+        why = "exists and is not a directory" if not_dir else e.strerror
+        _fail(f"{e.filename}: {why}", 1)
+    raise SystemExit(code if isinstance(code, int) else 0)
 
 
 if __name__ == "__main__":

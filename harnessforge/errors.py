@@ -34,3 +34,9 @@ class EnvError(HarnessForgeError):
     def __init__(self, message: str, reason: str = "sandbox_error"):
         super().__init__(message)
         self.reason = reason
+
+
+class SandboxLost(EnvError):
+    """The sandbox's container or its engine went away under a running milestone (an engine restart,
+    a removed container): not the Dev's fault, and the work since the last recorded event is gone,
+    so the milestone can be retried in a fresh sandbox from its event log."""

@@ -24,6 +24,7 @@ from git.exc import GitCommandError
 
 from .errors import RepoError
 from .models import RepoSpec
+from .store import disk_full
 
 GIT_ENV = {
     "GIT_TERMINAL_PROMPT": "0",  # never hang on a credential prompt for a bad URL
@@ -138,7 +139,17 @@ def ensure_clone(spec: RepoSpec, dest: Path, progress=None) -> "GitRepo":
         return _ensure_clone(spec, dest, progress)
 
 
+def _readable(dest: Path) -> bool:
+    try:
+        git.Git(dest).execute(["git", "rev-parse", "--verify", "--quiet", "HEAD^{tree}"], env=GIT_ENV)
+        return True
+    except GitCommandError:
+        return False
+
+
 def _ensure_clone(spec: RepoSpec, dest: Path, progress) -> "GitRepo":
+    if (dest / "HEAD").is_file() and not _readable(dest):
+        shutil.rmtree(dest)  # a damaged cache (e.g. objects lost): it is only a cache, so clone it again
     if (dest / "HEAD").is_file():
         try:
             g = git.Git(dest)
@@ -147,7 +158,7 @@ def _ensure_clone(spec: RepoSpec, dest: Path, progress) -> "GitRepo":
                 ["git", "fetch", "--prune", "--tags", "--force", "origin", "+refs/heads/*:refs/heads/*"], env=GIT_ENV
             )
         except GitCommandError as e:
-            raise RepoError(f"cannot fetch {spec.input}: {_git_error(e)}") from None
+            raise disk_full(dest, RepoError(f"cannot fetch {spec.input}: {_git_error(e)}")) from None
     else:
         dest.parent.mkdir(parents=True, exist_ok=True)
         tmp = Path(tempfile.mkdtemp(dir=dest.parent, prefix=f".{dest.name}."))
@@ -157,7 +168,7 @@ def _ensure_clone(spec: RepoSpec, dest: Path, progress) -> "GitRepo":
             shutil.rmtree(tmp, ignore_errors=True)
             if progress is not None and not str(e.stderr or "").strip("' \n"):
                 e.stderr = "\n".join(progress.error_lines + progress.other_lines)  # progress consumed stderr
-            raise RepoError(f"cannot clone {spec.url}: {_git_error(e)}") from None
+            raise disk_full(dest, RepoError(f"cannot clone {spec.url}: {_git_error(e)}")) from None
         try:  # a reachability bitmap makes every sandbox workspace's pack fast to write (envs.workspace)
             git.Git(tmp).execute(["git", "repack", "-a", "-d", "-b", "-q"], env=GIT_ENV)
         except GitCommandError:

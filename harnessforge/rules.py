@@ -101,6 +101,7 @@ class HarnessRules(Model):
     max_cost_per_run_usd: float = Field(gt=0)
     max_wall_s_per_milestone: float = Field(gt=0)
     observation_max_chars: int = Field(gt=0)
+    engine_wait_s: float = Field(120, ge=0)  # a lost sandbox: wait this long for the engine, then retry once
     mentor: MentorRules
 
 
@@ -170,24 +171,33 @@ def _deep_merge(base: dict[str, Any], over: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
-def _read_yaml(path: Path | Any) -> dict[str, Any]:
+def read_yaml(path: Path | Any, what: str = "rules file") -> dict[str, Any]:
+    """A YAML mapping from a file the user wrote; any problem is one line naming the file (and where in it)."""
     try:
-        data = yaml.safe_load(path.read_text()) or {}
+        data = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
     except FileNotFoundError:
-        raise ConfigError(f"rules file {path} does not exist") from None
+        raise ConfigError(f"{what} {path} does not exist") from None
+    except OSError as e:
+        raise ConfigError(f"{what} {path} cannot be read: {e.strerror}") from None
+    except UnicodeDecodeError as e:
+        raise ConfigError(
+            f"{what} {path} is not UTF-8 text (byte {e.object[e.start]:#04x} at offset {e.start})"
+        ) from None
     except yaml.YAMLError as e:
-        raise ConfigError(f"rules file {path} is not valid YAML: {e}") from None
+        mark = getattr(e, "problem_mark", None)
+        where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark else ""
+        raise ConfigError(f"{what} {path} is not valid YAML: {getattr(e, 'problem', None) or e}{where}") from None
     if not isinstance(data, dict):
-        raise ConfigError(f"rules file {path} must be a mapping of sections, got {type(data).__name__}")
+        raise ConfigError(f"{what} {path} must be a mapping (`key: value` lines), got {type(data).__name__}")
     return data
 
 
 def load_rules(path: str | Path | None = None) -> Rules:
     """The defaults, overridden by `path` (or $HARNESSFORGE_RULES) when given."""
-    data = _read_yaml(DEFAULT_RULES)
+    data = read_yaml(DEFAULT_RULES)
     path = path or os.environ.get("HARNESSFORGE_RULES")
     if path:
-        data = _deep_merge(data, _read_yaml(Path(path)))
+        data = _deep_merge(data, read_yaml(Path(path)))
     try:
         return Rules.model_validate(data)
     except ValidationError as e:

@@ -16,8 +16,9 @@ import json
 import os
 import shutil
 import tempfile
+from contextlib import contextmanager
 from pathlib import Path
-from typing import TypeVar
+from typing import Iterator, TypeVar
 
 from pydantic import ValidationError
 
@@ -26,15 +27,24 @@ from .models import HintLadder, Milestone, MilestonePlan, RepoImages, RepoSpec, 
 from .models.common import Model, first_error
 
 M = TypeVar("M", bound=Model)
+E = TypeVar("E", bound=Exception)
 
 
 def default_store_dir() -> Path:
     return Path(os.environ.get("HARNESSFORGE_HOME") or "forge_store")
 
 
-def disk_full(path: Path, e: OSError) -> OSError:
-    """A full disk (or quota) as one clear line that the CLI prints; any other OSError unchanged."""
-    if e.errno not in (errno.ENOSPC, errno.EDQUOT):
+def no_space(e: BaseException) -> bool:
+    """A full disk or quota: by its errno, or by the message alone (DuckDB's and git's errors carry no errno)."""
+    code = getattr(e, "errno", None)
+    return code in (errno.ENOSPC, errno.EDQUOT) or (
+        code is None and any(s in str(e) for s in ("No space left on device", "Disk quota exceeded"))
+    )
+
+
+def disk_full(path: Path, e: E) -> E | ArtifactError:
+    """A full disk (or quota) as one clear line that the CLI prints; any other error unchanged."""
+    if not no_space(e):
         return e
     try:
         free = f"{shutil.disk_usage(path.parent).free // 1024} KiB free"
@@ -59,6 +69,27 @@ def atomic_write(path: Path, data: bytes) -> None:
         os.replace(tmp, path)
     except BaseException as e:
         Path(tmp).unlink(missing_ok=True)
+        if isinstance(e, OSError):  # named by the artifact's path, not the temp file's
+            raise disk_full(path, type(e)(e.errno, e.strerror, str(path))) from None
+        raise
+
+
+@contextmanager
+def atomic_file(path: Path) -> Iterator[Path]:
+    """A temp path beside `path` for writers that want a file name (pyarrow, datasets): renamed over
+    `path` when the block succeeds, removed when it fails, so `path` is never half written."""
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, name = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+        os.close(fd)
+    except OSError as e:
+        raise disk_full(path, e) from None
+    tmp = Path(name)
+    try:
+        yield tmp
+        os.replace(tmp, path)
+    except BaseException as e:
+        tmp.unlink(missing_ok=True)
         if isinstance(e, OSError):
             raise disk_full(path, e) from None
         raise
@@ -119,6 +150,8 @@ class Store:
             raw = path.read_bytes()
         except FileNotFoundError:
             raise ArtifactError(f"{path}: missing (has the step that writes it run?)") from None
+        except OSError as e:
+            raise ArtifactError(f"{path}: cannot be read ({e.strerror})") from None
         try:
             data = json.loads(raw)
         except ValueError as e:

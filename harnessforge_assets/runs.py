@@ -22,9 +22,9 @@ import dagster as dg
 from harnessforge.agents.base import AgentBackend
 from harnessforge.agents.errors import AgentError
 from harnessforge.checks import trajectory_problems
-from harnessforge.errors import HarnessForgeError
+from harnessforge.errors import HarnessForgeError, SandboxLost
 from harnessforge.harness.navigator import Navigator
-from harnessforge.harness.recorder import SUMMARY, TRAJECTORY, run_path
+from harnessforge.harness.recorder import SUMMARY, TRAJECTORY, read_summary, run_path
 from harnessforge.models.plan import MilestonePlan
 from harnessforge.models.run import MilestoneSummary
 from harnessforge.store import Store
@@ -115,7 +115,7 @@ def run_milestone(context, s: Store, plan: MilestonePlan, mid: str, dev: AgentBa
     previous = chain_predecessor(s, plan, mid, run_id)
     run_dir = run_path(s, key, run_id)
     mdir = run_dir / mid
-    if (mdir / SUMMARY).exists():
+    if (mdir / SUMMARY).exists() and read_summary(mdir).status != "ENV_ERROR":
         attempt = "reused"
         context.log.info(f"{mid} already finished in run {run_id!r}: reporting its summary (a new attempt needs "
                          "a new run_id on the agent resource)")  # fmt: skip
@@ -176,7 +176,8 @@ def integrity(s: Store, key: str, run_id: str, mid: str, meta: dict, rules) -> l
     # A backfill over several milestones runs as one run, each repo's milestones in chain order.
     backfill_policy=dg.BackfillPolicy.single_run(),
     pool="agent",  # LLM-bound: dagster.yaml limits how many agent steps run at once
-    # An API outage is retried with backoff (finished milestones are reused, an interrupted one resumes);
+    # An API outage or a lost engine is retried with backoff (finished milestones are reused, an interrupted one
+    # resumes);
     # order and configuration errors are not (they raise with allow_retries=False).
     retry_policy=dg.RetryPolicy(max_retries=2, delay=30, backoff=dg.Backoff.EXPONENTIAL, jitter=dg.Jitter.PLUS_MINUS),
     check_specs=[
@@ -207,8 +208,8 @@ def raw_trajectories(
                 meta = run_milestone(context, s, plan, mid, dev, run_id, store, sandbox)
                 problems += integrity(s, key, run_id, mid, meta, store.rules())
                 done.append((key, mid, meta))
-    except AgentError as e:  # the model's API: worth a retry (finished milestones are reused)
-        error = dg.Failure(description=f"the agent run failed: {e}", metadata={"run_id": run_id})
+    except (AgentError, SandboxLost) as e:  # the model's API or the Docker engine: worth a retry (finished
+        error = dg.Failure(description=f"the agent run failed: {e}", metadata={"run_id": run_id})  # ones are reused)
     except HarnessForgeError as e:
         error = _fail(f"the agent run failed: {e}", run_id=run_id)
     per_partition = [dg.AssetMaterialization("raw_trajectories", partition=str(repo_milestone_key(k, m)), metadata=d)

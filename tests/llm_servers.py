@@ -3,15 +3,19 @@
 The real `anthropic` and `openai` SDKs (and the `claude` CLI) talk to these over HTTP, so tests
 exercise the clients' own request building, parsing, retries and timeouts. A test queues the
 answers it wants (`push`), the server hands them out in order and records every request
-(`requests`), so the test can assert what the client actually sent.
+(`requests`), so the test can assert what the client actually sent. `AnthropicServer(cache=PromptCache())`
+also answers `usage` as Anthropic's prompt caching would.
 """
 
 from __future__ import annotations
 
+import dataclasses
+import hashlib
 import json
 import socket
 import struct
 import threading
+import time
 from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -30,17 +34,21 @@ class Reply:
     body: Any = None
     headers: dict[str, str] = field(default_factory=dict)
     delay_s: float = 0.0  # answer only after this long: beyond the client's timeout to test it
-    reset: bool = False  # drop the connection without an answer (a reset mid-request)
+    reset: bool = False  # drop the connection with a TCP reset: instead of an answer, or after `cut` bytes
+    cut: int | None = None  # send the status line, the headers and only this many bytes of the body, then...
+    stall_s: float = 0.0  # ...hang this long (beyond the client's timeout) before closing, unless `reset`
 
 
 @dataclass
 class Request:
-    """What a client sent: method, path (with query), lower-cased headers and the parsed JSON body."""
+    """What a client sent: method, path (with query), lower-cased headers, the parsed JSON body, and
+    when it arrived (`time.monotonic()`), to measure a client's backoff between retries."""
 
     method: str
     path: str
     headers: dict[str, str]
     body: Any
+    at: float = field(default_factory=time.monotonic)
 
 
 class ScriptedServer(LocalServer):
@@ -89,6 +97,10 @@ class ScriptedServer(LocalServer):
                 return self._queue.popleft()
         return self.always or Reply(500, self.error_body(500, "scripted server: no reply queued"))
 
+    def answer(self, body: Any, reply: Reply) -> Reply:
+        """The reply to send for a request body (protocols may fill in what depends on the request)."""
+        return reply
+
     def _stream(self, handler: BaseHTTPRequestHandler, body: Any) -> None:
         raise NotImplementedError(f"{type(self).__name__} does not stream")
 
@@ -113,16 +125,15 @@ class ScriptedServer(LocalServer):
                     reply = fake.side_reply
                 else:
                     fake.requests.append(request)
-                    reply = fake._next()
+                    reply = fake.answer(body, fake._next())
                 if reply.delay_s and fake.stopping.wait(reply.delay_s):
                     return
-                if reply.reset:  # RST instead of an answer: SO_LINGER 0, then close
-                    self.connection.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
-                    self.close_connection = True
-                    self.connection.close()
-                    return
                 try:
-                    if reply.status == 200 and isinstance(body, dict) and body.get("stream"):
+                    if reply.cut is not None:
+                        self._cut(reply)
+                    elif reply.reset:
+                        self._reset()
+                    elif reply.status == 200 and isinstance(body, dict) and body.get("stream"):
                         fake._stream(self, reply.body)
                     else:
                         self._send(reply)
@@ -131,6 +142,30 @@ class ScriptedServer(LocalServer):
 
             def _send(self, reply: Reply) -> None:
                 self.reply(reply.status, reply.body, reply.headers)
+
+            def _cut(self, reply: Reply) -> None:
+                """The answer's head and the first `cut` bytes of its body (Content-Length says more), then
+                a stall or a reset: a connection that dies mid-body."""
+                data = json.dumps(reply.body).encode()
+                self.send_response(reply.status)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(data)))
+                for k, v in reply.headers.items():
+                    self.send_header(k, v)
+                self.end_headers()
+                self.wfile.write(data[: reply.cut])
+                self.wfile.flush()
+                if reply.reset:
+                    self._reset()
+                else:
+                    fake.stopping.wait(reply.stall_s)
+                    self.close_connection = True
+
+            def _reset(self) -> None:
+                """RST instead of a FIN: SO_LINGER 0, then close."""
+                self.connection.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+                self.close_connection = True
+                self.connection.close()
 
         return Handler
 
@@ -158,6 +193,18 @@ class AnthropicServer(ScriptedServer):
     """
 
     endpoint = "/v1/messages"
+
+    def __init__(self, cache: PromptCache | None = None):
+        self.cache = cache
+        super().__init__()
+
+    def answer(self, body: Any, reply: Reply) -> Reply:
+        """With a `cache`, a message's `usage` is what Anthropic would bill for this request."""
+        if self.cache is None or reply.status != 200 or not isinstance(body, dict) or not isinstance(reply.body, dict):
+            return reply
+        output = max(1, len(json.dumps(reply.body.get("content", []))) // 4)
+        usage = self.cache.usage(body, output_tokens=output)
+        return dataclasses.replace(reply, body={**reply.body, "usage": usage})
 
     def error_body(self, status: int, message: str) -> Any:
         kind = {
@@ -239,6 +286,76 @@ def _block_deltas(block: dict) -> tuple[dict, list[dict]]:
         empty = {"type": "tool_use", "id": block["id"], "name": block["name"], "input": {}}
         return empty, [{"type": "input_json_delta", "partial_json": raw}]
     return block, []
+
+
+# ---- Anthropic prompt caching, emulated ------------------------------------------------------------
+def tokens_of(block: Any) -> int:
+    """Estimated tokens of one block: its JSON length / 4 (`cache_control` excluded)."""
+    return max(1, len(json.dumps(_uncontrolled(block), sort_keys=True)) // 4)
+
+
+def _uncontrolled(block: Any) -> Any:
+    return {k: v for k, v in block.items() if k != "cache_control"} if isinstance(block, dict) else block
+
+
+def cache_blocks(body: dict) -> list[tuple[str, Any]]:
+    """A Messages request as (kind, block) in the order Anthropic caches it: tools, system, messages."""
+    system = body.get("system") or []
+    system = [{"type": "text", "text": system}] if isinstance(system, str) else system
+    blocks = [("tool", t) for t in body.get("tools") or []] + [("system", b) for b in system]
+    for m in body.get("messages") or []:
+        content = m.get("content")
+        content = [{"type": "text", "text": content}] if isinstance(content, str) else content or []
+        blocks += [(m.get("role", "user"), b) for b in content]
+    return blocks
+
+
+class PromptCache:
+    """Anthropic's prompt cache, so the usage a client reads back is what the API would bill.
+
+    A `cache_control` breakpoint on a block writes the prefix that ends there (tools, system,
+    messages, in that order). A later request reads the longest live prefix that ends at one of its
+    breakpoints or at most `lookback` blocks before one; it is billed as `cache_read_input_tokens`,
+    the tokens from there to the last breakpoint as `cache_creation_input_tokens`, the rest as
+    `input_tokens`. Prefixes under `min_tokens` are not cached; entries live `ttl_s` after last use.
+    The cache is per model, and every request's usage is kept in `log`.
+    """
+
+    def __init__(self, min_tokens: int = 1024, lookback: int = 20, ttl_s: float = 300.0):
+        self.min_tokens, self.lookback, self.ttl_s = min_tokens, lookback, ttl_s
+        self.entries: dict[str, float] = {}  # prefix digest -> expiry (time.monotonic)
+        self.log: list[dict[str, int]] = []
+        self._lock = threading.Lock()
+
+    def usage(self, body: dict, output_tokens: int = 0) -> dict[str, int]:
+        blocks = cache_blocks(body)
+        digest = hashlib.sha256(str(body.get("model")).encode())
+        digests, ends, total = [], [], 0  # per block: digest of the prefix ending with it, tokens up to it
+        for kind, block in blocks:
+            digest.update(json.dumps([kind, _uncontrolled(block)], sort_keys=True).encode())
+            digests.append(digest.hexdigest())
+            total += tokens_of(block)
+            ends.append(total)
+        breakpoints = [i for i, (_, b) in enumerate(blocks) if isinstance(b, dict) and "cache_control" in b]
+        with self._lock:
+            now = time.monotonic()
+            hit = -1
+            for bp in breakpoints:
+                for i in range(bp, max(bp - self.lookback, 0) - 1, -1):
+                    if self.entries.get(digests[i], 0.0) > now:
+                        hit = max(hit, i)
+                        break
+            read = ends[hit] if hit >= 0 else 0
+            if hit >= 0:
+                self.entries[digests[hit]] = now + self.ttl_s
+            written = [bp for bp in breakpoints if bp > hit and ends[bp] >= self.min_tokens]
+            for bp in written:
+                self.entries[digests[bp]] = now + self.ttl_s
+            write = ends[written[-1]] - read if written else 0
+            usage = {"input_tokens": total - read - write, "cache_read_input_tokens": read,
+                     "cache_creation_input_tokens": write, "output_tokens": output_tokens}  # fmt: skip
+            self.log.append(usage)
+        return usage
 
 
 # ---- OpenAI chat completions (and vLLM / SGLang, which speak it) -----------------------------

@@ -79,7 +79,11 @@ def test_demo_end_to_end_with_the_local_sandbox_then_again_from_dagster(run_cli,
 
 def test_demo_rejects_an_unknown_sandbox(run_cli, tmp_path):
     proc = run_cli("demo", "--store", str(tmp_path / "s"), "--sandbox", "vm")
-    assert proc.returncode == 1 and "--sandbox 'vm': use docker, local or auto" in proc.stderr
+    assert proc.returncode == 2, proc.stderr  # a usage error, like any bad option value
+    assert proc.stderr.strip().splitlines() == [
+        "error: harnessforge demo: Invalid value for '--sandbox': 'vm': use docker, local or auto "
+        "(see harnessforge demo --help)"
+    ]
     assert not (tmp_path / "s").exists()
 
 

@@ -34,6 +34,14 @@ def api_error(api: str, url: str, exc: Exception, max_retries: int, timeout: flo
     return AgentError(f"{api} at {url} could not be reached ({tries}): {cause}")
 
 
+def bad_answer(api: str, url: str, answer: object, exc: Exception) -> AgentError:
+    """A 200 whose body is not the API's answer (a proxy's HTML page, a server's broken JSON): one line
+    with the start of what came, instead of an `AttributeError` from deep in the parsing."""
+    why = (str(exc).splitlines() or [type(exc).__name__])[0]
+    body = " ".join(str(answer).split())
+    return AgentError(f"{api} at {url} answered HTTP 200 but not with a usable response ({why}): {body[:200]}", 200)
+
+
 def _api_message(exc: Exception) -> str:
     """The server's own error message (`{"error": {"message": ...}}`), else the SDK's text."""
     body = getattr(exc, "body", None)

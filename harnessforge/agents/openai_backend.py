@@ -16,7 +16,7 @@ import openai
 
 from ..models.trajectory import AgentTurn, Message, ToolCall, Usage
 from .base import AgentBackend, sdk_options
-from .errors import AgentError, api_error
+from .errors import AgentError, api_error, bad_answer
 from .pricing import cost_usd
 
 _WIRE_KEYS = {"role", "content", "tool_calls", "tool_call_id", "name"}
@@ -69,7 +69,12 @@ class OpenAIBackend(AgentBackend):
             resp = self.client.chat.completions.create(**params)
         except openai.APIError as e:
             raise api_error("OpenAI-compatible API", self.base_url, e, self.max_retries, self.timeout) from e
-        latency = time.perf_counter() - start
+        try:
+            return self._turn_of(resp, time.perf_counter() - start)
+        except (AttributeError, KeyError, TypeError, ValueError) as e:
+            raise bad_answer("OpenAI-compatible API", self.base_url, resp, e) from e
+
+    def _turn_of(self, resp: Any, latency: float) -> AgentTurn:
         if not resp.choices:
             raise AgentError(f"OpenAI-compatible API at {self.base_url} answered without choices (model {self.model})")
         choice, msg = resp.choices[0], resp.choices[0].message

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 
 from ..rules import Rules
 from ..store import Store
-from .load import LoadReport, connect, load
+from .load import LoadReport, connect, load, writing
 from .sqlmodels import SQL_DIR, BuiltModel, build, discover, hashes
 
 
@@ -20,7 +20,7 @@ class AnalyticsReport:
 
 def analyze(store: Store, rules: Rules, progress=None) -> AnalyticsReport:
     """Load new or changed trajectories, then rebuild every SQL model with the rules' thresholds."""
-    with connect(store) as con:
+    with connect(store) as con, writing(store):
         loaded = load(store, con, progress)
         models = build(con, rules.analytics.model_dump())
     return AnalyticsReport(loaded, models)

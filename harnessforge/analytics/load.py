@@ -19,9 +19,12 @@ import json
 import os
 import re
 import tempfile
+import threading
 import time
 from collections import Counter, defaultdict
+from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -34,7 +37,7 @@ from pydantic import ValidationError
 from ..errors import ArtifactError
 from ..models.common import first_error
 from ..models.trajectory import Event
-from ..store import Store
+from ..store import Store, atomic_file, disk_full
 
 # DuckDB types of an Event line; heterogeneous nested values (tool arguments) stay JSON.
 EVENT_COLUMNS = {
@@ -144,7 +147,25 @@ def connect(store: Store, wait_s: float | None = None) -> duckdb.DuckDBPyConnect
     `distill` waits for the first, then fails with one clear line (see `_open`)."""
     path = database_path(store)
     path.parent.mkdir(parents=True, exist_ok=True)
+    if not path.exists():
+        _create(path)
     return _open(path, read_only=False, wait_s=wait_s)
+
+
+def _create(path: Path) -> None:
+    """A new database is initialised beside `path`, then linked in whole: a full disk cannot leave a
+    half-initialised file there, which DuckDB would refuse to open ever after."""
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.{threading.get_ident()}.new")
+    try:
+        duckdb.connect(str(tmp)).close()
+        os.link(tmp, path)  # not a rename: a database another process created meanwhile stays
+    except FileExistsError:
+        pass
+    except (OSError, duckdb.Error) as e:
+        raise disk_full(path, ArtifactError(f"{path}: cannot create the analytics database ({e})")) from None
+    finally:
+        for leftover in (tmp, Path(f"{tmp}.wal")):
+            leftover.unlink(missing_ok=True)
 
 
 def connect_read_only(store: Store, wait_s: float | None = None) -> duckdb.DuckDBPyConnection:
@@ -166,7 +187,7 @@ def _open(path: Path, read_only: bool, wait_s: float | None) -> duckdb.DuckDBPyC
             return duckdb.connect(str(path), read_only=read_only)
         except duckdb.IOException as e:
             if "lock" not in str(e).lower():
-                raise ArtifactError(f"{path}: cannot open the analytics database ({e})") from None
+                raise disk_full(path, ArtifactError(f"{path}: cannot open the analytics database ({e})")) from None
             if time.monotonic() + delay > deadline:
                 holder = re.search(r"\(PID (\d+)\)", str(e))
                 who = f"process {holder[1]}" if holder else "another process"
@@ -177,7 +198,17 @@ def _open(path: Path, read_only: bool, wait_s: float | None) -> duckdb.DuckDBPyC
             time.sleep(delay)
             delay = min(delay * 2, 1.0)
         except duckdb.Error as e:
-            raise ArtifactError(f"{path}: cannot open the analytics database ({e})") from None
+            raise disk_full(path, ArtifactError(f"{path}: cannot open the analytics database ({e})")) from None
+
+
+@contextmanager
+def writing(store: Store) -> Iterator[None]:
+    """DuckDB says a full disk only in its message: turn it into the store's one-line error (the
+    failed statement was rolled back, so the database stays as it was)."""
+    try:
+        yield
+    except duckdb.Error as e:
+        raise disk_full(database_path(store), e) from None
 
 
 def load(store: Store, con: duckdb.DuckDBPyConnection | None = None, progress=None) -> LoadReport:
@@ -211,9 +242,8 @@ def _load(store: Store, con: duckdb.DuckDBPyConnection, progress) -> LoadReport:
     def convert(run: str) -> tuple[str, pa.Table, list[BadLine]]:
         """One run's files -> one Parquet file (runs convert in parallel: DuckDB and pyarrow release the GIL)."""
         table, bad = read_events(store.root, sorted(current[run]))
-        out = _parquet_path(store, run)
-        out.parent.mkdir(parents=True, exist_ok=True)
-        pq.write_table(table.sort_by(CLUSTER), out, row_group_size=ROW_GROUP)
+        with atomic_file(_parquet_path(store, run)) as tmp:  # never half a Parquet file at its final path
+            pq.write_table(table.sort_by(CLUSTER), tmp, row_group_size=ROW_GROUP)
         return run, table.select(["source"]), bad
 
     # one more worker than cores: a run's Python-side steps overlap the others' parsing
@@ -377,14 +407,12 @@ def _load_run_files(store: Store, con: duckdb.DuckDBPyConnection) -> None:
     """Run metadata and per-milestone outcomes: small JSON files, rebuilt whole."""
     runs, milestones = [], []
     for meta in sorted((store.root / "trajectories").glob("*/*/metadata.json")):
-        data = json.loads(meta.read_text())
+        data = _json(meta)
         runs.append({**{f: data.get(f) for f in RUN_SCHEMA.names}, "config": json.dumps(data.get("config"))})
         for summary in sorted(meta.parent.glob("*/summary.json")):
             mdir = summary.parent
-            s = json.loads(summary.read_text())
-            report = (
-                json.loads((mdir / "test_results.json").read_text()) if (mdir / "test_results.json").exists() else {}
-            )
+            s = _json(summary)
+            report = _json(mdir / "test_results.json") if (mdir / "test_results.json").exists() else {}
             milestones.append({
                 **{f: s.get(f) for f in MILESTONE_SCHEMA.names}, "repo": data.get("repo"),
                 "synthetic": s.get("synthetic", False),
@@ -396,6 +424,17 @@ def _load_run_files(store: Store, con: duckdb.DuckDBPyConnection) -> None:
         con.register("_rows", pa.Table.from_pylist(rows, schema=schema))
         con.execute(f"CREATE OR REPLACE TABLE {name} AS SELECT * FROM _rows")
         con.unregister("_rows")
+
+
+def _json(path: Path) -> dict:
+    """A run's small JSON file; a damaged one stops the load with one line naming it."""
+    try:
+        data = json.loads(path.read_bytes())
+    except (OSError, ValueError) as e:
+        raise ArtifactError(f"{path}: not valid JSON ({e}); repair or remove the run") from None
+    if not isinstance(data, dict):
+        raise ArtifactError(f"{path}: expected a JSON object, got {type(data).__name__}; repair or remove the run")
+    return data
 
 
 def _text(path: Path) -> str:

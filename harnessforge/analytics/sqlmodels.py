@@ -24,6 +24,7 @@ from typing import Any
 import duckdb
 
 from ..errors import ConfigError
+from ..store import no_space
 
 SQL_DIR = Path(__file__).resolve().parents[2] / "dbt_like_sql"
 _HEADER = re.compile(r"^--\s*materialization:\s*(\w+)\s*$")
@@ -139,6 +140,8 @@ def build(con: duckdb.DuckDBPyConnection, variables: dict[str, Any], directory: 
         try:
             con.execute(f"CREATE OR REPLACE {m.materialization.upper()} {name} AS\n{sql}")
         except duckdb.Error as e:
+            if no_space(e):  # the disk, not the model's SQL
+                raise
             raise ConfigError(f"{m.path.name}: {str(e).splitlines()[0]}") from None
         rows = con.execute(f"SELECT count(*) FROM {name}").fetchone()[0]
         con.execute(

@@ -70,7 +70,7 @@ def outcome_pairs(runs: list[RunView]) -> list[PreferencePair]:
     out = []
     for group in by_milestone.values():
         passed = [r for r in group if r.summary["status"] == "PASS"]
-        failed = [r for r in group if r.summary["status"] != "PASS"]
+        failed = [r for r in group if r.summary["status"] not in ("PASS", "ENV_ERROR")]  # a lost sandbox is no verdict
         for good, bad in product(passed, failed):
             i = _divergence(good.messages, bad.messages)
             if i is None:

@@ -99,6 +99,9 @@ def load_runs(
         except ArtifactError as e:
             log(f"{'/'.join(key)}: not distilled: {e}")
             continue
+        if not events:
+            log(f"{'/'.join(key)}: not distilled: its trajectory.jsonl has no events")
+            continue
         prov = Provenance(
             repo=s["repo"], run_id=s["run_id"], milestone_id=s["milestone_id"], agent=s["agent"] or "",
             model=s["model"] or "", harness_version=s["harness_version"] or "", rules_hash=rules_hash,

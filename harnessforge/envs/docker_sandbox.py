@@ -2,7 +2,9 @@
 
 Commands run as the unprivileged sandbox user with every capability dropped. `exec` has no
 timeout in the Docker API, so the limit is enforced inside (`timeout -k`) and, should that fail,
-by killing the container.
+by killing the container. An engine that stops answering, or a container that is gone (an engine
+restart stops it), raises `SandboxLost`: the caller retries in a fresh sandbox, never reads it as
+the command's own failure.
 """
 
 from __future__ import annotations
@@ -13,9 +15,10 @@ import time
 import uuid
 
 import docker
-from docker.errors import APIError, NotFound
+import requests
+from docker.errors import APIError, DockerException
 
-from ..errors import EnvError
+from ..errors import EnvError, SandboxLost
 from .engine import LABEL, connect
 from .sandbox import Raw, Sandbox, SandboxSpec
 from .workspace import SANDBOX_UID, WORKSPACE, file_tar, workspace_tar
@@ -26,6 +29,15 @@ KILL_GRACE_S = 5  # `timeout -k`: seconds between TERM and KILL
 # `kill` is a shell builtin, so this works even when the pids limit forbids any new process.
 WRAPPER = 'timeout -k "$1" "$2" bash -c "$3" & pid=$!; wait $pid; rc=$?; kill -KILL -- -$pid 2>/dev/null; exit $rc'
 WATCHDOG_S = 15  # beyond the kill grace, when we stop trusting the container and kill it
+# What an engine that went away raises: API errors (a stopped or removed container, an unknown exec
+# instance after a restart) and connection errors (nothing listens on the socket).
+ENGINE_ERRORS = (DockerException, requests.RequestException)
+
+
+def _why(e: BaseException) -> str:
+    """An engine error as one short line (requests' messages nest whole exception reprs)."""
+    text = (str(e).strip().splitlines() or [""])[0][:200]
+    return f"{e.__class__.__name__}: {text}" if text else e.__class__.__name__
 
 
 class DockerSandbox(Sandbox):
@@ -57,6 +69,8 @@ class DockerSandbox(Sandbox):
             raise EnvError(f"image {image} not found: run `harnessforge env build`", "sandbox_error") from None
         except APIError as e:
             raise EnvError(f"cannot start a container from {image}: {e.explanation}", "sandbox_error") from None
+        except ENGINE_ERRORS as e:
+            raise SandboxLost(f"the Docker engine did not answer when starting a sandbox ({_why(e)})") from None
         self.api = self.client.api
         self._loaded = False
         try:
@@ -72,24 +86,48 @@ class DockerSandbox(Sandbox):
             ex = self.api.exec_create(
                 self.container.id, argv, user=f"{SANDBOX_UID}:{SANDBOX_UID}", workdir=WORKSPACE, environment=env
             )
-        except (APIError, NotFound) as e:
-            raise EnvError(f"sandbox container is gone: {e}", "sandbox_error") from None
+        except ENGINE_ERRORS as e:
+            raise self._lost(e) from None
         out: dict = {}
         oom_before = self._oom_kills()
         start = time.monotonic()
-        worker = threading.Thread(target=lambda: out.update(res=self.api.exec_start(ex["Id"], demux=True)), daemon=True)
+
+        def stream() -> None:
+            try:
+                out["res"] = self.api.exec_start(ex["Id"], demux=True)
+            except Exception as e:  # the engine went away mid-command (HTTP, socket or protocol error)
+                out["error"] = e
+
+        worker = threading.Thread(target=stream, daemon=True)
         worker.start()
         worker.join(timeout + KILL_GRACE_S + WATCHDOG_S)
         elapsed = time.monotonic() - start
         if worker.is_alive():  # `timeout` itself did not end it: the container cannot be trusted
-            self.container.kill()
+            self._engine(self.container.kill)
             return Raw(137, b"", b"killed: command outlived its timeout", elapsed, timed_out=True)
         stdout, stderr = out["res"] if out.get("res") else (b"", b"")
-        code = self.api.exec_inspect(ex["Id"])["ExitCode"]
+        code = self._engine(lambda: self.api.exec_inspect(ex["Id"])["ExitCode"])
+        if "error" in out or (code is None or code >= 128) and not self._running():
+            raise self._lost(out.get("error"))  # killed with its container (an engine stop), not by itself
         code = -1 if code is None else code
         timed_out = code in (124, 137) and elapsed >= timeout - 0.05
         oom = code == 137 and not timed_out and self._oom_killed(oom_before)
         return Raw(code, stdout or b"", stderr or b"", elapsed, timed_out=timed_out, oom_killed=oom)
+
+    def _engine(self, call):
+        """`call()` against the engine; its going away is `SandboxLost`."""
+        try:
+            return call()
+        except ENGINE_ERRORS as e:
+            raise self._lost(e) from None
+
+    def _running(self) -> bool:
+        self._engine(self.container.reload)
+        return self.container.status == "running"
+
+    def _lost(self, e: BaseException | None) -> SandboxLost:
+        cause = f" ({_why(e)})" if e is not None else ""
+        return SandboxLost(f"sandbox container {self.container.short_id} of {self.image} was lost{cause}")
 
     def _oom_kills(self) -> int | None:
         """The kernel's count of OOM kills in this container's memory cgroup (v1 or v2), if readable.
@@ -118,12 +156,12 @@ class DockerSandbox(Sandbox):
         try:  # a remote engine: its sticky flag is the best there is
             self.container.reload()
             return bool(self.container.attrs["State"].get("OOMKilled"))
-        except APIError:
+        except ENGINE_ERRORS:
             return False
 
     def _put_file(self, path: str, data: bytes) -> None:
         tmp = f"/tmp/hf-upload-{uuid.uuid4().hex}"
-        self.container.put_archive("/", file_tar({tmp: data}, mode=0o600))
+        self._engine(lambda: self.container.put_archive("/", file_tar({tmp: data}, mode=0o600)))
         # Moved into place by the sandbox user, so file permissions and symlinks are respected.
         q = shlex.quote(path)
         r = self._run(f'mkdir -p -- "$(dirname -- {q})" && cat {tmp} > {q}; rc=$?; rm -f {tmp}; exit $rc', 60, self.env)
@@ -136,11 +174,11 @@ class DockerSandbox(Sandbox):
             r = self._run(f"find {WORKSPACE} -mindepth 1 -delete", 120, self.env)
             if r.exit_code != 0:
                 raise EnvError(f"cannot empty the workspace: {r.stderr.decode(errors='replace')}", "checkout_failed")
-        self.container.put_archive("/", data)
+        self._engine(lambda: self.container.put_archive("/", data))
         self._loaded = True
 
     def close(self) -> None:
         try:
             self.container.remove(force=True)
-        except (APIError, NotFound):
+        except ENGINE_ERRORS:  # already gone, or the engine is away: `Environment.recover` removes it later
             pass

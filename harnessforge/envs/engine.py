@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import os
+import time
 
 import docker
-from docker.errors import DockerException
+import requests
+from docker.errors import DockerException, NotFound
 
 from ..errors import EnvError
 
@@ -34,9 +36,32 @@ def available() -> bool:
         return False
 
 
-def cleanup(client: docker.DockerClient) -> int:
-    """Remove every container HarnessForge left behind (e.g. after a crash); returns how many."""
-    stale = client.containers.list(all=True, filters={"label": LABEL})
-    for c in stale:
-        c.remove(force=True)
-    return len(stale)
+def cleanup(client: docker.DockerClient, run_id: str | None = None) -> int:
+    """Remove every container HarnessForge left behind (e.g. after a crash), or only those of one run
+    (its sandboxes and grading sandboxes carry `harnessforge.run`); returns how many."""
+    labels = [LABEL] + ([f"harnessforge.run={run_id}"] if run_id else [])
+    removed = 0
+    for c in client.containers.list(all=True, filters={"label": labels}):
+        try:
+            c.remove(force=True)
+            removed += 1
+        except NotFound:  # gone meanwhile (its run ended, or another cleanup got there first)
+            pass
+    return removed
+
+
+def recover(client: docker.DockerClient, labels: dict[str, str], timeout_s: float) -> bool:
+    """Wait up to `timeout_s` for the engine to answer again (e.g. while it restarts), then remove the
+    containers carrying all of `labels`: lost with it, they could not be removed while it was away.
+    False if it stays away."""
+    deadline = time.monotonic() + timeout_s
+    while True:
+        try:
+            client.ping()
+            for c in client.containers.list(all=True, filters={"label": [f"{k}={v}" for k, v in labels.items()]}):
+                c.remove(force=True)
+            return True
+        except (DockerException, requests.RequestException):
+            if time.monotonic() >= deadline:
+                return False
+            time.sleep(0.5)

@@ -28,13 +28,16 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from pydantic import ValidationError
+
 from ..distill import distilled_dir
 from ..errors import ArtifactError, ConfigError
 from ..harness.recorder import run_path
 from ..harness.tools import TOOLS
+from ..models.common import first_error
 from ..models.distill import KTORow, PreferencePair, Provenance, Review, Segment, TaskCard
 from ..rules import Rules, load_rules
-from ..store import Store, atomic_write
+from ..store import Store, atomic_file, atomic_write
 from . import chat
 from .card import dataset_card
 from .harbor import harbor_tasks
@@ -63,7 +66,10 @@ def export(
     src = distilled_dir(store)
     if not (src / "manifest.json").exists():
         raise ArtifactError(f"{src}: nothing distilled yet; run `harnessforge distill` first")
-    manifest = json.loads((src / "manifest.json").read_text())
+    try:
+        manifest = json.loads((src / "manifest.json").read_bytes())
+    except ValueError as e:
+        raise ArtifactError(f"{src / 'manifest.json'}: not valid JSON ({e}); re-run `harnessforge distill`") from None
     reviews = _read(src / "reviews.jsonl", Review)
     bad_runs = {(r.repo, r.run_id, r.milestone_id) for r in reviews if set(r.discard_reasons) & set(DISCARDED_FOR)}
     report = ExportReport(out)
@@ -165,13 +171,23 @@ def _kto_swift(k: KTORow) -> dict[str, Any]:
 def _read(path: Path, model):
     if not path.exists():
         return []
-    return [model.model_validate_json(line) for line in path.read_bytes().splitlines() if line.strip()]
+    rows = []
+    for n, line in enumerate(path.read_bytes().splitlines(), start=1):
+        if not line.strip():
+            continue
+        try:
+            rows.append(model.model_validate_json(line))
+        except ValidationError as e:
+            why = f"invalid {model.__name__}: {first_error(e)}"
+            raise ArtifactError(f"{path}:{n}: {why}; re-run `harnessforge distill`") from None
+    return rows
 
 
 def _write(report: ExportReport, directory: Path, name: str, rows: list[dict[str, Any]]) -> None:
     """`<name>.jsonl` and `<name>.parquet` (nested values as datasets `Json` features)."""
     import datasets
 
+    datasets.disable_progress_bars()  # stderr is for warnings and errors, one line each
     directory.mkdir(parents=True, exist_ok=True)
     jsonl = directory / f"{name}.jsonl"
     atomic_write(jsonl, b"".join(json.dumps(r, ensure_ascii=False).encode() + b"\n" for r in rows))
@@ -181,7 +197,8 @@ def _write(report: ExportReport, directory: Path, name: str, rows: list[dict[str
         sample = {k: next((r[k] for r in rows if r.get(k) is not None), None) for k in rows[0]}
         features = datasets.Features({k: _feature(v) for k, v in sample.items()})
         parquet = directory / f"{name}.parquet"
-        datasets.Dataset.from_list(rows, features=features).to_parquet(str(parquet))
+        with atomic_file(parquet) as tmp:  # never half a Parquet file under the dataset's name
+            datasets.Dataset.from_list(rows, features=features).to_parquet(str(tmp))
         report.files.append(parquet)
 
 

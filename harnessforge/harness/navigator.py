@@ -10,6 +10,12 @@ Runs resume: the event log is the source of truth. Re-running the same `run_id` 
 milestones and rebuilds an unfinished one from its events — the conversation, the Mentor (by
 replay), the counters, and the workspace from the diff snapshot saved before the last recorded
 edit — then runs the tool calls of the interrupted turn that have no event yet.
+
+A sandbox lost under a milestone (the Docker engine restarted, the container vanished) is not the
+Dev's doing: it is recorded (`env_error`) and, once the engine answers again, the milestone is
+retried once in a fresh sandbox by that same resume path. If the engine stays away or the retry is
+lost too, the milestone's summary is ENV_ERROR with the reason and the run stops; running it again
+resumes the milestone.
 """
 
 from __future__ import annotations
@@ -26,6 +32,7 @@ from ..agents.oracle import OracleAgent, task_from_patch
 from ..envs.environment import Environment
 from ..envs.sandbox import Sandbox
 from ..envs.validate import filter_candidate
+from ..errors import SandboxLost
 from ..mining.classify import FileClassifier
 from ..mining.pm import brief
 from ..models.plan import Milestone
@@ -81,12 +88,13 @@ class Navigator:
         self.key = self.spec.key
         self.plan = store.load_plan(self.key)
         self.env = Environment(store, self.spec, rules, backend)
-        self.verifier = Verifier(self.env, store)
-        self.classify = FileClassifier(rules.planning)
         self.run_id = run_id or f"{agent.name}-{uuid.uuid4().hex[:8]}"
+        self.verifier = Verifier(self.env, store, {"harnessforge.run": self.run_id})
+        self.classify = FileClassifier(rules.planning)
         self.run_dir = store.root / "trajectories" / self.key / self.run_id
         self.memory: list[str] = []
         self.carry: tuple[str, bytes] | None = None  # (milestone id, patch): the Dev state the next one starts from
+        self.spent = 0.0  # USD this run spent before the current milestone: the run budget's counter
 
     def run(self, milestones: list[str] | None = None) -> list[MilestoneSummary]:
         if not (self.run_dir / "metadata.json").exists():
@@ -99,23 +107,30 @@ class Navigator:
                 ),
             )  # fmt: skip
         out: list[MilestoneSummary] = []
-        for m in self.plan.milestones:
+        for i, m in enumerate(self.plan.milestones):
             done = self.run_dir / m.id / "summary.json"
             if milestones and m.id not in milestones:  # not asked for: only its outcome, if it ran, counts
                 summary = read_summary(done.parent) if done.exists() else None
                 self._after(m, summary)
                 continue
-            spent = sum(s.cost_usd for s in out)
-            if spent > self.rules.harness.max_cost_per_run_usd:
-                self.log(f"run budget spent (${spent:.2f} > ${self.rules.harness.max_cost_per_run_usd}); stopping")
+            self.spent = sum(s.cost_usd for s in out)
+            if self.spent > self.rules.harness.max_cost_per_run_usd:
+                budget = self.rules.harness.max_cost_per_run_usd
+                left = ", ".join(x.id for x in self.plan.milestones[i:] if not milestones or x.id in milestones)
+                self.log(f"run budget spent: ${self.spent:.2f} > max_cost_per_run_usd ${budget:g}; not started: {left}")
                 break
             if m.status != "valid":
                 self.log(f"{m.id}: skipped ({m.status or 'not validated'}); the chain goes on from its verify commit")
                 self._after(m, None)
                 continue
-            summary = read_summary(done.parent) if done.exists() else MilestoneRun(self, m).run()
+            summary = read_summary(done.parent) if done.exists() else None
+            if summary is None or summary.status == "ENV_ERROR":  # ENV_ERROR: unfinished, resumed from its log
+                summary = MilestoneRun(self, m).run()
             self._after(m, summary)
             out.append(summary)
+            if summary.status == "ENV_ERROR":
+                again = "run the same command again to resume"
+                raise SandboxLost(f"{self.key} {m.id}: ENV_ERROR: {summary.error}; {again}")
         return out
 
     def _after(self, m: Milestone, summary: MilestoneSummary | None) -> None:
@@ -143,6 +158,7 @@ class MilestoneRun:
         self.ladder = nav.store.load_hints(nav.key, m.id)
         self.ground_truth, self.test_patch = nav.store.read_patches(nav.key, m.id)
         self.dev, self.status, self.report, self.ended = Dev(), "STUCK", None, False
+        self.stopped_by: str | None = None  # the budget a STUCK milestone ran out of
         self.last_tests = None  # TestCounts of the Dev's latest run_tests, for progress displays
         self.messages: list[Message] = []
         self.pending: list[str] = []  # user messages (hints, verifier feedback) held until the turn ends
@@ -174,26 +190,56 @@ class MilestoneRun:
         snapshot of the last recorded event and re-runs only calls that have no event."""
         seq = self.rec.next_seq
         self.rec.write_patch(f"workspace.{seq}.patch", sb.diff())
-        for old in self.dir.glob("workspace.*.patch"):
-            if int(old.name.split(".")[1]) < seq:
-                old.unlink(missing_ok=True)
+        older = sorted(n for n in (int(p.name.split(".")[1]) for p in self.dir.glob("workspace.*.patch")) if n < seq)
+        for n in older[:-1]:  # the newest older one stays until event `seq` is on disk: a kill before it resumes there
+            (self.dir / f"workspace.{n}.patch").unlink(missing_ok=True)
 
     # ---- the milestone --------------------------------------------------------------------------
     def run(self) -> MilestoneSummary:
+        """The milestone, retried once from its event log in a fresh sandbox if its sandbox is lost."""
+        nav, m = self.nav, self.m
+        labels = {"harnessforge.repo": nav.key, "harnessforge.milestone": m.id, "harnessforge.run": nav.run_id}
+        if self.rec.next_seq:  # resumed: sandboxes an earlier, interrupted attempt left behind go first
+            nav.env.recover(labels, 0)
+        try:
+            return self._attempt()
+        except SandboxLost as e:
+            lost = self._lost(e, attempt=1)
+        if not nav.env.recover(labels, self.h.engine_wait_s):
+            return self._env_error(f"{lost}; the Docker engine did not answer within {self.h.engine_wait_s:.0f}s")
+        nav.log(f"{m.id}: retrying in a fresh sandbox from the event log")
+        retry = MilestoneRun(nav, m)
+        try:
+            return retry._attempt()
+        except SandboxLost as e:
+            lost = retry._lost(e, attempt=2)
+        nav.env.recover(labels, 0)  # remove the lost sandbox, if the engine answers
+        return retry._env_error(f"{lost} (again, after a retry in a fresh sandbox)")
+
+    def _lost(self, e: SandboxLost, attempt: int) -> SandboxLost:
+        """Record a lost sandbox in the event log: what happened, and which attempt it ended."""
+        args = {"reason": e.reason, "attempt": attempt}
+        self.record("navigator", Action(type="env_error", content=str(e), args=args))
+        self.nav.log(f"{self.m.id}: {e}")
+        return e
+
+    def _attempt(self) -> MilestoneSummary:
         nav, m = self.nav, self.m
         if isinstance(nav.agent, OracleAgent):
             nav.agent.prepare(m.id, task_from_patch(self.ground_truth, lambda p: nav.env.repo.show(m.verify_commit, p)))
         events = self.rec.events()
         self.mentor = Mentor.replay(m.id, self.ladder, nav.rules.harness.mentor, events)
-        start = time.monotonic() - sum(e.latency_s for e in events)
+        self.start = start = time.monotonic() - sum(e.latency_s for e in events)
         opener = nav.env.opener(m, {"harnessforge.stage": "run", "harnessforge.run": nav.run_id})
         with opener(m.base_commit) as sb:
             tools = ToolBox(
                 sb, nav.env.recipe(m), m.acceptance_tests, nav.classify, nav.rules.environments.test_timeout_s
             )
-            if events:
-                unanswered = self._resume(sb, events)
-                if unanswered and self.status == "STUCK":
+            if any(e.action.type == "milestone_start" for e in events):
+                unanswered, unverified = self._resume(sb, events)
+                if unverified and self.status == "STUCK":  # a submission whose grading was cut off
+                    self._verify(sb)
+                if self.status == "STUCK":  # finish the interrupted turn: its calls, then what it delivers
                     self._calls(sb, tools, unanswered)
                     self._end_turn()
                 if self.status == "PASS":  # passed before the interruption: grade again for the report
@@ -225,10 +271,9 @@ class MilestoneRun:
 
     def _loop(self, sb: Sandbox, tools: ToolBox, start: float) -> None:
         h, dev = self.h, self.dev
-        while dev.turn < h.max_turns and self.status == "STUCK":
-            if time.monotonic() - start > h.max_wall_s_per_milestone or dev.cost > h.max_cost_per_milestone_usd:
-                break
-            if dev.usage.input + dev.usage.output > h.max_tokens_per_milestone:
+        while self.status == "STUCK":
+            self.stopped_by = self._budget_spent(start)
+            if self.stopped_by:
                 break
             dev.turn += 1
             t = self.nav.agent.turn(self.messages, TOOLS)
@@ -246,6 +291,22 @@ class MilestoneRun:
             if self.nav.on_turn:
                 self.nav.on_turn(self.m.id, dev.turn, h.max_turns, self.mentor.level, self.last_tests)
 
+    def _budget_spent(self, start: float) -> str | None:
+        """The budget rule this milestone has run out of, with the numbers (it ends STUCK), or None."""
+        h, dev = self.h, self.dev
+        wall, tokens, run_cost = time.monotonic() - start, dev.usage.input + dev.usage.output, self.nav.spent + dev.cost
+        if dev.turn >= h.max_turns:
+            return f"max_turns: {dev.turn} turns"
+        if wall > h.max_wall_s_per_milestone:
+            return f"max_wall_s_per_milestone: {wall:.1f} s > {h.max_wall_s_per_milestone:g} s"
+        if dev.cost > h.max_cost_per_milestone_usd:
+            return f"max_cost_per_milestone_usd: ${dev.cost:.2f} > ${h.max_cost_per_milestone_usd:g}"
+        if run_cost > h.max_cost_per_run_usd:
+            return f"max_cost_per_run_usd: ${run_cost:.2f} spent by the run > ${h.max_cost_per_run_usd:g}"
+        if tokens > h.max_tokens_per_milestone:
+            return f"max_tokens_per_milestone: {tokens} tokens > {h.max_tokens_per_milestone}"
+        return None
+
     def _calls(self, sb: Sandbox, tools: ToolBox, calls: list[ToolCall]) -> None:
         for call in calls:
             res = tools.call(call)
@@ -260,27 +321,37 @@ class MilestoneRun:
                         observation=obs, observation_chars=len(res.observation), ok=res.ok,
                         files_touched=res.files_touched, test_status=res.test_status,
                         error_signature=res.error_signature)  # fmt: skip
-            if call.name == "submit":
-                self.report = self.nav.verifier.verify(self.m, sb.diff(), self.start_patch)
-                verdict = "PASS" if self.report.passed else Verifier.feedback(self.report)
-                self.record("verifier", Action(type="verify", content=verdict), test_status=self.report.acceptance)
-                if self.report.passed:
-                    self.status = "PASS"
-                    return
-                self.pending.append(verdict)
+            if call.name == "submit" and self._verify(sb):
+                return
+
+    def _verify(self, sb: Sandbox) -> bool:
+        """Grade the workspace in a fresh sandbox; record and deliver the verdict. True if it passed."""
+        self.report = self.nav.verifier.verify(self.m, sb.diff(), self.start_patch)
+        verdict = "PASS" if self.report.passed else Verifier.feedback(self.report)
+        self.record("verifier", Action(type="verify", content=verdict), test_status=self.report.acceptance)
+        if self.report.passed:
+            self.status = "PASS"
+        else:
+            self.pending.append(verdict)
+        return self.report.passed
 
     def _end_turn(self) -> None:
         self.messages += [{"role": "user", "content": text} for text in self.pending]
         self.pending.clear()
 
-    def _resume(self, sb: Sandbox, events: list[Event]) -> list[ToolCall]:
+    def _resume(self, sb: Sandbox, events: list[Event]) -> tuple[list[ToolCall], bool]:
         """Rebuild the conversation and counters from the log; restore the workspace; return the
-        tool calls of the last turn that have no event yet."""
+        tool calls of the last turn that have no event yet, and whether the last `submit` has no verdict."""
         conversation = rebuild(events, sb.workdir)
         self.messages, self.pending = conversation.messages, [text for text, _ in conversation.pending]
         last_calls: list[ToolCall] = []
         answered: set[str] = set()
+        unverified = False
         for e in events:
+            if e.role == "dev" and e.action.type == "submit":
+                unverified = True
+            elif e.role == "verifier":
+                unverified = False
             if e.role == "dev" and e.action.type == "message":
                 last_calls, answered = turn_of(e).tool_calls, set()
                 self.dev.turn = e.turn_id
@@ -299,18 +370,19 @@ class MilestoneRun:
         else:
             self._prepare(sb)
         self.nav.log(f"{self.m.id}: resumed at event {len(events)} (turn {self.dev.turn})")
-        return [c for c in last_calls if c.id not in answered]
+        return [c for c in last_calls if c.id not in answered], unverified
 
     def _finish(self, final_diff: bytes, start: float) -> MilestoneSummary:
         m, rec = self.m, self.rec
         reset_to = None if self.status == "PASS" else m.verify_commit
         if not self.ended:
-            self.record("navigator", Action(type="milestone_end", content=self.status, args={"reset_to": reset_to}))
+            end = {"reset_to": reset_to, "stopped_by": self.stopped_by}
+            self.record("navigator", Action(type="milestone_end", content=self.status, args=end))
         summary = MilestoneSummary(
             run_id=self.nav.run_id, milestone_id=m.id, status=self.status, turns=self.dev.turn,
             hints_released=[d.level for d in self.mentor.decisions], tokens=self.dev.usage,
             cost_usd=round(self.dev.cost, 6), wall_s=round(time.monotonic() - start, 2), reset_to=reset_to,
-            carried_from=self.carried_from, synthetic=self.synthetic,
+            carried_from=self.carried_from, stopped_by=self.stopped_by, synthetic=self.synthetic,
         )  # fmt: skip
         rec.write_patch("final_diff.patch", final_diff)
         rec.write_patch("ground_truth.patch", self.ground_truth)
@@ -321,7 +393,21 @@ class MilestoneRun:
         rec.write_summary(summary)  # last: its presence marks the milestone finished
         for snap in self.dir.glob("workspace.*.patch"):
             snap.unlink(missing_ok=True)
-        self.nav.log(f"{m.id}: {self.status} in {self.dev.turn} turns, hints {summary.hints_released or 'none'}")
+        why = f" (out of budget: {self.stopped_by})" if self.stopped_by else ""
+        self.nav.log(f"{m.id}: {self.status}{why} in {self.dev.turn} turns, hints {summary.hints_released or 'none'}")
+        return summary
+
+    def _env_error(self, error: str) -> MilestoneSummary:
+        """The milestone could not finish for the environment's sake: a summary saying so. No
+        `milestone_end` and the workspace snapshots stay, so a rerun resumes it from its log."""
+        summary = MilestoneSummary(
+            run_id=self.nav.run_id, milestone_id=self.m.id, status="ENV_ERROR", turns=self.dev.turn,
+            hints_released=[d.level for d in self.mentor.decisions], tokens=self.dev.usage,
+            cost_usd=round(self.dev.cost, 6), wall_s=round(time.monotonic() - self.start, 2),
+            carried_from=self.carried_from, synthetic=self.synthetic, error=error,
+        )  # fmt: skip
+        self.rec.write_summary(summary)
+        self.nav.log(f"{self.m.id}: ENV_ERROR: {error}")
         return summary
 
     def _meta(self) -> dict:

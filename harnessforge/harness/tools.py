@@ -14,7 +14,7 @@ from typing import Any
 
 from ..envs.sandbox import Sandbox
 from ..envs.validate import run_tests
-from ..errors import EnvError
+from ..errors import EnvError, SandboxLost
 from ..mining.classify import FileClassifier
 from ..models.env import Recipe, TestRun
 from ..models.trajectory import TestCounts, ToolCall
@@ -95,6 +95,8 @@ class ToolBox:
             return getattr(self, f"_{tc.name}")(**tc.args)
         except TypeError as e:
             return ToolResult(f"error: bad arguments for {tc.name}: {e}", ok=False)
+        except SandboxLost:  # not the call's outcome: the Navigator retries the milestone in a fresh sandbox
+            raise
         except EnvError as e:
             return ToolResult(f"error: {e}", ok=False)
 

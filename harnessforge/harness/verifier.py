@@ -14,8 +14,9 @@ from ..store import Store
 
 
 class Verifier:
-    def __init__(self, env: Environment, store: Store):
-        self.env, self.store = env, store
+    def __init__(self, env: Environment, store: Store, labels: dict[str, str] | None = None):
+        """`labels` go on the grading sandboxes too (the run's id), so one a killed run left is its own."""
+        self.env, self.store, self.labels = env, store, labels or {}
         self.classify = FileClassifier(env.rules.planning)
 
     def verify(self, m: Milestone, candidate: bytes, start: bytes = b"") -> VerifierReport:
@@ -23,7 +24,7 @@ class Verifier:
         previous milestone: part of the candidate, but not counted as files touched for this one."""
         validation = self.store.load_validation(self.env.key, m.id)
         ground_truth, test_patch = self.store.read_patches(self.env.key, m.id)
-        opener = self.env.opener(m, {"harnessforge.stage": "verify"})
+        opener = self.env.opener(m, {"harnessforge.stage": "verify", **self.labels})
         g = grade_candidate(opener, m, validation, test_patch, candidate, self.env.recipe(m), self.env.rules)
         failing = sorted(t for t, s in g.fail_to_pass.items() if s != "passed")
         gt = sorted(f.path for f in split_diff(ground_truth))

@@ -16,7 +16,9 @@ from harnessforge import __version__
 from .common import Model, utcnow
 from .trajectory import Usage
 
-MilestoneStatus = Literal["PASS", "FAIL", "STUCK"]
+# ENV_ERROR: the sandbox was lost (e.g. the Docker engine restarted) and a retry failed too; not the Dev's
+# outcome, so a rerun of the same run resumes the milestone.
+MilestoneStatus = Literal["PASS", "FAIL", "STUCK", "ENV_ERROR"]
 
 
 class RunMeta(Model):
@@ -47,5 +49,9 @@ class MilestoneSummary(Model):
     reset_to: str | None = Field(None, description="Commit the chain continued from when this one did not pass")
     carried_from: str | None = Field(
         None, description="The milestone whose Dev's final state this one started from (None: from its base commit)"
+    )
+    error: str | None = Field(None, description="ENV_ERROR: what failed in the environment (one line)")
+    stopped_by: str | None = Field(
+        None, description="STUCK: the budget rule the milestone ran out of, with the numbers (None: not a budget stop)"
     )
     synthetic: bool = False

@@ -52,7 +52,9 @@ class AgentTurn(Model):
 
 
 class Action(Model):
-    type: str = Field(description="A tool name, or message | hint | verify | milestone_start | milestone_end | reset")
+    type: str = Field(
+        description="A tool name, or message | hint | verify | milestone_start | milestone_end | reset | env_error"
+    )
     content: str = ""
     args: dict[str, Any] = Field(default_factory=dict)
 
