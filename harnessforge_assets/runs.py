@@ -85,6 +85,7 @@ def summary_metadata(summary: MilestoneSummary, run_dir, dev: AgentBackend, atte
         "wall_s": summary.wall_s,
         "synthetic": summary.synthetic,
         "reset_to": summary.reset_to or "",
+        "stopped_by": summary.stopped_by or "",  # the budget a STUCK milestone ran out of
         "previous_milestone": previous or "",
         "run_dir": dg.MetadataValue.path(str(run_dir)),
         "path": dg.MetadataValue.path(str(mdir)),

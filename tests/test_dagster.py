@@ -312,6 +312,7 @@ def test_raw_trajectories_run_the_chain_in_order_in_docker(example_repo, store, 
     assert meta["wall_s"] == summary.wall_s and meta["synthetic"] is True and meta["agent"] == "oracle"
     assert meta["model"] == "oracle-v1"
     assert meta["previous_milestone"] == "" and meta["run_id"] == "oracle-dg" and meta["attempt"] == "new"
+    assert meta["stopped_by"] == ""  # it passed: no budget ran out
     assert meta["path"] == str(run_dir / "m01") and meta["summary"] == str(run_dir / "m01" / "summary.json")
     assert meta["trajectory"] == str(run_dir / "m01" / "trajectory.jsonl")
 
@@ -332,6 +333,7 @@ def test_raw_trajectories_run_the_chain_in_order_in_docker(example_repo, store, 
     meta = {k: v.value for k, v in after.get_asset_materialization_events()[0].materialization.metadata.items()}
     assert meta["status"] == "STUCK" and meta["turns"] == 1 and meta["previous_milestone"] == "m01"
     assert meta["reset_to"] == store.load_milestone(key, "m02").verify_commit
+    assert meta["stopped_by"] == "max_turns: 1 turns"  # the budget that stopped it
     start = json.loads((run_dir / "m02" / "trajectory.jsonl").read_text().splitlines()[0])
     m01_title = store.load_milestone(key, "m01").title
     assert start["action"]["type"] == "milestone_start" and f"- m01 {m01_title}: PASS" in start["action"]["content"]

@@ -190,3 +190,41 @@ def test_a_kill_between_a_snapshot_and_its_event_loses_no_work(validated, clean_
     run_cli(*args[2:], store=store.root, check=True)
     assert _steps(Recorder.open(run_dir / "m01").events()) == clean_steps["m01"]
     assert _outcome(run_dir, "m01") == clean["m01"]  # the edits before the kill are in the final diff
+
+
+# Kill exactly between the Dev event that releases a hint and the hint's own event: the CLI in a process that
+# SIGKILLs itself as soon as the Mentor decides its second hint (`Mentor.observe` wrapped, our code as is).
+DECIDE_AND_KILL = """
+import os, signal, sys
+from harnessforge.harness.mentor import Mentor
+observe = Mentor.observe
+def killing_observe(self, event):
+    decision = observe(self, event)
+    if decision is not None and decision.level == 2:
+        os.kill(os.getpid(), signal.SIGKILL)
+    return decision
+Mentor.observe = killing_observe
+from harnessforge.cli import app
+sys.argv[0] = "harnessforge"
+app()
+"""
+
+
+def test_a_kill_between_a_hint_decision_and_its_event_still_releases_the_hint(validated, clean_chain, run_cli):
+    store, key, _ = validated
+    rules, clean, clean_steps = clean_chain
+    run_id = "oracle-hint-kill"
+    args = ["--store", str(store.root), "--rules", str(rules), "run", key, "--run-id", run_id, "--milestones", "m02",
+            "--profile", "m02=needs_hints", "--sandbox", "docker"]  # fmt: skip
+    killed = subprocess.run([sys.executable, "-c", DECIDE_AND_KILL, *args], capture_output=True, timeout=600)
+    assert killed.returncode == -signal.SIGKILL, killed.stderr.decode()[-2000:]
+    log = store.root / "trajectories" / key / run_id / "m02" / "trajectory.jsonl"
+    before = Recorder.open(log.parent).events()
+    assert [e.hint_level for e in before if e.role == "mentor"] == [1] and before[-1].role == "dev"
+
+    prefix = log.read_bytes()
+    run_cli(*args[2:], store=store.root, check=True)
+    events = _assert_log_whole(log, [prefix])
+    hint = events[len(before)]
+    assert (hint.role, hint.hint_level, hint.turn_id) == ("mentor", 2, before[-1].turn_id)  # right where it was decided
+    assert [e.hint_level for e in events if e.role == "mentor"] == clean["m02"][1]

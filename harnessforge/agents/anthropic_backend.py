@@ -22,9 +22,8 @@ from typing import Any
 import anthropic
 
 from ..models.trajectory import AgentTurn, Message, ToolCall, Usage
-from .base import AgentBackend, sdk_options
+from .base import AgentBackend, parse_tool_args, sdk_options, tool_results_first
 from .errors import AgentError, api_error, bad_answer
-from .openai_backend import parse_tool_args, tool_results_first
 from .pricing import cost_usd
 
 CACHE = {"type": "ephemeral"}

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 from abc import ABC, abstractmethod
 from typing import Any
@@ -45,3 +46,49 @@ def sdk_options(
         raise AgentError(f"no {provider} API key: pass api_key or set {key_var}{advice}")
     base_url = base_url or os.environ.get(url_var) or None
     return {"api_key": api_key, "base_url": base_url, "max_retries": max_retries, "timeout": timeout}
+
+
+# ---- helpers both API backends share (both read OpenAI-style messages); no SDK import here --------
+def parse_tool_args(raw: Any) -> tuple[dict, str | None]:
+    """Tool arguments as a dict, or `({}, reason)`: a model's malformed call must not crash the run."""
+    if isinstance(raw, dict):
+        return raw, None
+    if raw is None or (isinstance(raw, str) and not raw.strip()):
+        return {}, None  # some servers send "" for a call without arguments
+    if isinstance(raw, str):
+        try:
+            raw = json.loads(raw)
+        except ValueError as e:
+            return {}, f"arguments are not valid JSON ({e}): {_clip(raw)}"
+        if isinstance(raw, dict):
+            return raw, None
+    return {}, f"arguments are not a JSON object: {_clip(json.dumps(raw))}"
+
+
+def tool_results_first(messages: list[Message]) -> list[Message]:
+    """Move messages that arrive between an assistant's tool calls and their results (a Mentor hint)
+    after the results: both APIs require the results right after the calls."""
+    out: list[Message] = []
+    held: list[Message] = []
+    waiting: set[str] = set()
+    for m in messages:
+        if m.get("role") == "assistant":
+            out += held
+            held = []
+            waiting = {tc.get("id") for tc in m.get("tool_calls") or []}
+            out.append(m)
+        elif m.get("role") == "tool" and waiting:
+            out.append(m)
+            waiting.discard(m.get("tool_call_id"))
+            if not waiting:
+                out += held
+                held = []
+        elif waiting:
+            held.append(m)
+        else:
+            out.append(m)
+    return out + held
+
+
+def _clip(s: str, n: int = 200) -> str:
+    return s if len(s) <= n else s[:n] + "..."

@@ -15,7 +15,7 @@ from typing import Any
 import openai
 
 from ..models.trajectory import AgentTurn, Message, ToolCall, Usage
-from .base import AgentBackend, sdk_options
+from .base import AgentBackend, parse_tool_args, sdk_options, tool_results_first
 from .errors import AgentError, api_error, bad_answer
 from .pricing import cost_usd
 
@@ -106,48 +106,6 @@ class OpenAIBackend(AgentBackend):
         self.client.close()
 
 
-# ---- helpers shared with the Anthropic backend (both read OpenAI-style messages) ---------------
-def parse_tool_args(raw: Any) -> tuple[dict, str | None]:
-    """Tool arguments as a dict, or `({}, reason)`: a model's malformed call must not crash the run."""
-    if isinstance(raw, dict):
-        return raw, None
-    if raw is None or (isinstance(raw, str) and not raw.strip()):
-        return {}, None  # some servers send "" for a call without arguments
-    if isinstance(raw, str):
-        try:
-            raw = json.loads(raw)
-        except ValueError as e:
-            return {}, f"arguments are not valid JSON ({e}): {_clip(raw)}"
-        if isinstance(raw, dict):
-            return raw, None
-    return {}, f"arguments are not a JSON object: {_clip(json.dumps(raw))}"
-
-
-def tool_results_first(messages: list[Message]) -> list[Message]:
-    """Move messages that arrive between an assistant's tool calls and their results (a Mentor hint)
-    after the results: both APIs require the results right after the calls."""
-    out: list[Message] = []
-    held: list[Message] = []
-    waiting: set[str] = set()
-    for m in messages:
-        if m.get("role") == "assistant":
-            out += held
-            held = []
-            waiting = {tc.get("id") for tc in m.get("tool_calls") or []}
-            out.append(m)
-        elif m.get("role") == "tool" and waiting:
-            out.append(m)
-            waiting.discard(m.get("tool_call_id"))
-            if not waiting:
-                out += held
-                held = []
-        elif waiting:
-            held.append(m)
-        else:
-            out.append(m)
-    return out + held
-
-
 def _tool_call(tc: Any) -> ToolCall:
     fn = getattr(tc, "function", None)
     if fn is None:  # e.g. a "custom" (free-form) tool call: not one of our function tools
@@ -172,7 +130,3 @@ def _usage(u: Any) -> Usage:
     details = getattr(u, "prompt_tokens_details", None)
     cached = getattr(details, "cached_tokens", None) or 0
     return Usage(input=u.prompt_tokens or 0, cached=cached, output=u.completion_tokens or 0)
-
-
-def _clip(s: str, n: int = 200) -> str:
-    return s if len(s) <= n else s[:n] + "..."

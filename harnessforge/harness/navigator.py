@@ -37,7 +37,7 @@ from ..mining.classify import FileClassifier
 from ..mining.pm import brief
 from ..models.plan import Milestone
 from ..models.run import MilestoneSummary, RunMeta
-from ..models.trajectory import Action, Event, Message, ToolCall, Usage
+from ..models.trajectory import Action, Event, MentorDecision, Message, ToolCall, Usage
 from ..repos import spec_for
 from ..rules import Rules
 from ..store import Store
@@ -126,6 +126,9 @@ class Navigator:
             summary = read_summary(done.parent) if done.exists() else None
             if summary is None or summary.status == "ENV_ERROR":  # ENV_ERROR: unfinished, resumed from its log
                 summary = MilestoneRun(self, m).run()
+            else:  # finished: snapshots a kill right after its summary left behind go
+                for snap in done.parent.glob("workspace.*.patch"):
+                    snap.unlink(missing_ok=True)
             self._after(m, summary)
             out.append(summary)
             if summary.status == "ENV_ERROR":
@@ -175,15 +178,19 @@ class MilestoneRun:
         self.rec.append(ev)
         decision = self.mentor.observe(ev)
         if decision is not None:
-            text = f"[hint L{decision.level}] {decision.hint}"
-            self.pending.append(text)
-            self.rec.append(Event(
-                run_id=self.nav.run_id, repo=self.nav.key, milestone_id=self.m.id, seq=self.rec.next_seq,
-                turn_id=self.dev.turn, role="mentor", action=Action(type="hint", content=text,
-                args={"rule": decision.rule}), mentor_hint=decision.hint, hint_level=decision.level,
-                synthetic=self.synthetic,
-            ))  # fmt: skip
+            self._hint(decision)
         return ev
+
+    def _hint(self, decision: MentorDecision) -> None:
+        """Hold a released hint for the end of the turn and record it."""
+        text = f"[hint L{decision.level}] {decision.hint}"
+        self.pending.append(text)
+        self.rec.append(Event(
+            run_id=self.nav.run_id, repo=self.nav.key, milestone_id=self.m.id, seq=self.rec.next_seq,
+            turn_id=self.dev.turn, role="mentor", action=Action(type="hint", content=text,
+            args={"rule": decision.rule}), mentor_hint=decision.hint, hint_level=decision.level,
+            synthetic=self.synthetic,
+        ))  # fmt: skip
 
     def _snapshot(self, sb: Sandbox) -> None:
         """The workspace as a diff, saved *before* the event it belongs to: a resume restores the
@@ -237,6 +244,9 @@ class MilestoneRun:
             )
             if any(e.action.type == "milestone_start" for e in events):
                 unanswered, unverified = self._resume(sb, events)
+                logged = sum(e.role == "mentor" for e in events)
+                for decision in self.mentor.decisions[logged:]:  # decided on the last event, killed before its hint
+                    self._hint(decision)
                 if unverified and self.status == "STUCK":  # a submission whose grading was cut off
                     self._verify(sb)
                 if self.status == "STUCK":  # finish the interrupted turn: its calls, then what it delivers
