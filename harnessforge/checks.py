@@ -54,7 +54,7 @@ def trajectory_problems(milestone_dir: Path, rules: Rules) -> list[str]:
     summary, and a PASS was graded without crediting any edit to a test file."""
     problems = []
     try:
-        events = Recorder.open(milestone_dir, on_warning=problems.append).events()
+        events = Recorder.open(milestone_dir, problems.append, repair=False).events()
     except ArtifactError as e:
         return [str(e)]
     if not (milestone_dir / TRAJECTORY).exists() or not events:

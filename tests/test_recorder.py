@@ -109,6 +109,23 @@ def test_torn_last_line_is_cut_with_a_warning_and_resume_continues(tmp_path, tai
     assert [e.seq for e in again.events()] == [0, 1, 2, 3] and len(warnings) == 1
 
 
+def test_a_reader_skips_a_torn_last_line_and_leaves_the_file_to_its_run(tmp_path):
+    """`view`, `distill` and checks open with `repair=False`: they must not write a log a run may own."""
+    filled(tmp_path)
+    path = tmp_path / "m01" / TRAJECTORY
+    with open(path, "ab") as f:
+        f.write(ev(3).model_dump_json().encode()[:37])
+    torn = path.read_bytes()
+    warnings: list[str] = []
+    reader = Recorder.open(tmp_path / "m01", on_warning=warnings.append, repair=False)
+    assert [e.seq for e in reader.events()] == [0, 1, 2] and "skipped 37 bytes" in warnings[0]
+    assert path.read_bytes() == torn  # untouched
+    with pytest.raises(ArtifactError, match="read-only"):
+        reader.append(ev(3, turn=2))
+    assert path.read_bytes() == torn
+    assert Recorder.open(tmp_path / "m01").next_seq == 3 and path.read_bytes() != torn  # the run's open repairs it
+
+
 def test_corrupt_middle_line_is_an_error_naming_file_and_line(tmp_path):
     filled(tmp_path)
     path = tmp_path / "m01" / TRAJECTORY

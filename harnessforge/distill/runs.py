@@ -95,7 +95,8 @@ def load_runs(
     for s in _rows(con, f"SELECT * FROM milestone_summary {where} ORDER BY repo, run_id, milestone_id"):
         key = (s["repo"], s["run_id"], s["milestone_id"])
         try:
-            events = Recorder.open(run_path(store, s["repo"], s["run_id"]) / s["milestone_id"], on_warning=log).events()
+            mdir = run_path(store, s["repo"], s["run_id"]) / s["milestone_id"]
+            events = Recorder.open(mdir, on_warning=log, repair=False).events()
         except ArtifactError as e:
             log(f"{'/'.join(key)}: not distilled: {e}")
             continue

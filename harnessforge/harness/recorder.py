@@ -3,8 +3,9 @@
 `trajectory.jsonl` is append-only, one `Event` per line. Each line is written with a single `write`,
 then fsync'd, before `append` returns, so an action is on disk before the next one happens. The newline
 is the commit marker: after a crash (SIGKILL, power loss) only an unterminated or unparseable *last*
-line can exist; `Recorder.open` cuts it off with a warning and the run resumes at the next seq. Damage
-anywhere else is not a crash artefact, so it is an `ArtifactError`, never silently dropped.
+line can exist; `Recorder.open` cuts it off with a warning and the run resumes at the next seq. Readers
+(`view`, `distill`, checks) open with `repair=False`: they skip that line and leave the file to its run.
+Damage anywhere else is not a crash artefact, so it is an `ArtifactError`, never silently dropped.
 
 Single writer per milestone: the run loop owns its Recorder. Everything else is written whole via
 `store.atomic_write`.
@@ -68,11 +69,16 @@ class Recorder:
             raise ArtifactError(f"{self.path}: already holds events; resume with Recorder.open() or delete the folder")
 
     @classmethod
-    def open(cls, milestone_dir: Path, on_warning: Callable[[str], None] | None = None) -> Recorder:
-        """Resume: load and validate the log, repairing a torn last line (see the module docstring)."""
+    def open(
+        cls, milestone_dir: Path, on_warning: Callable[[str], None] | None = None, repair: bool = True
+    ) -> Recorder:
+        """Resume: load and validate the log, repairing a torn last line (see the module docstring).
+        `repair=False` reads without writing: a torn last line is skipped, and the Recorder cannot append."""
         rec = cls.__new__(cls)
         rec._setup(milestone_dir, on_warning)
-        rec._load()
+        rec._load(repair)
+        if not repair:
+            rec._broken = f"{rec.path}: opened read-only (repair=False); resume with Recorder.open()"
         return rec
 
     def _setup(self, milestone_dir: Path, on_warning: Callable[[str], None] | None) -> None:
@@ -137,7 +143,7 @@ class Recorder:
         except OSError as e:
             self._broken = f"{self.path}: a failed append could not be undone ({e}); reopen with Recorder.open()"
 
-    def _load(self) -> None:
+    def _load(self, repair: bool) -> None:
         try:
             data = self.path.read_bytes()
         except FileNotFoundError:
@@ -166,7 +172,9 @@ class Recorder:
             ):
                 raise ArtifactError(f"{where}: event of {event.run_id}/{event.milestone_id} in another milestone's log")
             self._events.append(event)
-        if keep < len(data):
+        if keep < len(data) and not repair:
+            self._warn(f"{self.path}: skipped {len(data) - keep} bytes of a torn last line (its run repairs it)")
+        elif keep < len(data):
             with open(self.path, "r+b") as f:
                 f.truncate(keep)
                 f.flush()

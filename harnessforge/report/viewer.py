@@ -239,7 +239,7 @@ def render_run(
 ) -> str:
     """One milestone run as a self-contained HTML page; `con` (the analytics DuckDB) adds stuck/direction marks."""
     mdir = run_path(store, repo, run_id) / milestone_id
-    events = Recorder.open(mdir).events()
+    events = Recorder.open(mdir, repair=False).events()
     summary = read_summary(mdir)
     meta = read_run_metadata(mdir.parent) if (mdir.parent / "metadata.json").exists() else None
     decisions = _mentor_log(mdir)
