@@ -159,10 +159,20 @@ def test_random_kills_over_a_chain_change_nothing(validated, clean_chain, docker
             assert _outcome(run_dir, mid) == clean[mid], f"{where}: not the clean run's outcome"
 
 
-# Kill exactly between a workspace snapshot and the event it belongs to: the CLI in a process that
-# SIGKILLs itself right after it removes its second older snapshot (stdlib `Path.unlink` wrapped, our code as is).
-SELF_KILL = """
-import os, pathlib, signal, sys
+def _killed_inside(patch: str, store, key: str, rules: Path, run_id: str, mid: str, profile: str) -> list[str]:
+    """`run` of one milestone in a process that SIGKILLs itself where `patch` (Python run before the CLI,
+    wrapping one function of ours or of the stdlib; our code as is) says; returns the args to rerun it."""
+    args = ["--store", str(store.root), "--rules", str(rules), "run", key, "--run-id", run_id, "--milestones", mid,
+            "--profile", f"{mid}={profile}", "--sandbox", "docker"]  # fmt: skip
+    script = f"import os, signal, sys\n{patch}\nfrom harnessforge.cli import app\nsys.argv[0] = 'harnessforge'\napp()\n"
+    killed = subprocess.run([sys.executable, "-c", script, *args], capture_output=True, timeout=600)
+    assert killed.returncode == -signal.SIGKILL, killed.stderr.decode()[-2000:]
+    return args[2:]
+
+
+# Right after removing its second older snapshot: between a workspace snapshot and the event it belongs to.
+KILL_AFTER_PRUNING = """
+import pathlib
 unlink, removed = pathlib.Path.unlink, []
 def killing_unlink(self, missing_ok=False):
     unlink(self, missing_ok=missing_ok)
@@ -170,32 +180,23 @@ def killing_unlink(self, missing_ok=False):
     if len(removed) == 2:
         os.kill(os.getpid(), signal.SIGKILL)
 pathlib.Path.unlink = killing_unlink
-from harnessforge.cli import app
-sys.argv[0] = "harnessforge"
-app()
 """
 
 
 def test_a_kill_between_a_snapshot_and_its_event_loses_no_work(validated, clean_chain, run_cli):
     store, key, _ = validated
     rules, clean, clean_steps = clean_chain
-    run_id = "oracle-snapshot-kill"
-    args = ["--store", str(store.root), "--rules", str(rules), "run", key, "--run-id", run_id, "--milestones", "m01",
-            "--profile", "m01=direct", "--sandbox", "docker"]  # fmt: skip
-    killed = subprocess.run([sys.executable, "-c", SELF_KILL, *args], capture_output=True, timeout=600)
-    assert killed.returncode == -signal.SIGKILL, killed.stderr.decode()[-2000:]
-    run_dir = store.root / "trajectories" / key / run_id
+    rerun = _killed_inside(KILL_AFTER_PRUNING, store, key, rules, "oracle-snapshot-kill", "m01", "direct")
+    run_dir = store.root / "trajectories" / key / "oracle-snapshot-kill"
     assert len(list((run_dir / "m01").glob("workspace.*.patch"))) == 2  # the new snapshot and the one before
 
-    run_cli(*args[2:], store=store.root, check=True)
+    run_cli(*rerun, store=store.root, check=True)
     assert _steps(Recorder.open(run_dir / "m01").events()) == clean_steps["m01"]
     assert _outcome(run_dir, "m01") == clean["m01"]  # the edits before the kill are in the final diff
 
 
-# Kill exactly between the Dev event that releases a hint and the hint's own event: the CLI in a process that
-# SIGKILLs itself as soon as the Mentor decides its second hint (`Mentor.observe` wrapped, our code as is).
-DECIDE_AND_KILL = """
-import os, signal, sys
+# As soon as the Mentor decides its second hint: between the Dev event that releases it and the hint's own event.
+KILL_AT_A_HINT_DECISION = """
 from harnessforge.harness.mentor import Mentor
 observe = Mentor.observe
 def killing_observe(self, event):
@@ -204,26 +205,19 @@ def killing_observe(self, event):
         os.kill(os.getpid(), signal.SIGKILL)
     return decision
 Mentor.observe = killing_observe
-from harnessforge.cli import app
-sys.argv[0] = "harnessforge"
-app()
 """
 
 
 def test_a_kill_between_a_hint_decision_and_its_event_still_releases_the_hint(validated, clean_chain, run_cli):
     store, key, _ = validated
-    rules, clean, clean_steps = clean_chain
-    run_id = "oracle-hint-kill"
-    args = ["--store", str(store.root), "--rules", str(rules), "run", key, "--run-id", run_id, "--milestones", "m02",
-            "--profile", "m02=needs_hints", "--sandbox", "docker"]  # fmt: skip
-    killed = subprocess.run([sys.executable, "-c", DECIDE_AND_KILL, *args], capture_output=True, timeout=600)
-    assert killed.returncode == -signal.SIGKILL, killed.stderr.decode()[-2000:]
-    log = store.root / "trajectories" / key / run_id / "m02" / "trajectory.jsonl"
+    rules, clean, _ = clean_chain
+    rerun = _killed_inside(KILL_AT_A_HINT_DECISION, store, key, rules, "oracle-hint-kill", "m02", "needs_hints")
+    log = store.root / "trajectories" / key / "oracle-hint-kill" / "m02" / "trajectory.jsonl"
     before = Recorder.open(log.parent).events()
     assert [e.hint_level for e in before if e.role == "mentor"] == [1] and before[-1].role == "dev"
 
     prefix = log.read_bytes()
-    run_cli(*args[2:], store=store.root, check=True)
+    run_cli(*rerun, store=store.root, check=True)
     events = _assert_log_whole(log, [prefix])
     hint = events[len(before)]
     assert (hint.role, hint.hint_level, hint.turn_id) == ("mentor", 2, before[-1].turn_id)  # right where it was decided
