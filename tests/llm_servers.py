@@ -37,6 +37,7 @@ class Reply:
     reset: bool = False  # drop the connection with a TCP reset: instead of an answer, or after `cut` bytes
     cut: int | None = None  # send the status line, the headers and only this many bytes of the body, then...
     stall_s: float = 0.0  # ...hang this long (beyond the client's timeout) before closing, unless `reset`
+    trickle_s: float = 0.0  # send the body 8 bytes at a time, this long apart: no read ever waits long
 
 
 @dataclass
@@ -131,6 +132,8 @@ class ScriptedServer(LocalServer):
                 try:
                     if reply.cut is not None:
                         self._cut(reply)
+                    elif reply.trickle_s:
+                        self._trickle(reply)
                     elif reply.reset:
                         self._reset()
                     elif reply.status == 200 and isinstance(body, dict) and body.get("stream"):
@@ -143,9 +146,8 @@ class ScriptedServer(LocalServer):
             def _send(self, reply: Reply) -> None:
                 self.reply(reply.status, reply.body, reply.headers)
 
-            def _cut(self, reply: Reply) -> None:
-                """The answer's head and the first `cut` bytes of its body (Content-Length says more), then
-                a stall or a reset: a connection that dies mid-body."""
+            def _head(self, reply: Reply) -> bytes:
+                """Status line and headers (Content-Length: the whole body); returns the body to send."""
                 data = json.dumps(reply.body).encode()
                 self.send_response(reply.status)
                 self.send_header("Content-Type", "application/json")
@@ -153,6 +155,21 @@ class ScriptedServer(LocalServer):
                 for k, v in reply.headers.items():
                     self.send_header(k, v)
                 self.end_headers()
+                return data
+
+            def _trickle(self, reply: Reply) -> None:
+                """The whole answer, slowly: each read gets bytes well within any per-read timeout."""
+                data = self._head(reply)
+                for i in range(0, len(data), 8):
+                    self.wfile.write(data[i : i + 8])
+                    self.wfile.flush()
+                    if fake.stopping.wait(reply.trickle_s):
+                        return
+
+            def _cut(self, reply: Reply) -> None:
+                """The answer's head and the first `cut` bytes of its body (Content-Length says more), then
+                a stall or a reset: a connection that dies mid-body."""
+                data = self._head(reply)
                 self.wfile.write(data[: reply.cut])
                 self.wfile.flush()
                 if reply.reset:

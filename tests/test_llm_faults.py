@@ -57,6 +57,33 @@ def test_a_429_retry_after_is_waited_out_before_the_retry(server):
     assert retry.headers["x-stainless-retry-count"] == "1"
 
 
+def test_a_long_retry_after_is_capped_and_then_retried(server):
+    """A proxy asking for an hour: the Anthropic SDK would sleep the hour, the OpenAI SDK would give up.
+    Capped at `max_retry_after_s`, both wait that long and retry."""
+    server.push(server.error(429, "come back in an hour", retry_after="3600"), answer(server, "after the cap"))
+    assert backend(server, max_retries=2, timeout=5.0, max_retry_after_s=1.0).turn(START, []).text == "after the cap"
+    first, retry = server.requests
+    assert 1.0 <= retry.at - first.at < 3.0
+
+    with pytest.raises(AgentError, match="max_retry_after_s must be >= 0"):
+        backend(server, max_retry_after_s=-1)
+
+
+def test_an_answer_trickling_past_the_timeout_is_cut_off_and_retried(server):
+    """Every read gets bytes within the SDK's per-read timeout, but the whole answer would take ~5 s:
+    the answer's total deadline (`timeout`) cuts it off, and the SDK retries it like a silent server."""
+    slow = answer(server, "SLOW " * 40)
+    server.push(Reply(body=slow, trickle_s=0.1), answer(server, "the retry's answer"))
+    t = backend(server, max_retries=2, timeout=1.0).turn(START, [])
+    assert t.text == "the retry's answer"
+    first, retry = server.requests
+    assert 1.0 <= retry.at - first.at < 5.0 and retry.headers["x-stainless-retry-count"] == "1"
+
+    server.push(Reply(body=slow, trickle_s=0.1))  # no retries left: the timeout's one line
+    with pytest.raises(AgentError, match=r"did not answer within 1 s"):
+        backend(server, max_retries=0, timeout=1.0).turn(START, [])
+
+
 CUTS = {
     "stall after the headers": {"cut": 0, "stall_s": 30},
     "stall mid-body": {"cut": 60, "stall_s": 30},

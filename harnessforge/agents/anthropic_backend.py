@@ -50,10 +50,12 @@ class AnthropicBackend(AgentBackend):
         thinking_budget: int | None = None,
         max_retries: int = 4,
         timeout: float = 600.0,
+        max_retry_after_s: float = 60.0,
     ):
         options = sdk_options(
-            "Anthropic", "ANTHROPIC_API_KEY", "ANTHROPIC_BASE_URL", api_key, base_url, max_retries, timeout
-        )
+            "Anthropic", "ANTHROPIC_API_KEY", "ANTHROPIC_BASE_URL", api_key, base_url, max_retries, timeout,
+            max_retry_after_s, anthropic.DefaultHttpxClient,
+        )  # fmt: skip
         if thinking_budget is not None and not 1024 <= thinking_budget < max_tokens:
             raise AgentError(f"thinking_budget must be >= 1024 and < max_tokens ({max_tokens}), got {thinking_budget}")
         self.model, self.max_tokens, self.thinking_budget = model, max_tokens, thinking_budget

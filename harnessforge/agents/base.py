@@ -9,6 +9,7 @@ from typing import Any
 
 from ..models.trajectory import AgentTurn, Message
 from .errors import AgentError
+from .transport import BoundedTransport
 
 
 class AgentBackend(ABC):
@@ -38,14 +39,24 @@ class AgentBackend(ABC):
 
 def sdk_options(
     provider: str, key_var: str, url_var: str, api_key: str | None, base_url: str | None, max_retries: int,
-    timeout: float, advice: str = "",
+    timeout: float, max_retry_after_s: float, http_client: type, advice: str = "",
 ) -> dict[str, Any]:  # fmt: skip
-    """The client arguments both vendor SDKs take, with the key and URL falling back to the environment."""
+    """The client arguments both vendor SDKs take, with the key and URL falling back to the environment;
+    `http_client` (the SDK's `DefaultHttpxClient`) gets the transport that bounds what the SDK does not."""
     api_key = api_key or os.environ.get(key_var)
     if not api_key:
         raise AgentError(f"no {provider} API key: pass api_key or set {key_var}{advice}")
     base_url = base_url or os.environ.get(url_var) or None
-    return {"api_key": api_key, "base_url": base_url, "max_retries": max_retries, "timeout": timeout}
+    if max_retry_after_s < 0:
+        raise AgentError(f"max_retry_after_s must be >= 0, got {max_retry_after_s}")
+    client = http_client(transport=BoundedTransport(timeout, max_retry_after_s))
+    return {
+        "api_key": api_key,
+        "base_url": base_url,
+        "max_retries": max_retries,
+        "timeout": timeout,
+        "http_client": client,
+    }
 
 
 # ---- helpers both API backends share (both read OpenAI-style messages); no SDK import here --------

@@ -43,11 +43,13 @@ class OpenAIBackend(AgentBackend):
         max_tokens: int | None = None,
         send_reasoning: bool = False,
         extra_body: dict[str, Any] | None = None,
+        max_retry_after_s: float = 60.0,
     ):
         advice = " (any value, e.g. EMPTY, for a vLLM server started without --api-key)"
         options = sdk_options(
-            "OpenAI", "OPENAI_API_KEY", "OPENAI_BASE_URL", api_key, base_url, max_retries, timeout, advice
-        )
+            "OpenAI", "OPENAI_API_KEY", "OPENAI_BASE_URL", api_key, base_url, max_retries, timeout,
+            max_retry_after_s, openai.DefaultHttpxClient, advice,
+        )  # fmt: skip
         self.model, self.max_retries, self.timeout = model, max_retries, timeout
         self.temperature, self.max_tokens, self.send_reasoning = temperature, max_tokens, send_reasoning
         self.extra_body = extra_body or {}
