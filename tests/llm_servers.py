@@ -38,6 +38,7 @@ class Reply:
     cut: int | None = None  # send the status line, the headers and only this many bytes of the body, then...
     stall_s: float = 0.0  # ...hang this long (beyond the client's timeout) before closing, unless `reset`
     trickle_s: float = 0.0  # send the body 8 bytes at a time, this long apart: no read ever waits long
+    stream_events: int | None = None  # a streamed answer: only its first N server-sent events, then close
 
 
 @dataclass
@@ -102,7 +103,7 @@ class ScriptedServer(LocalServer):
         """The reply to send for a request body (protocols may fill in what depends on the request)."""
         return reply
 
-    def _stream(self, handler: BaseHTTPRequestHandler, body: Any) -> None:
+    def _stream(self, handler: BaseHTTPRequestHandler, body: Any, upto: int | None = None) -> None:
         raise NotImplementedError(f"{type(self).__name__} does not stream")
 
     # ---- HTTP -------------------------------------------------------------------------------
@@ -137,7 +138,7 @@ class ScriptedServer(LocalServer):
                     elif reply.reset:
                         self._reset()
                     elif reply.status == 200 and isinstance(body, dict) and body.get("stream"):
-                        fake._stream(self, reply.body)
+                        fake._stream(self, reply.body, reply.stream_events)
                     else:
                         self._send(reply)
                 except (BrokenPipeError, ConnectionResetError):  # the client gave up (timeout)
@@ -272,7 +273,7 @@ class AnthropicServer(ScriptedServer):
     def thinking(text: str, signature: str = "sig-local") -> dict:
         return {"type": "thinking", "thinking": text, "signature": signature}
 
-    def _stream(self, handler: BaseHTTPRequestHandler, msg: dict) -> None:
+    def _stream(self, handler: BaseHTTPRequestHandler, msg: dict, upto: int | None = None) -> None:
         usage = msg["usage"]
         start = {**msg, "content": [], "stop_reason": None, "usage": {**usage, "output_tokens": 1}}
         events: list[tuple[str | None, Any]] = [("message_start", {"type": "message_start", "message": start})]
@@ -284,7 +285,7 @@ class AnthropicServer(ScriptedServer):
         delta = {"stop_reason": msg["stop_reason"], "stop_sequence": None}
         events.append(("message_delta", {"type": "message_delta", "delta": delta, "usage": usage}))
         events.append(("message_stop", {"type": "message_stop"}))
-        _sse(handler, events)
+        _sse(handler, events[:upto])
 
 
 def _block_deltas(block: dict) -> tuple[dict, list[dict]]:

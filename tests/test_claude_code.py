@@ -110,6 +110,19 @@ def test_an_api_error_from_the_cli_is_a_clear_agent_error(claude_env, monkeypatc
     assert 1 <= len(server.requests) <= 2  # our retry setting reached the CLI
 
 
+def test_an_answer_stream_cut_before_its_stop_reason_is_a_clear_agent_error(claude_env):
+    """A stream that just ends mid-answer (a proxy closing it): the CLI takes what came as the whole
+    answer, with no retry and no error (here: an empty text). Recorded, it would be a Dev turn the model
+    never gave, so the backend refuses it and stops the CLI; a rerun resumes the milestone."""
+    server = claude_env
+    server.push(Reply(body=A.message(A.text("LOST " * 20)), stream_events=3))  # start, block start, one delta
+    with ClaudeCodeAgent("claude-sonnet-4-6", timeout=60, max_retries=1) as agent:
+        with pytest.raises(AgentError, match="stream ended before its stop reason"):
+            agent.turn([{"role": "user", "content": "Add x."}], TOOLS)
+        assert agent.proc is None  # the CLI was stopped (its process group killed)
+    assert len(server.requests) == 1
+
+
 def test_missing_key_and_missing_cli_are_clear(monkeypatch):
     monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
     monkeypatch.delenv("ANTHROPIC_AUTH_TOKEN", raising=False)

@@ -174,6 +174,12 @@ class ClaudeCodeAgent(AgentBackend):
                 elif ev["type"] == "message_delta":
                     stop = ev["delta"].get("stop_reason") or ""
                     usage = usage.model_copy(update={"output": (ev.get("usage") or {}).get("output_tokens") or 0})
+                elif ev["type"] == "message_stop" and not stop:  # the API always sends a stop reason first
+                    self._stop()
+                    raise AgentError(
+                        "the claude CLI's answer stream ended before its stop reason (cut off mid-answer); "
+                        "the CLI does not retry that, so the turn is not recorded: run the same command again"
+                    )
                 elif ev["type"] == "message_stop":
                     return self._turn(blocks, usage, write, stop, model, time.monotonic() - t0)
             else:
