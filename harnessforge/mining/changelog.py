@@ -9,11 +9,13 @@ parser: a stream of headings and bullets, where a heading naming a version opens
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import PurePosixPath
 
-from ..gitio import display
+from ..gitio import GitRepo, display
 from ..models import ChangelogEntry
+from .pulls import Unit
 from .refs import extract_refs, strip_refs
 from .releases import parse_version
 
@@ -192,3 +194,38 @@ def is_fragment(path: str) -> bool:
 
 def format_of(path: str) -> str:
     return "restructuredtext" if path.endswith((".rst", ".txt")) else "markdown"
+
+
+def read_changelog(
+    repo: GitRepo, end: str, units: list[Unit], release_of: Callable[[str], str | None]
+) -> tuple[list[ChangelogEntry], list[str]]:
+    """Entries of the changelog files at `end`, per-release notes, and towncrier fragments
+    (read from the commit that added each)."""
+    singles, per_release = find_changelog_files(repo.files(end))
+    entries: list[ChangelogEntry] = []
+    sources: list[str] = []
+    for path in singles:
+        found = parse_changelog(
+            ChangelogFile(path, (repo.show(end, path) or b"").decode("utf-8", "replace")), format_of(path)
+        )
+        if found:
+            entries += found
+            sources.append(path)
+    for path in per_release:  # the file name carries the version of per-release notes
+        doc = ChangelogFile(
+            path, (repo.show(end, path) or b"").decode("utf-8", "replace"), release=version_in(path.rsplit("/", 1)[-1])
+        )
+        found = parse_changelog(doc, format_of(path))
+        if found:
+            entries += found
+            sources.append(path)
+    for u in units:
+        for f in u.files:
+            if is_fragment(f.path) and f.added:
+                blob = repo.show(u.sha, f.path)
+                entry = parse_fragment(f.path, (blob or b"").decode("utf-8", "replace"), release_of(u.sha), u.pr)
+                if entry:
+                    entries.append(entry)
+                    if "towncrier fragments" not in sources:
+                        sources.append("towncrier fragments")
+    return entries, sources

@@ -17,15 +17,7 @@ from ..repos import open_repo, spec_for
 from ..rules import Rules
 from ..store import Store
 from .acceptance import trace_tests
-from .changelog import (
-    ChangelogFile,
-    find_changelog_files,
-    format_of,
-    is_fragment,
-    parse_changelog,
-    parse_fragment,
-    version_in,
-)
+from .changelog import read_changelog
 from .classify import FileClassifier
 from .describe import Feature, describe
 from .hints import IssueText, PullText, build_ladder
@@ -84,41 +76,6 @@ def _range(
     if index[start] >= index[end]:
         raise PlanningError(f"--from {from_ref} is not older than --to {to_ref} on the mainline")
     return from_ref, to_ref, start, end
-
-
-def _read_changelog(
-    repo: GitRepo, end: str, units: list[Unit], release_of: Callable[[str], str | None]
-) -> tuple[list[ChangelogEntry], list[str]]:
-    """Entries of the changelog files at `end`, per-release notes, and towncrier fragments
-    (read from the commit that added each)."""
-    singles, per_release = find_changelog_files(repo.files(end))
-    entries: list[ChangelogEntry] = []
-    sources: list[str] = []
-    for path in singles:
-        found = parse_changelog(
-            ChangelogFile(path, (repo.show(end, path) or b"").decode("utf-8", "replace")), format_of(path)
-        )
-        if found:
-            entries += found
-            sources.append(path)
-    for path in per_release:  # the file name carries the version of per-release notes
-        doc = ChangelogFile(
-            path, (repo.show(end, path) or b"").decode("utf-8", "replace"), release=version_in(path.rsplit("/", 1)[-1])
-        )
-        found = parse_changelog(doc, format_of(path))
-        if found:
-            entries += found
-            sources.append(path)
-    for u in units:
-        for f in u.files:
-            if is_fragment(f.path) and f.added:
-                blob = repo.show(u.sha, f.path)
-                entry = parse_fragment(f.path, (blob or b"").decode("utf-8", "replace"), release_of(u.sha), u.pr)
-                if entry:
-                    entries.append(entry)
-                    if "towncrier fragments" not in sources:
-                        sources.append("towncrier fragments")
-    return entries, sources
 
 
 def _link_entries(entries: list[ChangelogEntry], units: list[Unit]) -> tuple[list[ChangelogEntry], list[set[int]]]:
@@ -307,7 +264,7 @@ def mine_history(
         return next((r.version for r in releases if index[r.mainline_commit] >= index[sha]), None)
 
     classify = FileClassifier(rules.planning)
-    raw_entries, sources = _read_changelog(repo, end, units, release_of)
+    raw_entries, sources = read_changelog(repo, end, units, release_of)
     ctx = _Context(repo, rules, classify, releases, index, {})
     if github is not None and spec.github:
         _enrich(github, spec.github, units, ctx, warnings, progress)

@@ -24,6 +24,7 @@ EnvErrorReason = Literal[
     "timeout",
     "oom",
     "sandbox_error",
+    "package_shadowed",
 ]
 
 
@@ -42,6 +43,12 @@ class Recipe(Model):
     )
     env: dict[str, str] = Field({}, description="Variables set for install, prepare and tests.")
     requirements: list[str] = Field([], description="Python: the requirement lines installed (sorted).")
+    packages: list[str] = Field(
+        [], description="Python: import names of the project under test; validation proves they load from the workspace."
+    )
+    skipped_requirements: list[str] = Field(
+        [], description="Python: dependency lines that could not be parsed (reported, not installed)."
+    )
     inputs: dict[str, str] = Field({}, description="Other languages: manifest/lockfile path -> content digest.")
 
 

@@ -29,6 +29,9 @@ class ChangelogEntry(Model):
     prs: list[int] = []
     issues: list[int] = []
     refs: list[int] = Field([], description="Bare #N references not yet known to be PR or issue.")
+    commits: list[str] = Field(
+        [], description="Commits the entry is tied to by itself (the one that added its towncrier fragment or reno note)."
+    )
 
 
 class FileChange(Model):
