@@ -35,6 +35,47 @@ class ScreeningRules(Model):
     collect_timeout_s: int = Field(gt=0)
 
 
+def _compiles(patterns: list[str], what: str) -> None:
+    for pattern in patterns:
+        try:
+            re.compile(pattern)
+        except re.error as e:
+            raise ValueError(f"{what} {pattern!r} is not a regular expression: {e}") from None
+
+
+Kind = Literal["feature", "performance", "bug fix", "refactor", "housekeeping"]
+
+
+class KindRules(Model):
+    """What kind of work a change is, read from (in order of trust) its changelog section, its GitHub
+    labels, its conventional-commit prefix and its first words. Regexes are case-insensitive."""
+
+    sections: dict[Kind, list[str]]
+    labels: dict[Kind, list[str]]
+    prefixes: dict[str, Kind]
+    words: dict[Kind, list[str]]
+    housekeeping_text: list[str] = Field(description="Changelog entries or titles that are housekeeping whatever "
+                                                      "their section: support windows, dependency minimums, docs.")  # fmt: skip
+
+    @model_validator(mode="after")
+    def _patterns_compile(self) -> "KindRules":
+        for table in (self.sections, self.labels, self.words):
+            for kind, patterns in table.items():
+                _compiles(patterns, f"kinds pattern for {kind}")
+        _compiles(self.housekeeping_text, "kinds.housekeeping_text pattern")
+        return self
+
+
+class ExpectedTurns(Model):
+    """A rough estimate of the Dev turns a milestone takes, from its size, to report outliers."""
+
+    base: float = Field(ge=0)
+    per_source_file: float = Field(ge=0)
+    per_100_lines: float = Field(ge=0)
+    target: tuple[int, int]
+    far_factor: float = Field(gt=1, description="Outside target/far_factor .. target*far_factor is reported.")
+
+
 class PlanningRules(Model):
     min_source_files: int = Field(ge=0)
     min_lines: int = Field(ge=0)
@@ -46,6 +87,10 @@ class PlanningRules(Model):
     test_patterns: list[str]
     noise_patterns: list[str]
     noise_subjects: list[str]
+    backport_subjects: list[str] = Field(description="Mainline merges of a maintenance branch (regex).")
+    kinds: KindRules
+    default_range_min_commits: int = Field(ge=1)
+    expected_turns: ExpectedTurns
     hint_l4_max_chars: int = Field(gt=0)
     hint_l4_max_hunks: int = Field(gt=0)
     difficulty_lines: list[int] = Field(min_length=4, max_length=4)
@@ -58,6 +103,8 @@ class PlanningRules(Model):
             raise ValueError(f"min_source_files ({self.min_source_files}) exceeds max_files ({self.max_files})")
         if self.difficulty_lines != sorted(self.difficulty_lines):
             raise ValueError("difficulty_lines must be increasing")
+        _compiles(self.noise_subjects, "noise_subjects pattern")
+        _compiles(self.backport_subjects, "backport_subjects pattern")
         return self
 
 

@@ -69,6 +69,8 @@ class Feature:
     title: str
     points: list[str] = field(default_factory=list)
     motivation: str = ""
+    seed: bool = True  # a release-note feature (or, without release notes, a PR): it may title the milestone
+    source: str = "commit"  # where the title came from: changelog, issue, pull request, commit
 
 
 def _sentence(text: str) -> str:
@@ -76,15 +78,35 @@ def _sentence(text: str) -> str:
     return text[:1].upper() + text[1:] if text else ""
 
 
+_SENTENCE_END = re.compile(r"(?<=[a-z0-9)\]`'\"])[.;]\s+(?=[A-Z`*(])")
+
+
 def _short_title(text: str, limit: int = 80) -> str:
-    text = _sentence(text).rstrip(".")
+    """The first sentence of `text`, sanitised, cut at a word boundary under `limit` characters."""
+    text = _sentence(_SENTENCE_END.split(text, 1)[0]).rstrip(".")
     return text if len(text) <= limit else text[: limit - 1].rsplit(" ", 1)[0] + "…"
 
 
-def describe(features: list[Feature], changed_files: list[str], release: str | None) -> tuple[str, str]:
-    """(title, description) for a milestone; lines that would leak a path or code are dropped."""
-    titles = [t for t in (_short_title(f.title) for f in features) if t]
+def readable_title(text: str, limit: int = 70) -> str | None:
+    """`text`'s short title if sanitising (no paths, no code) kept it readable and under `limit`
+    characters: most of its words, no dangling start. None otherwise, so another source can title."""
+    first = _SENTENCE_END.split(text, 1)[0]
+    title = _short_title(first, limit=10_000)
+    raw_words = re.sub(r"[`*]|:\w+:|\{\w+\}", " ", strip_refs(first)).split()
+    if not title or len(title) > limit or len(title.split()) < 0.75 * len(raw_words):
+        return None
+    if re.match(r"^(and|or|but|with|to|of|for|in|on|as|the)\b", title, re.I):
+        return None
+    return title
+
+
+def describe(features: list[Feature], changed_files: list[str], release: str | None) -> tuple[str, str, str]:
+    """(title, description, title source) for a milestone; the title names its seed features (in the
+    order given: highest priority first); lines that would leak a path or code are dropped."""
+    titled = [(t, f.source) for f in (f for f in features if f.seed) if (t := _short_title(f.title))]
+    titles = [t for t, _ in titled]
     title = "; ".join(titles[:2]) + (f" (+{len(titles) - 2} more)" if len(titles) > 2 else "")
+    source = titled[0][1] if titled else "none"
     lines: list[str] = []
     for f in features:
         heading = _short_title(f.title)
@@ -105,5 +127,5 @@ def describe(features: list[Feature], changed_files: list[str], release: str | N
     clean = [ln for ln in lines if not find_leaks(ln, changed_files)]
     body = re.sub(r"\n{3,}", "\n\n", "\n".join(clean)).strip()
     if find_leaks(title, changed_files):
-        title = "Milestone" + (f" towards {release}" if release else "")
-    return title or "Untitled change", body
+        title, source = "Milestone" + (f" towards {release}" if release else ""), "none"
+    return title or "Untitled change", body, source

@@ -1,31 +1,47 @@
 """Planning: a repository's history between two releases -> a MilestonePlan with its files.
 
-mine_history: releases -> mainline commits -> units (PRs) -> changelog entries linked to units
--> (GitHub enrichment) -> features -> segments; build_plan: per milestone: patches, acceptance tests,
-description, hint ladder.
+mine_history: the range (the to-ref's first-parent line) -> releases -> mainline commits -> units
+(PRs) -> the range's changelog entries linked to units -> (GitHub enrichment) -> roles and feature
+groups -> segments; build_plan: per milestone: patches, acceptance tests, features, description,
+type, hint ladder; and the plan's report (release-note coverage, type mix, size outliers).
 """
 
 from __future__ import annotations
 
+from collections import Counter
 from dataclasses import dataclass, field
 from typing import Callable
 
-from ..errors import GitHubError, PlanningError
+from ..errors import GitHubError
 from ..gitio import GitRepo, display
-from ..models import ChangelogEntry, HintLadder, Milestone, MilestonePlan, Provenance, Release, RepoSpec, milestone_id
+from ..models import (
+    ChangelogEntry,
+    HintLadder,
+    Milestone,
+    MilestonePlan,
+    PlanReport,
+    Provenance,
+    Release,
+    RepoSpec,
+    milestone_id,
+)
 from ..repos import open_repo, spec_for
-from ..rules import Rules
+from ..rules import PlanningRules, Rules
 from ..store import Store
 from .acceptance import trace_tests
 from .changelog import read_changelog
 from .classify import FileClassifier
-from .describe import Feature, describe
+from .describe import describe
+from .entry_commits import link_entry_commits
+from .features import feature_groups, milestone_type
 from .hints import IssueText, PullText, build_ladder
+from .kinds import KindReader
 from .patches import FileDiff, parse_text, split_diff
 from .pulls import Unit, attribute
+from .ranges import plan_range
 from .refs import Refs, linked_issues
 from .releases import find_releases
-from .segment import Segment, Segmenter, UnitInfo, group_features
+from .segment import RoleReader, Segment, Segmenter, UnitInfo, group_features
 
 Progress = Callable[[str], None]
 
@@ -44,53 +60,28 @@ class _Context:
     repo: GitRepo
     rules: Rules
     classify: FileClassifier
-    releases: list[Release]
+    releases: list[Release]  # chain releases only (maintenance releases never bound a milestone)
     mainline_index: dict[str, int]
-    entries_by_unit: dict[str, list[ChangelogEntry]]
     issues: dict[int, IssueText] = field(default_factory=dict)
     pulls: dict[int, PullText] = field(default_factory=dict)
 
 
-def _resolve_end(repo: GitRepo, ref: str, releases: list[Release], index: dict[str, int]) -> str:
-    for r in releases:
-        if ref in (r.tag, r.version):
-            return r.mainline_commit
-    sha = repo.rev(ref)
-    if sha not in index:
-        raise PlanningError(f"{ref!r} is not on the mainline (first-parent) history of the default branch")
-    return sha
-
-
-def _range(
-    repo: GitRepo, releases: list[Release], index: dict[str, int], from_ref: str | None, to_ref: str | None
-) -> tuple[str, str, str, str]:
-    if (from_ref is None or to_ref is None) and len(releases) < 2:
-        what = "no release tags" if not releases else f"only one release ({releases[0].tag})"
-        raise PlanningError(
-            f"{repo.path.name} has {what}; planning needs two releases to plan between, "
-            "or explicit --from and --to revisions"
-        )
-    from_ref = from_ref or releases[0].tag
-    to_ref = to_ref or releases[-1].tag
-    start, end = _resolve_end(repo, from_ref, releases, index), _resolve_end(repo, to_ref, releases, index)
-    if index[start] >= index[end]:
-        raise PlanningError(f"--from {from_ref} is not older than --to {to_ref} on the mainline")
-    return from_ref, to_ref, start, end
-
-
 def _link_entries(entries: list[ChangelogEntry], units: list[Unit]) -> tuple[list[ChangelogEntry], list[set[int]]]:
-    """Resolve bare refs against the PRs history knows; link each entry to the units it cites."""
+    """Resolve bare refs against the PRs history knows; link each entry to the units it cites (by PR,
+    by issue, and by the commit that added its fragment or note)."""
     known = {u.pr for u in units if u.pr}
     by_pr = {u.pr: i for i, u in enumerate(units) if u.pr}
     by_issue: dict[int, set[int]] = {}
     for i, u in enumerate(units):
         for n in u.issues:
             by_issue.setdefault(n, set()).add(i)
+    by_sha = {u.sha: i for i, u in enumerate(units)}
     linked_entries, links = [], []
     for e in entries:
         prs, issues = Refs(set(e.prs), set(e.issues), set(e.refs)).resolve(known)
         idx = {by_pr[p] for p in prs if p in by_pr}
         idx |= {i for n in issues for i in by_issue.get(n, ())}
+        idx |= {by_sha[sha] for sha in e.commits if sha in by_sha}  # a fragment's or note's own commit
         if not idx:
             continue
         for i in idx:
@@ -128,25 +119,15 @@ def _difficulty(lines: int, files: int, prs: int, thresholds: list[int]) -> int:
     return min(level, 5)
 
 
-def _features(infos: list[UnitInfo], ctx: _Context) -> tuple[list[Feature], list[IssueText], list[str]]:
-    """Description features in order of first appearance, plus the issues and entries behind them."""
-    groups: dict[int, list[Unit]] = {}
-    for info in infos:
-        if info.role == "feature":
-            key = next(iter(info.groups))
-            groups.setdefault(key, []).append(info.unit)
-    features, all_issues, all_entries = [], [], []
-    for units in groups.values():
-        issue_numbers = sorted({i for u in units for i in u.issues})
-        issues = [ctx.issues[i] for i in issue_numbers if i in ctx.issues]
-        entries = list(dict.fromkeys(e.text for u in units for e in ctx.entries_by_unit.get(u.sha, [])))
-        title = issues[0].title if issues else units[0].title
-        motivation = issues[0].body.split("\n\n", 1)[0] if issues else ""
-        points = entries or [u.title for u in units]
-        features.append(Feature(title=title, points=points, motivation=motivation))
-        all_issues += issues
-        all_entries += entries
-    return features, all_issues, all_entries
+def expected_turns(source_files: int, lines: int, rules: PlanningRules) -> int:
+    """A rough estimate of the Dev turns a milestone takes: reported when far from the target, never used to cut."""
+    e = rules.expected_turns
+    return round(e.base + e.per_source_file * source_files + e.per_100_lines * lines / 100)
+
+
+def _is_far(turns: int, rules: PlanningRules) -> bool:
+    low, high = rules.expected_turns.target
+    return turns < low / rules.expected_turns.far_factor or turns > high * rules.expected_turns.far_factor
 
 
 def _milestone(
@@ -168,7 +149,7 @@ def _milestone(
         for f in tests
         if display(f.path) in text and not f.deleted
     }
-    described = {i.unit.sha: i.role == "feature" for i in infos}
+    described = {i.unit.sha: i.described for i in infos}
     labels = {i.unit.sha: f"commit {i.unit.sha[:10]} ({i.unit.commit.subject[:60]!r})" for i in infos}
     touched_by: dict[str, set[str]] = {}
     for i in infos:
@@ -180,13 +161,21 @@ def _milestone(
         (r.tag for r in ctx.releases if ctx.mainline_index[r.mainline_commit] >= ctx.mainline_index[verify]), None
     )
     changed = [display(f.path) for f in files]
-    features, issues, entries = _features(infos, ctx)
-    title, description = describe(features, changed, release)
+    groups = feature_groups(infos, ctx.issues)
+    kinds = KindReader(ctx.rules.planning)
+    title, description, title_source = describe([g.feature(kinds) for g in groups], changed, release)
     prs = [u.pr for u in units if u.pr]
     added = sum(p.added for p in text.values())
     deleted = sum(p.removed for p in text.values())
+    planning = ctx.rules.planning
+    work = [i.unit for i in infos if i.described]
+    work_files = {f.path for u in work for f in u.files if ctx.classify.is_source(f.path)}
+    work_lines = sum(f.added + f.deleted for u in work for f in u.files if ctx.classify.is_source(f.path))
+    turns = expected_turns(len(work_files), work_lines, planning)
     if not accepted:
         flags = [*flags, "no_acceptance_tests"]
+    if _is_far(turns, planning):
+        flags = [*flags, "expected_turns_far_from_target"]
     milestone = Milestone(
         id=mid,
         ordinal=ordinal,
@@ -202,12 +191,17 @@ def _milestone(
         test_files=[display(f.path) for f in tests],
         lines_added=added,
         lines_deleted=deleted,
-        difficulty=_difficulty(added + deleted, len(others), len(prs), ctx.rules.planning.difficulty_lines),
+        difficulty=_difficulty(added + deleted, len(others), len(prs), planning.difficulty_lines),
+        type=milestone_type(groups),
+        title_source=title_source,
+        expected_turns=turns,
         acceptance_tests=accepted,
         excluded_tests=excluded,
         flags=sorted(set(flags)),
     )
-    hint_units = [i.unit for i in infos if i.role != "noise"] or units
+    hint_units = [i.unit for i in infos if i.described] or units
+    issues = [i for g in groups for i in g.issues]
+    entries = list(dict.fromkeys(e.text for g in groups if g.seed for e in g.entries))
     ladder = build_ladder(
         mid,
         hint_units,
@@ -216,8 +210,8 @@ def _milestone(
         ctx.pulls,
         source_stats,
         [text[display(f.path)] for f in others if display(f.path) in text],
-        ctx.rules.planning.hint_l4_max_chars,
-        ctx.rules.planning.hint_l4_max_hunks,
+        planning.hint_l4_max_chars,
+        planning.hint_l4_max_hunks,
     )
     return milestone, b"".join(f.raw for f in others), b"".join(f.raw for f in tests), ladder
 
@@ -230,13 +224,16 @@ class Mined:
     to_ref: str
     start: str
     end: str
-    releases: list[Release]
+    releases: list[Release]  # every release the range holds, maintenance releases included
     units: list[Unit]
     infos: list[UnitInfo]
     segments: list[Segment]
-    entries: list[ChangelogEntry]
+    entries: list[ChangelogEntry]  # the range's entries linked to units
+    range_entries: list[ChangelogEntry]  # every entry of the range's releases (and unreleased)
+    backport_entries: int
     sources: list[str]
     ctx: _Context
+    notes: list[str]
     warnings: list[str]
 
 
@@ -249,43 +246,85 @@ def mine_history(
     github=None,
     progress: Progress = lambda msg: None,
 ) -> Mined:
-    """Releases, PR attribution, changelog links, features and segments: one pass over history."""
-    mainline_all = repo.text("rev-list", "--first-parent", "--reverse", "HEAD").split()
-    index = {sha: i for i, sha in enumerate(mainline_all)}
-    releases, warnings = find_releases(repo, repo.tags(), mainline_all, rules.planning.skip_prereleases)
-    progress(f"{len(releases)} releases")
-    from_ref, to_ref, start, end = _range(repo, releases, index, from_ref, to_ref)
+    """Range, releases, PR attribution, changelog links, roles, features and segments: one pass over history."""
+    tags = repo.tags()
+    rng = plan_range(repo, tags, rules, from_ref, to_ref)
+    index = {sha: i for i, sha in enumerate(rng.mainline)}
+    lo, hi = index[rng.start], index[rng.end]
+    releases, release_warnings = find_releases(repo, tags, rng.mainline, rules.planning.skip_prereleases, (lo, hi))
+    releases = [r for r in releases if index[r.mainline_commit] <= hi]
+    chain = [r for r in releases if not r.maintenance]
+    warnings = [*rng.warnings, *release_warnings]
+    progress(f"{len(chain)} releases, {len(releases) - len(chain)} maintenance releases")
 
-    commits = repo.first_parent_log(start, end)
-    units = attribute(repo, commits, start)
+    commits = repo.first_parent_log(rng.start, rng.end)
+    units = attribute(repo, commits, rng.start)
     progress(f"{len(units)} mainline commits, {sum(1 for u in units if u.pr)} pull requests")
 
     def release_of(sha: str) -> str | None:
-        return next((r.version for r in releases if index[r.mainline_commit] >= index[sha]), None)
+        return next((r.version for r in chain if index[r.mainline_commit] >= index[sha]), None)
 
     classify = FileClassifier(rules.planning)
-    raw_entries, sources = read_changelog(repo, end, units, release_of)
-    ctx = _Context(repo, rules, classify, releases, index, {})
+    raw_entries, sources = read_changelog(repo, rng.end, units, release_of)
+    ctx = _Context(repo, rules, classify, chain, index)
     if github is not None and spec.github:
         _enrich(github, spec.github, units, ctx, warnings, progress)
-    entries, links = _link_entries(raw_entries, units)
-    for e, idx in zip(entries, links):
-        for i in idx:
-            ctx.entries_by_unit.setdefault(units[i].sha, []).append(e)
+    in_range = {r.version for r in chain if lo < index[r.mainline_commit] <= hi}
+    patches = {r.version for r in releases if r.maintenance and lo < index[r.mainline_commit]}
+    range_entries = [e for e in raw_entries if e.release is None or e.release in in_range]
+    backport_entries = sum(1 for e in raw_entries if e.release in patches and e.release not in in_range)
+    range_entries = link_entry_commits(repo, units, range_entries, classify, KindReader(rules.planning))
+    entries, links = _link_entries(range_entries, units)
     if not sources:
         warnings.append("no changelog found; PR titles and commit subjects stand in for changelog entries")
     else:
-        versions = {r.version for r in releases if index[start] < index[r.mainline_commit] <= index[end]}
         linked = {e.text for e in entries}
-        orphans = [e for e in raw_entries if e.text not in linked and (e.release is None or e.release in versions)]
+        orphans = [e for e in range_entries if e.text not in linked]
         if orphans:
             warnings.append(
-                f"{len(orphans)} changelog entries in this range cite no PR or issue; they are not in any description"
+                f"{len(orphans)} changelog entries in this range cite no PR, issue or commit in it; "
+                "they are not in any description"
             )
 
-    infos = group_features(units, links, classify)
-    segments = Segmenter(rules.planning, classify).segment(infos, {r.mainline_commit for r in releases})
-    return Mined(from_ref, to_ref, start, end, releases, units, infos, segments, entries, sources, ctx, warnings)
+    roles = RoleReader(rules.planning, classify, {r.commit for r in releases if r.maintenance})
+    labels = {n: p.labels for n, p in ctx.pulls.items()}
+    infos = group_features(units, links, entries, roles, labels)
+    segments = Segmenter(rules.planning, classify).segment(infos, {r.mainline_commit for r in chain})
+    return Mined(
+        rng.from_ref, rng.to_ref, rng.start, rng.end, releases, units, infos, segments, entries, range_entries,
+        backport_entries, sources, ctx, rng.notes, warnings,
+    )  # fmt: skip
+
+
+def _entry_key(e: ChangelogEntry) -> tuple:
+    return (e.text, e.release, e.source)
+
+
+def plan_report(mined: Mined, milestones: list[Milestone]) -> PlanReport:
+    """Release-note coverage (what the range's entries that cite a PR, an issue or a commit became),
+    the milestones' type mix, how many are titled by a feature, and the size outliers."""
+    kinds = KindReader(mined.ctx.rules.planning)
+    covered = {_entry_key(e) for info in mined.infos if info.described for e in info.entries}
+    citing = [e for e in mined.range_entries if e.prs or e.issues or e.refs or e.commits]
+    housekeeping = [e for e in mined.range_entries if kinds.entry_kind(e) == "housekeeping"]
+    work = [e for e in citing if kinds.entry_kind(e) != "housekeeping"]
+    planning = mined.ctx.rules.planning
+    low, high = planning.expected_turns.target
+    return PlanReport(
+        entries_in_range=len(mined.range_entries),
+        entries_citing=len(work),
+        entries_covered=sum(1 for e in work if _entry_key(e) in covered),
+        housekeeping_entries=len(housekeeping),
+        backport_entries=mined.backport_entries,
+        uncovered=[e.text[:200] for e in work if _entry_key(e) not in covered][:20],
+        type_mix=dict(Counter(m.type or "housekeeping" for m in milestones)),
+        feature_titled=sum(1 for m in milestones if m.title_source not in (None, "none")),
+        size_outliers=[
+            f"{m.id}: ~{m.expected_turns} Dev turns expected (target {low}-{high})"
+            for m in milestones
+            if "expected_turns_far_from_target" in m.flags
+        ],
+    )
 
 
 def build_plan(mined: Mined, spec: RepoSpec, progress: Progress = lambda msg: None) -> PlanResult:
@@ -305,6 +344,9 @@ def build_plan(mined: Mined, spec: RepoSpec, progress: Progress = lambda msg: No
     for m in milestones:
         for ex in m.excluded_tests:
             warnings.append(f"{m.id}: left out {ex.test}: {ex.reason}")
+    report = plan_report(mined, milestones)
+    for outlier in report.size_outliers:
+        warnings.append(f"{outlier}: its size is far from what one milestone should take")
 
     index = mined.ctx.mainline_index
     in_range = [r for r in mined.releases if index[mined.start] <= index[r.mainline_commit] <= index[mined.end]]
@@ -319,6 +361,8 @@ def build_plan(mined: Mined, spec: RepoSpec, progress: Progress = lambda msg: No
         pulls=[u.to_pull() for u in mined.units if u.pr],
         changelog=mined.entries,
         milestones=milestones,
+        report=report,
+        notes=mined.notes,
         warnings=warnings,
         provenance=Provenance(rules_hash=rules.hash),
     )

@@ -4,7 +4,7 @@ A first-parent walk sees one commit per change that landed on the mainline:
 - `Merge pull request #N from ...` (GitHub), `Merge #N` (bors), `See merge request x!N` (GitLab):
   a merged PR; its commits are those the merge brought in (reachable from its side parents and
   not brought in before);
-- `Title (#N)`: a squash-merged PR;
+- `Title (#N)`: a squash-merged PR, or a merge commit given its PR's title (as pallets merges);
 - anything else: a direct commit.
 """
 
@@ -87,6 +87,9 @@ def _classify(c: Commit) -> tuple[int | None, str, str, str]:
         m = GITLAB_MR.search(c.body)
         if m:
             return int(m[1]), "merge", c.subject, c.body
+        m = SQUASH_PR.match(c.subject)  # a merge commit titled like its PR: `Title (#N)` (pallets style)
+        if m and m[1]:
+            return int(m[2]), "merge", m[1], c.body
         return None, "merge", c.subject, c.body
     m = SQUASH_PR.match(c.subject)
     if m and m[1]:

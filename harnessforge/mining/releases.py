@@ -44,9 +44,21 @@ def mainline_position(commit: str, mainline: list[str], index: dict[str, int], r
 
 
 def find_releases(
-    repo: GitRepo, tags: list[Tag], mainline: list[str], skip_prereleases: bool = True
+    repo: GitRepo,
+    tags: list[Tag],
+    mainline: list[str],
+    skip_prereleases: bool = True,
+    within: tuple[int, int] | None = None,
 ) -> tuple[list[Release], list[str]]:
-    """Releases in version order, each tied to the mainline; plus warnings for tags left out."""
+    """The releases contained in the tip of `mainline` (a first-parent line, oldest first), in
+    history order, each tied to the first mainline commit that contains it; plus warnings.
+
+    A tag on the line is a chain release. One off it, merged in from a branch, is a chain release
+    when it opens a version line (a release branch merged back), and a maintenance release when it
+    is a patch (X.Y.z, z > 0) tagged on a maintenance branch: those count for changelog
+    attribution and never bound a milestone. Tags the tip does not contain are outside the range.
+    `within` (first, last) mainline indexes: warn only about skipped tags in (first, last].
+    """
     index = {sha: i for i, sha in enumerate(mainline)}
     warnings: list[str] = []
     parsed = []
@@ -57,23 +69,24 @@ def find_releases(
         if skip_prereleases and (version.is_prerelease or version.is_devrelease):
             continue
         pos = mainline_position(tag.commit, mainline, index, repo)
-        if pos is None:
-            warnings.append(f"tag {display(tag.name)} is not on the mainline history; skipped")
-            continue
-        parsed.append((version, pos, tag))
+        if pos is not None:
+            parsed.append((version, pos, tag))
     # Walk in history order and keep versions that increase: a lower version tagged later
     # (a backport or maintenance release) would put the chain out of order.
     parsed.sort(key=lambda x: (x[1], x[0]))
     releases: list[Release] = []
     last_version = None
     for version, pos, tag in parsed:
-        if last_version is not None and version <= last_version:
+        maintenance = tag.commit not in index and version.micro > 0
+        if not maintenance and last_version is not None and version <= last_version:
+            last = next(r.tag for r in reversed(releases) if not r.maintenance)
             why = (
                 "repeats version"
                 if version == last_version
-                else f"is older than {releases[-1].tag} but comes later in history (a backport?)"
+                else f"is older than {last} but comes later in history (a backport?)"
             )
-            warnings.append(f"tag {display(tag.name)} ({version}) {why}; skipped")
+            if within is None or within[0] < pos <= within[1]:
+                warnings.append(f"tag {display(tag.name)} ({version}) {why}; skipped")
             continue
         releases.append(
             Release(
@@ -82,10 +95,45 @@ def find_releases(
                 commit=tag.commit,
                 mainline_commit=mainline[pos],
                 date=tag.date,
+                maintenance=maintenance,
             )
         )
-        last_version = version
+        if not maintenance:
+            last_version = version
     return releases, warnings
+
+
+def fork_point(repo: GitRepo, commit: str, mainline: list[str]) -> int | None:
+    """Index of the newest mainline commit that `commit` contains (None if it contains none).
+
+    Where a maintenance branch forked off: its releases are not on the mainline, and the first
+    mainline commit containing them is the merge that brought them back, after the work between.
+    Containment is monotonic along a first-parent line, so a binary search suffices.
+    """
+    if not mainline or not repo.is_ancestor(mainline[0], commit):
+        return None
+    return bisect_left(range(len(mainline)), True, key=lambda i: not repo.is_ancestor(mainline[i], commit)) - 1
+
+
+def is_feature_release(version: Version, previous: Version | None) -> bool:
+    """A release that opens a new major or minor line (X.Y.0 after X.(Y-1).z), as opposed to a patch."""
+    return previous is None or version.release[:2] != previous.release[:2]
+
+
+def feature_releases(tags: list[Tag], skip_prereleases: bool = True) -> list[tuple[Version, Tag]]:
+    """Tags that open a new major or minor version, oldest version first (one tag per version)."""
+    versions: dict[Version, Tag] = {}
+    for tag in tags:
+        v = parse_version(tag.name)
+        if v is None or (skip_prereleases and (v.is_prerelease or v.is_devrelease)):
+            continue
+        versions.setdefault(v, tag)
+    out, previous = [], None
+    for v in sorted(versions):
+        if is_feature_release(v, previous):
+            out.append((v, versions[v]))
+        previous = v
+    return out
 
 
 def remote_tags(url: str, timeout: int = 60) -> list[str]:

@@ -8,7 +8,7 @@ from pathlib import Path
 from .common import Model, Provenance
 from .env import ExecResult, Grade, ImageRecord, Recipe, RepoImages, TestRun, Validation
 from .history import ChangelogEntry, FileChange, PullRef, Release
-from .plan import HINT_LEVEL_NAMES, ExcludedTest, Hint, HintLadder, Milestone, MilestonePlan, milestone_id
+from .plan import HINT_LEVEL_NAMES, ExcludedTest, Hint, HintLadder, Milestone, MilestonePlan, PlanReport, milestone_id
 from .repo import Criterion, GitHubMeta, RepoSpec, ScreeningReport
 from .run import MilestoneSummary, RunMeta
 from .trajectory import Event, MentorDecision, VerifierReport
@@ -69,6 +69,7 @@ __all__ = [
     "HintLadder",
     "Milestone",
     "MilestonePlan",
+    "PlanReport",
     "Model",
     "Provenance",
     "PullRef",

@@ -19,6 +19,11 @@ class Release(Model):
         "when it sits on the mainline)."
     )
     date: datetime
+    maintenance: bool = Field(
+        False,
+        description="A patch release tagged off the range's first-parent line (on a maintenance branch merged "
+        "back): it counts for changelog attribution, never as a milestone boundary.",
+    )
 
 
 class ChangelogEntry(Model):

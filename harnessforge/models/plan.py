@@ -16,8 +16,21 @@ HINT_LEVEL_NAMES = ("issue_titles", "issue_bodies", "pr_descriptions", "files_to
 class Hint(Model):
     level: int = Field(ge=0, le=4)
     name: Literal["issue_titles", "issue_bodies", "pr_descriptions", "files_touched", "diff_hunks"]
-    content: str = Field(min_length=1)
+    content: str = Field("", description="Empty only when `empty_reason` says why.")
     sources: list[str] = Field([], description="Where the text came from: commits, PRs, issues.")
+    empty_reason: str | None = Field(
+        None, description="Why this level has no material of its own; the Mentor skips it to the next level."
+    )
+
+    @model_validator(mode="after")
+    def _content_or_reason(self) -> "Hint":
+        if not self.content.strip() and not self.empty_reason:
+            raise ValueError(f"hint level {self.level} has no content and no empty_reason")
+        return self
+
+    @property
+    def empty(self) -> bool:
+        return self.empty_reason is not None
 
 
 class HintLadder(Model):
@@ -34,6 +47,10 @@ class HintLadder(Model):
         if got != want:
             raise ValueError(f"hint ladder must have levels {want}, got {got}")
         return levels
+
+
+MilestoneType = Literal["feature", "performance", "bug fix", "refactor", "housekeeping"]
+TitleSource = Literal["changelog", "issue", "pull request", "commit", "none"]
 
 
 class ExcludedTest(Model):
@@ -61,6 +78,11 @@ class Milestone(Model):
     lines_added: int
     lines_deleted: int
     difficulty: int = Field(ge=1, le=5)
+    type: MilestoneType | None = Field(
+        None, description="The work its seeds are (changelog section, label, commit prefix, first words)."
+    )
+    title_source: TitleSource | None = Field(None, description="What the title was taken from.")
+    expected_turns: int | None = Field(None, description="A rough estimate of the Dev turns it takes (from its size).")
     acceptance_tests: list[str]
     excluded_tests: list[ExcludedTest] = []
     flags: list[str] = Field([], description="e.g. undersized, oversized, no_tests")
@@ -73,6 +95,20 @@ class Milestone(Model):
     @property
     def lines_changed(self) -> int:
         return self.lines_added + self.lines_deleted
+
+
+class PlanReport(Model):
+    """How the plan covers the range's release notes, and what shape its chain has."""
+
+    entries_in_range: int = Field(0, description="Changelog entries of the range's releases (and unreleased).")
+    entries_citing: int = Field(0, description="Of those, entries that cite a PR or an issue (or own a commit).")
+    entries_covered: int = Field(0, description="Of those citing, entries that describe a milestone.")
+    housekeeping_entries: int = Field(0, description="Entries that are housekeeping: they describe no milestone.")
+    backport_entries: int = Field(0, description="Entries of maintenance releases: backports, never a milestone.")
+    uncovered: list[str] = Field([], description="Citing entries that describe no milestone (the first 20).")
+    type_mix: dict[str, int] = Field({}, description="Milestones per type.")
+    feature_titled: int = Field(0, description="Milestones titled by a feature (changelog, issue or work PR).")
+    size_outliers: list[str] = Field([], description="Milestones whose expected Dev turns are far from the target.")
 
 
 class MilestonePlan(Model):
@@ -88,6 +124,8 @@ class MilestonePlan(Model):
     pulls: list[PullRef] = []
     changelog: list[ChangelogEntry] = []
     milestones: list[Milestone]
+    report: PlanReport = Field(default_factory=PlanReport)
+    notes: list[str] = Field([], description="What the planner chose and why (e.g. the default range).")
     warnings: list[str] = []
     provenance: Provenance = Field(default_factory=Provenance)
 

@@ -1,0 +1,68 @@
+"""Which commit wrote each changelog entry: the strongest link between release notes and code.
+
+Many projects add a PR's changelog line in the PR itself (pallets, attrs, structlog...), and cite
+only the issue, which git alone cannot tie to the PR. The mainline commit whose diff adds an
+entry's line to the changelog file is that PR, whatever the entry cites. Commits that only edit
+the changelog ("update CHANGES"), housekeeping commits (a release commit writing a whole section)
+and commits adding more than a few entries at once prove nothing and are not used.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+
+from ..gitio import GitRepo
+from ..models import ChangelogEntry
+from .classify import FileClassifier
+from .kinds import KindReader
+from .patches import parse_text, split_diff
+from .pulls import Unit
+
+_MARKUP = re.compile(r"[`*_\[\]()]|:(?:pr|issue|user|ghsa|gh|bpo):|\{(?:pr|issue)\}")
+MIN_LINE_CHARS = 20  # shorter added lines ("Unreleased", a version number) could match anything
+MAX_ENTRIES_PER_COMMIT = 5  # a commit adding more entries than this is consolidating notes, not shipping them
+
+
+def _normal(text: str) -> str:
+    text = re.sub(r"^\s*(?:[-*+]|\d+[.)])\s+", "", text)
+    return " ".join(_MARKUP.sub("", text).lower().split())
+
+
+def link_entry_commits(
+    repo: GitRepo, units: list[Unit], entries: list[ChangelogEntry], classify: FileClassifier, kinds: KindReader
+) -> list[ChangelogEntry]:
+    """`entries` with `commits` extended by the code-changing units whose diff added one of their lines."""
+    files = {e.source.rsplit(" (", 1)[0] for e in entries if "fragment" not in e.source and "reno" not in e.source}
+    added: dict[str, list[tuple[str, str]]] = {}  # file -> [(normalised added line, unit sha)]
+    for u in units:
+        paths = {f.path for f in u.files}
+        if not paths & files or not any(classify.is_source(p) or classify.is_test(p) for p in paths):
+            continue
+        if kinds.title(u.title) == "housekeeping":
+            continue
+        parent = u.commit.parents[0] if u.commit.parents else None
+        if parent is None:
+            continue
+        for pf in parse_text_diff(repo, parent, u.sha, sorted(paths & files)):
+            for hunk in pf:
+                for line in hunk:
+                    text = _normal(line.value)
+                    if line.is_added and len(text) >= MIN_LINE_CHARS:
+                        added.setdefault(pf.path, []).append((text, u.sha))
+    found: list[set[str]] = []
+    for e in entries:
+        body = _normal(e.text)
+        found.append({sha for text, sha in added.get(e.source.rsplit(" (", 1)[0], []) if text in body})
+    per_commit = Counter(sha for shas in found for sha in shas)
+    out = []
+    for e, shas in zip(entries, found):
+        shas = {sha for sha in shas if per_commit[sha] <= MAX_ENTRIES_PER_COMMIT}
+        out.append(e.model_copy(update={"commits": sorted({*e.commits, *shas})}) if shas else e)
+    return out
+
+
+def parse_text_diff(repo: GitRepo, base: str, head: str, paths: list[str]):
+    """The text diffs of `paths` between two commits, as unidiff PatchedFiles."""
+    raw = repo.run("diff", "--no-color", "--no-ext-diff", "--no-renames", base, head, "--", *paths)
+    return parse_text(split_diff(raw))
