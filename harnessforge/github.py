@@ -1,4 +1,5 @@
-"""GitHub enrichment through PyGithub: repo metadata, issue bodies, PR descriptions, reviews.
+"""GitHub enrichment through PyGithub: repo metadata, issue bodies, PR descriptions, reviews,
+release notes.
 
 Optional everywhere: without `GITHUB_TOKEN` every stage works from git alone. Answers are cached
 under the store, so re-planning costs no requests. `GITHUB_API_URL` points the client elsewhere
@@ -103,6 +104,17 @@ class GitHubClient:
             return [r.tag_name for r in releases[:limit] if not (r.draft or r.prerelease)]
 
         return self._call(f"GET /repos/{full_name}/releases", fetch) or []
+
+    def releases(self, full_name: str, limit: int = 300) -> list[tuple[str, str]]:
+        """(tag, body) of the repo's published releases, newest first (drafts left out): release
+        notes for projects that keep no changelog file. Cached like the other answers."""
+
+        def fetch() -> dict:
+            found = self._gh.get_repo(full_name).get_releases()
+            return {"releases": [{"tag": r.tag_name, "body": r.body or ""} for r in found[:limit] if not r.draft]}
+
+        data = self._cached("releases", f"GET /repos/{full_name}/releases", fetch)
+        return [(r["tag"], r["body"]) for r in (data or {}).get("releases", [])]
 
     def issue(self, full_name: str, number: int) -> IssueText | None:
         def fetch() -> dict:

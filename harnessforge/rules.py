@@ -48,21 +48,26 @@ Kind = Literal["feature", "performance", "bug fix", "refactor", "housekeeping"]
 
 class KindRules(Model):
     """What kind of work a change is, read from (in order of trust) its changelog section, its GitHub
-    labels, its conventional-commit prefix and its first words. Regexes are case-insensitive."""
+    labels, its conventional-commit prefix and its words. Regexes are case-insensitive."""
 
-    sections: dict[Kind, list[str]]
+    sections: dict[Kind, list[str]] = Field(description="Whole words of a section name per kind.")
+    ambiguous_sections: list[str] = Field(description="Sections (Changed, Removed) that are a feature unless the "
+                                                      "text says a fix, a refactor or performance.")  # fmt: skip
+    neutral_sections: list[str] = Field(description="Sections (Other, What's Changed) where the text decides.")
     labels: dict[Kind, list[str]]
     prefixes: dict[str, Kind]
-    words: dict[Kind, list[str]]
-    housekeeping_text: list[str] = Field(description="Changelog entries or titles that are housekeeping whatever "
-                                                      "their section: support windows, dependency minimums, docs.")  # fmt: skip
+    words: dict[Kind, list[str]] = Field(description="The opening words, tried in order.")
+    says: dict[Kind, list[str]] = Field(description="Words anywhere, when the opening words say nothing.")
+    housekeeping_text: list[str] = Field(description="Entries or titles that are housekeeping whatever their "
+                                                      "section: support windows, dependency minimums, docs.")  # fmt: skip
 
     @model_validator(mode="after")
     def _patterns_compile(self) -> "KindRules":
-        for table in (self.sections, self.labels, self.words):
+        for table in (self.sections, self.labels, self.words, self.says):
             for kind, patterns in table.items():
                 _compiles(patterns, f"kinds pattern for {kind}")
-        _compiles(self.housekeeping_text, "kinds.housekeeping_text pattern")
+        for name in ("ambiguous_sections", "neutral_sections", "housekeeping_text"):
+            _compiles(getattr(self, name), f"kinds.{name} pattern")
         return self
 
 

@@ -56,6 +56,23 @@ class FakeGitHub(LocalServer):
             "labels": [{"name": n} for n in labels],
         }
 
+    def add_release(self, full_name: str, tag: str, body: str, draft: bool = False, prerelease: bool = False) -> None:
+        """A release, listed newest first like GitHub's `GET /repos/{owner}/{repo}/releases`."""
+        listing = self.routes.setdefault(f"/repos/{full_name}/releases", [])
+        number = len(listing) + 1
+        listing.insert(
+            0,
+            {
+                "id": number,
+                "tag_name": tag,
+                "name": tag,
+                "body": body,
+                "draft": draft,
+                "prerelease": prerelease,
+                "url": f"{self.url}/repos/{full_name}/releases/{number}",
+            },
+        )
+
     def add_pull(self, full_name: str, number: int, title: str, body: str, comments=(), labels=()) -> None:
         base = f"/repos/{full_name}/pulls/{number}"
         self.routes[base] = {

@@ -72,7 +72,8 @@ def test_outage_degrades_to_git_only_with_a_warning(fake_github, example_repo, s
     )
     [warning] = [w for w in result.plan.warnings if "GitHub" in w]
     assert "HTTP 503" in warning and "fall back to git history" in warning
-    assert "Tasks can carry tags" in result.hints["m01"].levels[0].content  # changelog still used
+    assert "Tasks can carry tags" in result.plan.milestones[0].description  # the changelog still describes it
+    assert "issue #3; PR #4" in result.hints["m01"].levels[0].content  # and git still names its issues and PRs
     assert len(fake_github.requests) == 1  # gave up after the first failure instead of hammering
 
 

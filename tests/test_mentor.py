@@ -210,6 +210,38 @@ def test_each_release_is_one_level_up_and_never_above_max_level(max_level):
     assert m.level == max_level
 
 
+def test_empty_levels_are_skipped_to_the_next_with_material_and_the_skip_is_recorded():
+    levels = [Hint(level=i, name=n, content=f"hint L{i}") for i, n in enumerate(HINT_LEVEL_NAMES)]
+    levels[1] = Hint(level=1, name="issue_bodies", empty_reason="no commit message bodies")
+    levels[2] = Hint(level=2, name="pr_descriptions", empty_reason="no PR descriptions")
+    ladder = HintLadder(milestone_id=MID, levels=levels)
+    m, t = Mentor(MID, ladder, MentorRules(**QUIET)), Trail()
+    for turn in range(1, 6):
+        t.ask(turn)
+    fired = feed(m, t.events)
+    assert [level for _, _, level, _ in fired] == [3, 4]  # L1 and L2 have nothing of their own
+    first = m.decisions[0]
+    assert first.hint == "hint L3"
+    assert first.skipped_levels == [
+        {"level": 1, "reason": "no commit message bodies"},
+        {"level": 2, "reason": "no PR descriptions"},
+    ]
+    assert m.decisions[1].skipped_levels == [] and m.next_level is None
+
+
+def test_a_ladder_with_no_material_left_releases_nothing():
+    levels = [Hint(level=0, name="issue_titles", content="hint L0")]
+    levels += [Hint(level=i, name=n, empty_reason="nothing") for i, n in enumerate(HINT_LEVEL_NAMES) if i]
+    m, t = Mentor(MID, HintLadder(milestone_id=MID, levels=levels), MentorRules(**QUIET)), Trail()
+    t.ask(1)
+    assert feed(m, t.events) == [] and m.level == 0
+
+
+def test_a_hint_needs_content_or_a_reason_to_be_empty():
+    with pytest.raises(ValueError, match="no content and no empty_reason"):
+        Hint(level=1, name="issue_bodies", content="  ")
+
+
 # -- thrashing -----------------------------------------------------------------------------------------------------
 
 

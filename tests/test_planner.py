@@ -99,19 +99,30 @@ def test_descriptions_carry_the_changelog_behaviour(planned):
 def test_hint_ladders_have_all_five_levels(planned):
     store, result = planned
     key = result.plan.repo.key
+    empty = []
     for m in result.plan.milestones:
         ladder = store.load_hints(key, m.id)
         assert [h.level for h in ladder.levels] == [0, 1, 2, 3, 4]
-        assert all(h.content.strip() for h in ladder.levels)
+        assert all(h.content.strip() or h.empty_reason for h in ladder.levels)
+        empty += [(m.id, h.level) for h in ladder.levels if h.empty]
         l3 = ladder.levels[3].content
         assert "tests/" not in l3 and "tasklite/" in l3
         l4 = ladder.levels[4].content
         assert l4.startswith("--- a/tasklite/") and "@@" in l4
         assert len(l4) <= 6000 + 500
+        # L0-L2 carry their own material: no line of one repeats the description or an earlier level
+        said = [m.description]
+        for h in ladder.levels[:3]:
+            for line in filter(None, (ln.strip("- ") for ln in h.content.splitlines())):
+                assert not any(line in earlier for earlier in said), (m.id, h.level, line)
+            said.append(h.content)
     m01 = store.load_hints(key, "m01").levels
-    assert "Tasks can carry tags" in m01[0].content  # L0: changelog entry
+    assert "issue #3; PR #4" in m01[0].content and "Tasks can carry tags" not in m01[0].content  # L0 names, not restates
     assert "Tags are normalised to lower case" in m01[1].content  # L1: commit message body
-    assert "PR #4: Add tags to tasks" in m01[2].content  # L2: PR title
+    assert "PR #8: Serialize tasks to plain dicts\nRecords are validated" in m01[2].content  # L2: the squash message
+    assert ("m03", 2) in empty  # #16/#17's merge and squash messages hold no text beyond their titles
+    m03 = store.load_hints(key, "m03").levels[2]
+    assert "no PR descriptions" in m03.empty_reason and m03.content == ""
 
 
 def _checkouts(repo, tmp_path, milestones):

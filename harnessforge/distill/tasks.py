@@ -100,7 +100,7 @@ def task_cards(
                 fail_to_pass=validation.fail_to_pass, pass_to_pass=validation.pass_to_pass,
                 reference_run=best.run_id if best else None,
                 hint_ladder=[CardHint(level=h.level, name=h.name, content=h.content, solved_runs=solved[h.level])
-                             for h in ladder.levels],
+                             for h in ladder.levels if not h.empty],
                 difficulty=best.difficulty if best else None, rl_value=best.rl_value if best else None,
                 tags=[record.recipe.language, record.recipe.runner, *([m.release] if m.release else [])],
                 provenance={"repo": key, "commits": m.commits, "harness_version": __version__, "rules_hash": rules_hash,

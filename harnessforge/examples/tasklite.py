@@ -1855,7 +1855,8 @@ def build(dest: Path, *, tags: bool = True, changelog: bool = True, odd_files: b
         "Find overdue and upcoming tasks",
         [
             (
-                "Let queries match on due dates",
+                "Let queries match on due dates\n\nA query can ask for tasks due before or after a date, or overdue on a "
+                "day; tasks without a due date never match those.",
                 edits(
                     "tasklite/query.py",
                     QUERY_DUE_IMPORT,

@@ -209,6 +209,13 @@ class Mentor:
         return min(self.rules.max_level, len(self.ladder.levels) - 1)
 
     @property
+    def next_level(self) -> int | None:
+        """The next level with material of its own (levels the ladder marks empty are skipped)."""
+        return next(
+            (n for n in range(self.level + 1, self.max_level + 1) if not self.ladder.levels[n].empty), None
+        )
+
+    @property
     def cooldown_over(self) -> bool:
         return self._turn >= self.rules.cooldown_turns and self._test_runs >= self.rules.cooldown_test_runs
 
@@ -302,7 +309,7 @@ class Mentor:
 
     def _fired(self, event: Event, requested: bool) -> tuple[str, dict[str, Any]] | None:
         """The first rule that holds now, with its evidence; None during the cooldown or with no level left."""
-        if self.level >= self.max_level or not self.cooldown_over:
+        if self.next_level is None or not self.cooldown_over:
             return None
         r, ev = self.rules, self._evidence
         if requested:
@@ -321,7 +328,10 @@ class Mentor:
         return None
 
     def _release(self, event: Event, rule: str, evidence: dict[str, Any]) -> MentorDecision:
-        level = self.level + 1
+        level = self.next_level
+        skipped = [
+            {"level": n, "reason": self.ladder.levels[n].empty_reason} for n in range(self.level + 1, level)
+        ]
         snapshot = DevSnapshot(
             turn=event.turn_id,
             test_runs=self._test_runs,
@@ -337,6 +347,7 @@ class Mentor:
             level=level,
             rule=rule,
             hint=self.ladder.levels[level].content,
+            skipped_levels=skipped,
             snapshot=snapshot.model_dump(mode="json"),
         )
         self.decisions.append(decision)

@@ -188,7 +188,8 @@ class MilestoneRun:
         self.rec.append(Event(
             run_id=self.nav.run_id, repo=self.nav.key, milestone_id=self.m.id, seq=self.rec.next_seq,
             turn_id=self.dev.turn, role="mentor", action=Action(type="hint", content=text,
-            args={"rule": decision.rule}), mentor_hint=decision.hint, hint_level=decision.level,
+            args={"rule": decision.rule, **({"skipped_levels": decision.skipped_levels} if decision.skipped_levels
+            else {})}), mentor_hint=decision.hint, hint_level=decision.level,
             synthetic=self.synthetic,
         ))  # fmt: skip
 
@@ -239,9 +240,8 @@ class MilestoneRun:
         self.start = start = time.monotonic() - sum(e.latency_s for e in events)
         opener = nav.env.opener(m, {"harnessforge.stage": "run", "harnessforge.run": nav.run_id})
         with opener(m.base_commit) as sb:
-            tools = ToolBox(
-                sb, nav.env.recipe(m), m.acceptance_tests, nav.classify, nav.rules.environments.test_timeout_s
-            )
+            tests = m.fail_to_pass or m.acceptance_tests  # validated FAIL_TO_PASS; the static trace before that
+            tools = ToolBox(sb, nav.env.recipe(m), tests, nav.classify, nav.rules.environments.test_timeout_s)
             if any(e.action.type == "milestone_start" for e in events):
                 unanswered, unverified = self._resume(sb, events)
                 logged = sum(e.role == "mentor" for e in events)
@@ -271,8 +271,9 @@ class MilestoneRun:
 
     def _start(self, sb: Sandbox) -> None:
         memory = "\n".join(f"- {line}" for line in self.nav.memory) or "- (this is the first milestone)"
-        l0 = self.ladder.levels[0].content
-        task = f"# {self.m.title}\n\n{brief(self.m)}\n\n[hint L0] {l0}\n\nEarlier milestones:\n{memory}"
+        l0 = self.ladder.levels[0]
+        hint = "" if l0.empty else f"[hint L0] {l0.content}\n\n"
+        task = f"# {self.m.title}\n\n{brief(self.m)}\n\n{hint}Earlier milestones:\n{memory}"
         if self.carried_from:
             task += f"\n\nYour own work on {self.carried_from} is in the working tree, uncommitted."
         self.messages = [system_prompt(sb.workdir), {"role": "user", "content": task}]

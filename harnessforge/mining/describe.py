@@ -18,7 +18,8 @@ _EXT = (
 )
 _FILE_TOKEN = re.compile(rf"(?<![\w/.-])[\w-]+(?:\.[\w-]+)*\.{_EXT}\b")
 _PATH_TOKEN = re.compile(r"(?<![\w/.:-])\.?[\w.-]+(?:/[\w.-]+)+/?")
-_URL = re.compile(r"<?https?://\S+>?")
+_URL = re.compile(r"<?https?://[^\s)>\]]+>?")
+_MD_LINK = re.compile(r"\[([^\]\n]*)\]\(<?https?://[^)\s]*>?\)")  # [text](url): the text stays, its refs go
 _FENCE = re.compile(r"```.*?```", re.S)
 _CODE_SPAN = re.compile(r"``?([^`]+?)``?")
 _IDENT = re.compile(r"^[A-Za-z_][\w]*(?:\.[A-Za-z_]\w*)*$")
@@ -37,6 +38,7 @@ def _path_token_is_path(token: str) -> bool:
 def sanitize(text: str) -> str:
     """Drop references, URLs, code blocks, paths and file names; unwrap identifier code spans."""
     text = _FENCE.sub(" ", text)
+    text = _MD_LINK.sub(r"\1", text)
     text = _URL.sub("", text)
     text = strip_refs(text)
     text = _CODE_SPAN.sub(lambda m: m[1] if _IDENT.match(m[1].strip()) else "", text)

@@ -16,7 +16,7 @@ from ..models import ChangelogEntry
 from ..rules import Kind
 from .describe import Feature, readable_title
 from .hints import IssueText
-from .kinds import WORK_KINDS, KindReader, strongest
+from .kinds import WORK_KINDS, KindReader, strongest, without_prefix
 from .segment import UnitInfo
 
 
@@ -42,20 +42,21 @@ class FeatureGroup:
 
     def feature(self, kinds: KindReader) -> Feature:
         code = [i.unit for i in self.infos if i.role == "feature"] or [i.unit for i in self.infos]
-        main = max(code, key=lambda u: u.lines)
+        main = next((u for u in code if u.pr), None) or max(code, key=lambda u: u.lines)  # the PR that opened it
         unit_source = "pull request" if main.pr else "commit"
-        unit_title = main.title if kinds.title(main.title) != "housekeeping" else None
+        unit_title = without_prefix(main.title) if kinds.title(main.title) != "housekeeping" else None
         # Release notes name a feature best, unless sanitising them (no code, no paths) left a stub.
         candidates = [
             *((i.title, "issue") for i in self.issues[:1]),
             *((readable_title(e.text), "changelog") for e in self.entries[:1]),
             (unit_title and readable_title(unit_title, limit=100), unit_source),
             *((e.text, "changelog") for e in self.entries[:1]),
-            (main.title, unit_source),
+            (without_prefix(main.title), unit_source),
         ]
         title, source = next((t, src) for t, src in candidates if t)
         motivation = self.issues[0].body.split("\n\n", 1)[0] if self.issues else ""
-        points = list(dict.fromkeys(e.text for e in self.entries)) or list(dict.fromkeys(u.title for u in code))
+        points = list(dict.fromkeys(e.text for e in self.entries))
+        points = points or list(dict.fromkeys(without_prefix(u.title) for u in code))
         return Feature(title=title, points=points, motivation=motivation, seed=self.seed, source=source)
 
 

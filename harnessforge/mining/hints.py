@@ -1,12 +1,16 @@
 """The hint ladder, taken from the repository itself, from vague to nearly the answer.
 
-L0 issue titles (or changelog entries) -> L1 issue bodies (or commit message bodies) ->
-L2 PR titles and descriptions (+ review comments) -> L3 non-test files touched ->
-L4 the key non-test diff hunks, largest and most central first, capped in size.
+L0 names the issues (GitHub titles) or the features and their PRs, without restating the
+description; L1 the issue bodies, or the bodies of the individual commits; L2 the PR descriptions
+(GitHub, else the merge or squash commit's own message: title and body, + review comments);
+L3 the source files touched; L4 the key diff hunks, largest and most central first, capped.
+Each level carries only material the levels before it (and the description) lack. A level left
+with nothing of its own is marked empty with the reason, and the Mentor skips it.
 """
 
 from __future__ import annotations
 
+import re
 from collections import Counter
 from dataclasses import dataclass, field
 
@@ -16,6 +20,9 @@ from ..gitio import display
 from ..models import Hint, HintLadder
 from .pulls import Unit
 from .refs import strip_refs
+
+# Lines of a commit message that say nothing about the change: trailers, bare references.
+_TRAILER = re.compile(r"^\s*(?:[\w-]+-by|change-id)\s*:|^\s*\(?cherry picked from", re.I)
 
 
 @dataclass
@@ -39,46 +46,108 @@ def _unit_ref(u: Unit) -> str:
     return f"PR #{u.pr}" if u.pr else f"commit {u.sha[:10]}"
 
 
-def level0(issues: list[IssueText], entries: list[str], units: list[Unit]) -> Hint:
+def _normal(text: str) -> str:
+    return " ".join(re.sub(r"[^\w\s]", " ", strip_refs(text).lower()).split())
+
+
+def _message_text(body: str) -> str:
+    """A commit message body without trailers and lines that are only references ("Closes #3")."""
+    kept = [ln for ln in body.strip().splitlines() if not _TRAILER.match(ln)]
+    kept = [ln for ln in kept if _normal(ln) or not ln.strip()]
+    return "\n".join(kept).strip()
+
+
+class _Seen:
+    """What earlier levels (and the description) already said, to keep each level's own material."""
+
+    def __init__(self, *texts: str):
+        self.text = " ".join(_normal(t) for t in texts)
+
+    def new(self, text: str) -> bool:
+        words = _normal(text)
+        return bool(words) and words not in self.text
+
+    def add(self, text: str) -> None:
+        self.text += " " + _normal(text)
+
+
+def _empty(level: int, name: str, reason: str, sources: list[str] | None = None) -> Hint:
+    return Hint(level=level, name=name, content="", empty_reason=reason, sources=sources or [])
+
+
+def level0(issues: list[IssueText], features: list[tuple[str, list[Unit]]], seen: _Seen) -> Hint:
+    """Issue titles; else each feature's name with its issue and PR numbers."""
     if issues:
-        lines, sources = [f"- #{i.number}: {i.title}" for i in issues], [f"issue:#{i.number}" for i in issues]
-    elif entries:
-        lines, sources = [f"- {strip_refs(e)}" for e in entries], ["changelog"]
+        lines = [f"- #{i.number}: {i.title}" for i in issues]
+        sources = [f"issue:#{i.number}" for i in issues]
     else:
-        lines, sources = [f"- {u.title}" for u in units], [_unit_ref(u) for u in units]
-    return Hint(level=0, name="issue_titles", content="\n".join(dict.fromkeys(lines)), sources=sources)
+        lines, sources = [], []
+        for name, units in features:
+            issues_ = ", ".join(f"#{n}" for n in sorted({n for u in units for n in u.issues}))
+            prs = ", ".join(f"#{u.pr}" for u in units if u.pr)
+            where = "; ".join(part for part in (issues_ and f"issue {issues_}", prs and f"PR {prs}") if part)
+            named = strip_refs(name) if seen.new(name) else ""  # a name the description already says is left out
+            if named or where:
+                lines.append(f"- {named} ({where})" if named and where else f"- {named or where}")
+                sources += [_unit_ref(u) for u in units]
+    lines = list(dict.fromkeys(lines))
+    if not lines:
+        return _empty(
+            0, "issue_titles", "no issue titles (no GitHub token), and the features' names are the description's"
+        )
+    content = "\n".join(lines)
+    seen.add(content)
+    return Hint(level=0, name="issue_titles", content=content, sources=list(dict.fromkeys(sources)))
 
 
-def level1(issues: list[IssueText], units: list[Unit]) -> Hint:
-    with_body = [i for i in issues if i.body.strip()]
+def level1(issues: list[IssueText], units: list[Unit], seen: _Seen) -> Hint:
+    """Issue bodies; else the bodies of the individual commits (a squash commit's body is its PR's: L2)."""
+    with_body = [i for i in issues if i.body.strip() and seen.new(i.body)]
     if with_body:
         content = "\n\n".join(f"#{i.number} {i.title}\n{i.body.strip()}" for i in with_body)
+        seen.add(content)
         return Hint(level=1, name="issue_bodies", content=content, sources=[f"issue:#{i.number}" for i in with_body])
     parts, sources = [], []
     for u in units:
-        messages = u.side_messages or [(u.commit.subject, u.commit.body)]
-        for subject, body in messages:
-            if body.strip():
-                parts.append(f"{subject}\n{body.strip()}")
-        sources.append(_unit_ref(u))
-    if not parts:  # no bodies anywhere: the subjects are all the history says
-        parts = [s for u in units for s, _ in (u.side_messages or [(u.commit.subject, "")])]
-    return Hint(level=1, name="issue_bodies", content="\n\n".join(parts), sources=sources)
+        if u.kind == "squash":
+            continue
+        for subject, body in u.side_messages or [(u.commit.subject, u.commit.body)]:
+            text = _message_text(body)
+            if text and seen.new(text):
+                parts.append(f"{subject}\n{text}")
+                sources.append(_unit_ref(u))
+    if not parts:
+        why = "no issue texts (no GitHub token) and no commit message body beyond references and trailers"
+        return _empty(1, "issue_bodies", why)
+    content = "\n\n".join(dict.fromkeys(parts))
+    seen.add(content)
+    return Hint(level=1, name="issue_bodies", content=content, sources=list(dict.fromkeys(sources)))
 
 
-def level2(units: list[Unit], pulls: dict[int, PullText]) -> Hint:
+def level2(units: list[Unit], pulls: dict[int, PullText], seen: _Seen) -> Hint:
+    """PR descriptions: GitHub's, else the merge or squash commit's own message (title and body)."""
     parts, sources = [], []
     for u in units:
         gh = pulls.get(u.pr) if u.pr else None
+        if gh is None and u.kind == "direct":
+            continue  # a direct commit has no PR: its message is L1's
         title, body = (gh.title, gh.body) if gh else (u.title, u.body)
-        text = f"{_unit_ref(u)}: {title}" + (f"\n{body.strip()}" if body and body.strip() else "")
+        body = _message_text(body or "")
+        extra = ""
         if gh and gh.labels:
-            text += f"\nLabels: {', '.join(gh.labels)}"
+            extra += f"\nLabels: {', '.join(gh.labels)}"
         if gh and gh.review_comments:
-            text += "\nReview comments:\n" + "\n".join(f"> {c.strip()}" for c in gh.review_comments[:10])
-        parts.append(text)
+            extra += "\nReview comments:\n" + "\n".join(f"> {c.strip()}" for c in gh.review_comments[:10])
+        if not (body and seen.new(body)) and not extra:
+            continue
+        parts.append(f"{_unit_ref(u)}: {title}" + (f"\n{body}" if body else "") + extra)
         sources.append(_unit_ref(u))
-    return Hint(level=2, name="pr_descriptions", content="\n\n".join(parts), sources=sources)
+    if not parts:
+        why = "no PR descriptions: the merge and squash messages carry no text beyond their titles"
+        return _empty(2, "pr_descriptions", why)
+    content = "\n\n".join(parts)
+    seen.add(content)
+    return Hint(level=2, name="pr_descriptions", content=content, sources=sources)
 
 
 def level3(source_stats: list[tuple[str, int, int]]) -> Hint:
@@ -107,20 +176,23 @@ def build_ladder(
     milestone_id: str,
     units: list[Unit],
     issues: list[IssueText],
-    entries: list[str],
+    features: list[tuple[str, list[Unit]]],
     pulls: dict[int, PullText],
     source_stats: list[tuple[str, int, int]],
     patch: list[PatchedFile],
     max_chars: int,
     max_hunks: int,
+    description: str = "",
 ) -> HintLadder:
+    """`units`: the work the description covers; `features`: (name, units) per feature, seeds first."""
     centrality = Counter(f.path for u in units for f in u.files)
+    seen = _Seen(description)
     return HintLadder(
         milestone_id=milestone_id,
         levels=[
-            level0(issues, entries, units),
-            level1(issues, units),
-            level2(units, pulls),
+            level0(issues, features, seen),
+            level1(issues, units, seen),
+            level2(units, pulls, seen),
             level3(source_stats),
             level4(patch, centrality, max_chars, max_hunks),
         ],

@@ -10,15 +10,28 @@ a rule (`planning.kinds`, `planning.noise_subjects`), so a repository's conventi
 from __future__ import annotations
 
 import re
-from functools import cached_property
 
 from ..models import ChangelogEntry
 from ..rules import Kind, PlanningRules
+from .refs import strip_refs
 
 # Seed priority, highest first: what titles a milestone and decides its type on a tie.
 WORK_KINDS: tuple[Kind, ...] = ("feature", "performance", "bug fix", "refactor")
 _PREFIX = re.compile(r"^\s*(\w+)(?:\([^)]*\))?!?:\s*")
-_BULLET_NOISE = re.compile(r"^[\s*\-+•]+|^\W+")
+_MD_LINK = re.compile(r"\[([^\]\n]*)\]\([^)\s]*\)")
+AMBIGUOUS, NEUTRAL = "feature?", "neutral"
+
+
+def without_prefix(title: str) -> str:
+    """A title without its conventional-commit prefix: `feat(cli): add --json` -> `add --json`."""
+    return _PREFIX.sub("", title, count=1)
+
+
+def plain(text: str) -> str:
+    """The words of an entry or title: no references, links, roles or leading markup (`` `x` ``, bold)."""
+    text = strip_refs(_MD_LINK.sub(r"\1", text))
+    text = re.sub(r":\w+:`([^`]*)`", r"\1", text)
+    return re.sub(r"^[\s*_`\"'>•+-]+", "", text)
 
 
 class KindReader:
@@ -26,31 +39,32 @@ class KindReader:
 
     def __init__(self, rules: PlanningRules):
         self.rules = rules
+        k = rules.kinds
 
-    @cached_property
-    def _tables(self) -> dict[str, list[tuple[Kind, re.Pattern]]]:
-        k = self.rules.kinds
-        return {
-            name: [(kind, re.compile(p, re.I)) for kind, patterns in table.items() for p in patterns]
-            for name, table in (("sections", k.sections), ("labels", k.labels), ("words", k.words))
-        }
+        def compiled(table: dict, whole_words: bool = False) -> list[tuple[str, re.Pattern]]:
+            wrap = (lambda p: rf"(?<![a-z])(?:{p})(?![a-z])") if whole_words else (lambda p: p)
+            return [(kind, re.compile(wrap(p), re.I)) for kind, patterns in table.items() for p in patterns]
 
-    @cached_property
-    def _housekeeping(self) -> list[re.Pattern]:
-        return [re.compile(p, re.I) for p in [*self.rules.kinds.housekeeping_text, *self.rules.noise_subjects]]
+        self._sections = compiled(
+            {**k.sections, AMBIGUOUS: k.ambiguous_sections, NEUTRAL: k.neutral_sections}, whole_words=True
+        )
+        self._labels, self._words, self._says = compiled(k.labels), compiled(k.words), compiled(k.says)
+        self._housekeeping = [re.compile(p, re.I) for p in k.housekeeping_text]
+        self._chores = [re.compile(p, re.I) for p in rules.noise_subjects]
 
-    def _lookup(self, table: str, text: str) -> Kind | None:
-        text = text.strip()
-        return next((kind for kind, p in self._tables[table] if p.search(text)), None)
-
-    def section(self, category: str | None) -> Kind | None:
-        """A changelog section, towncrier type or reno section -> kind (None if unknown)."""
+    def section(self, category: str | None) -> str | None:
+        """A changelog section, towncrier type or reno section -> a kind, `feature?` (a feature unless
+        the text says otherwise) or None (nothing, or two kinds of work: the text decides)."""
         if not category:
             return None
-        return self._lookup("sections", re.sub(r"[^\w\s-]", "", category).strip().lower())
+        kinds = {kind for kind, p in self._sections if p.search(category)}
+        if "housekeeping" in kinds:  # "Improved Documentation", "Trivial/Internal Changes"
+            return "housekeeping"
+        kinds.discard(NEUTRAL)
+        return kinds.pop() if len(kinds) == 1 else None
 
     def label(self, labels: list[str]) -> Kind | None:
-        kinds = [k for k in (self._lookup("labels", name) for name in labels) if k]
+        kinds = {kind for kind, p in self._labels for name in labels if p.search(name.strip())}
         return next((k for k in (*WORK_KINDS, "housekeeping") if k in kinds), None)
 
     def prefix(self, title: str) -> Kind | None:
@@ -58,30 +72,42 @@ class KindReader:
         return self.rules.kinds.prefixes.get(m[1].lower()) if m else None
 
     def words(self, text: str) -> Kind | None:
-        return self._lookup("words", _PREFIX.sub("", _BULLET_NOISE.sub("", text), count=1))
+        """The kind the opening words say, else the words anywhere (None when nothing says)."""
+        words = plain(_PREFIX.sub("", text, count=1)).strip()
+        for table in (self._words, self._says):
+            kind = next((kind for kind, p in table if p.search(words)), None)
+            if kind:
+                return kind
+        return None
 
-    def is_housekeeping(self, text: str) -> bool:
-        """Text that names housekeeping whatever its section: support windows, pins, docs, CI."""
-        text = _BULLET_NOISE.sub("", text).strip()
-        return any(p.search(text) for p in self._housekeeping)
+    def is_housekeeping(self, text: str, subject: bool = False) -> bool:
+        """Text that names housekeeping: support windows, pins, docs; for a commit subject or PR title
+        also the chores of `planning.noise_subjects` (CI, bumps, linters, releases)."""
+        words = plain(text).strip()
+        patterns = self._housekeeping + (self._chores if subject else [])
+        return any(p.search(words) for p in patterns)
 
     def entry(self, category: str | None, text: str) -> Kind:
-        """A changelog entry's kind: housekeeping text first, then its section, then its first words;
-        an entry nothing classifies is a feature (it made the release notes)."""
-        if self.is_housekeeping(text):
+        """A changelog entry's kind: housekeeping text first, then its section, then its words; an entry
+        nothing classifies is a feature (it made the release notes)."""
+        if self.is_housekeeping(text, subject=True):
             return "housekeeping"
-        return self.section(category) or self.words(text) or "feature"
+        section = self.section(category)
+        said = self.words(text)
+        if section == AMBIGUOUS:
+            return said if said in ("bug fix", "performance", "refactor") else "feature"
+        return section or said or "feature"
 
     def entry_kind(self, entry: ChangelogEntry) -> Kind:
         return self.entry(entry.category, entry.text)
 
     def title(self, title: str, labels: list[str] = ()) -> Kind | None:
         """A PR or commit title's kind: labels, then the conventional prefix, then housekeeping
-        subjects, then the first words (None when nothing says)."""
+        subjects, then its words (None when nothing says)."""
         return (
             self.label(list(labels))
             or self.prefix(title)
-            or ("housekeeping" if self.is_housekeeping(title) else None)
+            or ("housekeeping" if self.is_housekeeping(title, subject=True) else None)
             or self.words(title)
         )
 

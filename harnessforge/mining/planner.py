@@ -35,7 +35,7 @@ from .describe import describe
 from .entry_commits import link_entry_commits
 from .features import feature_groups, milestone_type
 from .hints import IssueText, PullText, build_ladder
-from .kinds import KindReader
+from .kinds import KindReader, without_prefix
 from .patches import FileDiff, parse_text, split_diff
 from .pulls import Unit, attribute
 from .ranges import plan_range
@@ -93,8 +93,8 @@ def _link_entries(entries: list[ChangelogEntry], units: list[Unit]) -> tuple[lis
     return linked_entries, links
 
 
-def _enrich(github, full_name: str, units: list[Unit], ctx: _Context, warnings: list[str], progress: Progress) -> None:
-    """Fetch PR descriptions and issue texts; an outage becomes a warning, not a lost plan."""
+def _enrich(github, full_name: str, units: list[Unit], ctx: _Context, warnings: list[str], progress: Progress) -> bool:
+    """Fetch PR descriptions and issue texts; an outage becomes a warning (and False), not a lost plan."""
     try:
         for u in units:
             if u.pr:
@@ -108,8 +108,10 @@ def _enrich(github, full_name: str, units: list[Unit], ctx: _Context, warnings: 
             if issue:
                 ctx.issues[n] = issue
         progress(f"GitHub: {len(ctx.issues)} issues")
+        return True
     except GitHubError as e:
         warnings.append(f"{e}; hints fall back to git history for what was not fetched")
+        return False
 
 
 def _difficulty(lines: int, files: int, prs: int, thresholds: list[int]) -> int:
@@ -201,17 +203,21 @@ def _milestone(
     )
     hint_units = [i.unit for i in infos if i.described] or units
     issues = [i for g in groups for i in g.issues]
-    entries = list(dict.fromkeys(e.text for g in groups if g.seed for e in g.entries))
+    named = [(without_prefix(u.title), [u]) for g in groups for u in (i.unit for i in g.infos if i.role == "feature")]
+    work_paths = {f.path for u in hint_units for f in u.files}
+    # L3 lists what the work touched (source first): a reformatting chore riding along is not a hint.
+    l3 = [s for s in source_stats if s[0] in work_paths and ctx.classify.is_source(s[0])] or source_stats
     ladder = build_ladder(
         mid,
         hint_units,
         issues,
-        entries,
+        named,
         ctx.pulls,
-        source_stats,
+        l3,
         [text[display(f.path)] for f in others if display(f.path) in text],
         planning.hint_l4_max_chars,
         planning.hint_l4_max_hunks,
+        description=f"{title}\n{description}",
     )
     return milestone, b"".join(f.raw for f in others), b"".join(f.raw for f in tests), ladder
 
@@ -265,10 +271,15 @@ def mine_history(
         return next((r.version for r in chain if index[r.mainline_commit] >= index[sha]), None)
 
     classify = FileClassifier(rules.planning)
-    raw_entries, sources = read_changelog(repo, rng.end, units, release_of)
     ctx = _Context(repo, rules, classify, chain, index)
+    release_texts = None
     if github is not None and spec.github:
-        _enrich(github, spec.github, units, ctx, warnings, progress)
+        if _enrich(github, spec.github, units, ctx, warnings, progress):
+            try:
+                release_texts = github.releases(spec.github)
+            except GitHubError as e:
+                warnings.append(f"{e}; release notes come from the repository's files only")
+    raw_entries, sources = read_changelog(repo, rng.end, units, release_of, release_texts, warnings)
     in_range = {r.version for r in chain if lo < index[r.mainline_commit] <= hi}
     patches = {r.version for r in releases if r.maintenance and lo < index[r.mainline_commit]}
     range_entries = [e for e in raw_entries if e.release is None or e.release in in_range]

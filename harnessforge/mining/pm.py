@@ -37,7 +37,7 @@ def rewrite_plan(store: Store, key: str, agent: AgentBackend, log=print) -> list
     out = []
     for m in store.load_plan(key).milestones:
         ladder = store.load_hints(key, m.id)
-        prompt = f"# {m.title}\n\n{m.description}\n\nIssue titles: {ladder.levels[0].content}"
+        prompt = f"# {m.title}\n\n{m.description}\n\nIssue titles: {ladder.levels[0].content or '(none)'}"
         turn = agent.turn([{"role": "system", "content": SYSTEM}, {"role": "user", "content": prompt}], [])
         text = turn.text.strip()
         leaks = find_leaks(text, m.changed_files + m.test_files)

@@ -1,15 +1,34 @@
-"""References to pull requests and issues in free text, in the spellings real projects use."""
+"""References to pull requests and issues in free text, in the spellings real projects use.
+
+GitHub numbers PRs and issues in one sequence and serves a PR at `/issues/N` too, so towncrier's
+`/issues/N` links and a fragment's number may be either: such numbers are kept apart
+(`issue_links`, or an entry's `refs`) and become a PR when history knows that PR.
+"""
 
 from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
 
+_NUMBERS = r"(\d+(?:\s*,\s*#?\d+)*)"  # `1234` or a role's list `5624,5633`
+_GITHUB = r"https?://github\.com/[\w.-]+/[\w.-]+"
+# (pattern, kind): kind "pr", "issue", "issue_link" (a PR when history knows it), "bare", or None (not a GitHub ref)
 _TYPED = [
-    (re.compile(r"(?::pr:|\{pr\})`(\d+)`"), "pr"),
-    (re.compile(r"(?::issue:|\{issue\})`(\d+)`"), "issue"),
-    (re.compile(r"github\.com/[\w.-]+/[\w.-]+/pull/(\d+)"), "pr"),
-    (re.compile(r"github\.com/[\w.-]+/[\w.-]+/issues/(\d+)"), "issue"),
+    # a whole link to a PR or issue, its text included: `#556 <https://...>`_ and [#802](https://...)
+    (re.compile(rf"`[^`<]*<{_GITHUB}/pull/(\d+)/?>`__?:?"), "pr"),
+    (re.compile(rf"`[^`<]*<{_GITHUB}/issues/(\d+)/?>`__?:?"), "issue_link"),
+    (re.compile(rf"\[[^\]\n]*\]\({_GITHUB}/pull/(\d+)/?\)"), "pr"),
+    (re.compile(rf"\[[^\]\n]*\]\({_GITHUB}/issues/(\d+)/?\)"), "issue_link"),
+    (re.compile(r"(?:https?://)?github\.com/[\w.-]+/[\w.-]+/pull/(\d+)\b/?"), "pr"),
+    (re.compile(r"(?:https?://)?github\.com/[\w.-]+/[\w.-]+/issues/(\d+)\b/?"), "issue_link"),
+    # Sphinx (sphinx-issues, sphinx.ext.extlinks) and MyST roles
+    (re.compile(rf"(?::(?:pr|pull|pull_request):|\{{(?:pr|pull)\}})`{_NUMBERS}`"), "pr"),
+    (re.compile(rf"(?::issue:|\{{issue\}})`{_NUMBERS}`"), "issue"),
+    (re.compile(rf"(?::gh:|\{{gh\}}|:github:)`{_NUMBERS}`"), "bare"),
+    # other trackers and advisories: not GitHub numbers, never linked
+    (re.compile(r"(?::(?:bpo|cve|ghsa|user|commit|bug):|\{(?:bpo|cve|ghsa|user|commit)\})`[^`]*`"), None),
+    # words that type a number: "PR #635", "pull request #12" ("issue #492" stays bare: GitHub may serve a PR there)
+    (re.compile(r"\b(?:PRs?|pull requests?)\s*#?(\d+)\b", re.I), "pr"),
 ]
 _BARE = re.compile(r"(?<![\w&/#])(?:GH-|gh-|#)(\d+)\b")
 # "Fixes #3", "closes: GH-7", "Part of #12", "refs #5": a commit or PR pointing at an issue.
@@ -25,22 +44,47 @@ class Refs:
     prs: set[int] = field(default_factory=set)
     issues: set[int] = field(default_factory=set)
     bare: set[int] = field(default_factory=set)
+    issue_links: set[int] = field(default_factory=set)  # in `issues` too: typed so only by an /issues/ URL
 
     def resolve(self, known_prs: set[int]) -> tuple[list[int], list[int]]:
-        """Bare `#N` is a PR when history has PR N, else an issue."""
-        prs = self.prs | (self.bare & known_prs)
-        issues = self.issues | (self.bare - known_prs)
+        """Bare `#N` and `/issues/N` links are a PR when history has PR N, else an issue."""
+        prs = self.prs | ((self.bare | self.issue_links) & known_prs)
+        issues = self.issues | self.bare
         return sorted(prs), sorted(issues - prs)
+
+    def for_entry(self) -> tuple[list[int], list[int], list[int]]:
+        """(prs, issues, refs) of a changelog entry: what is not surely an issue stays in refs."""
+        unsure = (self.bare | self.issue_links) - self.prs
+        return sorted(self.prs), sorted(self.issues - self.issue_links - self.prs), sorted(unsure)
+
+    @property
+    def any(self) -> bool:
+        return bool(self.prs or self.issues or self.bare)
+
+
+def _numbers(group: str) -> set[int]:
+    return {int(n) for n in re.findall(r"\d+", group)}
 
 
 def extract_refs(text: str) -> Refs:
     refs = Refs()
+    named_issues: set[int] = set()  # typed as issues by a role or a word, not only by a URL
     rest = text
     for pattern, kind in _TYPED:
         for m in pattern.finditer(rest):
-            (refs.prs if kind == "pr" else refs.issues).add(int(m[1]))
+            if kind is None:
+                continue
+            numbers = _numbers(m[1])
+            if kind == "pr":
+                refs.prs |= numbers
+            elif kind == "bare":
+                refs.bare |= numbers
+            else:
+                refs.issues |= numbers
+                (refs.issue_links if kind == "issue_link" else named_issues).update(numbers)
         rest = pattern.sub(" ", rest)
-    refs.bare = {int(n) for n in _BARE.findall(rest)}
+    refs.bare |= {int(n) for n in _BARE.findall(rest)} - refs.prs - refs.issues
+    refs.issue_links -= named_issues | refs.prs
     return refs
 
 
@@ -57,4 +101,5 @@ def strip_refs(text: str) -> str:
     text = _BARE.sub("", text)
     text = re.sub(r"\(\s*(?:[,;]\s*)*\)", "", text)  # "(#4, part of #3)" -> "()" -> ""
     text = re.sub(r"\s+([,.;:])", r"\1", text)
+    text = re.sub(r"^[\s,;:]+", "", text)  # what a leading "`#1 <url>`_, `#2 <url>`_:" leaves
     return re.sub(r"\s{2,}", " ", text).strip()

@@ -105,6 +105,9 @@ class MentorDecision(Model):
     level: int = Field(ge=0, le=4)
     rule: str
     hint: str
+    skipped_levels: list[dict[str, Any]] = Field(
+        [], description="Levels passed over on the way to this one because the ladder has no material for them."
+    )
     snapshot: dict[str, Any] = Field(default_factory=dict)
     response: dict[str, Any] | None = Field(None, description="Filled some turns later: did the Dev change course?")
 
