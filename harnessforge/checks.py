@@ -27,7 +27,7 @@ from .store import Store
 
 def plan_problems(store: Store, key: str) -> list[str]:
     """A plan is a chain: it loads (the model checks ids m01..mNN in order, each base the previous
-    verify commit, the last ending at the range's end), each milestone has acceptance tests and
+    verify commit, the last ending at the range's end), each milestone changes test files and
     moves the code, and its ground-truth and test patches apply to its base."""
     try:
         plan = store.load_plan(key)
@@ -38,8 +38,8 @@ def plan_problems(store: Store, key: str) -> list[str]:
     for m in plan.milestones:
         if m.base_commit == m.verify_commit:
             problems.append(f"{m.id}: base and verify commit are the same ({m.base_commit[:12]})")
-        if not m.acceptance_tests:
-            problems.append(f"{m.id}: no acceptance tests")
+        if not m.test_files:  # which of their tests are acceptance tests, validation establishes by running them
+            problems.append(f"{m.id}: changes no test file")
         try:
             ground_truth, test_patch = store.read_patches(key, m.id)
             repo.tree_with(m.base_commit, ground_truth)

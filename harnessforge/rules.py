@@ -51,15 +51,17 @@ class KindRules(Model):
     labels, its conventional-commit prefix and its words. Regexes are case-insensitive."""
 
     sections: dict[Kind, list[str]] = Field(description="Whole words of a section name per kind.")
-    ambiguous_sections: list[str] = Field(description="Sections (Changed, Removed) that are a feature unless the "
-                                                      "text says a fix, a refactor or performance.")  # fmt: skip
+    ambiguous_sections: list[str] = Field(
+        description="Sections (Changed, Removed) that are a feature unless the text says a fix, refactor or speed-up."
+    )
     neutral_sections: list[str] = Field(description="Sections (Other, What's Changed) where the text decides.")
     labels: dict[Kind, list[str]]
     prefixes: dict[str, Kind]
     words: dict[Kind, list[str]] = Field(description="The opening words, tried in order.")
     says: dict[Kind, list[str]] = Field(description="Words anywhere, when the opening words say nothing.")
-    housekeeping_text: list[str] = Field(description="Entries or titles that are housekeeping whatever their "
-                                                      "section: support windows, dependency minimums, docs.")  # fmt: skip
+    housekeeping_text: list[str] = Field(
+        description="Entries or titles that are housekeeping whatever their section: support windows, minimums, docs."
+    )
 
     @model_validator(mode="after")
     def _patterns_compile(self) -> "KindRules":
@@ -95,6 +97,9 @@ class PlanningRules(Model):
     backport_subjects: list[str] = Field(description="Mainline merges of a maintenance branch (regex).")
     kinds: KindRules
     default_range_min_commits: int = Field(ge=1)
+    described_seed_share: float = Field(
+        ge=0, le=1, description="Share of the work (lines) release notes must describe for only them to seed."
+    )
     expected_turns: ExpectedTurns
     hint_l4_max_chars: int = Field(gt=0)
     hint_l4_max_hunks: int = Field(gt=0)

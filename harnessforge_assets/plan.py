@@ -69,7 +69,7 @@ def repos(context: dg.AssetExecutionContext, store: StoreResource, github: GitHu
             asset="milestone_plans",
             blocking=True,
             description="Milestones m01..mNN in order, each starting at the previous one's verify commit, with "
-            "acceptance tests, and their ground-truth and test patches applying to their base.",
+            "test files, and their ground-truth and test patches applying to their base.",
         )
     ],  # fmt: skip
 )

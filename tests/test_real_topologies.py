@@ -214,3 +214,11 @@ def test_global_options_work_before_or_after_the_command(repos, tmp_path, run_cl
     assert missing.returncode == 2 and missing.stderr.strip() == (
         "error: --store needs a value (e.g. --store DIR), before or after the command"
     )
+
+
+def test_example_repo_builds_a_pattern_from_the_command_line(tmp_path, run_cli):
+    proc = run_cli("example-repo", str(tmp_path / "tally"), "--pattern", "squash-only", check=True)
+    assert proc.stdout.strip() == str(tmp_path / "tally")
+    assert git(tmp_path / "tally", "tag", "--list") == "v0.1.0\nv0.2.0"
+    bad = run_cli("example-repo", str(tmp_path / "x"), "--pattern", "nope")
+    assert bad.returncode == 1 and "use one of" in bad.stderr and "squash-only" in bad.stderr

@@ -1,7 +1,9 @@
 import json
 import os
+import re
 
 import pytest
+import yaml
 
 from harnessforge.errors import ArtifactError, ConfigError
 from harnessforge.models import RepoSpec
@@ -11,7 +13,7 @@ from harnessforge.store import Store, atomic_write
 
 def test_default_rules_load_and_hash_is_stable():
     a, b = load_rules(), load_rules()
-    assert a.planning.min_lines == 100 and a.planning.max_files == 40 and a.screening.min_tests == 50
+    assert a.planning.min_lines == 80 and a.planning.max_files == 40 and a.screening.min_tests == 50
     assert a.hash == b.hash and len(a.hash) == 12
 
 
@@ -107,3 +109,19 @@ def test_read_reports_path_and_field(tmp_path, content, message):
     with pytest.raises(ArtifactError, match=message) as e:
         store.load_repo("o__n")
     assert str(path) in str(e.value)
+
+
+@pytest.mark.parametrize(
+    "override, message",
+    [
+        ({"planning": {"kinds": {"words": {"feature": ["^(add"]}}}}, "kinds pattern for feature '^(add'"),
+        ({"planning": {"noise_subjects": ["[bump"]}}, "noise_subjects pattern '[bump'"),
+        ({"planning": {"kinds": {"prefixes": {"feat": "new stuff"}}}}, "planning.kinds.prefixes.feat"),
+        ({"planning": {"described_seed_share": 2}}, "planning.described_seed_share"),
+    ],
+)
+def test_planning_kind_rules_are_validated(tmp_path, override, message):
+    f = tmp_path / "rules.yaml"
+    f.write_text(yaml.safe_dump(override))
+    with pytest.raises(ConfigError, match=re.escape(message)):
+        load_rules(f)

@@ -6,9 +6,12 @@ No containers here: every rule is a function of `TestRun`s, so each one is teste
 from __future__ import annotations
 
 import hashlib
+import posixpath
+from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from ..mining.acceptance import TestSpan
 from ..models.env import EnvErrorReason, Grade, TestRun, TestStatus
 
 FAILING = {"failed", "error", "missing"}  # xfailed and skipped are neither a pass nor a failure here
@@ -50,10 +53,7 @@ class Classification:
     flaky: list[str] = field(default_factory=list)
     not_reproduced: list[str] = field(default_factory=list)
     broken: list[str] = field(default_factory=list)
-
-
-def _passes(runs: list[TestRun], test: str, file_of) -> list[bool]:
-    return [outcome(r, test, file_of) == "passed" for r in runs]
+    rejected: dict[str, str] = field(default_factory=dict)  # candidate -> "kind: detail", for each non-F2P one
 
 
 def _sample(tests: list[str], limit: int) -> list[str]:
@@ -63,37 +63,180 @@ def _sample(tests: list[str], limit: int) -> list[str]:
     return sorted(sorted(tests, key=lambda t: hashlib.sha256(t.encode()).hexdigest())[:limit])
 
 
+def _tally(statuses: list[TestStatus]) -> str:
+    """`failed x3` or `passed x2, failed x1`: a test's statuses over the runs of one side."""
+    counts = Counter(statuses)
+    return ", ".join(f"{s} x{n}" for s, n in counts.most_common())
+
+
+def _why_not(base: list[TestStatus], verify: list[TestStatus]) -> str | None:
+    """Why a candidate with these statuses is not FAIL_TO_PASS (None when it is)."""
+    if len({s == "passed" for s in base}) > 1 or len({s == "passed" for s in verify}) > 1:
+        return f"flaky: passed in some runs and not in others (base {_tally(base)}; verify {_tally(verify)})"
+    if base[0] == "passed":
+        return f"not_reproduced: passes at base ({_tally(base)})"
+    if all(s in ("skipped", "xfailed") for s in base + verify):  # e.g. it needs a package that is not installed
+        return f"skipped: {_tally(base + verify)} at base and at verify"
+    if verify[0] != "passed":
+        return f"not_passing_at_verify: {_tally(verify)} at verify"
+    if any(s not in FAILING for s in base):
+        return f"not_failing_at_base: {_tally(base)} at base"
+    return None
+
+
 def classify(
     candidates: list[str],
     base_runs: list[TestRun],
     verify_runs: list[TestRun],
     file_of: Callable[[str], str],
     max_pass_to_pass: int,
+    excluded: dict[str, str] | None = None,
 ) -> Classification:
-    """F2P: fails in every base run and passes in every verify run. Mixed results at one commit:
-    flaky, reported and never counted. A candidate passing at base did not reproduce."""
+    """F2P: a candidate failing (failed, error, missing) in every base run and passing in every verify
+    run. Mixed results at one commit: flaky, reported and never counted. A candidate passing at base
+    did not reproduce. `excluded` candidates (test -> why the static trace left it out) are left out
+    whatever their results; every candidate that is not F2P gets its reason in `rejected`."""
+    excluded = excluded or {}
+    chosen = set(candidates)
     seen = set(candidates)
     for r in base_runs + verify_runs:
         seen.update(r.statuses)
     c = Classification()
     p2p = []
     for test in sorted(seen):
-        base, verify = _passes(base_runs, test, file_of), _passes(verify_runs, test, file_of)
-        if len(set(base)) > 1 or len(set(verify)) > 1:
+        base = [outcome(r, test, file_of) for r in base_runs]
+        verify = [outcome(r, test, file_of) for r in verify_runs]
+        base_ok, verify_ok = {s == "passed" for s in base}, {s == "passed" for s in verify}
+        if len(base_ok) > 1 or len(verify_ok) > 1:
             c.flaky.append(test)
+        elif base_ok == {True}:
+            (p2p if verify_ok == {True} else c.broken).append(test)
+        if test not in chosen:
             continue
-        base_ok, verify_ok = base[0], verify[0]
-        if test in candidates:
-            if base_ok:
+        why = f"excluded: {excluded[test]}" if test in excluded else _why_not(base, verify)
+        if why is None:
+            c.fail_to_pass.append(test)
+        else:
+            c.rejected[test] = why
+            if why.startswith("not_reproduced"):
                 c.not_reproduced.append(test)
-            elif verify_ok:
-                c.fail_to_pass.append(test)
-        if base_ok and verify_ok:
-            p2p.append(test)
-        elif base_ok and not verify_ok:
-            c.broken.append(test)
     c.pass_to_pass = _sample(p2p, max_pass_to_pass)
     return c
+
+
+# ---- candidates: the runner's ids of the milestone's changed test files -----------------------------
+def _go_package(path: str, module: str) -> str:
+    folder = posixpath.dirname(path)
+    return f"{module}/{folder}" if module and folder else module or folder
+
+
+def _cargo_binary(path: str) -> str | None:
+    """The integration-test binary a file under `tests/` builds: `tests/NAME.rs`, `tests/NAME/main.rs`."""
+    parts = path.split("/")
+    if "tests" not in parts:
+        return None
+    rest = parts[len(parts) - parts[::-1].index("tests") :]
+    if len(rest) == 1 and rest[0].endswith(".rs"):
+        return rest[0][:-3].replace("-", "_")
+    if len(rest) == 2 and rest[1] == "main.rs":
+        return rest[0].replace("-", "_")
+    return None
+
+
+def owner_files(
+    runner: str,
+    test_id: str,
+    test_files: list[str],
+    defined_in: dict[str, tuple[str, int | None]],
+    declared: dict[str, list[str]],
+    go_module: str = "",
+) -> list[str]:
+    """The changed test files that a runner's test id belongs to (empty: none of them).
+
+    pytest: the file of the id, or the file defining the function (a mixin's, `defined_in`);
+    jest/vitest: the file before the first ` > `; go: the changed `_test.go` files of the id's package
+    that declare its top-level test (`declared`: file -> names); cargo: `tests/NAME.rs` for binary NAME.
+    """
+    if runner in ("jest", "vitest"):
+        files = {test_id.split(" > ", 1)[0]}
+    elif runner == "go":
+        package, _, name = test_id.partition("::")
+        top = name.split("/", 1)[0]
+        files = {f for f in test_files if top in declared.get(f, []) and _go_package(f, go_module) == package}
+        if not go_module:  # no go.mod read: the package path ends with the file's folder
+            files = {f for f in test_files if top in declared.get(f, []) and package.endswith(posixpath.dirname(f))}
+    elif runner == "cargo":
+        binary = test_id.split("::", 1)[0]
+        files = {f for f in test_files if _cargo_binary(f) == binary}
+    else:
+        files = {test_id.split("::", 1)[0]}
+        if test_id in defined_in:
+            files.add(defined_in[test_id][0])
+    return sorted(files & set(test_files))
+
+
+def candidate_tests(
+    runner: str,
+    test_ids,
+    test_files: list[str],
+    defined_in: dict[str, tuple[str, int | None]],
+    declared: dict[str, list[str]],
+    go_module: str = "",
+) -> list[str]:
+    """The ids the runner reported that belong to the milestone's changed test files: every test of a
+    changed file (unittest classes of any name, parametrised ids), and the tests that classes elsewhere
+    inherit from a changed mixin."""
+    return sorted(t for t in set(test_ids) if owner_files(runner, t, test_files, defined_in, declared, go_module))
+
+
+def _unparametrised(test_id: str) -> str:
+    """`a.py::C::test_x[1 - [2]]` -> `a.py::C::test_x` (the name itself never holds a bracket)."""
+    head, sep, tail = test_id.partition("::")
+    cut = tail.find("[")
+    return head + sep + tail[:cut] if cut >= 0 and tail.endswith("]") else test_id
+
+
+def static_ids(
+    runner: str,
+    test_id: str,
+    owners: list[str],
+    defined_in: dict[str, tuple[str, int | None]],
+    spans: dict[str, list[TestSpan]],
+) -> set[str]:
+    """The ids the static trace (mining/acceptance.py) gives the test a runner reports as `test_id`."""
+    if runner in ("jest", "vitest"):
+        return {f"{test_id.split(' > ', 1)[0]}::{test_id.rsplit(' > ', 1)[-1]}"}
+    if runner == "go":
+        return {f"{f}::{test_id.partition('::')[2].split('/', 1)[0]}" for f in owners}
+    if runner == "cargo":
+        return {f"{f}::{test_id.rsplit('::', 1)[-1]}" for f in owners}
+    ids = {_unparametrised(test_id)}
+    where, line = defined_in.get(test_id, ("", None))
+    if line is not None:
+        ids.update(s.test_id for s in spans.get(where, []) if s.first <= line <= s.last)
+    return ids
+
+
+def excluded_candidates(
+    runner: str,
+    candidates: list[str],
+    excluded: dict[str, str],
+    accepted: list[str],
+    owners: dict[str, list[str]],
+    defined_in: dict[str, tuple[str, int | None]],
+    spans: dict[str, list[TestSpan]],
+) -> dict[str, str]:
+    """Candidates the static trace left out (test -> its reason): tests changed only by commits the
+    description does not cover. A candidate also traced as accepted under another id stays in."""
+    if not excluded:
+        return {}
+    out = {}
+    for test in candidates:
+        ids = static_ids(runner, test, owners.get(test, []), defined_in, spans)
+        hits = sorted(ids & set(excluded))
+        if hits and not ids & set(accepted):
+            out[test] = excluded[hits[0]]
+    return out
 
 
 def grade(

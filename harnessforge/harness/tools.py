@@ -12,8 +12,9 @@ import shlex
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..envs.runners import test_files_of
 from ..envs.sandbox import Sandbox
-from ..envs.validate import run_tests
+from ..envs.validate import FILE_RUNNERS, run_tests
 from ..errors import EnvError, SandboxLost
 from ..mining.classify import FileClassifier
 from ..models.env import Recipe, TestRun
@@ -142,7 +143,7 @@ class ToolBox:
         return ToolResult(f"{out}\n[exit code {r.exit_code}{status}]", ok=r.exit_code == 0)
 
     def _run_tests(self, tests: list[str] | None = None) -> ToolResult:
-        selected = tests or sorted({t.split("::")[0] for t in self.tests}) or []
+        selected = tests or self._default_selection()
         run = run_tests(self.sb, self.recipe, selected, self.test_timeout_s)
         passed = sum(s == "passed" for s in run.statuses.values())
         failed = sorted(t for t, s in run.statuses.items() if s in ("failed", "error"))
@@ -155,6 +156,13 @@ class ToolBox:
             lines.append(run.log_tail[-3000:])
         return ToolResult("\n".join(lines), ok=not failed and run.suite_ran, test_status=counts,
                           error_signature=error_signature(run), run=run)  # fmt: skip
+
+    def _default_selection(self) -> list[str]:
+        """The milestone's tests: whole files where the runner aborts every id when one file fails to load
+        (pytest, jest, vitest), the ids themselves otherwise (go, cargo select by name)."""
+        if self.recipe.runner in FILE_RUNNERS:
+            return sorted(set(test_files_of(self.recipe.runner, self.tests)))
+        return list(self.tests)
 
     def _request_hint(self, reason: str = "") -> ToolResult:
         return ToolResult("hint requested; the mentor decides whether to release one")

@@ -1,9 +1,12 @@
-"""Candidate acceptance tests: the tests a milestone's test patch adds or changes.
+"""The static trace of a milestone's tests: which tests its test patch adds or changes, and who wrote them.
 
-Each changed line of a test file is mapped to the test that contains it (Python via `ast`,
-Go/Rust/JS/TS by their test declarations) and traced with `git blame --first-parent` to the
-mainline commit that wrote it. A test whose changes all come from commits the description does
-not cover (housekeeping, test-only tidy-ups) is left out, with the reason recorded.
+Each changed line of a test file is mapped to the test that contains it (Python via `ast`: functions,
+classes of any name, mixin methods under each class in the file that inherits them; Go/Rust/JS/TS by
+their test declarations) and traced with `git blame --first-parent` to the mainline commit that wrote
+it. A test whose changes all come from commits the description does not cover (housekeeping,
+test-only tidy-ups) is excluded, with the reason recorded. This is a filter and an annotation only:
+validation takes the acceptance tests from the runner's own ids (envs/grading.py `candidate_tests`)
+and leaves out those this trace excluded.
 """
 
 from __future__ import annotations
@@ -16,7 +19,7 @@ from ..gitio import GitRepo, display
 from ..models import ExcludedTest
 
 _DECLS = {
-    ".go": re.compile(r"^func (Test\w+)\(", re.M),
+    ".go": re.compile(r"^func ((?!TestMain\()(?:Test|Example|Fuzz)\w*)\(", re.M),  # what `go test` runs
     ".rs": re.compile(r"#\[(?:tokio::)?test\][\s\S]{0,200}?\bfn\s+(\w+)", re.M),
     ".js": re.compile(r"^\s*(?:it|test)\(\s*['\"`](.+?)['\"`]", re.M),
 }
@@ -30,22 +33,86 @@ class TestSpan:
     last: int
 
 
+def _base_names(cls: ast.ClassDef) -> list[str]:
+    """A class's bases as written: `Mixin`; `unittest.TestCase` -> `TestCase`; `Generic[T]` -> `Generic`."""
+    names = []
+    for base in cls.bases:
+        node = base.value if isinstance(base, ast.Subscript) else base
+        if isinstance(node, ast.Name):
+            names.append(node.id)
+        elif isinstance(node, ast.Attribute):
+            names.append(node.attr)
+    return names
+
+
+def _test_methods(cls: ast.ClassDef) -> list[ast.FunctionDef | ast.AsyncFunctionDef]:
+    return [n for n in cls.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) and n.name.startswith("test")]
+
+
+class _Scope:
+    """The classes of one module (or class) body, with their bases resolved inside it: pytest runs
+    `Test*` classes and `unittest.TestCase` subclasses of any name, and each runs the test methods it
+    inherits from mixins (`class StoreContract:`) under its own name."""
+
+    def __init__(self, body: list[ast.stmt]):
+        self.classes = {n.name: n for n in body if isinstance(n, ast.ClassDef)}
+        self.heirs: dict[tuple[str, str], list[str]] = {}  # (defining class, method) -> collected classes running it
+        for name in self.classes:
+            lineage = self.lineage(name)
+            if not (name.startswith("Test") or any(b.endswith("TestCase") for c in lineage for b in self.bases(c))):
+                continue
+            resolved: set[str] = set()
+            for owner in lineage:  # the first class defining a method is the one whose code runs
+                for method in _test_methods(self.classes[owner]):
+                    if method.name not in resolved:
+                        resolved.add(method.name)
+                        self.heirs.setdefault((owner, method.name), []).append(name)
+
+    def bases(self, name: str) -> list[str]:
+        return _base_names(self.classes[name])
+
+    def lineage(self, name: str) -> list[str]:
+        """`name` and its ancestors defined in this body, depth first (close enough to the MRO here)."""
+        out, todo = [], [name]
+        while todo:
+            current = todo.pop(0)
+            if current in self.classes and current not in out:
+                out.append(current)
+                todo[:0] = self.bases(current)
+        return out
+
+    def runs_as(self, owner: str, method: str) -> list[str]:
+        """The collected classes of this body that run `owner.method`: itself, or heirs not overriding it."""
+        return self.heirs.get((owner, method), [])
+
+
 def python_tests(path: str, source: str) -> list[TestSpan]:
+    """Test functions, and test methods of classes of any name, each spanning its own lines.
+
+    A method of a mixin gets one id per class in the same file that runs it (`path::Heir::test_x`);
+    a mixin nobody in its file inherits keeps its own id (`path::Mixin::test_x`), and validation maps
+    the runner's ids to it by where pytest says the test is defined.
+    """
     tree = ast.parse(source)
-    spans = []
+    spans: list[TestSpan] = []
 
     def span(node: ast.AST) -> tuple[int, int]:
         first = min([node.lineno, *(d.lineno for d in getattr(node, "decorator_list", []))])
         return first, node.end_lineno or node.lineno
 
+    def classes(body: list[ast.stmt], prefix: str) -> None:
+        scope = _Scope(body)
+        for name, cls in scope.classes.items():
+            for method in _test_methods(cls):
+                for heir in scope.runs_as(name, method.name) or [name]:
+                    spans.append(TestSpan(f"{prefix}::{heir}::{method.name}", *span(method)))
+            classes(cls.body, f"{prefix}::{name}")  # nested classes: `path::TestOuter::TestInner::test_x`
+
     for node in tree.body:
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name.startswith("test"):
             spans.append(TestSpan(f"{path}::{node.name}", *span(node)))
-        elif isinstance(node, ast.ClassDef) and node.name.startswith("Test"):
-            for sub in node.body:
-                if isinstance(sub, (ast.FunctionDef, ast.AsyncFunctionDef)) and sub.name.startswith("test"):
-                    spans.append(TestSpan(f"{path}::{node.name}::{sub.name}", *span(sub)))
-    return spans
+    classes(tree.body, path)
+    return sorted(spans, key=lambda s: (s.first, s.test_id))
 
 
 def declared_tests(path: str, source: str) -> list[TestSpan]:

@@ -22,6 +22,8 @@ _URL = re.compile(r"<?https?://[^\s)>\]]+>?")
 _MD_LINK = re.compile(r"\[([^\]\n]*)\]\(<?https?://[^)\s]*>?\)")  # [text](url): the text stays, its refs go
 _FENCE = re.compile(r"```.*?```", re.S)
 _CODE_SPAN = re.compile(r"``?([^`]+?)``?")
+_ROLE = re.compile(r"(?<![\w`]):([\w:.-]+):`([^`]+)`")  # Sphinx roles: :class:`~pkg.Name` -> Name
+_REFERENCE_ROLES = {"pr", "pull", "issue", "gh", "ghsa", "cve", "bpo", "commit"}
 _IDENT = re.compile(r"^[A-Za-z_][\w]*(?:\.[A-Za-z_]\w*)*$")
 _CALL = re.compile(r"\b([A-Za-z_][\w.]*)\(\)")
 _CODE_LIKE = re.compile(r"\b[A-Za-z_][\w.]*\([^()\n]*\)|^\s*(?:def|class|import|from \S+ import|>>>)\s", re.M)
@@ -40,6 +42,9 @@ def sanitize(text: str) -> str:
     text = _FENCE.sub(" ", text)
     text = _MD_LINK.sub(r"\1", text)
     text = _URL.sub("", text)
+    text = _ROLE.sub(
+        lambda m: "" if m[1] in _REFERENCE_ROLES else m[2].split("<")[0].strip().lstrip("~!.").rsplit(".", 1)[-1], text
+    )
     text = strip_refs(text)
     text = _CODE_SPAN.sub(lambda m: m[1] if _IDENT.match(m[1].strip()) else "", text)
     text = _CALL.sub(r"\1", text)
@@ -106,6 +111,7 @@ def describe(features: list[Feature], changed_files: list[str], release: str | N
     """(title, description, title source) for a milestone; the title names its seed features (in the
     order given: highest priority first); lines that would leak a path or code are dropped."""
     titled = [(t, f.source) for f in (f for f in features if f.seed) if (t := _short_title(f.title))]
+    titled = [(t, src) for t, src in titled if not find_leaks(t, changed_files)]  # the next feature titles instead
     titles = [t for t, _ in titled]
     title = "; ".join(titles[:2]) + (f" (+{len(titles) - 2} more)" if len(titles) > 2 else "")
     source = titled[0][1] if titled else "none"

@@ -175,7 +175,7 @@ def _milestone(
     work_lines = sum(f.added + f.deleted for u in work for f in u.files if ctx.classify.is_source(f.path))
     turns = expected_turns(len(work_files), work_lines, planning)
     if not accepted:
-        flags = [*flags, "no_acceptance_tests"]
+        flags = [*flags, "no_traced_tests"]  # an annotation only: validation finds the tests by running them
     if _is_far(turns, planning):
         flags = [*flags, "expected_turns_far_from_target"]
     milestone = Milestone(

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from packaging.version import Version
+
 from ..errors import PlanningError
 from ..gitio import GitRepo, Tag, display
 from ..rules import Rules
@@ -41,49 +43,77 @@ def _resolve(repo: GitRepo, ref: str, tags: list[Tag]) -> str:
     return repo.rev(ref)
 
 
+def _commits(repo: GitRepo, end: str, start: str) -> int:
+    """First-parent commits of `end` that `start` does not contain."""
+    return int(repo.text("rev-list", "--first-parent", "--count", end, f"^{start}"))
+
+
+def _releases(tags: list[Tag], skip_prereleases: bool) -> list[tuple[Version, Tag]]:
+    """One tag per release version, oldest version first."""
+    versions: dict[Version, Tag] = {}
+    for tag in tags:
+        v = parse_version(tag.name)
+        if v is not None and not (skip_prereleases and (v.is_prerelease or v.is_devrelease)):
+            versions.setdefault(v, tag)
+    return sorted(versions.items())
+
+
 def _default_range(
     repo: GitRepo, tags: list[Tag], rules: Rules, from_ref: str | None, to_ref: str | None
 ) -> tuple[str, str, str]:
-    """(from_ref, to_ref, note) when either is missing: the newest feature release, reaching back over
-    earlier feature releases until the range holds `planning.default_range_min_commits` mainline commits."""
-    head = repo.head()
-    features = [
-        t for _, t in feature_releases(tags, rules.planning.skip_prereleases) if repo.is_ancestor(t.commit, head)
-    ]
-    name = repo.path.name.removesuffix(".git")
-    if to_ref is None:
-        if not features:
-            raise PlanningError(
-                f"{name} has no release tags; planning needs two releases to plan between, "
-                "or explicit --from and --to revisions"
-            )
-        to_ref = display(features[-1].name)
-    end = _resolve(repo, to_ref, tags)
-    if from_ref is not None:
-        return from_ref, to_ref, f"no --to given: planning up to the newest feature release {to_ref}"
-    older = [t for t in features if t.commit != end and repo.is_ancestor(t.commit, end)]
-    if not older:
-        what = f"only one release ({to_ref})" if features else "no release tags"
-        raise PlanningError(
-            f"{name} has {what}; planning needs two releases to plan between, or explicit --from and --to revisions"
-        )
+    """(from_ref, to_ref, note) when either is missing.
+
+    The newest feature release (X.Y.0), reaching back over earlier feature releases until the range
+    holds `planning.default_range_min_commits` mainline commits. Where development went on in patch
+    releases (at least that many commits after the newest feature release, or only one feature
+    release at all), the newest releases of any kind instead.
+    """
     minimum = rules.planning.default_range_min_commits
+    releases = _releases(tags, rules.planning.skip_prereleases)
+    features = [(v, t) for v, t in feature_releases(tags, rules.planning.skip_prereleases)]
+    name = repo.path.name.removesuffix(".git")
+    if not releases:
+        raise PlanningError(
+            f"{name} has no release tags; planning needs two releases to plan between, or explicit --from and --to "
+            "revisions"
+        )
+    candidates, kind = features, "feature release"
+    newest_release, newest_feature = releases[-1][1], features[-1][1]
+    patches_after = (
+        _commits(repo, newest_release.commit, newest_feature.commit) if newest_release is not newest_feature else 0
+    )
+    if len(features) < 2 or (to_ref is None and patches_after >= minimum):
+        candidates, kind = releases, "release"
+    if to_ref is None:
+        to_ref = display(candidates[-1][1].name)
+    if from_ref is not None:
+        return from_ref, to_ref, f"no --to given: planning up to the newest {kind} {to_ref}"
+    end, newest = _resolve(repo, to_ref, tags), parse_version(to_ref)
+    # Older releases; one tagged on its own release branch need not be an ancestor of the to-ref (its fork
+    # point then starts the chain), so versions decide when the to-ref has one.
+    older = [
+        t for v, t in candidates if t.commit != end and (v < newest if newest else repo.is_ancestor(t.commit, end))
+    ]
+    if not older:
+        raise PlanningError(
+            f"{name} has only one release ({to_ref}); planning needs two releases to plan between, or explicit --from "
+            "and --to revisions"
+        )
     for tag in reversed(older):
-        from_ref = display(tag.name)
-        commits = int(repo.text("rev-list", "--first-parent", "--count", end, f"^{tag.commit}"))
+        from_ref, commits = display(tag.name), _commits(repo, end, tag.commit)
         if commits >= minimum:
             break
     why = (
-        f"the newest feature releases, reaching back to at least {minimum} commits"
+        f"the newest {kind}s, reaching back to at least {minimum} commits"
         if commits >= minimum
-        else f"every feature release: fewer than {minimum} commits in all"
+        else f"every {kind}: fewer than {minimum} commits in all"
     )
     return (
         from_ref,
         to_ref,
         (
-            f"no --from/--to given: planning the feature release range {from_ref} → {to_ref}, {commits} mainline "
-            f"commits ({why}; planning.default_range_min_commits); pass --from/--to for another range"
+            f"no --from/--to given: planning the {kind} range {from_ref} → {to_ref}, {commits} mainline commits "
+            f"({why}; planning.default_range_min_commits); pass --from/--to for another range"
         ),
     )
 

@@ -70,6 +70,7 @@ class RoleReader:
         self.classify = classify
         self.maintenance_commits = set(maintenance_commits)
         self.backport_subjects = [re.compile(p, re.I) for p in rules.backport_subjects]
+        self.described_seed_share = rules.described_seed_share
 
     def is_backport(self, unit: Unit) -> bool:
         """A maintenance branch merged back: it brings in a maintenance release, or says so."""
@@ -114,9 +115,13 @@ def group_features(
         mine = by_unit.get(i, [])
         role, kind = roles.role(u, mine, (labels or {}).get(u.pr or 0, []))
         infos.append(UnitInfo(u, role, kind, [e for e in mine if roles.kinds.entry_kind(e) != "housekeeping"]))
-    described = any(info.role == "feature" and info.entries for info in infos)
-    for info in infos:  # with release notes in range, they decide what opens a milestone
-        info.seed = info.role == "feature" and (bool(info.entries) or not described)
+    # Where the release notes describe most of the work, they decide what opens a milestone; where they
+    # tie to little of it (notes that cite no PR), every piece of work may.
+    work = [info for info in infos if info.role == "feature"]
+    described = sum(info.unit.lines for info in work if info.entries)
+    well_described = bool(work) and described >= roles.described_seed_share * sum(i.unit.lines for i in work)
+    for info in infos:
+        info.seed = info.role == "feature" and (bool(info.entries) or not well_described)
     uf = _UnionFind(len(units))
     linkable = {"feature", "test_only"}
     for linked in entry_links:

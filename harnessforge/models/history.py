@@ -35,7 +35,7 @@ class ChangelogEntry(Model):
     issues: list[int] = []
     refs: list[int] = Field([], description="Bare #N references not yet known to be PR or issue.")
     commits: list[str] = Field(
-        [], description="Commits the entry is tied to by itself (the one that added its towncrier fragment or reno note)."
+        [], description="Commits tying the entry to code by themselves: the one that added its fragment, note or line."
     )
 
 

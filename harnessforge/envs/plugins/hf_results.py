@@ -53,7 +53,19 @@ def pytest_collectreport(report):
 def pytest_runtest_logreport(report):
     record = {"event": "test", "nodeid": _nodeid(report.nodeid), "when": report.when, "outcome": report.outcome}
     record["wasxfail"] = hasattr(report, "wasxfail")
+    if report.when == "setup":
+        record["location"] = _location(report)
     _write(record)
+
+
+def _location(report):
+    """[file, 1-based line] where the test function is defined: for a test inherited from a mixin,
+    the mixin's file, which is how a changed mixin is traced to the classes that run it."""
+    location = getattr(report, "location", None)
+    if not location or not location[0]:
+        return None
+    line = location[1] + 1 if isinstance(location[1], int) else None
+    return [_STATE["prefix"] + str(location[0]).replace(os.sep, "/"), line]
 
 
 def pytest_sessionfinish(session, exitstatus):
