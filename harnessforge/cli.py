@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 import uuid
 from contextlib import ExitStack, contextmanager
 from datetime import datetime, timedelta, timezone
@@ -125,10 +126,21 @@ def example_repo(
     tags: bool = typer.Option(True, help="Tag releases"),
     changelog: bool = typer.Option(True, help="Keep a CHANGELOG.md"),
     odd_files: bool = typer.Option(False, help="Add binary and non-UTF-8 files"),
+    pattern: Optional[str] = typer.Option(
+        None, "--pattern", help="Instead, a small repository of one real-world shape (maintenance-branch, ...)"
+    ),
 ) -> None:
-    """Build the bundled example repository (tasklite) used by the tests and the demo."""
+    """Build the bundled example repository (tasklite) used by the tests and the demo, or with
+    --pattern one of the small repositories shaped like real histories (harnessforge/examples/patterns)."""
+    from .examples.patterns import PATTERNS, build_pattern
+
+    if pattern is not None and pattern not in PATTERNS:
+        raise ConfigError(f"--pattern {pattern!r}: use one of {', '.join(sorted(PATTERNS))}")
     try:
-        path = build_example_repo(dest, tags=tags, changelog=changelog, odd_files=odd_files)
+        if pattern:
+            path = build_pattern(pattern, dest)
+        else:
+            path = build_example_repo(dest, tags=tags, changelog=changelog, odd_files=odd_files)
     except FileExistsError as e:
         raise HarnessForgeError(str(e)) from None
     out.print(str(path))
@@ -223,18 +235,28 @@ def screen(
 
 def _plan_table(plan: MilestonePlan) -> Table:
     table = Table(title=f"{plan.repo.key}: {plan.from_ref} → {plan.to_ref}, {len(plan.milestones)} milestones")
-    for col in ("id", "title", "release", "PRs", "+/-", "tests", "difficulty", "flags"):
+    for col in ("id", "title", "type", "release", "PRs", "+/-", "tests", "difficulty", "flags"):
         table.add_column(col)
     for m in plan.milestones:
+        # before validation: the test files it changes; after: what running them proved
+        tests = f"{len(m.fail_to_pass)} F2P ({m.status})" if m.status else f"{len(m.test_files)} files"
         table.add_row(
             m.id,
             m.title,
+            m.type or "",
             m.release or "",
             ", ".join(f"#{p}" for p in m.source_prs),
             f"+{m.lines_added}/-{m.lines_deleted}",
-            str(len(m.acceptance_tests)),
+            tests,
             str(m.difficulty),
             ", ".join(m.flags),
+        )
+    r = plan.report
+    if plan.milestones:
+        table.caption = (
+            f"types {', '.join(f'{k} {v}' for k, v in sorted(r.type_mix.items()))}; "
+            f"{r.feature_titled}/{len(plan.milestones)} titled by a feature; "
+            f"release notes covered {r.entries_covered}/{r.entries_citing} (citing a PR, issue or commit)"
         )
     return table
 
@@ -268,6 +290,8 @@ def plan(
             clone_progress=_CloneProgress(progress),
         )
     out.print(_plan_table(result.plan))
+    for note in result.plan.notes:
+        console.print(f"[cyan]note:[/] {note}")
     for w in result.plan.warnings:
         console.print(f"[yellow]warning:[/] {w}")
     if pm:
@@ -318,7 +342,8 @@ def env_bootstrap_base(
     language: list[str] = typer.Option(["python"], "--language", help="Build the base image of these languages"),
     force: bool = typer.Option(False, "--force", help="Rebuild even if the image exists"),
 ) -> None:
-    """Build base images with debootstrap + docker import (for machines without a registry)."""
+    """Build base images with debootstrap + docker import (for machines without a registry); each
+    debootstrap phase is printed as it starts. `env build` does this itself for a missing base."""
     from .envs import engine
     from .envs.images import bootstrap_base
 
@@ -329,7 +354,8 @@ def env_bootstrap_base(
     client = engine.connect()
     for lang in language:
         with console.status(f"bootstrapping the {lang} base image"):
-            out.print(bootstrap_base(client, lang, rules.environments, force=force, log=console.print))
+            tag = bootstrap_base(client, lang, rules.environments, force=force, log=lambda s: console.print(escape(s)))
+            out.print(tag)
 
 
 @env_app.command("build")
@@ -337,15 +363,24 @@ def env_build(
     repo: str = typer.Argument(..., help="A planned repo: its key, path, URL or owner/name"),
     milestone: Optional[str] = typer.Option(None, "--milestone", help="Only the image this milestone needs"),
 ) -> None:
-    """Build one image per dependency epoch of a planned repo (cached by the env hash)."""
+    """Build one image per dependency epoch of a planned repo (cached by the env hash); a missing
+    base image is bootstrapped first. Exit 1 when some milestone has no image, after building the rest."""
     from .envs.environment import build
 
+    log = lambda line: console.print(escape(line))  # noqa: E731 (requirement lines hold [extras])
     with console.status(f"building environments for {repo}"):
-        images = build(state.store, repo, state.rules, milestone=milestone, log=console.print)
+        images = build(state.store, repo, state.rules, milestone=milestone, log=log)
     for record in images.images:
         out.print(f"{record.tag}  {record.recipe.language}/{record.recipe.runner}  {record.log_path}")
     if images.failures:
-        raise HarnessForgeError(f"{len(images.failures)} milestone(s) have no image: {', '.join(images.failures)}")
+        by_why: dict[str, list[str]] = {}
+        for mid, why in images.failures.items():
+            by_why.setdefault(why.splitlines()[0][:300], []).append(mid)
+        whys = "; ".join(f"{', '.join(mids)}: {why}" for why, mids in by_why.items())
+        raise HarnessForgeError(
+            f"{len(images.failures)} milestone(s) have no image ({whys}); `validate` records them as env_error "
+            f"and validates the {len(images.milestone_images)} with an image"
+        )
 
 
 @env_app.command("cleanup")
@@ -623,11 +658,39 @@ def _fail(message: str, code: int) -> NoReturn:
     raise SystemExit(code) from None
 
 
+GLOBAL_OPTIONS = ("--store", "--rules")
+
+
+def hoist_global_options(argv: list[str]) -> list[str]:
+    """typer reads the app's own options only before the subcommand; users type them anywhere
+    (`harnessforge plan REPO --store DIR`), so they are moved to the front (up to a `--`)."""
+    front, rest, i = [], [], 0
+    while i < len(argv):
+        arg = argv[i]
+        if arg == "--":
+            rest += argv[i:]
+            break
+        if arg.split("=", 1)[0] in GLOBAL_OPTIONS:
+            width = 1 if "=" in arg else 2
+            if width == 2 and (i + 1 >= len(argv) or argv[i + 1].startswith("--")):
+                raise ConfigError(f"{arg} needs a value (e.g. {arg} DIR), before or after the command")
+            front += argv[i : i + width]
+            i += width
+            continue
+        rest.append(arg)
+        i += 1
+    return front + rest
+
+
 def main() -> None:
     """Every error a user can cause ends in one line on stderr, never a traceback: typer's usage
     errors (a bad option or argument, exit 2) and ours (exit 1)."""
     try:
-        code = app(standalone_mode=False)
+        args = hoist_global_options(sys.argv[1:])
+    except ConfigError as e:  # a usage error, like typer's
+        _fail(str(e), 2)
+    try:
+        code = app(args=args, standalone_mode=False)
     except NoArgsIsHelpError:  # typer has printed the help
         raise SystemExit(2) from None
     except ClickException as e:

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Start a Docker engine if none answers (no bridge, no iptables: containers get the host network
 # at image-build time or none at all), then bootstrap the base images sandboxes start from.
-# Usage: scripts/start-docker.sh [language ...]   (default: python)
+# Usage: scripts/start-docker.sh [language ...]   (default: python; CI: python go typescript rust)
+# Measured on 2 cores: go 44 s, rust 121 s, typescript about 150 s (Debian's npm pulls ~400 packages).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 

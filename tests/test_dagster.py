@@ -42,6 +42,7 @@ def test_definitions_load():
     checks = {(k.asset_key.to_user_string(), k.name) for k in graph.asset_check_keys}
     assert checks == {
         ("milestone_plans", "plan_is_a_chain"),
+        ("docker_images", "every_milestone_has_image"),
         ("validated_milestones", "environment_ran"),
         ("validated_milestones", "valid_has_fail_to_pass"),
         ("raw_trajectories", "trajectory_integrity"),
@@ -185,7 +186,11 @@ def test_a_milestone_the_plan_does_not_have_is_an_explicit_no_op(example_repo, s
         assert instance.get_latest_materialization_event(dg.AssetKey(asset)) is None
 
 
-def test_docker_images_fails_when_a_milestone_has_no_image(example_repo, store, monkeypatch):
+def test_docker_images_with_a_milestone_lacking_an_image_materializes_and_fails_its_check(
+    example_repo, store, monkeypatch
+):
+    """One broken epoch must not hold back the rest: the asset materializes (validation then records
+    env_error for the milestones without an image) and its non-blocking check says which and why."""
     from harnessforge.models.env import RepoImages
     from harnessforge_assets import environments
 
@@ -197,9 +202,11 @@ def test_docker_images_fails_when_a_milestone_has_no_image(example_repo, store, 
     monkeypatch.setattr(environments, "build", build)
     result = dg.materialize([docker_images], instance=instance, partition_key=key, resources=resources,
                             raise_on_error=False)  # fmt: skip
-    message = _failure_message(result)
-    assert f"{key}: 6 milestone(s) have no environment image: m01: no image;" in message
-    assert "m05: install_failed: pip exited 1;" in message
+    assert result.success
+    [check] = result.get_asset_check_evaluations()
+    assert check.check_name == "every_milestone_has_image" and not check.passed
+    assert check.description.startswith("6 milestone(s) have no environment image: m01: no image;")
+    assert "m05: install_failed: pip exited 1;" in check.description
 
 
 def test_docker_images_without_a_plan_fails_clearly(example_repo, store):

@@ -117,7 +117,8 @@ def test_hint_ladders_have_all_five_levels(planned):
                 assert not any(line in earlier for earlier in said), (m.id, h.level, line)
             said.append(h.content)
     m01 = store.load_hints(key, "m01").levels
-    assert "issue #3; PR #4" in m01[0].content and "Tasks can carry tags" not in m01[0].content  # L0 names, not restates
+    assert "issue #3; PR #4" in m01[0].content  # L0 names the issues and PRs...
+    assert "Tasks can carry tags" not in m01[0].content  # ...without restating the description
     assert "Tags are normalised to lower case" in m01[1].content  # L1: commit message body
     assert "PR #8: Serialize tasks to plain dicts\nRecords are validated" in m01[2].content  # L2: the squash message
     assert ("m03", 2) in empty  # #16/#17's merge and squash messages hold no text beyond their titles

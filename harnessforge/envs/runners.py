@@ -166,9 +166,11 @@ class GoRunner(RunnerSpec):
         statuses: dict[str, TestStatus] = {}
         errors: list[str] = []
         with_tests: set[str] = set()
-        ran = False
         text = files.get(self.report, "")
         errors += _GO_BUILD_FAILED.findall(text)  # before Go 1.24 a plain text line, not JSON
+        # A package whose tests do not compile (new tests of an API the base lacks) is a collection error of a
+        # suite that ran, as pytest's import errors are; `[setup failed]` (go.mod, imports) is not.
+        ran = _GO_TESTS_FAILED_TO_BUILD.search(text) is not None
         for rec in _json_lines(text):
             action, package, test = rec.get("Action"), rec.get("Package", ""), rec.get("Test")
             if test and action in _GO_STATUS:
@@ -184,6 +186,7 @@ class GoRunner(RunnerSpec):
 
 _GO_STATUS: dict[str, TestStatus] = {"pass": "passed", "fail": "failed", "skip": "skipped"}
 _GO_BUILD_FAILED = re.compile(r"^FAIL\t(\S+) \[(?:build|setup) failed\]", re.MULTILINE)
+_GO_TESTS_FAILED_TO_BUILD = re.compile(r"^FAIL\t\S+ \[build failed\]", re.MULTILINE)
 
 
 class CargoRunner(RunnerSpec):
@@ -200,7 +203,16 @@ class CargoRunner(RunnerSpec):
         if filters:
             filters = filters if doc_files else ["--exact", *filters]
         test_args = f" -- {_q(*filters)}" if filters else ""
-        return f"set -o pipefail && cargo test --no-fail-fast{test_args} 2>&1 | tee {_q(f'{out}/{self.report}')}"
+        report = _q(f"{out}/{self.report}")
+        command = f"set -o pipefail && cargo test --no-fail-fast{test_args} 2>&1 | tee {report}"
+        if filters:
+            return command
+        # One test target that does not compile (a new test of an API the base lacks) stops cargo before any
+        # test runs: then each target runs on its own, so the others still report.
+        return (
+            f"{command}; rc=$?; if [ $rc -ne 0 ] && ! grep -q '^test result: ' {report}; then rc=0; "
+            f"{{ {_CARGO_EACH_TARGET}; }} 2>&1 | tee -a {report} || rc=1; fi; exit $rc"
+        )
 
     def _parse(self, files, log):
         statuses: dict[str, TestStatus] = {}
@@ -228,6 +240,11 @@ class CargoRunner(RunnerSpec):
 
 
 _CARGO_STATUS: dict[str, TestStatus] = {"ok": "passed", "FAILED": "failed", "ignored": "skipped"}
+_CARGO_EACH_TARGET = (
+    'fail=0; for t in --lib --bins $(for f in tests/*.rs tests/*/main.rs; do [ -f "$f" ] && '
+    "basename \"${f%/main.rs}\" .rs | sed 's/^/--test=/'; done) --doc; do "
+    "cargo test --no-fail-fast $t || fail=1; done; exit $fail"
+)
 _CARGO_RUNNING = re.compile(r"^\s*Running\b.*?([^/\\\s()]+)-[0-9a-f]{8,}(?:\.exe)?\)?\s*$")
 _CARGO_DOCTESTS = re.compile(r"^\s*Doc-tests (\S+)\s*$")
 _CARGO_TEST = re.compile(r"^test (.+?) \.\.\. (ok|FAILED|ignored)(?:,.*)?$")
@@ -331,8 +348,173 @@ def _parse_junit(xml_text: str, runner: Runner) -> Parsed:
     return statuses, errors, bool(suites)
 
 
+# ---------------------------------------------------------------------------------------------------- TAP runners
+# ava, node's own runner, tape and mocha all speak TAP (the Test Anything Protocol); each file runs on its own,
+# into its own report, so every id knows its file without trusting a title prefix. Ids are `<file>::<title>`,
+# nested tests `<file>::<parent> > <child>`, as the planner names JS tests.
+TAP_FILES = "tap-files.tsv"  # `<n>\t<file>` per test file run; its report is tap-<n>.txt
+TAP_DONE = "tap-done"  # written after the last file: the suite ran to its end
+# Test files when neither the ids nor $HF_TEST_FILES (the test script's own globs) name them: each runner's defaults.
+_JS_TEST = r"\.(c|m)?(j|t)sx?$"
+_TAP_DEFAULT_FILES = {
+    "ava": r"(^|/)(test|tests|__tests__)/.*{ext}|(^|/)test-[^/]*{ext}|\.(spec|test){ext}|^((src|source)/)?test{ext}",
+    "node": r"(^|/)test/.*{ext}|(^|/)test{ext}|[._-]test{ext}|(^|/)test-[^/]*{ext}",
+    "tape": r"^test/[^/]*{ext}",
+    "mocha": r"^test/[^/]*\.(c|m)?js$",
+}
+_TAP_SKIP_FILES = r"(^|/)(node_modules|fixtures|helpers|_[^/]*)(/|$)|\.d\.ts$"
+_TAP_RUN = {
+    "ava": 'npx --no-install ava --tap "$f"',
+    "node": 'node "${req[@]}" --test --test-reporter=tap "$f"',
+    "tape": 'npx --no-install tape "${req[@]}" "$f"',
+    "mocha": 'npx --no-install mocha "${req[@]}" --reporter tap "$f"',
+}
+_TAP_POINT = re.compile(r"^(\s*)(not ok|ok)\b\s*(?:\d+)?\s*(?:-\s+)?(.*?)(?:\s+#\s*(SKIP|TODO)\b.*)?$", re.I)
+_TAP_SUBTEST = re.compile(r"^(\s*)# Subtest: (.*)$")
+_TAP_PLAN = re.compile(r"^\s*1\.\.(\d+)")
+# ava's own points for a file that failed outside any test (an import error, an uncaught exception).
+_AVA_UNCAUGHT = re.compile(
+    r"exited with a non-zero exit code|^file://|^Uncaught exception|^Unhandled rejection|timed out"
+)
+
+
+class TapRunner(RunnerSpec):
+    """One TAP report per test file (tap-<n>.txt, listed in tap-files.tsv); `groups`: tape's assertions are
+    grouped under the `# name` comment of their test, the others report one point per test."""
+
+    report = TAP_FILES
+    groups = False
+
+    def command(self, test_ids: list[str], out_dir: str = RESULTS_DIR, plugin_dir: str = PLUGIN_DIR) -> str:
+        out = out_dir.rstrip("/") or "/"
+        if test_ids:
+            listing = "printf '%s\\n' " + _q(*_unique(self.file_of(tid) for tid in test_ids))
+        else:
+            pattern = _TAP_DEFAULT_FILES[self.name].format(ext=_JS_TEST)
+            listing = (
+                'if [ -n "${HF_TEST_FILES:-}" ]; then for g in $HF_TEST_FILES; do for f in $g; do '
+                '[ -d "$f" ] && git ls-files -co --exclude-standard -- "$f" || echo "$f"; done; done; '
+                f"else git ls-files -co --exclude-standard | grep -E {_q(pattern)}; fi "
+                f"| grep -E {_q(_JS_TEST)} | grep -vE {_q(_TAP_SKIP_FILES)} | sort -u"
+            )
+        return (
+            f"mkdir -p {_q(out)} && rm -f {_q(out)}/tap-* && shopt -s globstar nullglob && "
+            'req=(); for m in ${HF_TEST_REQUIRE:-}; do req+=(-r "$m"); done; '
+            # The listing comes in on fd 3: a test reading stdin must not eat the file names.
+            "n=0; rc=0; while IFS= read -r f <&3; do n=$((n+1)); "
+            f'printf \'%s\\t%s\\n\' "$n" "$f" >> {_q(out)}/{TAP_FILES}; '
+            f"{_TAP_RUN[self.name]} > {_q(out)}/tap-$n.txt < /dev/null || rc=1; done 3< <({listing}); "
+            f"touch {_q(out)}/{TAP_DONE}; exit $rc"
+        )
+
+    def _parse(self, files, log):
+        statuses: dict[str, TestStatus] = {}
+        errors: list[str] = []
+        for line in files.get(TAP_FILES, "").splitlines():
+            number, _, path = line.partition("\t")
+            report = files.get(f"tap-{number}.txt", "")
+            found, failed_outside = _parse_tap(report, path, grouped=self.groups, uncaught=self.name == "ava")
+            for name, status in found.items():
+                _merge(statuses, f"{path}::{name}", status)
+            if failed_outside or not found:
+                errors.append(path)  # the file did not load, or failed outside its tests
+        return statuses, errors, TAP_DONE in files
+
+
+def _parse_tap(text: str, path: str, grouped: bool, uncaught: bool) -> tuple[dict[str, TestStatus], bool]:
+    """(title -> status, whether the file failed outside its tests) from one file's TAP stream.
+
+    YAML diagnostics (`---` ... `...`) are skipped whatever they hold; only leaf points are tests (node
+    reports each describe block as a point of its own, and node 18 the file itself)."""
+    statuses: dict[str, TestStatus] = {}
+    outside = False
+    subtests: dict[int, str] = {}  # indent -> name of the subtest opened there
+    parents: set[int] = set()  # indents whose next point closes a subtest that had points inside
+    in_yaml, plan_seen, planned, group = None, False, None, None
+    for line in text.splitlines():
+        indent = len(line) - len(line.lstrip(" "))
+        if in_yaml is not None:
+            if line.strip() == "..." and indent <= in_yaml + 2:
+                in_yaml = None
+            continue
+        if line.strip() == "---":
+            in_yaml = indent
+            continue
+        if line.lstrip().startswith("Bail out!"):
+            outside = True
+            break
+        if (plan := _TAP_PLAN.match(line)) and indent == 0:
+            plan_seen, planned = True, int(plan[1])
+            continue
+        if m := _TAP_SUBTEST.match(line):
+            subtests[len(m[1])] = m[2].strip()
+            continue
+        if grouped and indent == 0 and line.startswith("# ") and not plan_seen:
+            group = line[2:].strip()
+            if group.startswith("SKIP "):
+                statuses.setdefault(group[5:], "skipped")
+                group = None
+            continue
+        m = _TAP_POINT.match(line)
+        if not m:
+            continue
+        ok, title, directive = m[2].lower() == "ok", m[3].strip(), (m[4] or "").upper()
+        status: TestStatus = "skipped" if directive == "SKIP" or (directive == "TODO" and not ok) else "passed"
+        status = status if ok or status == "skipped" else "failed"
+        level = len(m[1])
+        if level in parents:  # a describe block or a file wrapper: its children were the tests
+            parents.discard(level)
+            continue
+        parents.update(k for k in subtests if k < level)
+        names = [subtests[k] for k in sorted(subtests) if k < level]
+        names = [n for n in names if not _is_file(n, path)]
+        if _is_file(title, path) and not names:
+            outside = outside or status == "failed"
+            continue
+        if uncaught and _AVA_UNCAUGHT.search(title):
+            outside = outside or status == "failed"
+            continue
+        if grouped:
+            if group is None:
+                continue
+            _merge(statuses, group, status)
+        else:
+            _merge(statuses, " > ".join([*names, title]), status)
+        for k in [k for k in subtests if k >= level]:
+            del subtests[k]
+    if uncaught and planned == 0:  # ava ran no test of the file: what it reported were load errors
+        return {}, outside or any(s == "failed" for s in statuses.values())
+    return statuses, outside
+
+
+def _is_file(title: str, path: str) -> bool:
+    """node 18 wraps each file's tests in a subtest named by the file's path (as given, or absolute)."""
+    return title == path or title.endswith("/" + path)
+
+
+class AvaRunner(TapRunner):
+    name = "ava"
+
+
+class NodeTestRunner(TapRunner):
+    name = "node"
+
+
+class TapeRunner(TapRunner):
+    name = "tape"
+    groups = True
+
+
+class MochaRunner(TapRunner):
+    name = "mocha"
+
+
 RUNNERS: dict[str, RunnerSpec] = {
-    r.name: r for r in (PytestRunner(), GoRunner(), CargoRunner(), JestRunner(), VitestRunner())
+    r.name: r
+    for r in (
+        *(PytestRunner(), GoRunner(), CargoRunner(), JestRunner(), VitestRunner()),
+        *(AvaRunner(), NodeTestRunner(), TapeRunner(), MochaRunner()),
+    )
 }
 
 

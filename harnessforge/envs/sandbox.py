@@ -108,9 +108,11 @@ class Sandbox(ABC):
 
     def _start(self) -> None:
         self._load_workspace(self.commit)
-        self._prepare()
+        self.prepare()
 
-    def _prepare(self) -> None:
+    def prepare(self) -> None:
+        """Run the recipe's per-checkout steps (e.g. the editable install of the workspace); again after a
+        patch that may change the project's metadata (entry points, packages), so the tests see it."""
         for cmd in self.spec.prepare:
             r = self.exec(cmd)
             if r.exit_code != 0:
@@ -191,7 +193,7 @@ class Sandbox(ABC):
         """Make the workspace the history up to `commit` (a later commit brings its history in)."""
         self.commit = commit
         self._load_workspace(commit)
-        self._prepare()
+        self.prepare()
 
     def clean(self) -> None:
         """Undo changes to tracked files and remove untracked ones; ignored files (caches) stay."""

@@ -211,9 +211,7 @@ class Mentor:
     @property
     def next_level(self) -> int | None:
         """The next level with material of its own (levels the ladder marks empty are skipped)."""
-        return next(
-            (n for n in range(self.level + 1, self.max_level + 1) if not self.ladder.levels[n].empty), None
-        )
+        return next((n for n in range(self.level + 1, self.max_level + 1) if not self.ladder.levels[n].empty), None)
 
     @property
     def cooldown_over(self) -> bool:
@@ -329,9 +327,7 @@ class Mentor:
 
     def _release(self, event: Event, rule: str, evidence: dict[str, Any]) -> MentorDecision:
         level = self.next_level
-        skipped = [
-            {"level": n, "reason": self.ladder.levels[n].empty_reason} for n in range(self.level + 1, level)
-        ]
+        skipped = [{"level": n, "reason": self.ladder.levels[n].empty_reason} for n in range(self.level + 1, level)]
         snapshot = DevSnapshot(
             turn=event.turn_id,
             test_runs=self._test_runs,

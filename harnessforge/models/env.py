@@ -10,7 +10,7 @@ from pydantic import Field
 from .common import Model, Provenance, utcnow
 
 Language = Literal["python", "typescript", "go", "rust"]
-Runner = Literal["pytest", "go", "cargo", "jest", "vitest"]
+Runner = Literal["pytest", "go", "cargo", "jest", "vitest", "ava", "node", "tape", "mocha"]
 TestStatus = Literal["passed", "failed", "error", "skipped", "xfailed", "missing"]
 MilestoneStatus = Literal["valid", "no_fail_to_pass", "does_not_reproduce", "env_error"]
 # Why an environment or a test run failed, so a data engineer can count causes instead of reading logs.
@@ -42,12 +42,18 @@ class Recipe(Model):
         "directory, `{plugins}` the plugin directory. The runner's structured report must still be written.",
     )
     env: dict[str, str] = Field({}, description="Variables set for install, prepare and tests.")
-    requirements: list[str] = Field([], description="Python: the requirement lines installed (sorted).")
+    requirements: list[str] = Field(
+        [],
+        description="Python: the PEP 508 requirements installed (sorted); never the project itself, which is "
+        "installed from each checkout (its extras are expanded instead).",
+    )
     packages: list[str] = Field(
-        [], description="Python: import names of the project under test; validation proves they load from the workspace."
+        [], description="Python: top-level import names of the project; validation proves they load from the workspace."
     )
     skipped_requirements: list[str] = Field(
-        [], description="Python: dependency lines that could not be parsed (reported, not installed)."
+        [],
+        description="Python: dependency lines not installed, as `where: line (why)`: they do not parse, or only a "
+        "source other than the package index could provide them (VCS, URLs, other local paths).",
     )
     inputs: dict[str, str] = Field({}, description="Other languages: manifest/lockfile path -> content digest.")
 
@@ -124,6 +130,19 @@ class Validation(Model):
     flaky: list[str] = []
     not_reproduced: list[str] = Field([], description="Candidate tests that already pass at base.")
     broken: list[str] = Field([], description="Tests that pass at base but fail at verify.")
+    candidates: list[str] = Field(
+        [],
+        description="The runner's test ids in the milestone's changed test files, and the tests other files "
+        "inherit from a changed mixin: FAIL_TO_PASS is taken from these.",
+    )
+    rejected: dict[str, str] = Field(
+        {},
+        description="Candidate -> why it is not FAIL_TO_PASS, as `kind: detail` (kind: excluded, flaky, "
+        "not_reproduced, skipped, not_passing_at_verify, not_failing_at_base).",
+    )
+    defined_in: dict[str, str] = Field(
+        {}, description="Candidates defined in another file than their own (a mixin's): test id -> `file:line`."
+    )
     base_runs: list[TestRun] = []
     verify_runs: list[TestRun] = []
     validated_at: datetime = Field(default_factory=utcnow)

@@ -13,7 +13,18 @@ from collections.abc import Callable
 from pathlib import Path
 
 # pattern name -> module in this package (each exposes `build(dest: Path) -> Path`)
-PATTERNS: dict[str, str] = {}
+PATTERNS: dict[str, str] = {
+    "maintenance-branch": "maintenance_branch",
+    "off-mainline-tags": "off_mainline_tags",
+    "towncrier-apart": "towncrier_apart",
+    "squash-only": "squash_only",
+    "housekeeping-heavy": "housekeeping_heavy",
+    "self-extras": "self_extras",
+    "unittest-mixins": "unittest_mixins",
+    "go-module": "go_module",
+    "ts-package": "ts_package",
+    "rust-crate": "rust_crate",
+}
 
 
 def build_pattern(name: str, dest: str | Path) -> Path:

