@@ -108,7 +108,7 @@ def test_go_module_newer_than_the_image_go_is_one_clear_build_error(rules, docke
         build_env_image(docker_client, Store(tmp_path / "store"), "x__newgo", recipe, "0" * 40, files,
                         rules.environments, **QUIET)  # fmt: skip
     assert "toolchain too old" in str(caught.value) and "1.22.0" in str(caught.value)
-    assert caught.value.reason == "install_failed"
+    assert caught.value.reason == "toolchain_unavailable"  # not a failed install: the base is too old
 
 
 def test_typescript_package_with_ava_validates_through_tap(ts_validated):

@@ -152,11 +152,14 @@ def test_squash_only_history_is_titled_and_typed_by_its_pull_requests(planned):
     ]
     assert p.report.type_mix == {"feature": 2, "bug fix": 1, "refactor": 1}
     assert p.report.feature_titled == 4
+    # without release notes, the PR descriptions (squash bodies) and commit bodies describe the milestones
+    assert "Reads one tally per row; a header row names the columns." in p.milestones[0].description
+    assert "so a report reads at a glance" in p.milestones[3].description  # a direct commit's own body
     ladders = [result.hints[m.id].levels for m in p.milestones]
-    assert "Reads one tally per row" in ladders[0][2].content  # L2: the squash commit's body, its PR description
+    assert "* parse rows" in ladders[0][2].content  # L2: what the PR description adds to the description
+    assert ladders[1][2].empty and "no PR descriptions" in ladders[1][2].empty_reason  # it said nothing more
     assert ladders[0][1].empty and "commit message body" in ladders[0][1].empty_reason
-    assert "so a report reads at a glance" in ladders[3][1].content  # L1: a direct commit's own body
-    assert ladders[3][0].empty  # nothing names it that the description does not already say
+    assert ladders[3][0].empty and ladders[3][1].empty  # nothing names or explains it beyond the description
     assert not any("bump" in text.lower() or "describe csv" in text.lower() for text in _said(result))
 
 
@@ -222,3 +225,17 @@ def test_example_repo_builds_a_pattern_from_the_command_line(tmp_path, run_cli):
     assert git(tmp_path / "tally", "tag", "--list") == "v0.1.0\nv0.2.0"
     bad = run_cli("example-repo", str(tmp_path / "x"), "--pattern", "nope")
     assert bad.returncode == 1 and "use one of" in bad.stderr and "squash-only" in bad.stderr
+
+
+def test_a_changelog_that_cannot_be_parsed_is_a_warning_and_the_plan_goes_on(repos, tmp_path):
+    repo = shutil.copytree(repos["towncrier-apart"], tmp_path / "beacon")
+    (repo / "releasenotes" / "notes").mkdir(parents=True)
+    (repo / "releasenotes" / "notes" / "broken-0a1b.yaml").write_text("features:\n  - [unclosed\n")
+    (repo / "NEWS.rst").write_bytes(b"\x00\x01\x02 binary \xff\xfe")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", "Add release notes that do not parse")
+    git(repo, "tag", "1.2.0")
+    p = plan(Store(tmp_path / "s"), str(repo), load_rules(), from_ref="1.0.0", to_ref="1.2.0").plan
+    warned = " ".join(p.warnings)
+    assert "broken-0a1b.yaml" in warned and "NEWS.rst" in warned
+    assert [m.title for m in p.milestones][:1] == ["Failed deliveries are retried with an exponential backoff"]

@@ -22,7 +22,7 @@ from ..models.env import ImageRecord, Recipe
 from ..rules import EnvRules
 from ..store import Store
 from .engine import LABEL
-from .recipes import DEPS_DIR, PLUGINS, env_hash
+from .recipes import DEPS_DIR, PLUGINS, TOOLCHAIN_TOO_OLD, env_hash
 from .runners import PLUGIN_DIR
 from .workspace import SANDBOX_UID, SANDBOX_USER, WORKSPACE, file_tar
 
@@ -212,8 +212,9 @@ def build_env_image(
                 out.write(output.decode(errors="replace"))
                 out.flush()
                 if code != 0:
-                    # 124: timeout(1); 3: a recipe's own check that the toolchain is too old for the repository
-                    reason = {124: "timeout", 3: "toolchain_unavailable"}.get(code, "install_failed")
+                    # a recipe's own check that the base's toolchain is too old for the repository says so
+                    too_old = TOOLCHAIN_TOO_OLD in output.decode(errors="replace")
+                    reason = "timeout" if code == 124 else "toolchain_unavailable" if too_old else "install_failed"
                     tail = output.decode(errors="replace")[-1500:]
                     raise EnvError(
                         f"{repo_key}: install step {step!r} failed ({code}); log {log_path}:\n{tail}", reason

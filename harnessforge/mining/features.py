@@ -17,7 +17,17 @@ from ..rules import Kind
 from .describe import Feature, readable_title
 from .hints import IssueText
 from .kinds import WORK_KINDS, KindReader, strongest, without_prefix
+from .refs import strip_refs
 from .segment import UnitInfo
+
+
+def _first_paragraph(body: str) -> str:
+    """The first paragraph of a message body that is prose (not a list, a reference or a trailer)."""
+    for para in body.strip().split("\n\n"):
+        para = para.strip()
+        if para and not para.startswith(("*", "-", "Co-authored-by", "Signed-off-by")) and strip_refs(para):
+            return para
+    return ""
 
 
 @dataclass
@@ -54,7 +64,12 @@ class FeatureGroup:
             (without_prefix(main.title), unit_source),
         ]
         title, source = next((t, src) for t, src in candidates if t)
-        motivation = self.issues[0].body.split("\n\n", 1)[0] if self.issues else ""
+        if self.issues:
+            motivation = self.issues[0].body.split("\n\n", 1)[0]
+        elif not self.entries:  # no release notes: the PR's (or commit's) own first paragraph says why
+            motivation = _first_paragraph(main.body)
+        else:
+            motivation = ""
         points = list(dict.fromkeys(e.text for e in self.entries))
         points = points or list(dict.fromkeys(without_prefix(u.title) for u in code))
         return Feature(title=title, points=points, motivation=motivation, seed=self.seed, source=source)
