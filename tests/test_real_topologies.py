@@ -70,7 +70,8 @@ def test_a_maintenance_release_starts_the_chain_at_its_fork_point(repos, store):
     assert not any(re.search(r"1\.0\.x|round", m.title + m.description, re.I) for m in p.milestones)
     assert {(r.tag, r.maintenance) for r in p.releases} == {("1.0.0", False), ("1.0.1", True), ("1.1.0", False)}
     assert [m.release for m in p.milestones] == ["1.1.0"] * 3  # 1.0.1 bounds no milestone
-    assert (p.report.entries_citing, p.report.entries_covered, p.report.backport_entries) == (3, 3, 1)
+    # 1.0.1's own entry is the from-ref's: neither in range nor a backport of it
+    assert (p.report.entries_citing, p.report.entries_covered, p.report.backport_entries) == (3, 3, 0)
     excluded = {e.test: e.reason for m in p.milestones for e in m.excluded_tests}
     assert "Merge branch '1.0.x'" in excluded["tests/test_core.py::test_negative_amounts_round_towards_zero"]
 
@@ -78,6 +79,8 @@ def test_a_maintenance_release_starts_the_chain_at_its_fork_point(repos, store):
 def test_default_range_is_the_newest_feature_release_and_says_so(planned, repos, tmp_path):
     p = planned["maintenance-branch"].plan
     assert (p.from_ref, p.to_ref) == ("1.0.0", "1.1.0")  # 1.0.1 is a patch release, not a feature release
+    assert p.report.backport_entries == 1  # 1.0.1's entry: it came back in a maintenance merge
+    assert p.report.entries_covered == p.report.entries_citing == 3
     [note] = p.notes
     assert "1.0.0 → 1.1.0" in note and "default_range_min_commits" in note
     # with a low minimum only the newest feature release is planned

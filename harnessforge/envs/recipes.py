@@ -305,8 +305,19 @@ def node_recipe(base: str, files: list[str], read: Reader) -> Recipe:
         install=install,
         prepare=[f"ln -sfn {DEPS_DIR}/node_modules node_modules", _exclude("/node_modules")],
         env=env,
-        inputs=_digest(["package.json", *lock], read, ("package.json", *lock)),
+        inputs={**_digest(lock, read, tuple(lock)), "package.json": _install_digest(pkg)},
     )
+
+
+# What in package.json decides node_modules; its version, scripts and metadata do not, so a release that
+# only bumps the version keeps its image.
+INSTALL_KEYS = ("dependencies", "devDependencies", "optionalDependencies", "peerDependencies", "engines",
+                "packageManager", "workspaces", "overrides", "resolutions", "pnpm")  # fmt: skip
+
+
+def _install_digest(pkg: dict) -> str:
+    relevant = {k: pkg[k] for k in INSTALL_KEYS if k in pkg}
+    return hashlib.sha256(json.dumps(relevant, sort_keys=True).encode()).hexdigest()[:16]
 
 
 def _rust_version(manifest: str) -> str:

@@ -280,9 +280,15 @@ def mine_history(
             except GitHubError as e:
                 warnings.append(f"{e}; release notes come from the repository's files only")
     raw_entries, sources = read_changelog(repo, rng.end, units, release_of, release_texts, warnings)
-    in_range = {r.version for r in chain if lo < index[r.mainline_commit] <= hi}
-    patches = {r.version for r in releases if r.maintenance and lo < index[r.mainline_commit]}
-    range_entries = [e for e in raw_entries if e.release is None or e.release in in_range]
+    # The range's releases: after its start and not the from-ref's own (tagged off the line, a from-ref's
+    # release first shows up on it later); unreleased notes only when the range does not end at a release.
+    released = [
+        r for r in releases if lo < index[r.mainline_commit] and not repo.is_ancestor(r.commit, rng.from_commit)
+    ]
+    in_range = {r.version for r in released if not r.maintenance}
+    patches = {r.version for r in released if r.maintenance}
+    ends_at_release = any(r.commit == rng.end for r in chain)
+    range_entries = [e for e in raw_entries if e.release in in_range or (e.release is None and not ends_at_release)]
     backport_entries = sum(1 for e in raw_entries if e.release in patches and e.release not in in_range)
     range_entries = link_entry_commits(repo, units, range_entries, classify, KindReader(rules.planning))
     entries, links = _link_entries(range_entries, units)

@@ -27,6 +27,7 @@ class Range:
     start: str
     end: str
     mainline: list[str]  # the to-ref's first-parent history, oldest first
+    from_commit: str = ""  # what the from-ref names (the fork point `start` when that is off the line)
     notes: list[str] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
 
@@ -147,4 +148,4 @@ def plan_range(repo: GitRepo, tags: list[Tag], rules: Rules, from_ref: str | Non
         )
     if index[start] >= index[end]:
         raise PlanningError(f"--from {from_ref} is not older than --to {to_ref} on {to_ref}'s first-parent history")
-    return Range(from_ref, to_ref, start, end, mainline, notes, warnings)
+    return Range(from_ref, to_ref, start, end, mainline, first, notes, warnings)
