@@ -22,12 +22,12 @@ def screening_markdown(report: ScreeningReport) -> str:
 
 
 def plan_markdown(p: MilestonePlan) -> str:
-    rows = ["| id | title | release | PRs | +/- | tests | difficulty |", "|---|---|---|---|---|---|---|"]
+    rows = ["| id | title | type | release | PRs | +/- | test files | difficulty |", "|---" * 8 + "|"]
     for m in p.milestones:
         prs = ", ".join(f"#{n}" for n in m.source_prs)
         rows.append(
-            f"| {m.id} | {m.title} | {m.release or ''} | {prs} | +{m.lines_added}/-{m.lines_deleted} "
-            f"| {len(m.acceptance_tests)} | {m.difficulty} |"
+            f"| {m.id} | {m.title} | {m.type or ''} | {m.release or ''} | {prs} | +{m.lines_added}/-{m.lines_deleted} "
+            f"| {len(m.test_files)} | {m.difficulty} |"
         )
     return "\n".join(rows)
 
@@ -98,7 +98,12 @@ def milestone_plans(
             "milestones": len(p.milestones),
             "milestone_ids": ", ".join(ids),
             "range": f"{p.from_ref} → {p.to_ref}",
-            "acceptance_tests": sum(len(m.acceptance_tests) for m in p.milestones),
+            "traced_tests": sum(len(m.acceptance_tests) for m in p.milestones),
+            "type_mix": dg.MetadataValue.json(p.report.type_mix),
+            "feature_titled": p.report.feature_titled,
+            "entries_covered": f"{p.report.entries_covered}/{p.report.entries_citing}",
+            "size_outliers": dg.MetadataValue.json(p.report.size_outliers),
+            "notes": dg.MetadataValue.json(p.notes),
             "pull_requests": len(p.pulls),
             "warnings": len(p.warnings),
             "rules_hash": p.provenance.rules_hash,

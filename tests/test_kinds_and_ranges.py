@@ -1,0 +1,160 @@
+"""The pure parts of planning real histories: work kinds and housekeeping, default ranges, and the
+commit that wrote a changelog entry."""
+
+from __future__ import annotations
+
+from datetime import datetime, timezone
+
+import pytest
+
+from harnessforge.errors import PlanningError
+from harnessforge.examples.builder import RepoBuilder
+from harnessforge.gitio import GitRepo
+from harnessforge.mining.classify import FileClassifier
+from harnessforge.mining.entry_commits import link_entry_commits
+from harnessforge.mining.kinds import KindReader, strongest, without_prefix
+from harnessforge.mining.pulls import attribute
+from harnessforge.mining.ranges import plan_range
+from harnessforge.models import ChangelogEntry
+from harnessforge.rules import load_rules
+
+T0 = datetime(2026, 1, 5, tzinfo=timezone.utc)
+KINDS = KindReader(load_rules().planning)
+
+# Subjects seen in the trial repositories' histories (flask, structlog, httpx, pyparsing, humanize, ky...).
+CHORES = [
+    "[pre-commit.ci] pre-commit autoupdate (#5541)",
+    "Bump the github-actions group with 3 updates (#5539)",
+    "Bump actions/checkout from 4.1.4 to 4.1.6 in the github-actions group",
+    "fix mypy findings",
+    "fix pyright type errors (#5620)",
+    "use ruff linter and formatter (#5331)",
+    "update dev dependencies",
+    "update min blinker version (#5633)",
+    "drop support for Python 3.8 (#5623)",
+    "release version 3.1.0",
+    "start version 3.1.0",
+    "update CHANGES.rst",
+    "set up pre-commit lite workflow",
+    "Bump the docs build OS to ubuntu-24.04",
+    "Pin mypy to 1.11",
+    "Blackening",
+    "Prep for 3.2.1 work",
+    "Update version timestamp, change version to 3.3.0a2",
+    "Update license file reference",
+    "Benchmark on CodSpeed",
+    "1.2.1",
+    "v2.0.0-beta.1",
+    "docs: describe CSV imports",
+    "chore(deps): bump pytest from 8.2 to 8.3",
+    "Add missing type annotations",
+]
+WORK = [
+    ("add SESSION_COOKIE_PARTITIONED config (#5499)", "feature"),
+    ("enable secret key rotation (#5632)", "feature"),
+    ("Add encoding parameter to open resource (#5526)", "feature"),
+    ("Fix how host matching interacts with SERVER_NAME", "bug fix"),
+    ("feat(cli): add --json", "feature"),
+    ("fix: keep counts when a tally is merged twice", "bug fix"),
+    ("refactor: split the reader into sources and parsers", "refactor"),
+    ("Speed up _complex_sumprod", "performance"),
+    ("Formatter for money values", None),  # nothing says: a feature by default where it matters
+    ("Add 1.5 support for the wire protocol", "feature"),
+]
+
+
+@pytest.mark.parametrize("subject", CHORES)
+def test_chores_are_housekeeping(subject):
+    assert KINDS.title(subject) == "housekeeping"
+
+
+@pytest.mark.parametrize("subject, kind", WORK)
+def test_work_titles_have_their_kind(subject, kind):
+    assert KINDS.title(subject) == kind
+
+
+def test_labels_and_prefixes_come_before_words():
+    assert KINDS.title("Add a retry option", labels=["bug"]) == "bug fix"
+    assert KINDS.title("Add a retry option", labels=["dependencies"]) == "housekeeping"
+    assert KINDS.title("perf: add a cache") == "performance"
+    assert without_prefix("feat(cli)!: add --json") == "add --json"
+    assert strongest(["refactor", "bug fix", "housekeeping"]) == "bug fix"
+    assert strongest(["housekeeping"]) == "housekeeping" and strongest([]) is None
+
+
+@pytest.mark.parametrize(
+    "category, text, kind",
+    [
+        ("Changed", "Fix the renderer's width on Windows.", "bug fix"),  # an ambiguous section: the text decides
+        ("Changed", "The renderer no longer warns.", "feature"),
+        ("Trivial/Internal Changes", "Use ruff.", "housekeeping"),  # naming housekeeping at all
+        ("Bug Fixes", "Add a guard against None.", "bug fix"),  # the section outranks the words
+        (None, "Drop support for Python 3.8. :pr:`5623`", "housekeeping"),
+        (None, "``Request.trusted_hosts`` is checked during routing.", "feature"),  # in the notes: a feature
+    ],
+)
+def test_entry_kinds(category, text, kind):
+    assert KINDS.entry(category, text) == kind
+
+
+# ---- default ranges ------------------------------------------------------------------------------------
+
+
+def _release_history(tmp_path, versions: list[str], commits_between: int) -> GitRepo:
+    b = RepoBuilder(tmp_path / "repo", T0)
+    b.commit("init", {"a.py": "x = 0\n"})
+    for n, version in enumerate(versions):
+        for k in range(commits_between):
+            b.commit(f"change {n}.{k}", {"a.py": f"x = {n * 100 + k + 1}\n"})
+        b.tag(version)
+    return GitRepo(b.path / ".git")
+
+
+def test_default_range_reaches_back_over_feature_releases_to_the_minimum(tmp_path):
+    repo = _release_history(tmp_path, ["1.0.0", "1.1.0", "1.1.1", "1.2.0", "1.3.0"], commits_between=25)
+    rng = plan_range(repo, repo.tags(), load_rules(), None, None)
+    # 1.3.0 is the newest feature release; 1.2.0 is 25 commits back, 1.1.0 75 (1.1.1, a patch, is no stop)
+    assert (rng.from_ref, rng.to_ref) == ("1.1.0", "1.3.0")
+    assert "feature release range 1.1.0 → 1.3.0, 75 mainline commits" in rng.notes[0] and "at least 60" in rng.notes[0]
+
+
+def test_default_range_follows_patch_releases_where_development_went_on_in_them(tmp_path):
+    versions = ["1.0.0", *(f"1.0.{n}" for n in range(1, 9))]  # one feature release, then eight patches
+    repo = _release_history(tmp_path, versions, commits_between=10)
+    rng = plan_range(repo, repo.tags(), load_rules(), None, None)
+    assert rng.to_ref == "1.0.8" and rng.from_ref == "1.0.2"  # 60 commits back over patch releases
+    assert "the release range 1.0.2 → 1.0.8" in rng.notes[0]
+
+
+def test_default_range_needs_two_releases(tmp_path):
+    repo = _release_history(tmp_path, ["1.0.0"], commits_between=3)
+    with pytest.raises(PlanningError, match="only one release"):
+        plan_range(repo, repo.tags(), load_rules(), None, None)
+
+
+# ---- the commit that wrote an entry ----------------------------------------------------------------------
+
+
+def test_an_entry_is_tied_to_the_code_commit_that_wrote_its_line(tmp_path):
+    b = RepoBuilder(tmp_path / "repo", T0)
+    b.commit("init", {"pkg/a.py": "A = 1\n", "CHANGES.rst": "Version 1.1.0\n-------------\n\nUnreleased\n\n"})
+    start = b.git("rev-parse", "HEAD")
+    feature = b.commit(
+        "add partitioned cookies",
+        {"pkg/a.py": "A = 2\n", "CHANGES.rst": "Version 1.1.0\n-------------\n\nUnreleased\n\n"
+         "-   Add support for partitioned cookies. :issue:`5472`\n"},
+    )  # fmt: skip
+    entries_text = "".join(f"-   Entry number {n} of the release notes. :issue:`{n}`\n" for n in range(7))
+    b.commit("Release 1.1.0 with notes", {"pkg/a.py": "A = 3\n", "CHANGES.rst": (b.path / "CHANGES.rst").read_text()
+                                          + entries_text})  # fmt: skip
+    repo = GitRepo(b.path / ".git")
+    units = attribute(repo, repo.first_parent_log(start, repo.head()), start)
+    source = "CHANGES.rst (restructuredtext)"
+    entries = [
+        ChangelogEntry(text="Add support for partitioned cookies. :issue:`5472`", release="1.1.0", source=source),
+        *(ChangelogEntry(text=f"Entry number {n} of the release notes. :issue:`{n}`", release="1.1.0", source=source)
+          for n in range(7)),
+    ]  # fmt: skip
+    linked = link_entry_commits(repo, units, entries, FileClassifier(load_rules().planning), KINDS)
+    assert linked[0].commits == [feature]  # the issue alone could not have tied it to this commit
+    assert all(e.commits == [] for e in linked[1:])  # a commit writing seven entries is consolidating notes
