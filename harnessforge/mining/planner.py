@@ -207,6 +207,8 @@ def _milestone(
     work_paths = {f.path for u in hint_units for f in u.files}
     # L3 lists what the work touched (source first): a reformatting chore riding along is not a hint.
     l3 = [s for s in source_stats if s[0] in work_paths and ctx.classify.is_source(s[0])] or source_stats
+    hunks = [text[display(f.path)] for f in others if display(f.path) in text]
+    l4 = [pf for pf in hunks if ctx.classify.is_source(pf.path)] or hunks  # code first: docs and config are no key
     ladder = build_ladder(
         mid,
         hint_units,
@@ -214,7 +216,7 @@ def _milestone(
         named,
         ctx.pulls,
         l3,
-        [text[display(f.path)] for f in others if display(f.path) in text],
+        l4,
         planning.hint_l4_max_chars,
         planning.hint_l4_max_hunks,
         description=f"{title}\n{description}",
