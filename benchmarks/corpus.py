@@ -332,18 +332,20 @@ def measure_entry(entry: Entry, store: Store, rules: Rules, root: Path | None, o
 
     clock = _Clock([m.id for m in p.milestones], log, prefix + "  ")
     backend = options.backend
+    # The baseline compares seconds per milestone, which only one worker gives.
+    workers = 1 if entry.name in options.baseline else options.workers
 
     def run():
-        return validate_milestones(store, spec.key, rules, backend=backend, log=clock, workers=options.workers)
+        return validate_milestones(store, spec.key, rules, backend=backend, log=clock, workers=workers)
 
     started = datetime.now(timezone.utc).replace(microsecond=0)  # validated_at has whole seconds
     validations = _stage(result, "validate", run, log)
     if validations is None:  # it stopped midway: keep the verdicts it saved before
         if saved := saved_validations(store, spec.key, [m.id for m in p.milestones], started):
-            record(result, saved, clock.seconds if options.workers == 1 else {})
+            record(result, saved, clock.seconds if workers == 1 else {})
             log(f"{prefix}validate: kept the {len(saved)} verdict(s) saved before it stopped")
         return result
-    record(result, validations, clock.seconds if options.workers == 1 else {})
+    record(result, validations, clock.seconds if workers == 1 else {})
     log(f"{prefix}validate: {result.valid}/{result.milestones} valid, {result.fail_to_pass} FAIL_TO_PASS "
         f"({result.seconds['validate']:.1f}s)")  # fmt: skip
     return result
@@ -637,11 +639,11 @@ def _compare(out: dict) -> None:
                ours_validation_timed=all(r["ours_validation_s"] is not None for r in rows))  # fmt: skip
     out["ours_per_valid_s"] = round(ours_s / ours_valid, 2) if ours_valid else None
     out["baseline_per_valid_s"] = round(base_s / base_valid, 2) if base_valid else None
-    ratio = None
-    if out["ours_per_valid_s"] and out["baseline_per_valid_s"]:
+    ratio = None  # without our validation's seconds, ours would be only image builds: no ratio
+    if out["ours_per_valid_s"] and out["baseline_per_valid_s"] and out["ours_validation_timed"]:
         ratio = out["baseline_per_valid_s"] / out["ours_per_valid_s"]
     out["speedup"] = round(ratio, 2) if ratio else None
-    out["speedup_per_milestone"] = round(base_s / ours_s, 2) if ours_s else None
+    out["speedup_per_milestone"] = round(base_s / ours_s, 2) if ours_s and out["ours_validation_timed"] else None
 
 
 # ---- the corpus -----------------------------------------------------------------------------------------------------

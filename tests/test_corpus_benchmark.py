@@ -155,7 +155,8 @@ def test_the_per_instance_baseline_agrees_with_ours_and_leaves_no_image(tmp_path
 
     build_pattern("go-module", tmp_path / "go-module")
     entry = corpus.Entry.model_validate({"name": "go-module", "language": "go"})
-    options = corpus.Options(repeats=1, collect=False, baseline=("go-module",), baseline_milestones=1)
+    # Two workers asked for: a baseline entry still validates with one, so its seconds are known.
+    options = corpus.Options(repeats=1, workers=2, collect=False, baseline=("go-module",), baseline_milestones=1)
     lines: list[str] = []
     (result,) = corpus.run_corpus([entry], Store(tmp_path / "store"), load_rules(), tmp_path, options, lines.append)
     assert ".fresh" in result.key and result.images_built == 1 and result.valid == 1, result.errors
@@ -163,6 +164,7 @@ def test_the_per_instance_baseline_agrees_with_ours_and_leaves_no_image(tmp_path
     (m01,) = b["milestones"]
     assert m01["status"] == "valid" and m01["same_fail_to_pass"] and m01["fail_to_pass"] == 6, m01
     assert m01["build_s"] > 0 and m01["base_runs_s"] > 0 and m01["verify_runs_s"] > 0
+    assert b["ours_validation_timed"] and b["milestones"][0]["ours_validation_s"] > 0
     assert b["ours_valid"] == b["baseline_valid"] == 1 and b["speedup"] == pytest.approx(
         b["baseline_per_valid_s"] / b["ours_per_valid_s"], rel=0.01
     )
@@ -171,6 +173,18 @@ def test_the_per_instance_baseline_agrees_with_ours_and_leaves_no_image(tmp_path
     assert not client.images.list(name=f"harnessforge-baseline/{result.key.lower()}")
     text = corpus.markdown(corpus.document([result], options, "corpus.py --test", 1.0))
     assert "## Per-instance baseline" in text and "| go-module | m01 | valid (6 F2P) | valid (6 F2P) |" in text
+
+
+def test_a_comparison_without_our_validation_seconds_gives_no_speed_up():
+    """Ours would be image builds alone, so no ratio is claimed (a run with several workers once did)."""
+    row = {"ours_status": "valid", "ours_image": "e1", "ours_image_build_s": 1.0, "status": "valid", "total_s": 40.0}
+    timed = {"bundle_s": 0.0, "milestones": [{**row, "ours_validation_s": 9.0}]}
+    untimed = {"bundle_s": 0.0, "milestones": [{**row, "ours_validation_s": None}]}
+    corpus._compare(timed)
+    corpus._compare(untimed)
+    assert timed["speedup"] == pytest.approx(4.0) and timed["ours_validation_timed"]
+    assert untimed["speedup"] is None and untimed["speedup_per_milestone"] is None
+    assert not untimed["ours_validation_timed"]
 
 
 def test_a_validation_that_stops_midway_keeps_the_verdicts_saved_before(patterns, tmp_path, monkeypatch):
