@@ -720,3 +720,16 @@ def test_release_bodies_fill_only_releases_no_file_describes(tmp_path):
     entries, sources, _, _ = _read(b.path, "v1.0.0", "v1.1.0", texts)
     assert sources == ["CHANGELOG.md", "GitHub releases"]
     assert [(e.release, e.text) for e in entries] == [("1.1.0", "Streams (#5)"), ("1.0.0", "First release (#1)")]
+
+
+@pytest.mark.parametrize(
+    ("text", "stripped"),
+    [
+        ("Add locking in reset_cache (Issue #591)", "Add locking in reset_cache"),  # pyparsing's CHANGES
+        ("Faster parse (#4, #3).", "Faster parse."),
+        ("Retry on timeout (see PR #12)", "Retry on timeout"),
+        ("Keep (optional) arguments", "Keep (optional) arguments"),  # no reference: the brackets stay
+    ],
+)
+def test_brackets_left_with_only_reference_words_go(text, stripped):
+    assert strip_refs(text) == stripped

@@ -93,13 +93,16 @@ def linked_issues(text: str) -> set[int]:
     return {int(n) for n in _LINKING.findall(text)}
 
 
+_EMPTIED = re.compile(r"\(\s*(?:(?:see|issues?|prs?|pull requests?|fix(?:es)?|closes?|refs?)\s*)?(?:[,;]\s*)*\)", re.I)
+
+
 def strip_refs(text: str) -> str:
     """The text without PR/issue references and the brackets they leave behind."""
     for pattern, _ in _TYPED:
         text = pattern.sub("", text)
     text = _LINKING.sub("", text)
     text = _BARE.sub("", text)
-    text = re.sub(r"\(\s*(?:[,;]\s*)*\)", "", text)  # "(#4, part of #3)" -> "()" -> ""
+    text = _EMPTIED.sub("", text)  # "(#4, #3)" -> "(, )", "(Issue #5)" -> "(Issue )": both go
     text = re.sub(r"\s+([,.;:])", r"\1", text)
     text = re.sub(r"^[\s,;:]+", "", text)  # what a leading "`#1 <url>`_, `#2 <url>`_:" leaves
     return re.sub(r"\s{2,}", " ", text).strip()
