@@ -15,14 +15,14 @@ import duckdb
 
 from .errors import ArtifactError, RepoError
 from .gitio import GitRepo
-from .harness.recorder import SUMMARY, TRAJECTORY, Recorder
+from .harness.recorder import Recorder
 from .mining.classify import FileClassifier
 from .mining.patches import split_diff
 from .models.distill import Review
 from .models.run import MilestoneSummary
 from .models.trajectory import VerifierReport
 from .rules import Rules
-from .store import Store
+from .store import RunFiles, Store
 
 
 def plan_problems(store: Store, key: str) -> list[str]:
@@ -52,24 +52,25 @@ def plan_problems(store: Store, key: str) -> list[str]:
 def trajectory_problems(milestone_dir: Path, rules: Rules) -> list[str]:
     """A recorded milestone run: its event log reads back against the schema with no gap, it has a
     summary, and a PASS was graded without crediting any edit to a test file."""
+    files = RunFiles(Path(milestone_dir))
     problems = []
     try:
-        events = Recorder.open(milestone_dir, problems.append, repair=False).events()
+        events = Recorder.open(files.dir, problems.append, repair=False).events()
     except ArtifactError as e:
         return [str(e)]
-    if not (milestone_dir / TRAJECTORY).exists() or not events:
-        problems.append(f"{milestone_dir / TRAJECTORY}: no events")
+    if not files.trajectory.exists() or not events:
+        problems.append(f"{files.trajectory}: no events")
     try:
-        summary = MilestoneSummary.model_validate_json((milestone_dir / SUMMARY).read_bytes())
+        summary = MilestoneSummary.model_validate_json(files.summary.read_bytes())
     except (OSError, ValueError) as e:
-        return [*problems, f"{milestone_dir / SUMMARY}: unreadable ({str(e).splitlines()[0]})"]
+        return [*problems, f"{files.summary}: unreadable ({str(e).splitlines()[0]})"]
     if events and summary.turns > len(events):
         problems.append(f"summary counts {summary.turns} turns but the log has {len(events)} events")
     if summary.status != "PASS":
         return problems
     try:
-        report = VerifierReport.model_validate_json((milestone_dir / "test_results.json").read_bytes())
-        final = (milestone_dir / "final_diff.patch").read_bytes()
+        report = VerifierReport.model_validate_json(files.test_results.read_bytes())
+        final = files.final_diff.read_bytes()
     except (OSError, ValueError) as e:
         return [*problems, f"a PASS without its grading record: {str(e).splitlines()[0]}"]
     if not report.passed:

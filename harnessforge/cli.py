@@ -26,7 +26,7 @@ from .models import MilestonePlan, RepoSpec, ScreeningReport, export_schemas
 from .models.common import first_error
 from .repos import open_repo
 from .rules import Rules, load_rules, read_yaml
-from .store import Store, default_store_dir
+from .store import Store, check_run_id, default_store_dir
 
 if TYPE_CHECKING:
     from .github import GitHubClient
@@ -303,7 +303,7 @@ def plan(
             progress.add_task(f"PM rewrite with {writer.name} {writer.model}", total=None)
             rewrites = rewrite_plan(state.store, result.plan.repo.key, writer, log=warn)
         out.print(f"PM rewrite: {sum(r.accepted for r in rewrites)}/{len(rewrites)} descriptions accepted")
-    out.print(str(state.store.repo_dir(result.plan.repo.key) / "plan.json"))
+    out.print(str(state.store.plan_file(result.plan.repo.key)))
 
 
 @app.command()
@@ -322,7 +322,7 @@ def show(repo_key: str = typer.Argument(..., help="A registered repo key (owner_
     if (state.store.repo_dir(repo_key) / "screening.json").exists():
         out.print(_criteria_table(state.store.load_screening(repo_key)))
         shown = True
-    if (state.store.repo_dir(repo_key) / "plan.json").exists() or not shown:
+    if state.store.plan_file(repo_key).exists() or not shown:
         out.print(_plan_table(state.store.load_plan(repo_key)))
 
 
@@ -465,6 +465,8 @@ def run(
         if not sep:
             raise ConfigError(f"--profile {item!r}: expected MID=PROFILE, e.g. m02=needs_hints")
         profiles[mid] = name
+    if run_id is not None:
+        check_run_id(run_id)  # it names a folder: refused before any work
     make_agent(agent, model, seed=seed, profiles=profiles).close()  # a bad agent setting fails before any work
     repos = list(dict.fromkeys(repos))
     jobs = {repo: (repo, run_id, seed) for repo in repos}  # job name -> (repo, run id, oracle seed)
@@ -636,7 +638,7 @@ def report(
     from .report.report import build_report
     from .report.viewer import write_viewers
 
-    target = out_path or state.store.root / "report" / "report.html"
+    target = out_path or state.store.report_file()
     pages = write_viewers(state.store, target.parent)
     out.print(str(build_report(state.store, target)))
     console.print(f"{len(pages)} trajectory viewer page(s) in {target.parent / 'runs'}")

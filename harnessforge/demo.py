@@ -65,7 +65,7 @@ def run_demo(
 ) -> DemoResult:  # fmt: skip
     """Run every stage on the example repository; `stage(name)` is called as each one starts."""
     stage("example repository")
-    source = store.root / "example" / "tasklite"
+    source = store.example_dir("tasklite")
     if not (source / ".git").exists():
         build_example_repo(source)
     stage("screening")
@@ -75,7 +75,7 @@ def run_demo(
     if not report.passed:  # the example is small on purpose: real repositories are held to these
         log("screening: the example is below the thresholds for real repositories; the demo goes on")
     stage("planning")
-    if not (store.repo_dir(key) / "plan.json").exists():
+    if not store.plan_file(key).exists():
         plan(store, str(source), rules)
     if result.sandbox == "docker":
         stage("environment images")
@@ -92,18 +92,18 @@ def run_demo(
     stage("distillation")
     result.counts = distill(store, rules, log=log).counts
     stage("export")
-    datasets = store.root / "datasets"
+    datasets = store.datasets_dir()
     exported = export(store, ["all"], datasets, allow_synthetic=True, rules=rules)
     result.exported = dict(exported.rows)
     stage("report")
-    reports = store.root / "report"
-    write_viewers(store, reports)
+    report_file = store.report_file()
+    write_viewers(store, report_file.parent)
     result.paths = {
-        "report": build_report(store, reports / "report.html"),
-        "trajectories": store.root / "trajectories" / key / RUN_ID,
+        "report": build_report(store, report_file),
+        "trajectories": store.run_dir(key, RUN_ID),
         "datasets": datasets,
         "dataset card": datasets / "README.md",
-        "distilled": store.root / "distilled",
-        "plan": store.repo_dir(key) / "plan.json",
+        "distilled": store.distilled_dir(),
+        "plan": store.plan_file(key),
     }
     return result

@@ -1,10 +1,15 @@
 """The store: one directory of plain files, every write atomic, every read validated.
 
-Layout (later stages add to it):
+`Store` alone knows this layout: every other module asks it for a path (a test enforces it).
     repos/<repo_key>/repo.json, screening.json, plan.json
     repos/<repo_key>/milestones/<mid>/milestone.json, ground_truth.patch, test.patch, hints.json,
                                      validation.json
     images/<repo_key>.json            env images per dependency epoch; images/<repo_key>/<hash>.log
+    trajectories/<repo_key>/<run_id>/metadata.json                    one run of a chain
+    trajectories/<repo_key>/<run_id>/<mid>/trajectory.jsonl, ...      one milestone of it (`RunFiles`)
+    analytics/harnessforge.duckdb, analytics/events/...               the trajectories as tables
+    distilled/*.jsonl, distilled/milestones/<repo_key>/<mid>/*.jsonl  Stage 3's rows
+    datasets/<name>/, report/report.html, example/<name>/             exports, the report, example repos
     cache/git/<repo_key>.git          bare clones, fetched (not re-cloned) on reuse
     cache/github/<repo_key>/...       GitHub API answers, so re-planning costs no requests
 """
@@ -14,15 +19,17 @@ from __future__ import annotations
 import errno
 import json
 import os
+import re
 import shutil
 import tempfile
 from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterator, TypeVar
 
 from pydantic import ValidationError
 
-from .errors import ArtifactError
+from .errors import ArtifactError, ConfigError
 from .models import HintLadder, Milestone, MilestonePlan, RepoImages, RepoSpec, ScreeningReport, Validation
 from .models.common import Model, first_error
 
@@ -95,6 +102,102 @@ def atomic_file(path: Path) -> Iterator[Path]:
         raise
 
 
+RUN_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$")  # one directory name under trajectories/<key>/
+
+
+def check_run_id(run_id: str) -> str:
+    """A run id names a directory: letters, digits, '.', '_' and '-', so it can never point elsewhere."""
+    if not RUN_ID.match(run_id):
+        raise ConfigError(f"run id {run_id!r}: use letters, digits, '.', '_' and '-' (a directory name, at most 100)")
+    return run_id
+
+
+@dataclass(frozen=True)
+class RunFiles:
+    """The files of one milestone of one run: `trajectories/<repo_key>/<run_id>/<mid>/`."""
+
+    dir: Path
+
+    TRAJECTORY = "trajectory.jsonl"  # the event log, append-only (the Recorder owns it)
+    ATIF = "trajectory.atif.json"
+    SUMMARY = "summary.json"  # written last: its presence marks the milestone finished
+    MENTOR_LOG = "mentor_log.json"
+    TEST_RESULTS = "test_results.json"
+    FINAL_DIFF = "final_diff.patch"
+    GROUND_TRUTH = "ground_truth.patch"
+    START_PATCH = "start.patch"  # the Dev's state carried from the previous milestone
+
+    @property
+    def repo_key(self) -> str:
+        return self.dir.parent.parent.name
+
+    @property
+    def run_id(self) -> str:
+        return self.dir.parent.name
+
+    @property
+    def milestone_id(self) -> str:
+        return self.dir.name
+
+    @property
+    def run_dir(self) -> Path:
+        return self.dir.parent
+
+    @property
+    def metadata(self) -> Path:
+        return self.dir.parent / RUN_METADATA
+
+    @property
+    def trajectory(self) -> Path:
+        return self.dir / self.TRAJECTORY
+
+    @property
+    def atif(self) -> Path:
+        return self.dir / self.ATIF
+
+    @property
+    def summary(self) -> Path:
+        return self.dir / self.SUMMARY
+
+    @property
+    def mentor_log(self) -> Path:
+        return self.dir / self.MENTOR_LOG
+
+    @property
+    def test_results(self) -> Path:
+        return self.dir / self.TEST_RESULTS
+
+    @property
+    def final_diff(self) -> Path:
+        return self.dir / self.FINAL_DIFF
+
+    @property
+    def ground_truth(self) -> Path:
+        return self.dir / self.GROUND_TRUTH
+
+    @staticmethod
+    def snapshot_name(seq: int) -> str:
+        """The workspace diff saved before event `seq`'s edit, so a resumed run can restore it."""
+        return f"workspace.{seq}.patch"
+
+    def snapshot(self, seq: int) -> Path:
+        return self.dir / self.snapshot_name(seq)
+
+    def snapshots(self) -> list[tuple[int, Path]]:
+        """The saved workspace snapshots as (seq, path), oldest first."""
+        found = ((int(p.name.split(".")[1]), p) for p in self.dir.glob("workspace.*.patch"))
+        return sorted(found)
+
+    def started(self) -> bool:
+        return self.trajectory.exists() and self.trajectory.stat().st_size > 0
+
+    def finished(self) -> bool:
+        return self.summary.exists()
+
+
+RUN_METADATA = "metadata.json"  # trajectories/<repo_key>/<run_id>/metadata.json
+
+
 def _without_created_at(data: object) -> object:
     if isinstance(data, dict):
         return {k: _without_created_at(v) for k, v in data.items() if k != "created_at"}
@@ -120,6 +223,97 @@ class Store:
 
     def github_cache(self, key: str) -> Path:
         return self.root / "cache" / "github" / key
+
+    def images_file(self, key: str) -> Path:
+        return self.root / "images" / f"{key}.json"
+
+    def image_log(self, key: str, env_hash: str) -> Path:
+        return self.root / "images" / key / f"{env_hash}.log"
+
+    def has_images(self, key: str) -> bool:
+        return self.images_file(key).exists()
+
+    def run_dir(self, key: str, run_id: str) -> Path:
+        """`trajectories/<key>/<run_id>`: one run of a repo's chain (the run id is checked first)."""
+        return self.root / "trajectories" / key / check_run_id(run_id)
+
+    def run_metadata(self, key: str, run_id: str) -> Path:
+        return self.run_dir(key, run_id) / RUN_METADATA
+
+    def milestone_run(self, key: str, run_id: str, mid: str) -> RunFiles:
+        return RunFiles(self.run_dir(key, run_id) / mid)
+
+    @classmethod
+    def of_milestone_run(cls, path: str | Path) -> tuple[Store, RunFiles]:
+        """The store and milestone run a user named by its folder, `<store>/trajectories/<repo>/<run_id>/<mid>`
+        (refused unless it has a summary: only finished runs are shown)."""
+        path = Path(path).expanduser().resolve()
+        if len(path.parents) < 4 or path.parents[2].name != "trajectories" or not RunFiles(path).finished():
+            raise ArtifactError(
+                f"{path}: not a finished milestone run (expected <store>/trajectories/<repo>/<run_id>/<milestone> "
+                "with a summary.json)"
+            )
+        return cls(path.parents[3]), RunFiles(path)
+
+    def run_dirs(self) -> list[Path]:
+        """Every run that wrote its metadata, in path order."""
+        return sorted(p.parent for p in (self.root / "trajectories").glob(f"*/*/{RUN_METADATA}"))
+
+    def milestone_runs(self, key: str = "*", finished: bool = False) -> list[RunFiles]:
+        """Every milestone run that has an event log (`finished`: a summary), in path order."""
+        name = RunFiles.SUMMARY if finished else RunFiles.TRAJECTORY
+        return [RunFiles(p.parent) for p in sorted((self.root / "trajectories").glob(f"{key}/*/*/{name}"))]
+
+    def has_finished(self, key: str, mid: str) -> bool:
+        """Some run of `key` finished milestone `mid`."""
+        return any((self.root / "trajectories" / key).glob(f"*/{mid}/{RunFiles.SUMMARY}"))
+
+    def relative(self, path: Path) -> str:
+        """`path` relative to the store root, as stored in tables (moves with the store)."""
+        return Path(path).relative_to(self.root).as_posix()
+
+    def analytics_dir(self) -> Path:
+        return self.root / "analytics"
+
+    def analytics_database(self) -> Path:
+        return self.analytics_dir() / "harnessforge.duckdb"
+
+    def analytics_events_dir(self) -> Path:
+        """One Parquet file of events per run: `events/<repo_key>/<run_id>.parquet`."""
+        return self.analytics_dir() / "events"
+
+    def analytics_events_file(self, key: str, run_id: str) -> Path:
+        return self.analytics_events_dir() / key / f"{run_id}.parquet"
+
+    def distilled_dir(self, only: tuple[str, str] | None = None) -> Path:
+        """Where distilled rows go: the store-wide files, or one milestone's (`only` = (repo key, mid))."""
+        root = self.root / "distilled"
+        return root / "milestones" / only[0] / only[1] if only else root
+
+    def distilled_file(self, name: str, only: tuple[str, str] | None = None) -> Path:
+        """One distilled output, e.g. `distilled_file("reviews")` is `distilled/reviews.jsonl`."""
+        return self.distilled_dir(only) / f"{name}.jsonl"
+
+    def distilled_manifest(self, only: tuple[str, str] | None = None) -> Path:
+        return self.distilled_dir(only) / "manifest.json"
+
+    def task_checks_file(self, only: tuple[str, str] | None = None) -> Path:
+        """`verify-tasks`' verdict on every task card (JSON list)."""
+        return self.distilled_dir(only) / "task_checks.json"
+
+    def distilled_milestones(self) -> list[tuple[str, str]]:
+        """(repo key, mid) of every milestone distilled on its own (it has its manifest), in path order."""
+        found = (self.distilled_dir() / "milestones").glob("*/*/manifest.json")
+        return sorted((p.parent.parent.name, p.parent.name) for p in found)
+
+    def datasets_dir(self) -> Path:
+        return self.root / "datasets"
+
+    def report_file(self) -> Path:
+        return self.root / "report" / "report.html"
+
+    def example_dir(self, name: str) -> Path:
+        return self.root / "example" / name
 
     # ---- generic I/O ---------------------------------------------------------------------------
     def write_model(self, path: Path, model: Model) -> bool:
@@ -178,8 +372,11 @@ class Store:
     def load_screening(self, key: str) -> ScreeningReport:
         return self.read_model(self.repo_dir(key) / "screening.json", ScreeningReport)
 
+    def plan_file(self, key: str) -> Path:
+        return self.repo_dir(key) / "plan.json"
+
     def load_plan(self, key: str) -> MilestonePlan:
-        return self.read_model(self.repo_dir(key) / "plan.json", MilestonePlan)
+        return self.read_model(self.plan_file(key), MilestonePlan)
 
     def load_milestone(self, key: str, mid: str) -> Milestone:
         return self.read_model(self.milestone_dir(key, mid) / "milestone.json", Milestone)
@@ -188,16 +385,19 @@ class Store:
         return self.read_model(self.milestone_dir(key, mid) / "hints.json", HintLadder)
 
     def save_images(self, images: RepoImages) -> bool:
-        return self.write_model(self.root / "images" / f"{images.repo_key}.json", images)
+        return self.write_model(self.images_file(images.repo_key), images)
 
     def load_images(self, key: str) -> RepoImages:
-        return self.read_model(self.root / "images" / f"{key}.json", RepoImages)
+        return self.read_model(self.images_file(key), RepoImages)
 
     def save_validation(self, key: str, validation: Validation) -> bool:
-        return self.write_model(self.milestone_dir(key, validation.milestone_id) / "validation.json", validation)
+        return self.write_model(self.validation_file(key, validation.milestone_id), validation)
+
+    def validation_file(self, key: str, mid: str) -> Path:
+        return self.milestone_dir(key, mid) / "validation.json"
 
     def load_validation(self, key: str, mid: str) -> Validation:
-        return self.read_model(self.milestone_dir(key, mid) / "validation.json", Validation)
+        return self.read_model(self.validation_file(key, mid), Validation)
 
     def read_patches(self, key: str, mid: str) -> tuple[bytes, bytes]:
         """(ground_truth.patch, test.patch) of a milestone."""
@@ -212,7 +412,7 @@ class Store:
         plan = self.load_plan(key)
         plan.milestones = [milestone if m.id == milestone.id else m for m in plan.milestones]
         changed = self.write_model(self.milestone_dir(key, milestone.id) / "milestone.json", milestone)
-        return self.write_model(self.repo_dir(key) / "plan.json", plan) or changed
+        return self.write_model(self.plan_file(key), plan) or changed
 
     def save_plan(
         self, plan: MilestonePlan, patches: dict[str, tuple[bytes, bytes]], hints: dict[str, HintLadder]
@@ -231,7 +431,7 @@ class Store:
             changed |= self.write_bytes(d / "ground_truth.patch", gt)
             changed |= self.write_bytes(d / "test.patch", tp)
             changed |= self.write_model(d / "hints.json", hints[m.id])
-        changed |= self.write_model(self.repo_dir(key) / "plan.json", plan)
+        changed |= self.write_model(self.plan_file(key), plan)
         keep = {m.id for m in plan.milestones}
         for d in sorted((self.repo_dir(key) / "milestones").glob("m*")):
             if d.is_dir() and d.name not in keep:

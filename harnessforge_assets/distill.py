@@ -22,7 +22,7 @@ from pydantic import Field
 from harnessforge.analytics import analytics_version, analyze, distill_version
 from harnessforge.analytics.load import connect
 from harnessforge.checks import dataset_problems, unreviewed_cheating
-from harnessforge.distill import assemble, distill, distilled_dir
+from harnessforge.distill import assemble, distill
 from harnessforge.distill.verify import verify_tasks
 from harnessforge.errors import HarnessForgeError
 from harnessforge.export import FORMATS, export
@@ -65,7 +65,7 @@ def stage3_assets(rules: Rules) -> list:
             "trajectories_loaded": len(report.load.loaded), "unchanged": report.load.unchanged,
             "events_loaded": report.load.events, "bad_lines": len(report.load.bad_lines),
             "models": dg.MetadataValue.md(f"| model | kind | rows |\n|---|---|---|\n{rows}\n\nBad lines:\n{bad}"),
-            "database": dg.MetadataValue.path(str(store.store().root / "analytics" / "harnessforge.duckdb")),
+            "database": dg.MetadataValue.path(str(store.store().analytics_database())),
         })  # fmt: skip
 
     version = distill_version(rules)
@@ -105,15 +105,16 @@ def stage3_assets(rules: Rules) -> list:
             report = distill(s, store.rules(), log=context.log.warning, only=(key, mid))
         except HarnessForgeError as e:
             raise _failure(e) from None
-        out = distilled_dir(s, (key, mid))
-        reviews = [Review.model_validate_json(x) for x in (out / "reviews.jsonl").read_bytes().splitlines() if x]
+        reviews_file = s.distilled_file("reviews", (key, mid))
+        reviews = [Review.model_validate_json(x) for x in reviews_file.read_bytes().splitlines() if x]
         with connect(s) as con:
             cheating = unreviewed_cheating(con, reviews, key, mid)
         selected = {k.to_user_string() for k in context.selected_asset_keys}
         for name, stem in DISTILLED.items():
             if name not in selected:
                 continue
-            metadata = {"rows": report.counts[stem], "path": dg.MetadataValue.path(str(out / f"{stem}.jsonl")),
+            path = s.distilled_file(stem, (key, mid))
+            metadata = {"rows": report.counts[stem], "path": dg.MetadataValue.path(str(path)),
                         "runs_skipped": len(report.skipped)}  # fmt: skip
             if name == "reviews":
                 metadata["verdicts"] = dg.MetadataValue.md(reviews_markdown(reviews))
@@ -148,7 +149,7 @@ def stage3_assets(rules: Rules) -> list:
                 "cards": len(checks),
                 "reproduced": len(checks) - len(dropped),
                 "dropped": dg.MetadataValue.json(dropped),
-                "path": dg.MetadataValue.path(str(distilled_dir(s, (key, mid)) / "verified_tasks.jsonl")),
+                "path": dg.MetadataValue.path(str(s.distilled_file("verified_tasks", (key, mid)))),
             },
             check_results=[
                 dg.AssetCheckResult(
@@ -176,7 +177,7 @@ def stage3_assets(rules: Rules) -> list:
     def training_datasets(config: ExportConfig, store: StoreResource) -> dg.MaterializeResult:
         """Every milestone's distilled rows assembled, then written in trainers' formats with a dataset card."""
         s = store.store()
-        out = Path(config.out_dir or s.root / "datasets")
+        out = Path(config.out_dir or s.datasets_dir())
         try:
             assembled = assemble(s, store.rules().hash)
             report = export(s, config.formats, out, allow_synthetic=config.allow_synthetic)

@@ -55,7 +55,7 @@ def docker_images(context: dg.AssetExecutionContext, store: StoreResource) -> dg
         "build_seconds": round(sum(i.build_seconds for i in images.images), 1),
         "failures": dg.MetadataValue.json(images.failures),
         "table": dg.MetadataValue.md(images_markdown(images)),
-        "path": dg.MetadataValue.path(str(s.root / "images" / f"{key}.json")),
+        "path": dg.MetadataValue.path(str(s.images_file(key))),
     }
     missing = [m.id for m in s.load_plan(key).milestones if m.id not in images.milestone_images]
     why = "; ".join(f"{mid}: {images.failures.get(mid, 'no image')}".splitlines()[0] for mid in missing)
@@ -73,7 +73,7 @@ def docker_images(context: dg.AssetExecutionContext, store: StoreResource) -> dg
 
 
 def validation_path(s: Store, key: str, mid: str) -> str:
-    return str(s.milestone_dir(key, mid) / "validation.json")
+    return str(s.validation_file(key, mid))
 
 
 @dg.multi_asset(

@@ -60,9 +60,9 @@ def plan_with(s: Store, key: str, mid: str, log) -> MilestonePlan | None:
 def has_runs_to_distill(s: Store, key: str, mid: str, log) -> bool:
     """Distillation reads trajectories, not the plan: a key is a no-op when the repo's plan lacks `mid`,
     or, for a repo with no plan in the store, when no run of `mid` was recorded."""
-    if (s.repo_dir(key) / "plan.json").exists():
+    if s.plan_file(key).exists():
         return plan_with(s, key, mid, log) is not None
-    if any((s.root / "trajectories" / key).glob(f"*/{mid}/summary.json")):
+    if s.has_finished(key, mid):
         return True
     log(f"{key} has no plan and no recorded run of {mid!r}: nothing to distill (no-op)")
     return False

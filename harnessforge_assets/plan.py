@@ -108,6 +108,6 @@ def milestone_plans(
             "warnings": len(p.warnings),
             "rules_hash": p.provenance.rules_hash,
             "plan": dg.MetadataValue.md(plan_markdown(p)),
-            "path": dg.MetadataValue.path(str(s.repo_dir(spec.key) / "plan.json")),
+            "path": dg.MetadataValue.path(str(s.plan_file(spec.key))),
         },
     )

@@ -24,10 +24,10 @@ from harnessforge.agents.errors import AgentError
 from harnessforge.checks import trajectory_problems
 from harnessforge.errors import HarnessForgeError, SandboxLost
 from harnessforge.harness.navigator import Navigator
-from harnessforge.harness.recorder import SUMMARY, TRAJECTORY, read_summary, run_path
+from harnessforge.harness.recorder import read_summary
 from harnessforge.models.plan import MilestonePlan
 from harnessforge.models.run import MilestoneSummary
-from harnessforge.store import Store
+from harnessforge.store import RunFiles, Store
 from resources import AgentResource, SandboxResource, StoreResource
 
 from .environments import validated_milestones
@@ -57,7 +57,7 @@ def chain_predecessor(s: Store, plan: MilestonePlan, mid: str, run_id: str) -> s
             )
         if prev.status != "valid":
             continue  # the chain skips it and goes on from its verify commit
-        if not (run_path(s, key, run_id) / prev.id / SUMMARY).exists():
+        if not s.milestone_run(key, run_id, prev.id).finished():
             raise _fail(
                 f"{key} {mid}: the chain runs in order, and run {run_id!r} has no finished trajectory for "
                 f"{prev.id} yet: materialize raw_trajectories partition '{partition}' first (same agent run_id)",
@@ -67,8 +67,7 @@ def chain_predecessor(s: Store, plan: MilestonePlan, mid: str, run_id: str) -> s
     return previous
 
 
-def summary_metadata(summary: MilestoneSummary, run_dir, dev: AgentBackend, attempt: str, previous) -> dict:
-    mdir = run_dir / summary.milestone_id
+def summary_metadata(summary: MilestoneSummary, files: RunFiles, dev: AgentBackend, attempt: str, previous) -> dict:
     return {
         "status": summary.status,
         "attempt": attempt,
@@ -87,10 +86,10 @@ def summary_metadata(summary: MilestoneSummary, run_dir, dev: AgentBackend, atte
         "reset_to": summary.reset_to or "",
         "stopped_by": summary.stopped_by or "",  # the budget a STUCK milestone ran out of
         "previous_milestone": previous or "",
-        "run_dir": dg.MetadataValue.path(str(run_dir)),
-        "path": dg.MetadataValue.path(str(mdir)),
-        "summary": dg.MetadataValue.path(str(mdir / SUMMARY)),
-        "trajectory": dg.MetadataValue.path(str(mdir / TRAJECTORY)),
+        "run_dir": dg.MetadataValue.path(str(files.run_dir)),
+        "path": dg.MetadataValue.path(str(files.dir)),
+        "summary": dg.MetadataValue.path(str(files.summary)),
+        "trajectory": dg.MetadataValue.path(str(files.trajectory)),
     }
 
 
@@ -114,13 +113,12 @@ def run_milestone(context, s: Store, plan: MilestonePlan, mid: str, dev: AgentBa
         return skipped(f"milestone status is {status!r}, not 'valid': the chain skips it", run_id,
                        validation_status=status)  # fmt: skip
     previous = chain_predecessor(s, plan, mid, run_id)
-    run_dir = run_path(s, key, run_id)
-    mdir = run_dir / mid
-    if (mdir / SUMMARY).exists() and read_summary(mdir).status != "ENV_ERROR":
+    files = s.milestone_run(key, run_id, mid)
+    if files.finished() and read_summary(files.dir).status != "ENV_ERROR":
         attempt = "reused"
         context.log.info(f"{mid} already finished in run {run_id!r}: reporting its summary (a new attempt needs "
                          "a new run_id on the agent resource)")  # fmt: skip
-    elif (mdir / TRAJECTORY).exists() and (mdir / TRAJECTORY).stat().st_size > 0:
+    elif files.started():
         attempt = "resumed"  # the Navigator continues an interrupted attempt from its event log
     else:
         attempt = "new"
@@ -133,14 +131,14 @@ def run_milestone(context, s: Store, plan: MilestonePlan, mid: str, dev: AgentBa
     summary = next((x for x in summaries if x.milestone_id == mid), None)
     if summary is None:  # its status changed under us: the Navigator skipped it
         return skipped("the Navigator skipped it (its status is no longer 'valid')", run_id)
-    meta = summary_metadata(summary, run_dir, dev, attempt, previous)
-    meta["mentor_log"] = dg.MetadataValue.md(mentor_excerpt(mdir))
+    meta = summary_metadata(summary, files, dev, attempt, previous)
+    meta["mentor_log"] = dg.MetadataValue.md(mentor_excerpt(files))
     return meta
 
 
-def mentor_excerpt(mdir, last: int = 12) -> str:
+def mentor_excerpt(files: RunFiles, last: int = 12) -> str:
     """The Mentor's hint releases for the UI: when, which level, which rule fired."""
-    path = mdir / "mentor_log.json"
+    path = files.mentor_log
     if not path.exists():
         return "no Mentor log"
     decisions = json.loads(path.read_text())
@@ -156,7 +154,7 @@ def mentor_excerpt(mdir, last: int = 12) -> str:
 def integrity(s: Store, key: str, run_id: str, mid: str, meta: dict, rules) -> list[str]:
     if meta.get("skipped"):
         return []
-    return [f"{key} {mid}: {p}" for p in trajectory_problems(run_path(s, key, run_id) / mid, rules)]
+    return [f"{key} {mid}: {p}" for p in trajectory_problems(s.milestone_run(key, run_id, mid).dir, rules)]
 
 
 @dg.multi_asset(

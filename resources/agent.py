@@ -1,6 +1,5 @@
 """The Dev agent that walks the milestone chain: which backend, which model, and under which run id."""
 
-import re
 from typing import Optional
 
 import dagster as dg
@@ -9,10 +8,10 @@ from pydantic import Field, field_validator
 from harnessforge.agents.base import AgentBackend
 from harnessforge.agents.factory import BACKENDS, make_agent
 from harnessforge.agents.oracle import PROFILES
+from harnessforge.errors import ConfigError
+from harnessforge.store import check_run_id
 
 from .choices import one_of
-
-RUN_ID_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$")  # one directory name under trajectories/<key>/
 
 
 class AgentResource(dg.ConfigurableResource):
@@ -57,9 +56,10 @@ class AgentResource(dg.ConfigurableResource):
     @field_validator("run_id")
     @classmethod
     def _safe_run_id(cls, value: Optional[str]) -> Optional[str]:
-        if value is not None and not RUN_ID_RE.match(value):
-            raise ValueError(f"run_id {value!r}: use letters, digits, '.', '_' and '-' (a directory name)")
-        return value
+        try:
+            return None if value is None else check_run_id(value)
+        except ConfigError as e:
+            raise ValueError(str(e)) from None
 
     def run_name(self) -> str:
         """The run id every milestone of this chain is recorded under."""

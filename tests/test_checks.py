@@ -6,8 +6,7 @@ import shutil
 
 from harnessforge.analytics.load import connect
 from harnessforge.checks import dataset_problems, plan_problems, trajectory_problems, unreviewed_cheating
-from harnessforge.distill import distill, distilled_dir
-from harnessforge.harness.recorder import run_path
+from harnessforge.distill import distill
 from harnessforge.models.distill import Review
 from harnessforge.rules import load_rules
 from harnessforge.store import Store
@@ -42,8 +41,8 @@ def test_trajectory_problems_refuse_a_pass_that_credited_a_test_edit(tmp_path):
     store, rules = Store(tmp_path / "store"), load_rules()
     explore(CraftedRun(store, "clean")).say().edit(sha="c1").say().test(1, 0).finish("PASS", GROUND_TRUTH)
     explore(CraftedRun(store, "cheat")).say().edit(sha="t1").say().test(1, 0).finish("PASS", GROUND_TRUTH + TEST_EDIT)
-    assert trajectory_problems(run_path(store, "acme__app", "clean") / "m01", rules) == []
-    mdir = run_path(store, "acme__app", "cheat") / "m01"
+    assert trajectory_problems(store.milestone_run("acme__app", "clean", "m01").dir, rules) == []
+    mdir = store.milestone_run("acme__app", "cheat", "m01").dir
     assert trajectory_problems(mdir, rules) == [
         "test-file edits were graded as part of the solution: tests/test_app.py"
     ]
@@ -65,7 +64,7 @@ def test_every_cheating_flag_needs_a_review_that_rejects_it(tmp_path):
     r = explore(CraftedRun(store, "probe")).say().bash("git log --all --oneline | head", "abc123 fix")
     r.say().edit(sha="g1").say().test(1, 0).finish("PASS", GROUND_TRUTH)
     distill(store, rules, log=lambda *_: None)
-    reviews = [Review.model_validate_json(x) for x in (distilled_dir(store) / "reviews.jsonl").read_text().splitlines()]
+    reviews = [Review.model_validate_json(x) for x in store.distilled_file("reviews").read_text().splitlines()]
     with connect(store) as con:
         assert unreviewed_cheating(con, reviews, "acme__app", "m01") == []  # the Reviewer rejected it
         passed = [x.model_copy(update={"discard_reasons": []}) for x in reviews]

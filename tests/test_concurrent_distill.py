@@ -8,7 +8,6 @@ from pathlib import Path
 import duckdb
 import pytest
 
-from harnessforge.analytics.load import database_path
 from harnessforge.store import Store
 from tests.test_analytics import craft
 
@@ -22,8 +21,8 @@ def crafted(tmp_path) -> Store:
 
 def hold_lock(store: Store, seconds: float) -> subprocess.Popen:
     """Another process writing the analytics database for `seconds` (returns once it holds the lock)."""
-    database_path(store).parent.mkdir(parents=True, exist_ok=True)
-    code = (f"import duckdb, time; c = duckdb.connect({str(database_path(store))!r}); "
+    store.analytics_database().parent.mkdir(parents=True, exist_ok=True)
+    code = (f"import duckdb, time; c = duckdb.connect({str(store.analytics_database())!r}); "
             f"print('locked', flush=True); time.sleep({seconds})")  # fmt: skip
     proc = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True)
     assert proc.stdout.readline().strip() == "locked"
@@ -31,7 +30,7 @@ def hold_lock(store: Store, seconds: float) -> subprocess.Popen:
 
 
 def models_readable(store: Store) -> int:
-    with duckdb.connect(str(database_path(store)), read_only=True) as con:
+    with duckdb.connect(str(store.analytics_database()), read_only=True) as con:
         return con.execute("SELECT count(*) FROM milestone_summary").fetchone()[0]
 
 

@@ -21,7 +21,6 @@ from harnessforge.harness.recorder import (
     Recorder,
     read_run_metadata,
     read_summary,
-    run_path,
     summarize,
     write_run_metadata,
 )
@@ -242,7 +241,7 @@ def test_sigkilled_writer_leaves_only_whole_events_and_resume_continues(tmp_path
 
 # ---- run and milestone files --------------------------------------------------------------------
 def test_metadata_and_summary_are_written_atomically_and_read_back(tmp_path, store, monkeypatch):
-    rdir = run_path(store, "acme__tasklite", "run1")
+    rdir = store.run_dir("acme__tasklite", "run1")
     assert rdir == store.root / "trajectories" / "acme__tasklite" / "run1"
     meta = RunMeta(run_id="run1", repo="acme__tasklite", agent="oracle", rules_hash="abc123",
                    config={"seed": 7, "max_turns": 100}, synthetic=True)  # fmt: skip

@@ -125,3 +125,38 @@ def test_planning_kind_rules_are_validated(tmp_path, override, message):
     f.write_text(yaml.safe_dump(override))
     with pytest.raises(ConfigError, match=re.escape(message)):
         load_rules(f)
+
+
+@pytest.mark.parametrize("run_id", ["../elsewhere", "a/b", "", ".hidden", "x" * 101, "run id"])
+def test_a_run_id_that_is_not_one_folder_name_is_refused(tmp_path, run_id):
+    with pytest.raises(ConfigError, match="run id"):
+        Store(tmp_path).run_dir("acme__app", run_id)
+    assert not (tmp_path / "trajectories").exists()
+
+
+def test_the_cli_refuses_a_bad_run_id_before_any_work(run_cli, tmp_path):
+    proc = run_cli("run", "acme__app", "--run-id", "../../etc", store=tmp_path / "store")
+    assert proc.returncode != 0 and "run id '../../etc'" in proc.stdout + proc.stderr
+    assert not (tmp_path / "store" / "trajectories").exists()
+
+
+def test_milestone_run_files_and_the_folders_a_user_names(tmp_path):
+    store = Store(tmp_path)
+    files = store.milestone_run("acme__app", "oracle-1", "m02")
+    assert files.summary == tmp_path / "trajectories/acme__app/oracle-1/m02/summary.json"
+    assert (files.repo_key, files.run_id, files.milestone_id) == ("acme__app", "oracle-1", "m02")
+    assert files.metadata == store.run_metadata("acme__app", "oracle-1")
+    assert not files.started() and not files.finished()
+    with pytest.raises(ArtifactError, match="not a finished milestone run"):
+        Store.of_milestone_run(files.dir)  # no summary yet
+    atomic_write(files.summary, b"{}")
+    atomic_write(files.trajectory, b"{}\n")
+    for seq in (7, 3):
+        atomic_write(files.snapshot(seq), b"")
+    found, again = Store.of_milestone_run(files.dir)
+    assert found.root == store.root and again == files
+    assert [seq for seq, _ in files.snapshots()] == [3, 7]
+    assert store.milestone_runs() == [files] and store.milestone_runs(finished=True) == [files]
+    assert store.has_finished("acme__app", "m02") and not store.has_finished("acme__app", "m01")
+    with pytest.raises(ArtifactError, match="not a finished milestone run"):
+        Store.of_milestone_run(tmp_path / "elsewhere")

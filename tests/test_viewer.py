@@ -14,7 +14,7 @@ import pytest
 
 from harnessforge.analytics import analyze
 from harnessforge.analytics.load import connect
-from harnessforge.harness.recorder import Recorder, run_path
+from harnessforge.harness.recorder import Recorder
 from harnessforge.models.trajectory import MentorDecision
 from harnessforge.report.viewer import page_path, render_run, write_viewers
 from harnessforge.rules import load_rules
@@ -43,7 +43,8 @@ def craft_viewed(store: Store) -> CraftedRun:
     decision = MentorDecision(milestone_id="m01", turn_id=hint_turn, level=2, rule="same_error",
                               hint="Items must be <b>sorted</b> by priority.",
                               snapshot={"test_runs": 3, "edit_count": 3, "best_passed": 0})  # fmt: skip
-    Recorder.open(run_path(store, r.repo, r.run_id) / r.mid).write_json("mentor_log.json", [decision.model_dump()])
+    files = store.milestone_run(r.repo, r.run_id, r.mid)
+    Recorder.open(files.dir).write_json(files.MENTOR_LOG, [decision.model_dump()])
     return r
 
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from harnessforge.harness.recorder import Recorder, run_path, write_run_metadata
+from harnessforge.harness.recorder import Recorder, write_run_metadata
 from harnessforge.models.run import MilestoneSummary, RunMeta
 from harnessforge.models.trajectory import Action, Event, TestCounts, Usage
 from harnessforge.store import Store
@@ -94,7 +94,7 @@ class CraftedRun:
 
     # ---- the run directory ----------------------------------------------------------------------
     def finish(self, status: str = "PASS", final_diff: str = "", ground_truth: str = GROUND_TRUTH) -> CraftedRun:
-        run_dir = run_path(self.store, self.repo, self.run_id)
+        run_dir = self.store.run_dir(self.repo, self.run_id)
         if not (run_dir / "metadata.json").exists():
             meta = RunMeta(run_id=self.run_id, repo=self.repo, agent="crafted", model=self.model,
                            harness_version="test", rules_hash="r", synthetic=self.synthetic)  # fmt: skip

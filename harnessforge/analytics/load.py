@@ -37,7 +37,7 @@ from pydantic import ValidationError
 from ..errors import ArtifactError
 from ..models.common import first_error
 from ..models.trajectory import Event
-from ..store import Store, atomic_file, disk_full
+from ..store import RUN_METADATA, RunFiles, Store, atomic_file, disk_full
 
 # DuckDB types of an Event line; heterogeneous nested values (tool arguments) stay JSON.
 EVENT_COLUMNS = {
@@ -131,21 +131,13 @@ class LoadReport:
     bad_lines: list[BadLine] = field(default_factory=list)
 
 
-def analytics_dir(store: Store) -> Path:
-    return store.root / "analytics"
-
-
-def database_path(store: Store) -> Path:
-    return analytics_dir(store) / "harnessforge.duckdb"
-
-
 WAIT_ENV = "HARNESSFORGE_DB_WAIT_S"  # how long to wait for another process's write (default 300 s)
 
 
 def connect(store: Store, wait_s: float | None = None) -> duckdb.DuckDBPyConnection:
     """The analytics database for writing. DuckDB allows one writing process per file: a second
     `distill` waits for the first, then fails with one clear line (see `_open`)."""
-    path = database_path(store)
+    path = store.analytics_database()
     path.parent.mkdir(parents=True, exist_ok=True)
     if not path.exists():
         _create(path)
@@ -170,7 +162,7 @@ def _create(path: Path) -> None:
 
 def connect_read_only(store: Store, wait_s: float | None = None) -> duckdb.DuckDBPyConnection:
     """For readers (the report, the viewer): never creates or changes the database."""
-    path = database_path(store)
+    path = store.analytics_database()
     if not path.exists():
         raise ArtifactError(f"{path}: no analytics database; run `harnessforge distill` first")
     return _open(path, read_only=True, wait_s=wait_s)
@@ -208,7 +200,7 @@ def writing(store: Store) -> Iterator[None]:
     try:
         yield
     except duckdb.Error as e:
-        raise disk_full(database_path(store), e) from None
+        raise disk_full(store.analytics_database(), e) from None
 
 
 def load(store: Store, con: duckdb.DuckDBPyConnection | None = None, progress=None) -> LoadReport:
@@ -226,9 +218,9 @@ def load(store: Store, con: duckdb.DuckDBPyConnection | None = None, progress=No
 def _load(store: Store, con: duckdb.DuckDBPyConnection, progress) -> LoadReport:
     _ensure_tables(con)
     current: dict[str, dict[str, tuple[int, int]]] = defaultdict(dict)  # run dir -> {source: (size, mtime)}
-    for src in sorted((store.root / "trajectories").glob("*/*/*/trajectory.jsonl")):
-        st = src.stat()
-        rel = src.relative_to(store.root).as_posix()
+    for files in store.milestone_runs():
+        st = files.trajectory.stat()
+        rel = store.relative(files.trajectory)
         current[_run_of(rel)][rel] = (st.st_size, st.st_mtime_ns)
     known: dict[str, dict[str, tuple[int, int]]] = defaultdict(dict)
     for path, size, mtime in con.execute("SELECT path, size, mtime_ns FROM hf_loads").fetchall():
@@ -272,7 +264,7 @@ def _load(store: Store, con: duckdb.DuckDBPyConnection, progress) -> LoadReport:
 def _events_view(store: Store, con: duckdb.DuckDBPyConnection) -> None:
     """`raw_events`: a view over the runs' Parquet files (no copy; the models read them directly). The
     path is absolute, so the view works from any working directory (the report reads it elsewhere)."""
-    files = (analytics_dir(store) / "events").resolve()
+    files = store.analytics_events_dir().resolve()
     if any(files.glob("*/*.parquet")):
         pattern = str(files / "*" / "*.parquet").replace("'", "''")
         source = f"read_parquet('{pattern}')"
@@ -372,7 +364,7 @@ def _run_of(source: str) -> str:
 
 def _parquet_path(store: Store, run: str) -> Path:
     _, key, run_id = run.split("/")
-    return analytics_dir(store) / "events" / key / f"{run_id}.parquet"
+    return store.analytics_events_file(key, run_id)
 
 
 def _forget(con: duckdb.DuckDBPyConnection, store: Store, run: str) -> None:
@@ -406,19 +398,21 @@ MILESTONE_SCHEMA = pa.schema([
 def _load_run_files(store: Store, con: duckdb.DuckDBPyConnection) -> None:
     """Run metadata and per-milestone outcomes: small JSON files, rebuilt whole."""
     runs, milestones = [], []
-    for meta in sorted((store.root / "trajectories").glob("*/*/metadata.json")):
-        data = _json(meta)
+    finished: dict[Path, list[RunFiles]] = defaultdict(list)
+    for files in store.milestone_runs(finished=True):
+        finished[files.run_dir].append(files)
+    for run_dir in store.run_dirs():
+        data = _json(run_dir / RUN_METADATA)
         runs.append({**{f: data.get(f) for f in RUN_SCHEMA.names}, "config": json.dumps(data.get("config"))})
-        for summary in sorted(meta.parent.glob("*/summary.json")):
-            mdir = summary.parent
-            s = _json(summary)
-            report = _json(mdir / "test_results.json") if (mdir / "test_results.json").exists() else {}
+        for files in finished[run_dir]:
+            s = _json(files.summary)
+            report = _json(files.test_results) if files.test_results.exists() else {}
             milestones.append({
                 **{f: s.get(f) for f in MILESTONE_SCHEMA.names}, "repo": data.get("repo"),
                 "synthetic": s.get("synthetic", False),
                 "ground_truth_files": report.get("ground_truth_files", []),
                 "candidate_files": report.get("candidate_files", []),
-                "final_diff": _text(mdir / "final_diff.patch"), "ground_truth": _text(mdir / "ground_truth.patch"),
+                "final_diff": _text(files.final_diff), "ground_truth": _text(files.ground_truth),
             })  # fmt: skip
     for name, rows, schema in (("raw_runs", runs, RUN_SCHEMA), ("raw_milestones", milestones, MILESTONE_SCHEMA)):
         con.register("_rows", pa.Table.from_pylist(rows, schema=schema))

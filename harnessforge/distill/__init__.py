@@ -46,12 +46,6 @@ class DistillReport:
 Milestone = tuple[str, str]  # (repo key, milestone id)
 
 
-def distilled_dir(store: Store, only: Milestone | None = None) -> Path:
-    """Where distilled rows go: the store-wide files, or one milestone's (`only`)."""
-    root = store.root / "distilled"
-    return root / "milestones" / only[0] / only[1] if only else root
-
-
 def distill(
     store: Store,
     rules: Rules,
@@ -71,8 +65,10 @@ def distill(
     skipped: list[str] = []
     with connect(store) as con:
         if not con.execute("SELECT 1 FROM duckdb_tables() WHERE table_name = 'milestone_summary'").fetchall():
-            raise ArtifactError(f"{store.root}: no trajectory analytics yet; run `harnessforge distill` (or "
-                                "materialize trajectory_analytics) first")  # fmt: skip
+            raise ArtifactError(
+                f"{store.analytics_database()}: no trajectory analytics yet; run `harnessforge distill` "
+                "(or materialize trajectory_analytics) first"
+            )
         runs = load_runs(store, con, rules.hash, log=lambda msg: (skipped.append(msg), log(msg)), only=only)
     reviewer = reviewer or Reviewer(rules.distill.reviewer, rules.hash)
     rows: dict[str, list[BaseModel]] = {name: [] for name in OUTPUTS}
@@ -84,14 +80,14 @@ def distill(
         rows["reviews"].append(reviewer.review(run.summary, flaky=_flaky(store, run.provenance)))
     rows["dpo_pairs"] += outcome_pairs(runs)
     rows["task_cards"] = task_cards(store, rows["reviews"], rules.hash, only=only)
-    out = distilled_dir(store, only)
+    out = store.distilled_dir(only)
     for name, items in rows.items():
-        atomic_write(out / f"{name}.jsonl", b"".join(i.model_dump_json().encode() + b"\n" for i in items))
+        atomic_write(store.distilled_file(name, only), b"".join(i.model_dump_json().encode() + b"\n" for i in items))
     report.counts = {name: len(items) for name, items in rows.items()}
     report.skipped, report.out_dir = skipped, out
     manifest = {"rules_hash": rules.hash, "created_at": utcnow().isoformat(), "runs": len(runs),
                 "counts": report.counts, "skipped": skipped}  # fmt: skip
-    atomic_write(out / "manifest.json", (json.dumps(manifest, indent=2) + "\n").encode())
+    atomic_write(store.distilled_manifest(only), (json.dumps(manifest, indent=2) + "\n").encode())
     return report
 
 
@@ -100,24 +96,25 @@ def assemble(store: Store, rules_hash: str) -> dict[str, int]:
 
     Rows are concatenated in (repo, milestone) order; the verification verdicts of `verify-tasks`
     come along. Returns the row counts. Raises when no milestone was distilled yet."""
-    folders = sorted(p.parent for p in (distilled_dir(store) / "milestones").glob("*/*/manifest.json"))
+    folders = store.distilled_milestones()
+    out = store.distilled_dir()
     if not folders:
-        raise ArtifactError(f"{distilled_dir(store)}: no milestone is distilled yet; materialize the distilled assets")
-    out = distilled_dir(store)
+        raise ArtifactError(f"{out}: no milestone is distilled yet; materialize the distilled assets")
     counts: dict[str, int] = {}
     for name in (*OUTPUTS, "verified_tasks"):
-        parts = [(f / f"{name}.jsonl").read_bytes() for f in folders if (f / f"{name}.jsonl").exists()]
-        atomic_write(out / f"{name}.jsonl", b"".join(parts))
+        files = [store.distilled_file(name, f) for f in folders]
+        parts = [path.read_bytes() for path in files if path.exists()]
+        atomic_write(store.distilled_file(name), b"".join(parts))
         counts[name] = sum(len(p.splitlines()) for p in parts)
-    verdicts = [f / "task_checks.json" for f in folders if (f / "task_checks.json").exists()]
+    verdicts = [store.task_checks_file(f) for f in folders if store.task_checks_file(f).exists()]
     checks = [c for path in verdicts for c in json.loads(path.read_text())]
-    atomic_write(out / "task_checks.json", (json.dumps(checks, indent=2) + "\n").encode())
-    manifests = [json.loads((f / "manifest.json").read_text()) for f in folders]
+    atomic_write(store.task_checks_file(), (json.dumps(checks, indent=2) + "\n").encode())
+    manifests = [json.loads(store.distilled_manifest(f).read_text()) for f in folders]
     manifest = {"rules_hash": rules_hash, "created_at": utcnow().isoformat(), "runs": sum(m["runs"] for m in manifests),
                 "counts": counts, "skipped": [s for m in manifests for s in m["skipped"]],
-                "milestones": [str(f.relative_to(out / "milestones")) for f in folders],
+                "milestones": [f"{key}/{mid}" for key, mid in folders],
                 "stale_rules": sorted({m["rules_hash"] for m in manifests} - {rules_hash})}  # fmt: skip
-    atomic_write(out / "manifest.json", (json.dumps(manifest, indent=2) + "\n").encode())
+    atomic_write(store.distilled_manifest(), (json.dumps(manifest, indent=2) + "\n").encode())
     return counts
 
 

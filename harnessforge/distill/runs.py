@@ -11,7 +11,7 @@ import duckdb
 
 from ..errors import ArtifactError
 from ..harness.conversation import Conversation, rebuild
-from ..harness.recorder import Recorder, run_path
+from ..harness.recorder import Recorder
 from ..models.distill import Provenance
 from ..models.trajectory import Event, Message
 from ..store import Store
@@ -95,7 +95,7 @@ def load_runs(
     for s in _rows(con, f"SELECT * FROM milestone_summary {where} ORDER BY repo, run_id, milestone_id"):
         key = (s["repo"], s["run_id"], s["milestone_id"])
         try:
-            mdir = run_path(store, s["repo"], s["run_id"]) / s["milestone_id"]
+            mdir = store.milestone_run(s["repo"], s["run_id"], s["milestone_id"]).dir
             events = Recorder.open(mdir, on_warning=log, repair=False).events()
         except ArtifactError as e:
             log(f"{'/'.join(key)}: not distilled: {e}")

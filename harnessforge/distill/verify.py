@@ -25,7 +25,6 @@ from ..errors import ArtifactError
 from ..models.distill import TaskCard
 from ..rules import Rules
 from ..store import Store, atomic_write
-from . import distilled_dir
 
 LABEL = {"harnessforge": "verify-tasks"}
 
@@ -46,8 +45,7 @@ def verify_tasks(
     """Check the cards (those in `only`, default all) of the store, or of one milestone's folder."""
     from ..export.harbor import harbor_tasks
 
-    out = distilled_dir(store, milestone)
-    path = out / "task_cards.jsonl"
+    path = store.distilled_file("task_cards", milestone)
     if not path.exists():
         raise ArtifactError(f"{path}: no task cards yet; run `harnessforge distill` first")
     cards = [TaskCard.model_validate_json(line) for line in path.read_bytes().splitlines() if line.strip()]
@@ -62,8 +60,9 @@ def verify_tasks(
             checks.append(check)
             if check.reproduced:
                 kept.append(card)
-    atomic_write(out / "verified_tasks.jsonl", b"".join(c.model_dump_json().encode() + b"\n" for c in kept))
-    atomic_write(out / "task_checks.json", (json.dumps([asdict(c) for c in checks], indent=2) + "\n").encode())
+    rows = b"".join(c.model_dump_json().encode() + b"\n" for c in kept)
+    atomic_write(store.distilled_file("verified_tasks", milestone), rows)
+    atomic_write(store.task_checks_file(milestone), (json.dumps([asdict(c) for c in checks], indent=2) + "\n").encode())
     return checks
 
 

@@ -38,7 +38,7 @@ def build(store: Store, arg: str, rules: Rules, milestone: str | None = None, lo
     if milestone and all(m.id != milestone for m in plan.milestones):
         raise EnvError(f"{spec.key} has no milestone {milestone!r}")
     images = RepoImages(repo_key=spec.key)
-    if milestone and (store.root / "images" / f"{spec.key}.json").exists():
+    if milestone and store.has_images(spec.key):
         # One milestone rebuilt: the others keep the images they have.
         images = store.load_images(spec.key)
         images.milestone_images.pop(milestone, None)
@@ -123,7 +123,7 @@ class Environment:
         self.store, self.key, self.rules = store, key, rules
         self.repo = open_repo(store, spec)
         self.limits = Limits.from_rules(rules.environments)
-        has_images = (store.root / "images" / f"{key}.json").exists()
+        has_images = store.has_images(key)
         if backend == "auto":
             backend = "docker" if has_images and engine.available() else "local"
         self.backend = backend

@@ -171,7 +171,7 @@ def build_env_image(
         )
     h = env_hash(recipe, base.id)
     tag = image_tag(repo_key, h)
-    log_path = store.root / "images" / repo_key / f"{h}.log"
+    log_path = store.image_log(repo_key, h)
     existing = image_exists(client, tag)
     if existing is not None:
         if not log_path.exists():

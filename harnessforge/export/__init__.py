@@ -30,9 +30,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from ..distill import distilled_dir
 from ..errors import ArtifactError, ConfigError
-from ..harness.recorder import run_path
 from ..harness.tools import TOOLS
 from ..models.common import first_error
 from ..models.distill import KTORow, PreferencePair, Provenance, Review, Segment, TaskCard
@@ -63,14 +61,14 @@ def export(
     if unknown:
         raise ConfigError(f"unknown export format(s) {', '.join(unknown)}; use {', '.join(FORMATS)} or all")
     formats = list(FORMATS) if "all" in formats else formats
-    src = distilled_dir(store)
-    if not (src / "manifest.json").exists():
-        raise ArtifactError(f"{src}: nothing distilled yet; run `harnessforge distill` first")
+    src = store.distilled_manifest()
+    if not src.exists():
+        raise ArtifactError(f"{src.parent}: nothing distilled yet; run `harnessforge distill` first")
     try:
-        manifest = json.loads((src / "manifest.json").read_bytes())
+        manifest = json.loads(src.read_bytes())
     except ValueError as e:
-        raise ArtifactError(f"{src / 'manifest.json'}: not valid JSON ({e}); re-run `harnessforge distill`") from None
-    reviews = _read(src / "reviews.jsonl", Review)
+        raise ArtifactError(f"{src}: not valid JSON ({e}); re-run `harnessforge distill`") from None
+    reviews = _read(store.distilled_file("reviews"), Review)
     bad_runs = {(r.repo, r.run_id, r.milestone_id) for r in reviews if set(r.discard_reasons) & set(DISCARDED_FOR)}
     report = ExportReport(out)
 
@@ -86,23 +84,24 @@ def export(
     out.mkdir(parents=True, exist_ok=True)
     if "sft" in formats:
         for name in ("sft", "stuck_slices"):
-            segs = [s for s in _read(src / f"{name}.jsonl", Segment) if keep(name, s.provenance)]
+            segs = [s for s in _read(store.distilled_file(name), Segment) if keep(name, s.provenance)]
             _write(report, out / name, "trl", [_meta(s) | _sft_trl(s) for s in segs])
             _write(report, out / name, "swift", [_meta(s) | _sft_swift(s) for s in segs])
             _write(report, out / name, "openrlhf", [_meta(s) | _sft_openrlhf(s) for s in segs])
     if "dpo" in formats:
-        pairs = [p for p in _read(src / "dpo_pairs.jsonl", PreferencePair) if keep("dpo", p.provenance)]
+        pairs = [p for p in _read(store.distilled_file("dpo_pairs"), PreferencePair) if keep("dpo", p.provenance)]
         _write(report, out / "dpo", "trl", [_meta(p) | _dpo_trl(p) for p in pairs])
         _write(report, out / "dpo", "swift", [_meta(p) | _dpo_swift(p) for p in pairs])
         _write(report, out / "dpo", "openrlhf", [_meta(p) | _dpo_openrlhf(p) for p in pairs])
     if "kto" in formats:
-        rows = [k for k in _read(src / "kto.jsonl", KTORow) if keep("kto", k.provenance)]
+        rows = [k for k in _read(store.distilled_file("kto"), KTORow) if keep("kto", k.provenance)]
         _write(report, out / "kto", "trl", [_meta(k) | _kto_trl(k) for k in rows])
         _write(report, out / "kto", "swift", [_meta(k) | _kto_swift(k) for k in rows])
     if "atif" in formats:
         _atif(store, report, reviews, keep)
     if "harbor" in formats:
-        cards = [c for c in _read(src / "task_cards.jsonl", TaskCard) if allow_synthetic or not c.synthetic_reference]
+        cards = _read(store.distilled_file("task_cards"), TaskCard)
+        cards = [c for c in cards if allow_synthetic or not c.synthetic_reference]
         report.files += harbor_tasks(store, cards, out, rules or load_rules())
         report.rows["harbor_tasks"] = len(cards)
     if "swebench" in formats:
@@ -222,7 +221,7 @@ def _atif(store: Store, report: ExportReport, reviews: list[Review], keep) -> No
     for r in reviews:
         prov = Provenance(repo=r.repo, run_id=r.run_id, milestone_id=r.milestone_id, rules_hash=r.rules_hash,
                           synthetic=r.synthetic)  # fmt: skip
-        src = run_path(store, r.repo, r.run_id) / r.milestone_id / "trajectory.atif.json"
+        src = store.milestone_run(r.repo, r.run_id, r.milestone_id).atif
         if not src.exists() or not keep("atif", prov):
             continue
         dest = report.out / "atif" / r.repo / r.run_id / f"{r.milestone_id}.json"

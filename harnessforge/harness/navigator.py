@@ -24,7 +24,6 @@ import json
 import time
 import uuid
 from dataclasses import dataclass, field
-from pathlib import Path
 
 from .. import __version__
 from ..agents.base import AgentBackend
@@ -40,7 +39,7 @@ from ..models.run import MilestoneSummary, RunMeta
 from ..models.trajectory import Action, Event, MentorDecision, Message, ToolCall, Usage
 from ..repos import spec_for
 from ..rules import Rules
-from ..store import Store
+from ..store import RunFiles, Store
 from .atif import to_atif
 from .conversation import NUDGE, assistant_message, rebuild, system_prompt, turn_of
 from .mentor import Mentor
@@ -91,13 +90,13 @@ class Navigator:
         self.run_id = run_id or f"{agent.name}-{uuid.uuid4().hex[:8]}"
         self.verifier = Verifier(self.env, store, {"harnessforge.run": self.run_id})
         self.classify = FileClassifier(rules.planning)
-        self.run_dir = store.root / "trajectories" / self.key / self.run_id
+        self.run_dir = store.run_dir(self.key, self.run_id)
         self.memory: list[str] = []
         self.carry: tuple[str, bytes] | None = None  # (milestone id, patch): the Dev state the next one starts from
         self.spent = 0.0  # USD this run spent before the current milestone: the run budget's counter
 
     def run(self, milestones: list[str] | None = None) -> list[MilestoneSummary]:
-        if not (self.run_dir / "metadata.json").exists():
+        if not self.store.run_metadata(self.key, self.run_id).exists():
             write_run_metadata(
                 self.run_dir,
                 RunMeta(
@@ -108,7 +107,7 @@ class Navigator:
             )  # fmt: skip
         out: list[MilestoneSummary] = []
         for i, m in enumerate(self.plan.milestones):
-            done = self.run_dir / m.id / "summary.json"
+            done = self.store.milestone_run(self.key, self.run_id, m.id).summary
             if milestones and m.id not in milestones:  # not asked for: only its outcome, if it ran, counts
                 summary = read_summary(done.parent) if done.exists() else None
                 self._after(m, summary)
@@ -127,7 +126,7 @@ class Navigator:
             if summary is None or summary.status == "ENV_ERROR":  # ENV_ERROR: unfinished, resumed from its log
                 summary = MilestoneRun(self, m).run()
             else:  # finished: snapshots a kill right after its summary left behind go
-                for snap in done.parent.glob("workspace.*.patch"):
+                for _, snap in self.store.milestone_run(self.key, self.run_id, m.id).snapshots():
                     snap.unlink(missing_ok=True)
             self._after(m, summary)
             out.append(summary)
@@ -145,7 +144,7 @@ class Navigator:
     def _dev_state(self, m: Milestone) -> bytes:
         """The Dev's final state of `m` as a patch on its verify commit (the next milestone's base),
         test files and test configuration left as the repo has them."""
-        final = (self.run_dir / m.id / "final_diff.patch").read_bytes()
+        final = self.store.milestone_run(self.key, self.run_id, m.id).final_diff.read_bytes()
         tree = self.env.repo.tree_with(m.base_commit, final)
         kept, _ = filter_candidate(self.env.repo.diff(m.verify_commit, tree), self.rules)
         return kept
@@ -156,7 +155,8 @@ class MilestoneRun:
 
     def __init__(self, nav: Navigator, m: Milestone):
         self.nav, self.m, self.h = nav, m, nav.rules.harness
-        self.dir = nav.run_dir / m.id
+        self.files = nav.store.milestone_run(nav.key, nav.run_id, m.id)
+        self.dir = self.files.dir
         self.rec = Recorder.open(self.dir, on_warning=nav.log)
         self.ladder = nav.store.load_hints(nav.key, m.id)
         self.ground_truth, self.test_patch = nav.store.read_patches(nav.key, m.id)
@@ -197,10 +197,10 @@ class MilestoneRun:
         """The workspace as a diff, saved *before* the event it belongs to: a resume restores the
         snapshot of the last recorded event and re-runs only calls that have no event."""
         seq = self.rec.next_seq
-        self.rec.write_patch(f"workspace.{seq}.patch", sb.diff())
-        older = sorted(n for n in (int(p.name.split(".")[1]) for p in self.dir.glob("workspace.*.patch")) if n < seq)
-        for n in older[:-1]:  # the newest older one stays until event `seq` is on disk: a kill before it resumes there
-            (self.dir / f"workspace.{n}.patch").unlink(missing_ok=True)
+        self.rec.write_patch(RunFiles.snapshot_name(seq), sb.diff())
+        older = [path for n, path in self.files.snapshots() if n < seq]
+        for path in older[:-1]:  # the newest older one stays until event `seq` is on disk: a kill resumes there
+            path.unlink(missing_ok=True)
 
     # ---- the milestone --------------------------------------------------------------------------
     def run(self) -> MilestoneSummary:
@@ -265,7 +265,7 @@ class MilestoneRun:
         """The start state: the Dev's carried work (if the last milestone passed), then the acceptance
         tests the Dev has to make pass."""
         if self.start_patch:
-            self.rec.write_patch("start.patch", self.start_patch)
+            self.rec.write_patch(RunFiles.START_PATCH, self.start_patch)
             sb.apply_patch(self.start_patch)
         sb.apply_patch(self.test_patch)
 
@@ -374,8 +374,7 @@ class MilestoneRun:
                 self.status = "PASS"
             elif e.role == "navigator" and e.action.type == "milestone_end":
                 self.ended = True
-        seqs = sorted(int(p.name.split(".")[1]) for p in self.dir.glob("workspace.*.patch"))
-        snapshots = [(seq, self.dir / f"workspace.{seq}.patch") for seq in seqs if seq < len(events)]
+        snapshots = [(seq, path) for seq, path in self.files.snapshots() if seq < len(events)]
         if snapshots:
             sb.apply_patch(snapshots[-1][1].read_bytes())
         else:
@@ -395,14 +394,14 @@ class MilestoneRun:
             cost_usd=round(self.dev.cost, 6), wall_s=round(time.monotonic() - start, 2), reset_to=reset_to,
             carried_from=self.carried_from, stopped_by=self.stopped_by, synthetic=self.synthetic,
         )  # fmt: skip
-        rec.write_patch("final_diff.patch", final_diff)
-        rec.write_patch("ground_truth.patch", self.ground_truth)
+        rec.write_patch(RunFiles.FINAL_DIFF, final_diff)
+        rec.write_patch(RunFiles.GROUND_TRUTH, self.ground_truth)
         report = self.report.model_dump(mode="json") if self.report else {"submitted": False}
-        rec.write_json("test_results.json", report)
-        rec.write_json("mentor_log.json", self.mentor.log())
-        rec.write_json("trajectory.atif.json", to_atif(rec.events(), self.messages, self._meta(), TOOLS))
+        rec.write_json(RunFiles.TEST_RESULTS, report)
+        rec.write_json(RunFiles.MENTOR_LOG, self.mentor.log())
+        rec.write_json(RunFiles.ATIF, to_atif(rec.events(), self.messages, self._meta(), TOOLS))
         rec.write_summary(summary)  # last: its presence marks the milestone finished
-        for snap in self.dir.glob("workspace.*.patch"):
+        for _, snap in self.files.snapshots():
             snap.unlink(missing_ok=True)
         why = f" (out of budget: {self.stopped_by})" if self.stopped_by else ""
         self.nav.log(f"{m.id}: {self.status}{why} in {self.dev.turn} turns, hints {summary.hints_released or 'none'}")
@@ -422,8 +421,4 @@ class MilestoneRun:
         return summary
 
     def _meta(self) -> dict:
-        return json.loads((self.nav.run_dir / "metadata.json").read_text())
-
-
-def run_dir_of(store: Store, key: str, run_id: str) -> Path:
-    return store.root / "trajectories" / key / run_id
+        return json.loads(self.files.metadata.read_text())

@@ -26,19 +26,11 @@ from ..errors import ArtifactError
 from ..models.common import first_error
 from ..models.run import MilestoneStatus, MilestoneSummary, RunMeta
 from ..models.trajectory import Event, Usage
-from ..store import Store, atomic_write, disk_full
+from ..store import RUN_METADATA, RunFiles, Store, atomic_write, disk_full
 
 log = logging.getLogger(__name__)
 
-TRAJECTORY = "trajectory.jsonl"
-ATIF = "trajectory.atif.json"
-SUMMARY = "summary.json"
-METADATA = "metadata.json"
-
-
-def run_path(store: Store, repo_key: str, run_id: str) -> Path:
-    """`<store>/trajectories/<repo_key>/<run_id>`; a milestone's files live in `run_path(...) / mid`."""
-    return store.root / "trajectories" / repo_key / run_id
+TRAJECTORY, ATIF, SUMMARY = RunFiles.TRAJECTORY, RunFiles.ATIF, RunFiles.SUMMARY
 
 
 def _fsync_dir(path: Path) -> None:
@@ -247,11 +239,11 @@ def read_summary(milestone_dir: Path) -> MilestoneSummary:
 
 
 def write_run_metadata(run_dir: Path, meta: RunMeta) -> Path:
-    path = Path(run_dir) / METADATA
+    path = Path(run_dir) / RUN_METADATA
     atomic_write(path, _json_bytes(meta))
     return path
 
 
 def read_run_metadata(run_dir: Path) -> RunMeta:
-    path = Path(run_dir) / METADATA
+    path = Path(run_dir) / RUN_METADATA
     return Store(path.parent).read_model(path, RunMeta)

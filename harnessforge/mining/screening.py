@@ -290,7 +290,7 @@ def screen(
     repo = open_repo(store, spec, progress=progress)
     github = github_factory(spec) if github_factory else None
     report = screen_repository(repo, spec, rules, github=github, collect=collect)
-    if (store.root / "images" / f"{spec.key}.json").exists():  # environments were built: keep that verdict
+    if store.has_images(spec.key):  # environments were built: keep that verdict
         from ..envs.environment import environment_criterion
 
         built = environment_criterion(store.load_images(spec.key))

@@ -21,7 +21,7 @@ from urllib.parse import quote
 import duckdb
 from pydantic import ValidationError
 
-from ..analytics.load import connect_read_only, database_path
+from ..analytics.load import connect_read_only
 from ..errors import ArtifactError
 from ..models.common import first_error
 from ..models.distill import Review
@@ -40,7 +40,7 @@ def build_report(store: Store, out: Path) -> Path:
         runs = _rows(con, f"SELECT {RUN_COLUMNS} FROM milestone_summary ORDER BY repo, run_id, milestone_id")
         figures = _figures(con, runs)
     except duckdb.Error as e:
-        raise ArtifactError(f"{database_path(store)}: cannot read the analytics models ({e}); "
+        raise ArtifactError(f"{store.analytics_database()}: cannot read the analytics models ({e}); "
                             "run `harnessforge distill` again") from None  # fmt: skip
     finally:
         con.close()
@@ -51,7 +51,7 @@ def build_report(store: Store, out: Path) -> Path:
         _section("plots", "Plots", "\n".join(figures)),
         _section("plan", "Plan", _plan_table(store)),
         _section("reviews", "Reviewer verdicts", _reviews_table(store)),
-        _section("exports", "Exports", _exports_table(store.root / "datasets")),
+        _section("exports", "Exports", _exports_table(store.datasets_dir(), store.distilled_manifest())),
     ]
     page = PAGE.replace("{css}", CSS, 1).replace("{body}", "\n".join(body), 1)
     atomic_write(out, page.encode())
@@ -61,7 +61,7 @@ def build_report(store: Store, out: Path) -> Path:
 # ---- analytics ---------------------------------------------------------------------------------
 def _open(store: Store) -> duckdb.DuckDBPyConnection:
     """Read-only: the report never changes the store."""
-    path = database_path(store)
+    path = store.analytics_database()
     con = connect_read_only(store)
     if not con.execute("SELECT 1 FROM duckdb_tables() WHERE table_name = 'milestone_summary'").fetchall():
         con.close()
@@ -219,7 +219,7 @@ def _plan_table(store: Store) -> str:
             continue
         rows = []
         for m in plan.milestones:
-            vpath = store.milestone_dir(key, m.id) / "validation.json"
+            vpath = store.validation_file(key, m.id)
             f2p = _e(len(store.load_validation(key, m.id).fail_to_pass)) if vpath.exists() else "not validated"
             rows.append([_e(m.id), _e(m.title), _e(m.release or "—"), _e(m.status or "not validated"), f2p])
         title = f"<h3>{_e(key)} <small>{_e(plan.from_ref)} → {_e(plan.to_ref)}</small></h3>"
@@ -228,7 +228,7 @@ def _plan_table(store: Store) -> str:
 
 
 def _reviews_table(store: Store) -> str:
-    path = store.root / "distilled" / "reviews.jsonl"
+    path = store.distilled_file("reviews")
     if not path.exists():
         return _not_yet("no reviews; run `harnessforge distill`")
     reviews = []
@@ -280,7 +280,7 @@ def _lines(path: Path) -> int:
     return sum(1 for line in path.read_bytes().splitlines() if line.strip())
 
 
-def _exports_table(datasets: Path) -> str:
+def _exports_table(datasets: Path, distilled_manifest: Path) -> str:
     if not datasets.is_dir() or not any(datasets.iterdir()):
         return _not_yet(f"nothing exported to {datasets}; run `harnessforge export`")
     counts = export_counts(datasets)
@@ -291,7 +291,7 @@ def _exports_table(datasets: Path) -> str:
         check = "" if stated is None else ("✓" if stated == n else f'<span class="missing">card says {stated}</span>')
         rows.append([f"<code>{_e(what)}</code>", _e(n), _e("—" if stated is None else stated), check])
     note = "" if (datasets / "README.md").exists() else _not_yet("no dataset card (README.md) in the export")
-    manifest = _manifest(datasets.parent / "distilled" / "manifest.json")
+    manifest = _manifest(distilled_manifest)
     return note + manifest + _table(["file", "rows", "dataset card", ""], rows, "exports")
 
 

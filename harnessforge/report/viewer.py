@@ -19,11 +19,10 @@ from typing import Any
 import duckdb
 import jinja2
 
-from ..analytics.load import connect_read_only, database_path
-from ..errors import ArtifactError
-from ..harness.recorder import SUMMARY, Recorder, read_run_metadata, read_summary, run_path
+from ..analytics.load import connect_read_only
+from ..harness.recorder import Recorder, read_run_metadata, read_summary
 from ..models.trajectory import Event, MentorDecision
-from ..store import Store, atomic_write
+from ..store import RunFiles, Store, atomic_write
 from .viewer_page import CSS, JS, TEMPLATE
 
 log = logging.getLogger(__name__)
@@ -222,8 +221,8 @@ def _template() -> jinja2.Template:
     return env.from_string(TEMPLATE)
 
 
-def _mentor_log(milestone_dir: Path) -> dict[tuple[int, int], MentorDecision]:
-    path = milestone_dir / "mentor_log.json"
+def _mentor_log(files: RunFiles) -> dict[tuple[int, int], MentorDecision]:
+    path = files.mentor_log
     if not path.exists():
         return {}
     decisions = [MentorDecision.model_validate(d) for d in json.loads(path.read_text())]
@@ -238,11 +237,11 @@ def render_run(
     store: Store, repo: str, run_id: str, milestone_id: str, con: duckdb.DuckDBPyConnection | None = None
 ) -> str:
     """One milestone run as a self-contained HTML page; `con` (the analytics DuckDB) adds stuck/direction marks."""
-    mdir = run_path(store, repo, run_id) / milestone_id
-    events = Recorder.open(mdir, repair=False).events()
-    summary = read_summary(mdir)
-    meta = read_run_metadata(mdir.parent) if (mdir.parent / "metadata.json").exists() else None
-    decisions = _mentor_log(mdir)
+    files = store.milestone_run(repo, run_id, milestone_id)
+    events = Recorder.open(files.dir, repair=False).events()
+    summary = read_summary(files.dir)
+    meta = read_run_metadata(files.run_dir) if files.metadata.exists() else None
+    decisions = _mentor_log(files)
     marks = read_marks(con, repo, run_id, milestone_id)
     directions = _direction_changes(events, marks)
     stuck: dict[int, list[str]] = {}
@@ -325,13 +324,12 @@ def _duration(seconds: float) -> str:
 
 def milestone_runs(store: Store) -> list[tuple[str, str, str]]:
     """(repo, run_id, milestone_id) of every finished milestone run in the store (it has a summary.json)."""
-    found = (store.root / "trajectories").glob(f"*/*/*/{SUMMARY}")
-    return sorted((p.parts[-4], p.parts[-3], p.parts[-2]) for p in found)
+    return [(f.repo_key, f.run_id, f.milestone_id) for f in store.milestone_runs(finished=True)]
 
 
 def write_viewers(store: Store, out_dir: Path) -> list[Path]:
     """One viewer page per milestone run, at `out_dir/runs/<repo>/<run_id>/<mid>.html`; returns their paths."""
-    con = connect_read_only(store) if database_path(store).exists() else None
+    con = connect_read_only(store) if store.analytics_database().exists() else None
     try:
         written = []
         for repo, run_id, mid in milestone_runs(store):
@@ -347,17 +345,13 @@ def write_viewers(store: Store, out_dir: Path) -> list[Path]:
 def view_run_dir(run_dir: Path, out: Path | None = None) -> Path:
     """`harnessforge view`: the page of one milestone run directory, `<store>/trajectories/<repo>/<run_id>/<mid>`
     (written to `out`, default `<run_dir>/viewer.html`)."""
-    run_dir = run_dir.resolve()
-    if len(run_dir.parents) < 4 or run_dir.parents[2].name != "trajectories" or not (run_dir / "summary.json").exists():
-        raise ArtifactError(f"{run_dir}: not a finished milestone run (expected <store>/trajectories/<repo>/<run_id>/"
-                            "<milestone> with a summary.json)")  # fmt: skip
-    store = Store(run_dir.parents[3])
-    con = connect_read_only(store) if database_path(store).exists() else None
+    store, files = Store.of_milestone_run(run_dir)
+    con = connect_read_only(store) if store.analytics_database().exists() else None
     try:
-        page = render_run(store, run_dir.parents[1].name, run_dir.parent.name, run_dir.name, con)
+        page = render_run(store, files.repo_key, files.run_id, files.milestone_id, con)
     finally:
         if con is not None:
             con.close()
-    out = out or run_dir / "viewer.html"
+    out = out or files.dir / "viewer.html"
     atomic_write(out, page.encode())
     return out
