@@ -13,11 +13,11 @@ from pathlib import Path
 
 import duckdb
 
+from .diffs import split_diff
 from .errors import ArtifactError, RepoError
+from .files import FileClassifier
 from .gitio import GitRepo
 from .harness.recorder import Recorder
-from .mining.classify import FileClassifier
-from .mining.patches import split_diff
 from .models.distill import Review
 from .models.run import MilestoneSummary
 from .models.trajectory import VerifierReport

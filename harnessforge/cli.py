@@ -296,7 +296,7 @@ def plan(
         console.print(f"[yellow]warning:[/] {w}")
     if pm:
         from .agents.factory import make_agent
-        from .mining.pm import rewrite_plan
+        from .agents.pm import rewrite_plan
 
         warn = lambda msg: console.print(f"[yellow]warning:[/] {msg}")  # noqa: E731
         with make_agent(pm, pm_model) as writer, _progress() as progress:
@@ -426,8 +426,8 @@ def grade(
     sandbox: str = typer.Option("auto", "--sandbox", help=BACKEND_HELP, callback=_backend),
 ) -> None:
     """Grade a candidate diff in a fresh sandbox; prints the grade as JSON, exit 2 if unresolved."""
+    from .diffs import split_diff
     from .envs.environment import grade as grade_patch
-    from .mining.patches import split_diff
 
     candidate = patch.read_bytes()
     if candidate.strip() and not split_diff(candidate):
@@ -573,7 +573,7 @@ def verify_tasks_cmd(
 ) -> None:
     """Rebuild each task card's environment from the card alone (Docker) and prove the reference
     solution scores 1 and an empty attempt 0; cards that do not reproduce are dropped with the reason."""
-    from .distill.verify import verify_tasks
+    from .export.verify import verify_tasks
 
     with _progress() as progress:
         progress.add_task("verifying task cards", total=None)

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
 from typing import Any, Callable
@@ -18,9 +19,26 @@ import requests
 from github import Auth, Github, GithubException, GithubRetry
 
 from .errors import GitHubError
-from .mining.hints import IssueText, PullText
 from .models import GitHubMeta
 from .store import atomic_write
+
+
+@dataclass
+class IssueText:
+    number: int
+    title: str
+    body: str = ""
+    labels: list[str] = field(default_factory=list)
+
+
+@dataclass
+class PullText:
+    number: int
+    title: str
+    body: str = ""
+    labels: list[str] = field(default_factory=list)
+    review_comments: list[str] = field(default_factory=list)
+
 
 DEFAULT_API = "https://api.github.com"
 

@@ -23,9 +23,9 @@ from harnessforge.analytics import analytics_version, analyze, distill_version
 from harnessforge.analytics.load import connect
 from harnessforge.checks import dataset_problems, unreviewed_cheating
 from harnessforge.distill import assemble, distill
-from harnessforge.distill.verify import verify_tasks
 from harnessforge.errors import HarnessForgeError
 from harnessforge.export import FORMATS, export
+from harnessforge.export.verify import verify_tasks
 from harnessforge.models.distill import Review
 from harnessforge.rules import Rules
 from resources import StoreResource

@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 
 from harnessforge.checks import plan_problems
+from harnessforge.envs.declared_tests import declared_tests, python_tests
 from harnessforge.envs.grading import (
     candidate_tests,
     classify,
@@ -24,7 +25,6 @@ from harnessforge.envs.grading import (
 )
 from harnessforge.envs.validate import definitions, milestone_status, summary
 from harnessforge.examples.patterns import build_pattern
-from harnessforge.mining.acceptance import declared_tests, python_tests
 from harnessforge.models.env import TestRun, Validation
 from harnessforge.rules import load_rules
 from harnessforge.store import Store

@@ -9,8 +9,8 @@ import pytest
 
 from harnessforge.errors import PlanningError
 from harnessforge.examples.builder import RepoBuilder
+from harnessforge.files import FileClassifier
 from harnessforge.gitio import GitRepo
-from harnessforge.mining.classify import FileClassifier
 from harnessforge.mining.entry_commits import link_entry_commits
 from harnessforge.mining.kinds import KindReader, strongest, without_prefix
 from harnessforge.mining.pulls import attribute

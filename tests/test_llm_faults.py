@@ -16,11 +16,11 @@ import yaml
 from harnessforge.agents.anthropic_backend import AnthropicBackend
 from harnessforge.agents.errors import AgentError
 from harnessforge.agents.openai_backend import OpenAIBackend
+from harnessforge.diffs import split_diff
 from harnessforge.envs.environment import validate
 from harnessforge.gitio import GitRepo
 from harnessforge.harness.navigator import Navigator
 from harnessforge.harness.recorder import Recorder
-from harnessforge.mining.patches import split_diff
 from harnessforge.rules import load_rules
 from harnessforge.store import Store
 

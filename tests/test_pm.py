@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 
 from harnessforge.agents.oracle import OracleAgent
+from harnessforge.agents.pm import rewrite_plan
 from harnessforge.errors import ConfigError
-from harnessforge.mining.pm import brief, rewrite_plan
 from harnessforge.store import Store
 from tests.llm_servers import AnthropicServer
 
@@ -42,7 +42,7 @@ def test_plan_with_pm_stores_rewrites_beside_the_rule_based_text(example_repo, t
     m01, m02 = plan.milestones[:2]
     assert m01.pm_description.startswith("Users can tag their tasks") and m01.pm_model == "claude-sonnet-4-5"
     assert m01.description and m01.description != m01.pm_description  # the rule-based text stays
-    assert brief(m01) == m01.pm_description and m02.pm_description is None and brief(m02) == m02.description
+    assert m01.brief == m01.pm_description and m02.pm_description is None and m02.brief == m02.description
     milestone_file = json.loads((store.milestone_dir(key, "m01") / "milestone.json").read_text())
     assert milestone_file["pm_description"] == m01.pm_description
     # the model saw only the title, the rule-based description and the L0 issue titles: no hints beyond L0

@@ -151,7 +151,7 @@ def test_task_cards_become_harbor_folders_and_swebench_instances(chain, tmp_path
 
 def test_verify_tasks_rebuilds_from_the_card_alone_and_drops_what_does_not_reproduce(chain):
     from harnessforge.distill import distill
-    from harnessforge.distill.verify import verify_tasks
+    from harnessforge.export.verify import verify_tasks
     from harnessforge.models.distill import TaskCard
 
     nav, _ = chain

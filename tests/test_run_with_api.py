@@ -6,9 +6,9 @@ import pytest
 
 from harnessforge.agents.anthropic_backend import AnthropicBackend
 from harnessforge.agents.errors import AgentError
+from harnessforge.diffs import split_diff
 from harnessforge.harness.navigator import Navigator
 from harnessforge.harness.recorder import Recorder
-from harnessforge.mining.patches import split_diff
 from harnessforge.rules import load_rules
 from tests.llm_servers import AnthropicServer
 

@@ -23,7 +23,7 @@ import random
 import re
 from dataclasses import dataclass, field
 
-from ..mining.patches import split_diff
+from ..diffs import split_diff
 from ..models.trajectory import AgentTurn, Message, ToolCall, Usage
 from .base import AgentBackend
 

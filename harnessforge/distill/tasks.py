@@ -18,7 +18,6 @@ from ..envs.recipes import DEPS_DIR, dependency_files
 from ..envs.workspace import SANDBOX_UID, SANDBOX_USER
 from ..errors import ArtifactError
 from ..gitio import GitRepo
-from ..mining.pm import brief
 from ..models.common import utcnow
 from ..models.distill import CardHint, Review, TaskCard
 from ..models.env import Recipe
@@ -92,7 +91,7 @@ def task_cards(
             solved = Counter(r.max_hint_level for r in passed)
             best = min(passed, key=lambda r: (r.synthetic, r.difficulty, r.run_id), default=None)
             cards.append(TaskCard(
-                task_id=f"{key}-{m.id}", repo=key, milestone_id=m.id, title=m.title, statement=brief(m),
+                task_id=f"{key}-{m.id}", repo=key, milestone_id=m.id, title=m.title, statement=m.brief,
                 base_commit=m.base_commit, verify_commit=m.verify_commit, image=record.tag,
                 dockerfile=dockerfile(record.recipe, m.base_commit),
                 dependency_files={p: d.decode(errors="replace") for p, d in deps.items()},

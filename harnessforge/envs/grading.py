@@ -11,8 +11,8 @@ from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from ..mining.acceptance import TestSpan
 from ..models.env import EnvErrorReason, Grade, TestRun, TestStatus
+from .declared_tests import TestSpan
 
 FAILING = {"failed", "error", "missing"}  # xfailed and skipped are neither a pass nor a failure here
 
@@ -203,7 +203,7 @@ def static_ids(
     defined_in: dict[str, tuple[str, int | None]],
     spans: dict[str, list[TestSpan]],
 ) -> set[str]:
-    """The ids the static trace (mining/acceptance.py) gives the test a runner reports as `test_id`."""
+    """The ids the static trace (envs/declared_tests.py) gives the test a runner reports as `test_id`."""
     if runner in ("jest", "vitest"):
         return {f"{test_id.split(' > ', 1)[0]}::{test_id.rsplit(' > ', 1)[-1]}"}
     if runner == "go":

@@ -17,8 +17,8 @@ from pathlib import Path
 from pydantic import ValidationError
 
 from ..errors import ConfigError, EnvError
+from ..files import language_loc
 from ..gitio import GitRepo
-from ..mining.screening import language_loc
 from ..models.common import first_error
 from ..models.env import Recipe
 from ..rules import EnvRules

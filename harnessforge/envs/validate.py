@@ -12,13 +12,13 @@ from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from ..diffs import split_diff
 from ..errors import EnvError
-from ..mining.acceptance import declared_tests
-from ..mining.classify import FileClassifier
-from ..mining.patches import split_diff
+from ..files import FileClassifier
 from ..models.env import Grade, MilestoneStatus, Recipe, TestRun, Validation
 from ..models.plan import Milestone
 from ..rules import Rules
+from .declared_tests import declared_tests
 from .grading import (
     Classification,
     candidate_tests,

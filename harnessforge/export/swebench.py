@@ -14,7 +14,6 @@ from typing import Any
 
 from ..errors import ArtifactError
 from ..gitio import GitRepo
-from ..mining.pm import brief
 from ..store import Store
 
 FIELDS = ("instance_id", "repo", "base_commit", "patch", "test_patch", "problem_statement", "hints_text",
@@ -42,7 +41,7 @@ def instance(store: Store, key: str, mid: str) -> dict[str, Any]:
     return {
         "instance_id": f"{key}-{mid}", "repo": spec.github or key.replace("__", "/", 1),
         "base_commit": m.base_commit, "patch": gt.decode(errors="replace"),
-        "test_patch": tests.decode(errors="replace"), "problem_statement": brief(m), "hints_text": "",
+        "test_patch": tests.decode(errors="replace"), "problem_statement": m.brief, "hints_text": "",
         "created_at": created, "version": m.release or "", "environment_setup_commit": m.base_commit,
         "FAIL_TO_PASS": json.dumps(validation.fail_to_pass),
         "PASS_TO_PASS": json.dumps(validation.pass_to_pass),

@@ -32,8 +32,7 @@ from ..envs.environment import Environment
 from ..envs.sandbox import Sandbox
 from ..envs.validate import filter_candidate
 from ..errors import SandboxLost
-from ..mining.classify import FileClassifier
-from ..mining.pm import brief
+from ..files import FileClassifier
 from ..models.plan import Milestone
 from ..models.run import MilestoneSummary, RunMeta
 from ..models.trajectory import Action, Event, MentorDecision, Message, ToolCall, Usage
@@ -273,7 +272,7 @@ class MilestoneRun:
         memory = "\n".join(f"- {line}" for line in self.nav.memory) or "- (this is the first milestone)"
         l0 = self.ladder.levels[0]
         hint = "" if l0.empty else f"[hint L0] {l0.content}\n\n"
-        task = f"# {self.m.title}\n\n{brief(self.m)}\n\n{hint}Earlier milestones:\n{memory}"
+        task = f"# {self.m.title}\n\n{self.m.brief}\n\n{hint}Earlier milestones:\n{memory}"
         if self.carried_from:
             task += f"\n\nYour own work on {self.carried_from} is in the working tree, uncommitted."
         self.messages = [system_prompt(sb.workdir), {"role": "user", "content": task}]

@@ -16,7 +16,7 @@ from ..envs.runners import test_files_of
 from ..envs.sandbox import Sandbox
 from ..envs.validate import FILE_RUNNERS, run_tests
 from ..errors import EnvError, SandboxLost
-from ..mining.classify import FileClassifier
+from ..files import FileClassifier
 from ..models.env import Recipe, TestRun
 from ..models.trajectory import TestCounts, ToolCall
 

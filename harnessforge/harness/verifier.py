@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import re
 
+from ..diffs import split_diff
 from ..envs.environment import Environment
 from ..envs.validate import grade_candidate
-from ..mining.classify import FileClassifier
-from ..mining.patches import split_diff
+from ..files import FileClassifier
 from ..models.plan import Milestone
 from ..models.trajectory import TestCounts, VerifierReport
 from ..store import Store

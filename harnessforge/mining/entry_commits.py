@@ -12,11 +12,11 @@ from __future__ import annotations
 import re
 from collections import Counter
 
+from ..diffs import parse_text, split_diff
+from ..files import FileClassifier
 from ..gitio import GitRepo
 from ..models import ChangelogEntry
-from .classify import FileClassifier
 from .kinds import KindReader
-from .patches import parse_text, split_diff
 from .pulls import Unit
 
 _MARKUP = re.compile(r"[`*_\[\]()]|:(?:pr|issue|user|ghsa|gh|bpo):|\{(?:pr|issue)\}")

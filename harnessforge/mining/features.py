@@ -12,10 +12,10 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass, field
 
+from ..github import IssueText
 from ..models import ChangelogEntry
 from ..rules import Kind
 from .describe import Feature, readable_title
-from .hints import IssueText
 from .kinds import WORK_KINDS, KindReader, strongest, without_prefix
 from .refs import strip_refs
 from .segment import UnitInfo

@@ -12,10 +12,10 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from dataclasses import dataclass, field
 
 from unidiff import PatchedFile
 
+from ..github import IssueText, PullText
 from ..gitio import display
 from ..models import Hint, HintLadder
 from .pulls import Unit
@@ -23,23 +23,6 @@ from .refs import strip_refs
 
 # Lines of a commit message that say nothing about the change: trailers, bare references.
 _TRAILER = re.compile(r"^\s*(?:[\w-]+-by|change-id)\s*:|^\s*\(?cherry picked from", re.I)
-
-
-@dataclass
-class IssueText:
-    number: int
-    title: str
-    body: str = ""
-    labels: list[str] = field(default_factory=list)
-
-
-@dataclass
-class PullText:
-    number: int
-    title: str
-    body: str = ""
-    labels: list[str] = field(default_factory=list)
-    review_comments: list[str] = field(default_factory=list)
 
 
 def _unit_ref(u: Unit) -> str:

@@ -12,7 +12,11 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Callable
 
+from ..diffs import FileDiff, parse_text, split_diff
+from ..envs.declared_tests import trace_tests
 from ..errors import GitHubError
+from ..files import FileClassifier
+from ..github import IssueText, PullText
 from ..gitio import GitRepo, display
 from ..models import (
     ChangelogEntry,
@@ -28,15 +32,12 @@ from ..models import (
 from ..repos import open_repo, spec_for
 from ..rules import PlanningRules, Rules
 from ..store import Store
-from .acceptance import trace_tests
 from .changelog import read_changelog
-from .classify import FileClassifier
 from .describe import describe
 from .entry_commits import link_entry_commits
 from .features import feature_groups, milestone_type
-from .hints import IssueText, PullText, build_ladder
+from .hints import build_ladder
 from .kinds import KindReader, without_prefix
-from .patches import FileDiff, parse_text, split_diff
 from .pulls import Unit, attribute
 from .ranges import plan_range
 from .refs import Refs, linked_issues

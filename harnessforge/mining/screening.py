@@ -22,26 +22,14 @@ from functools import cache
 from io import BytesIO
 from pathlib import Path
 
+from ..files import LANGUAGE_EXTENSIONS, VENDORED, FileClassifier, language_loc
 from ..gitio import GitRepo
 from ..models import Criterion, GitHubMeta, Provenance, RepoSpec, ScreeningReport
 from ..repos import open_repo, spec_for
 from ..rules import Rules
 from ..store import Store
-from .classify import FileClassifier
 from .releases import find_releases
 
-LANGUAGE_EXTENSIONS = {
-    "python": (".py",),
-    "typescript": (".ts", ".tsx"),
-    "javascript": (".js", ".jsx", ".mjs", ".cjs"),
-    "go": (".go",),
-    "rust": (".rs",),
-    "java": (".java",),
-    "c": (".c", ".h"),
-    "cpp": (".cc", ".cpp", ".hpp", ".cxx"),
-    "ruby": (".rb",),
-}
-VENDORED = re.compile(r"(^|/)(node_modules|vendor|third_party|dist|build|\.venv)/")
 CI_PATTERNS = (
     ".github/workflows/*.yml",
     ".github/workflows/*.yaml",
@@ -78,18 +66,6 @@ STATIC_TEST_PATTERNS = {
 
 def _criterion(name: str, measured, threshold: str, passed: bool | None, reason: str, method: str = "") -> Criterion:
     return Criterion(name=name, measured=measured, threshold=threshold, passed=passed, reason=reason, method=method)
-
-
-def language_loc(repo: GitRepo, rev: str, files: list[str]) -> dict[str, int]:
-    counts = repo.line_counts(rev, [f"*{ext}" for exts in LANGUAGE_EXTENSIONS.values() for ext in exts])
-    loc: dict[str, int] = {}
-    for path, n in counts.items():
-        if VENDORED.search(path):
-            continue
-        for lang, exts in LANGUAGE_EXTENSIONS.items():
-            if path.endswith(exts):
-                loc[lang] = loc.get(lang, 0) + n
-    return dict(sorted(loc.items(), key=lambda kv: -kv[1]))
 
 
 @cache

@@ -18,9 +18,9 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
+from ..files import FileClassifier
 from ..models import ChangelogEntry
 from ..rules import Kind, PlanningRules
-from .classify import FileClassifier
 from .kinds import KindReader, strongest
 from .pulls import Unit
 

@@ -93,6 +93,11 @@ class Milestone(Model):
     pass_to_pass: list[str] = Field([], description="Set by `validate`: pass at both ends, every run.")
 
     @property
+    def brief(self) -> str:
+        """The description the Dev reads: the PM rewrite when there is one, else the rule-based text."""
+        return self.pm_description or self.description
+
+    @property
     def lines_changed(self) -> int:
         return self.lines_added + self.lines_deleted
 

@@ -25,6 +25,7 @@ from ..errors import ArtifactError
 from ..models.distill import TaskCard
 from ..rules import Rules
 from ..store import Store, atomic_write
+from .harbor import harbor_tasks
 
 LABEL = {"harnessforge": "verify-tasks"}
 
@@ -43,8 +44,6 @@ def verify_tasks(
     store: Store, rules: Rules, only: list[str] | None = None, log=print, milestone: tuple[str, str] | None = None
 ) -> list[CardCheck]:
     """Check the cards (those in `only`, default all) of the store, or of one milestone's folder."""
-    from ..export.harbor import harbor_tasks
-
     path = store.distilled_file("task_cards", milestone)
     if not path.exists():
         raise ArtifactError(f"{path}: no task cards yet; run `harnessforge distill` first")

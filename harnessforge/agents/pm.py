@@ -11,11 +11,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..agents.base import AgentBackend
 from ..errors import ConfigError
-from ..models.plan import Milestone
+from ..mining.describe import find_leaks
 from ..store import Store
-from .describe import find_leaks
+from .base import AgentBackend
 
 SYSTEM = """You are the product manager of a software project. Rewrite the feature below for the
 engineer who will build it: what users get and why, then a short list "Acceptance criteria" of
@@ -50,8 +49,3 @@ def rewrite_plan(store: Store, key: str, agent: AgentBackend, log=print) -> list
         store.update_milestone(key, m.model_copy(update=pm))
         out.append(Rewrite(m.id, True))
     return out
-
-
-def brief(m: Milestone) -> str:
-    """The description the Dev reads: the PM rewrite when there is one, else the rule-based text."""
-    return m.pm_description or m.description

@@ -1,0 +1,66 @@
+"""What a repository's files are: tests, housekeeping ("noise") or source, by configurable glob rules;
+and how many lines of each language a revision holds (vendored folders left out).
+
+Shared by mining (segmentation, screening), environments (recipes, validation), the harness and the
+checks, so it sits below all of them.
+"""
+
+from __future__ import annotations
+
+import re
+from fnmatch import fnmatchcase
+from functools import lru_cache
+
+from .gitio import GitRepo
+from .rules import PlanningRules
+
+LANGUAGE_EXTENSIONS = {
+    "python": (".py",),
+    "typescript": (".ts", ".tsx"),
+    "javascript": (".js", ".jsx", ".mjs", ".cjs"),
+    "go": (".go",),
+    "rust": (".rs",),
+    "java": (".java",),
+    "c": (".c", ".h"),
+    "cpp": (".cc", ".cpp", ".hpp", ".cxx"),
+    "ruby": (".rb",),
+}
+VENDORED = re.compile(r"(^|/)(node_modules|vendor|third_party|dist|build|\.venv)/")
+
+
+class FileClassifier:
+    def __init__(self, rules: PlanningRules):
+        self._tests = tuple(rules.test_patterns)
+        self._noise = tuple(rules.noise_patterns)
+        self._noise_subjects = [re.compile(p, re.I) for p in rules.noise_subjects]
+        self.is_test = lru_cache(maxsize=None)(self._is_test)
+        self.is_noise = lru_cache(maxsize=None)(self._is_noise)
+
+    @staticmethod
+    def _match(path: str, patterns: tuple[str, ...]) -> bool:
+        name = path.rsplit("/", 1)[-1]
+        return any(fnmatchcase(path, p) or ("/" not in p and fnmatchcase(name, p)) for p in patterns)
+
+    def _is_test(self, path: str) -> bool:
+        return self._match(path, self._tests)
+
+    def _is_noise(self, path: str) -> bool:
+        return not self.is_test(path) and self._match(path, self._noise)
+
+    def is_source(self, path: str) -> bool:
+        return not self.is_test(path) and not self.is_noise(path)
+
+    def is_noise_subject(self, subject: str) -> bool:
+        return any(p.search(subject) for p in self._noise_subjects)
+
+
+def language_loc(repo: GitRepo, rev: str, files: list[str]) -> dict[str, int]:
+    counts = repo.line_counts(rev, [f"*{ext}" for exts in LANGUAGE_EXTENSIONS.values() for ext in exts])
+    loc: dict[str, int] = {}
+    for path, n in counts.items():
+        if VENDORED.search(path):
+            continue
+        for lang, exts in LANGUAGE_EXTENSIONS.items():
+            if path.endswith(exts):
+                loc[lang] = loc.get(lang, 0) + n
+    return dict(sorted(loc.items(), key=lambda kv: -kv[1]))
