@@ -112,9 +112,21 @@ def check_run_id(run_id: str) -> str:
     return run_id
 
 
+class _RunFile:
+    """A file of a milestone run folder as an attribute: `files.summary` is `<dir>/summary.json`."""
+
+    def __init__(self, name: str):
+        self.name = name
+
+    def __get__(self, files: RunFiles | None, owner: type) -> Path:
+        return Path(self.name) if files is None else files.dir / self.name
+
+
 @dataclass(frozen=True)
 class RunFiles:
-    """The files of one milestone of one run: `trajectories/<repo_key>/<run_id>/<mid>/`."""
+    """The files of one milestone of one run: `trajectories/<repo_key>/<run_id>/<mid>/`.
+
+    On the class, each file attribute is the bare name (`RunFiles.summary.name == "summary.json"`)."""
 
     dir: Path
 
@@ -127,17 +139,13 @@ class RunFiles:
     GROUND_TRUTH = "ground_truth.patch"
     START_PATCH = "start.patch"  # the Dev's state carried from the previous milestone
 
-    @property
-    def repo_key(self) -> str:
-        return self.dir.parent.parent.name
-
-    @property
-    def run_id(self) -> str:
-        return self.dir.parent.name
-
-    @property
-    def milestone_id(self) -> str:
-        return self.dir.name
+    trajectory = _RunFile(TRAJECTORY)
+    atif = _RunFile(ATIF)
+    summary = _RunFile(SUMMARY)
+    mentor_log = _RunFile(MENTOR_LOG)
+    test_results = _RunFile(TEST_RESULTS)
+    final_diff = _RunFile(FINAL_DIFF)
+    ground_truth = _RunFile(GROUND_TRUTH)
 
     @property
     def run_dir(self) -> Path:
@@ -148,32 +156,21 @@ class RunFiles:
         return self.dir.parent / RUN_METADATA
 
     @property
-    def trajectory(self) -> Path:
-        return self.dir / self.TRAJECTORY
+    def names(self) -> tuple[str, str, str]:
+        """(repo key, run id, milestone id), read off the folder."""
+        return self.dir.parent.parent.name, self.dir.parent.name, self.dir.name
 
     @property
-    def atif(self) -> Path:
-        return self.dir / self.ATIF
+    def repo_key(self) -> str:
+        return self.names[0]
 
     @property
-    def summary(self) -> Path:
-        return self.dir / self.SUMMARY
+    def run_id(self) -> str:
+        return self.names[1]
 
     @property
-    def mentor_log(self) -> Path:
-        return self.dir / self.MENTOR_LOG
-
-    @property
-    def test_results(self) -> Path:
-        return self.dir / self.TEST_RESULTS
-
-    @property
-    def final_diff(self) -> Path:
-        return self.dir / self.FINAL_DIFF
-
-    @property
-    def ground_truth(self) -> Path:
-        return self.dir / self.GROUND_TRUTH
+    def milestone_id(self) -> str:
+        return self.names[2]
 
     @staticmethod
     def snapshot_name(seq: int) -> str:

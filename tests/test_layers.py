@@ -12,31 +12,32 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 SOURCES = ("harnessforge", "harnessforge_assets", "resources", "sensors")
 
-# Lowest first. A unit may import its own modules and any unit of a lower layer; units of one layer are
-# peers and import neither each other nor anything above.
-LAYERS: list[tuple[str, set[str]]] = [
-    ("version", {"harnessforge"}),
-    ("models", {"harnessforge.models"}),
-    ("errors", {"harnessforge.errors"}),
-    ("rules and store", {"harnessforge.rules", "harnessforge.store"}),
-    ("git and GitHub", {"harnessforge.gitio", "harnessforge.github"}),
-    ("files and diffs", {"harnessforge.files", "harnessforge.diffs"}),
-    ("repositories", {"harnessforge.repos"}),
-    ("environments", {"harnessforge.envs"}),
-    ("mining", {"harnessforge.mining"}),
-    ("agents", {"harnessforge.agents"}),
-    ("harness", {"harnessforge.harness"}),
-    ("analytics", {"harnessforge.analytics"}),
-    ("distill", {"harnessforge.distill"}),
-    ("export and report", {"harnessforge.export", "harnessforge.report"}),
-    ("example repositories", {"harnessforge.examples"}),
-    ("checks and demo", {"harnessforge.checks", "harnessforge.demo"}),
-    ("command line", {"harnessforge.cli"}),
-    ("dagster resources", {"resources"}),
-    ("dagster assets", {"harnessforge_assets"}),
-    ("dagster sensors", {"sensors"}),
-    ("dagster definitions", {"harnessforge_assets.definitions"}),
-]
+# Lowest first, one layer per line: "name: units". A unit may import its own modules and any unit of a lower
+# layer; units of one layer are peers and import neither each other nor anything above.
+LAYER_TABLE = """
+version: harnessforge
+models: harnessforge.models
+errors: harnessforge.errors
+rules and store: harnessforge.rules harnessforge.store
+git and GitHub: harnessforge.gitio harnessforge.github
+files and diffs: harnessforge.files harnessforge.diffs
+repositories: harnessforge.repos
+environments: harnessforge.envs
+mining: harnessforge.mining
+agents: harnessforge.agents
+harness: harnessforge.harness
+analytics: harnessforge.analytics
+distill: harnessforge.distill
+export and report: harnessforge.export harnessforge.report
+example repositories: harnessforge.examples
+checks and demo: harnessforge.checks harnessforge.demo
+command line: harnessforge.cli
+dagster resources: resources
+dagster assets: harnessforge_assets
+dagster sensors: sensors
+dagster definitions: harnessforge_assets.definitions
+"""
+LAYERS = [(name, set(units.split())) for name, units in (line.split(": ") for line in LAYER_TABLE.strip().splitlines())]
 LAYER_OF = {unit: rank for rank, (_, units) in enumerate(LAYERS) for unit in units}
 
 
