@@ -50,26 +50,48 @@ def generate(root: Path, events: int) -> Store:
 
     con = duckdb.connect()
     sql = Template((Path(__file__).parent / "generate_events.sql").read_text()).substitute(
-        milestones=milestones, per_milestone=EVENTS_PER_MILESTONE, total=RUNS * milestones * EVENTS_PER_MILESTONE,
+        milestones=milestones,
+        per_milestone=EVENTS_PER_MILESTONE,
+        total=RUNS * milestones * EVENTS_PER_MILESTONE,
         staging=staging,
-    )  # fmt: skip
+    )
     con.execute(sql)
     for part in staging.glob("p_run=*/p_mid=*/*.json"):
         run_id, mid = part.parent.parent.name.split("=")[1], part.parent.name.split("=")[1]
         dest = store.root / "trajectories" / "bench__repo" / run_id / mid
         dest.mkdir(parents=True, exist_ok=True)
         part.rename(dest / "trajectory.jsonl")
-        (dest / "summary.json").write_text(json.dumps({"run_id": run_id, "milestone_id": mid, "status": "STUCK",
-                                                       "turns": 125, "hints_released": [1, 1], "cost_usd": 0.0,
-                                                       "wall_s": 1.0, "synthetic": False}))  # fmt: skip
+        (dest / "summary.json").write_text(
+            json.dumps(
+                {
+                    "run_id": run_id,
+                    "milestone_id": mid,
+                    "status": "STUCK",
+                    "turns": 125,
+                    "hints_released": [1, 1],
+                    "cost_usd": 0.0,
+                    "wall_s": 1.0,
+                    "synthetic": False,
+                }
+            )
+        )
         (dest / "test_results.json").write_text(
             json.dumps({"ground_truth_files": ["src/f1.py"], "candidate_files": ["src/f1.py", "src/f2.py"]})
         )
         (dest / "final_diff.patch").write_text(FINAL_DIFF)
         (dest / "ground_truth.patch").write_text(GROUND_TRUTH)
     for run in (store.root / "trajectories" / "bench__repo").iterdir():
-        (run / "metadata.json").write_text(json.dumps({"run_id": run.name, "repo": "bench__repo", "agent": "bench",
-                                                       "model": "bench-model", "synthetic": False}))  # fmt: skip
+        (run / "metadata.json").write_text(
+            json.dumps(
+                {
+                    "run_id": run.name,
+                    "repo": "bench__repo",
+                    "agent": "bench",
+                    "model": "bench-model",
+                    "synthetic": False,
+                }
+            )
+        )
     shutil.rmtree(staging)
     return store
 
@@ -157,25 +179,53 @@ def analytics_benchmarks(quick: bool) -> list[Result]:
             t0 = time.perf_counter()
             con.execute(f"CREATE OR REPLACE TABLE stuck_points AS {sql}")
             stuck_s = time.perf_counter() - t0
-            ours = set(con.execute(
-                "SELECT repo, run_id, milestone_id, kind, start_seq, signal_seq, length FROM stuck_points"
-            ).fetchall())  # fmt: skip
+            ours = set(
+                con.execute(
+                    "SELECT repo, run_id, milestone_id, kind, start_seq, signal_seq, length FROM stuck_points"
+                ).fetchall()
+            )
         t0 = time.perf_counter()
         theirs = python_stuck_points(tools, tests, variables)
         python_s = time.perf_counter() - t0
     same = ours == theirs
     size = f"{report.events:,} events in {len(report.loaded):,} files"
     return [
-        Result("analytics_load", "analytics", "-", load_s, None, None, target=60, target_kind="max_seconds",
-               detail=f"JSONL -> Parquet -> DuckDB, {size} (generating them took {generated:.1f} s)",
-               extra={"events": report.events, "files": len(report.loaded)}).judge(),
-        Result("analytics_models", "analytics", "-", models_s, None, None, target=10, target_kind="max_seconds",
-               detail=f"all {len(built)} SQL models over {size}",
-               extra={m.name: m.rows for m in built}).judge(),
-        Result("analytics_stuck_points", "analytics", "pure-Python detectors over the same rows in memory", stuck_s,
-               python_s, python_s / stuck_s, target=50, target_kind="min_speedup",
-               status="ok" if same else "error",
-               detail=f"stuck_points over {size}: {len(ours):,} stretches"
-               + ("" if same else f"; RESULTS DIFFER: SQL {len(ours)}, Python {len(theirs)}"),
-               extra={"tool_events": len(tools), "test_runs": len(tests)}).judge(),
-    ]  # fmt: skip
+        Result(
+            "analytics_load",
+            "analytics",
+            "-",
+            load_s,
+            None,
+            None,
+            target=60,
+            target_kind="max_seconds",
+            detail=f"JSONL -> Parquet -> DuckDB, {size} (generating them took {generated:.1f} s)",
+            extra={"events": report.events, "files": len(report.loaded)},
+        ).judge(),
+        Result(
+            "analytics_models",
+            "analytics",
+            "-",
+            models_s,
+            None,
+            None,
+            target=10,
+            target_kind="max_seconds",
+            detail=f"all {len(built)} SQL models over {size}",
+            extra={m.name: m.rows for m in built},
+        ).judge(),
+        Result(
+            "analytics_stuck_points",
+            "analytics",
+            "pure-Python detectors over the same rows in memory",
+            stuck_s,
+            python_s,
+            python_s / stuck_s,
+            target=50,
+            target_kind="min_speedup",
+            status="ok" if same else "error",
+            detail=f"stuck_points over {size}: {len(ours):,} stretches"
+            + ("" if same else f"; RESULTS DIFFER: SQL {len(ours)}, Python {len(theirs)}"),
+            extra={"tool_events": len(tools), "test_runs": len(tests)},
+        ).judge(),
+    ]

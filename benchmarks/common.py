@@ -85,8 +85,14 @@ def unavailable(
     return Result(name, group, "-", None, None, None, target=target, target_kind=kind, status=status, detail=reason)
 
 
-def measured(name: str, group: str, target: float | None, kind: str | None, measure: Callable[[], Result],
-             log: Callable[[str], None] = print) -> list[Result]:  # fmt: skip
+def measured(
+    name: str,
+    group: str,
+    target: float | None,
+    kind: str | None,
+    measure: Callable[[], Result],
+    log: Callable[[str], None] = print,
+) -> list[Result]:
     """One benchmark's result, or an error row with the cause when it breaks (its target still shown)."""
     try:
         return [measure()]

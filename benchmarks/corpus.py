@@ -268,8 +268,9 @@ class _Clock:
         self.log(f"{self.prefix}{line}")
 
 
-def measure_entry(entry: Entry, store: Store, rules: Rules, root: Path | None, options: Options,
-                  log: Log = print) -> EntryResult:  # fmt: skip
+def measure_entry(
+    entry: Entry, store: Store, rules: Rules, root: Path | None, options: Options, log: Log = print
+) -> EntryResult:
     """Clone, screen, plan, build and validate one range; each stage's seconds and errors are recorded."""
     result = EntryResult(entry.name, entry.language, entry.group, requested=f"{entry.from_ref} → {entry.to_ref}")
     prefix = f"{entry.name}: "
@@ -297,8 +298,10 @@ def measure_entry(entry: Entry, store: Store, rules: Rules, root: Path | None, o
         result.screen_failed = [c.name for c in report.criteria if c.passed is False]
         result.primary_language = report.primary_language
         failed = ", ".join(result.screen_failed) or "none"
-        log(f"{prefix}screen: {'passed' if report.passed else 'failed'} (failed: {failed}) "
-            f"({result.seconds['screen']:.1f}s)")  # fmt: skip
+        log(
+            f"{prefix}screen: {'passed' if report.passed else 'failed'} (failed: {failed}) "
+            f"({result.seconds['screen']:.1f}s)"
+        )
 
     start, end = (None if r == "default" else r for r in (entry.from_ref, entry.to_ref))
     planned = _stage(result, "plan", lambda: plan_range(store, spec, rules, start, end), log)
@@ -313,8 +316,10 @@ def measure_entry(entry: Entry, store: Store, rules: Rules, root: Path | None, o
     result.entries_citing, result.entries_covered = p.report.entries_citing, p.report.entries_covered
     result.rows = [MilestoneRow(m.id, m.title, m.type, m.title_source) for m in p.milestones]
     covered = f"{result.entries_covered}/{result.entries_citing}"
-    log(f"{prefix}plan {result.range}: {result.milestones} milestones, {result.feature_titled} feature-titled, "
-        f"{covered} citing entries covered ({result.seconds['plan']:.1f}s)")  # fmt: skip
+    log(
+        f"{prefix}plan {result.range}: {result.milestones} milestones, {result.feature_titled} feature-titled, "
+        f"{covered} citing entries covered ({result.seconds['plan']:.1f}s)"
+    )
     if not p.milestones:
         return result
 
@@ -325,8 +330,10 @@ def measure_entry(entry: Entry, store: Store, rules: Rules, root: Path | None, o
         result.images_built = sum(1 for i in images.images if i.build_seconds)
         result.images_cached = len(images.images) - result.images_built
         result.image_build_s = round(sum(i.build_seconds for i in images.images), 2)
-        log(f"{prefix}env build: {result.images_built} image(s) built, {result.images_cached} cached, "
-            f"{len(images.failures)} milestone(s) without one ({result.seconds['env build']:.1f}s)")  # fmt: skip
+        log(
+            f"{prefix}env build: {result.images_built} image(s) built, {result.images_cached} cached, "
+            f"{len(images.failures)} milestone(s) without one ({result.seconds['env build']:.1f}s)"
+        )
     if options.backend is None:
         return result
 
@@ -346,8 +353,10 @@ def measure_entry(entry: Entry, store: Store, rules: Rules, root: Path | None, o
             log(f"{prefix}validate: kept the {len(saved)} verdict(s) saved before it stopped")
         return result
     record(result, validations, clock.seconds if workers == 1 else {})
-    log(f"{prefix}validate: {result.valid}/{result.milestones} valid, {result.fail_to_pass} FAIL_TO_PASS "
-        f"({result.seconds['validate']:.1f}s)")  # fmt: skip
+    log(
+        f"{prefix}validate: {result.valid}/{result.milestones} valid, {result.fail_to_pass} FAIL_TO_PASS "
+        f"({result.seconds['validate']:.1f}s)"
+    )
     return result
 
 
@@ -378,8 +387,9 @@ def record(result: EntryResult, validations: list[Validation], seconds: dict[str
         row.detail = v.detail.splitlines()[0][:300] if v.detail and v.status != "valid" else ""
     result.valid = sum(1 for r in result.rows if r.status == "valid")
     result.fail_to_pass = sum(r.fail_to_pass for r in result.rows)
-    result.not_valid = dict(Counter(f"{r.status}: {r.reason}" if r.reason else r.status
-                                    for r in result.rows if r.status != "valid"))  # fmt: skip
+    result.not_valid = dict(
+        Counter(f"{r.status}: {r.reason}" if r.reason else r.status for r in result.rows if r.status != "valid")
+    )
 
 
 # ---- the per-instance baseline (the SWE-bench harness's way) --------------------------------------------------------
@@ -442,9 +452,18 @@ def build_context(recipe: Recipe, base_commit: str, bundle: bytes, deps: dict[st
 def docker_build(client: docker.DockerClient, context: bytes, tag: str, log_path: Path) -> None:
     """`docker build --network host` (from scratch: no layer cache), its output kept in `log_path`."""
     with open(log_path, "w") as out:
-        stream = client.api.build(fileobj=io.BytesIO(context), custom_context=True, tag=tag, network_mode="host",
-                                  rm=True, forcerm=True, nocache=True, pull=False, decode=True,
-                                  labels={BASELINE_LABEL: "baseline"})  # fmt: skip
+        stream = client.api.build(
+            fileobj=io.BytesIO(context),
+            custom_context=True,
+            tag=tag,
+            network_mode="host",
+            rm=True,
+            forcerm=True,
+            nocache=True,
+            pull=False,
+            decode=True,
+            labels={BASELINE_LABEL: "baseline"},
+        )
         tail: list[str] = []
         for chunk in stream:
             text = ANSI.sub("", chunk.get("stream") or chunk.get("status") or "")
@@ -452,8 +471,10 @@ def docker_build(client: docker.DockerClient, context: bytes, tag: str, log_path
             tail = (tail + [ln for ln in text.splitlines() if ln.strip()])[-15:]
             if "error" in chunk:
                 out.write(chunk["error"])
-                raise RuntimeError(f"docker build {tag} failed: {chunk['error'].strip()[:300]} (log {log_path}; "
-                                   f"last lines: {' | '.join(tail[-5:])[:600]})")  # fmt: skip
+                raise RuntimeError(
+                    f"docker build {tag} failed: {chunk['error'].strip()[:300]} (log {log_path}; "
+                    f"last lines: {' | '.join(tail[-5:])[:600]})"
+                )
 
 
 def _results(container) -> dict[str, str]:
@@ -470,17 +491,27 @@ def _results(container) -> dict[str, str]:
         }
 
 
-def baseline_run(client: docker.DockerClient, image: str, recipe: Recipe, patches: list[bytes],
-                 rules: Rules) -> TestRun:  # fmt: skip
+def baseline_run(
+    client: docker.DockerClient, image: str, recipe: Recipe, patches: list[bytes], rules: Rules
+) -> TestRun:
     """One run in a fresh `--network none` container: apply the patches, run the whole suite, parse the report."""
     env = rules.environments
     limits = Limits.from_rules(env)
     container = client.containers.run(
-        image, ["sleep", "infinity"], detach=True, network_mode="none", init=True, working_dir=WORKSPACE,
-        mem_limit=limits.memory_bytes, memswap_limit=limits.memory_bytes, nano_cpus=int(limits.cpus * 1e9),
-        pids_limit=limits.pids, shm_size="256m", labels={BASELINE_LABEL: "run"},
+        image,
+        ["sleep", "infinity"],
+        detach=True,
+        network_mode="none",
+        init=True,
+        working_dir=WORKSPACE,
+        mem_limit=limits.memory_bytes,
+        memswap_limit=limits.memory_bytes,
+        nano_cpus=int(limits.cpus * 1e9),
+        pids_limit=limits.pids,
+        shm_size="256m",
+        labels={BASELINE_LABEL: "run"},
         environment={**BASE_ENV, "HOME": "/root"},
-    )  # fmt: skip
+    )
     try:
         names = [f"/tmp/hf-{i}.patch" for i, p in enumerate(patches) if p.strip()]
         if names:
@@ -503,8 +534,9 @@ def baseline_run(client: docker.DockerClient, image: str, recipe: Recipe, patche
         elapsed = time.monotonic() - start
         text = out.decode(errors="replace")
         run = spec.parse(_results(container), code, text)
-        return run.model_copy(update={"timed_out": code == 124, "duration_s": round(elapsed, 2),
-                                      "log_tail": text[-2000:]})  # fmt: skip
+        return run.model_copy(
+            update={"timed_out": code == 124, "duration_s": round(elapsed, 2), "log_tail": text[-2000:]}
+        )
     finally:
         container.remove(force=True)
 
@@ -577,9 +609,11 @@ def baseline_entry(store: Store, key: str, rules: Rules, result: EntryResult, op
             row["total_s"] = round(time.perf_counter() - t0, 2)
             if not options.keep_images:
                 _remove_image(client, tag)
-        log(f"{result.name}: baseline {m.id}: {row.get('status', 'error')}, {row.get('fail_to_pass', 0)} FAIL_TO_PASS "
+        log(
+            f"{result.name}: baseline {m.id}: {row.get('status', 'error')}, {row.get('fail_to_pass', 0)} FAIL_TO_PASS "
             f"(ours {row['ours_status']}, {row['ours_fail_to_pass']}); build {row.get('build_s', '-')}s, "
-            f"runs {row.get('base_runs_s', '-')}s + {row.get('verify_runs_s', '-')}s")  # fmt: skip
+            f"runs {row.get('base_runs_s', '-')}s + {row.get('verify_runs_s', '-')}s"
+        )
     if not options.keep_images:
         _remove_leftover_layers(client)
     _compare(out)
@@ -610,8 +644,14 @@ def _verdict(row: dict, m, ours: Validation | None, recipe: Recipe, base_runs, v
     # the comparison is of what each environment makes of the same tests.
     excluded = {t: why for t, why in (ours.rejected if ours else {}).items() if why.startswith("excluded")}
     problems = [p for r in verify_runs if (p := run_problem(r))]
-    c = classify(candidates, base_runs, verify_runs, lambda t: test_files_of(recipe.runner, [t])[0],
-                 rules.environments.max_pass_to_pass, excluded=excluded)  # fmt: skip
+    c = classify(
+        candidates,
+        base_runs,
+        verify_runs,
+        lambda t: test_files_of(recipe.runner, [t])[0],
+        rules.environments.max_pass_to_pass,
+        excluded=excluded,
+    )
     row["candidates"] = len(candidates)
     row["fail_to_pass"] = len(c.fail_to_pass)
     row["status"] = "env_error" if problems else ("valid" if c.fail_to_pass else "no_fail_to_pass")
@@ -633,10 +673,16 @@ def _compare(out: dict) -> None:
     base_s = out["bundle_s"] + sum(r.get("total_s", 0.0) for r in rows)
     ours_valid = sum(1 for r in rows if r["ours_status"] == "valid")
     base_valid = sum(1 for r in rows if r.get("status") == "valid")
-    out.update(ours_s=round(ours_s, 2), baseline_s=round(base_s, 2), ours_valid=ours_valid, baseline_valid=base_valid,
-               compared=len(rows), same_verdicts=sum(1 for r in rows if r.get("same_fail_to_pass")),
-               ours_images_cached=sum(1 for s in epochs.values() if not s),
-               ours_validation_timed=all(r["ours_validation_s"] is not None for r in rows))  # fmt: skip
+    out.update(
+        ours_s=round(ours_s, 2),
+        baseline_s=round(base_s, 2),
+        ours_valid=ours_valid,
+        baseline_valid=base_valid,
+        compared=len(rows),
+        same_verdicts=sum(1 for r in rows if r.get("same_fail_to_pass")),
+        ours_images_cached=sum(1 for s in epochs.values() if not s),
+        ours_validation_timed=all(r["ours_validation_s"] is not None for r in rows),
+    )
     out["ours_per_valid_s"] = round(ours_s / ours_valid, 2) if ours_valid else None
     out["baseline_per_valid_s"] = round(base_s / base_valid, 2) if base_valid else None
     ratio = None  # without our validation's seconds, ours would be only image builds: no ratio
@@ -647,8 +693,9 @@ def _compare(out: dict) -> None:
 
 
 # ---- the corpus -----------------------------------------------------------------------------------------------------
-def run_corpus(entries: list[Entry], store: Store, rules: Rules, root: Path | None, options: Options,
-               log: Log = print) -> list[EntryResult]:  # fmt: skip
+def run_corpus(
+    entries: list[Entry], store: Store, rules: Rules, root: Path | None, options: Options, log: Log = print
+) -> list[EntryResult]:
     """Every entry in turn; a failing entry is recorded and the next one runs."""
     rules.environments.repeats = options.repeats
     results: list[EntryResult] = []
@@ -670,8 +717,9 @@ def _one_entry(entry: Entry, store: Store, rules: Rules, root: Path | None, opti
         result = EntryResult(entry.name, entry.language, entry.group, errors={"entry": _one_line(e)})
         log(f"{entry.name}: failed: {result.errors['entry']}")
     if entry.name in options.baseline and result.key and result.validated and options.build:
-        result.baseline = _stage(result, "baseline", partial(baseline_entry, store, result.key, rules, result,
-                                                             options, log), log)  # fmt: skip
+        result.baseline = _stage(
+            result, "baseline", partial(baseline_entry, store, result.key, rules, result, options, log), log
+        )
     elif entry.name in options.baseline:
         result.errors.setdefault("baseline", "not run: the entry was not built and validated in Docker")
     if result.key and (options.fresh or entry.name in options.baseline) and not options.keep_images:
@@ -744,28 +792,41 @@ def targets(results: list[EntryResult], sums: dict[str, dict]) -> list[dict]:
     out = []
     rich = [r for r in results if r.entries_citing >= MIN_FEATURES]
     short = [f"{r.name} ({r.milestones})" for r in rich if r.milestones < MIN_MILESTONES]
-    out.append({
-        "target": f"every range with >= {MIN_FEATURES} changelog features (citing entries) gives >= {MIN_MILESTONES} "
-                  "milestones",
-        "measured": f"{len(rich) - len(short)}/{len(rich)} ranges" + (f"; short: {', '.join(short)}" if short else ""),
-        "met": (not short) if rich else None,
-    })  # fmt: skip
+    out.append(
+        {
+            "target": f"every range with >= {MIN_FEATURES} changelog features (citing entries) gives "
+            f">= {MIN_MILESTONES} milestones",
+            "measured": f"{len(rich) - len(short)}/{len(rich)} ranges"
+            + (f"; short: {', '.join(short)}" if short else ""),
+            "met": (not short) if rich else None,
+        }
+    )
     a = sums["all"]
     for text, num, den, goal in (
         ("milestones titled by features", a["feature_titled"], a["milestones"], TITLED_TARGET),
         ("citing changelog entries covered by a milestone", a["entries_covered"], a["entries_citing"], COVERED_TARGET),
     ):
         share = _share(num, den)
-        out.append({"target": f">= {goal:.0%} of {text}", "measured": _pct(num, den),
-                    "met": None if share is None else share >= goal})  # fmt: skip
+        out.append(
+            {
+                "target": f">= {goal:.0%} of {text}",
+                "measured": _pct(num, den),
+                "met": None if share is None else share >= goal,
+            }
+        )
     for group, goal in VALID_TARGETS.items():
         s = sums.get(group)
         den = s["milestones"] if s else 0
         num = s["valid"] if s else 0
         share = _share(num, den)
         validated = bool(s) and s["validated_milestones"] > 0
-        out.append({"target": f">= {goal:.0%} of {group} milestones valid", "measured": _pct(num, den),
-                    "met": share >= goal if share is not None and validated else None})  # fmt: skip
+        out.append(
+            {
+                "target": f">= {goal:.0%} of {group} milestones valid",
+                "measured": _pct(num, den),
+                "met": share >= goal if share is not None and validated else None,
+            }
+        )
     ratios = [(r.name, r.baseline["speedup"]) for r in results if r.baseline and r.baseline.get("speedup")]
     out.append(
         {
@@ -783,8 +844,12 @@ def _pct(num: int, den: int) -> str:
 
 # ---- output ---------------------------------------------------------------------------------------------------------
 def machine() -> dict:
-    info = {"cpus": os.cpu_count(), "loadavg": [round(x, 1) for x in os.getloadavg()], "platform": platform.platform(),
-            "python": platform.python_version()}  # fmt: skip
+    info = {
+        "cpus": os.cpu_count(),
+        "loadavg": [round(x, 1) for x in os.getloadavg()],
+        "platform": platform.platform(),
+        "python": platform.python_version(),
+    }
     try:
         proc = subprocess.run(["docker", "version", "--format", "{{.Server.Version}}"], capture_output=True, text=True)
         info["docker_server"] = proc.stdout.strip() or proc.stderr.strip()[:200]
@@ -828,8 +893,11 @@ def markdown(doc: dict) -> str:
         "|---|---|---|---|---:|---|---:|---:|---:|---:|---|---:|---:|---:|---|",
     ]
     for r in doc["entries"]:
-        screen_text = "-" if r["screen_passed"] is None else ("pass" if r["screen_passed"] else
-                                                              "fail: " + ", ".join(r["screen_failed"]))  # fmt: skip
+        screen_text = (
+            "-"
+            if r["screen_passed"] is None
+            else ("pass" if r["screen_passed"] else "fail: " + ", ".join(r["screen_failed"]))
+        )
         valid = f"{r['valid']}/{r['milestones']}" if r["validated"] else "not run"
         f2p = r["fail_to_pass"] if r["validated"] else "-"
         not_valid = "; ".join(f"{k} ×{v}" for k, v in r["not_valid"].items()) or "-"
@@ -841,9 +909,14 @@ def markdown(doc: dict) -> str:
             f"| {_s(r['seconds'].get('env build'))} | {_s(r['seconds'].get('validate'))} | {_s(r['per_valid_s'])} "
             f"| {_cell(errors)} |"
         )
-    lines += ["", "## Totals", "", "| Language | Ranges | Milestones | Type mix | Feature-titled | Entries covered "
-              "| Valid | F2P | Not valid | Env s | Validation s | s / valid |",
-              "|---|---:|---:|---|---:|---:|---:|---:|---|---:|---:|---:|"]  # fmt: skip
+    lines += [
+        "",
+        "## Totals",
+        "",
+        "| Language | Ranges | Milestones | Type mix | Feature-titled | Entries covered "
+        "| Valid | F2P | Not valid | Env s | Validation s | s / valid |",
+        "|---|---:|---:|---|---:|---:|---:|---:|---|---:|---:|---:|",
+    ]
     for group, t in doc["totals"].items():
         not_valid = "; ".join(f"{k} ×{v}" for k, v in t["not_valid"].items()) or "-"
         lines.append(
@@ -870,8 +943,10 @@ def markdown(doc: dict) -> str:
         for m in r["rows"]:
             status = f"{m['status']}: {m['reason']}" if m["reason"] else m["status"]
             text = m["title"] if m["status"] == "valid" or not m["detail"] else f"{m['title']} — {m['detail']}"
-            lines.append(f"| {m['id']} | {m['type'] or '-'} | {m['title_source'] or '-'} | {status} "
-                         f"| {m['fail_to_pass']} | {_s(m['validation_s'])} | {_cell(text[:240])} |")  # fmt: skip
+            lines.append(
+                f"| {m['id']} | {m['type'] or '-'} | {m['title_source'] or '-'} | {status} "
+                f"| {m['fail_to_pass']} | {_s(m['validation_s'])} | {_cell(text[:240])} |"
+            )
         lines.append("")
     lines += ["## How to run", "", "```", *doc["how_to_run"], "```", ""]
     return "\n".join(lines)
@@ -881,35 +956,47 @@ def _baseline_markdown(doc: dict) -> list[str]:
     runs = [(r["name"], r["baseline"]) for r in doc["entries"] if r.get("baseline")]
     if not runs:
         return []
-    lines = ["", "## Per-instance baseline (the SWE-bench harness's way)", "",
-             "Per milestone, one image from a Dockerfile (a git bundle of the repository copied in, the base commit "
-             "checked out, our recipe's requirements and the project installed, `docker build --network host`, no "
-             "layer cache), then K runs at base + test.patch and K at base + ground_truth.patch + test.patch, each in "
-             "a fresh `--network none` container. Ours on the same milestones: our images built from scratch (under a "
-             "fresh tag; each dependency epoch once) plus `validate`. Seconds are wall seconds.",
-             "",
-             "| Repository | Milestones | Ours s (valid) | Baseline s (valid) | Ours s / valid | Baseline s / valid "
-             "| Speed-up | Same FAIL_TO_PASS |",
-             "|---|---:|---:|---:|---:|---:|---:|---:|"]  # fmt: skip
+    lines = [
+        "",
+        "## Per-instance baseline (the SWE-bench harness's way)",
+        "",
+        "Per milestone, one image from a Dockerfile (a git bundle of the repository copied in, the base commit "
+        "checked out, our recipe's requirements and the project installed, `docker build --network host`, no "
+        "layer cache), then K runs at base + test.patch and K at base + ground_truth.patch + test.patch, each in "
+        "a fresh `--network none` container. Ours on the same milestones: our images built from scratch (under a "
+        "fresh tag; each dependency epoch once) plus `validate`. Seconds are wall seconds.",
+        "",
+        "| Repository | Milestones | Ours s (valid) | Baseline s (valid) | Ours s / valid | Baseline s / valid "
+        "| Speed-up | Same FAIL_TO_PASS |",
+        "|---|---:|---:|---:|---:|---:|---:|---:|",
+    ]
     for name, b in runs:
         if b.get("error"):
             lines.append(f"| {name} | - | - | - | - | - | - | {_cell(b['error'])} |")
             continue
         speedup = f"{b['speedup']:.1f}x" if b.get("speedup") else "-"
-        lines.append(f"| {name} | {b['compared']} | {_s(b['ours_s'])} ({b['ours_valid']}) | {_s(b['baseline_s'])} "
-                     f"({b['baseline_valid']}) | {_s(b['ours_per_valid_s'])} | {_s(b['baseline_per_valid_s'])} "
-                     f"| {speedup} | {b['same_verdicts']}/{b['compared']} |")  # fmt: skip
-    lines += ["", "| Repository | Milestone | Ours | Baseline | Baseline build s | Base runs s | Verify runs s "
-              "| Ours image build s | Ours validation s |", "|---|---|---|---|---:|---:|---:|---:|---:|"]  # fmt: skip
+        lines.append(
+            f"| {name} | {b['compared']} | {_s(b['ours_s'])} ({b['ours_valid']}) | {_s(b['baseline_s'])} "
+            f"({b['baseline_valid']}) | {_s(b['ours_per_valid_s'])} | {_s(b['baseline_per_valid_s'])} "
+            f"| {speedup} | {b['same_verdicts']}/{b['compared']} |"
+        )
+    lines += [
+        "",
+        "| Repository | Milestone | Ours | Baseline | Baseline build s | Base runs s | Verify runs s "
+        "| Ours image build s | Ours validation s |",
+        "|---|---|---|---|---:|---:|---:|---:|---:|",
+    ]
     for name, b in runs:
         for m in b.get("milestones", []):
             theirs = m.get("status", "error") + (f": {m['reason']}" if m.get("reason") else "")
             if m.get("error"):
                 theirs = f"error: {m['error']}"
-            lines.append(f"| {name} | {m['milestone']} | {m['ours_status']} ({m['ours_fail_to_pass']} F2P) "
-                         f"| {_cell(theirs)} ({m.get('fail_to_pass', 0)} F2P) | {_s(m.get('build_s'))} "
-                         f"| {_s(m.get('base_runs_s'))} | {_s(m.get('verify_runs_s'))} | {_s(m['ours_image_build_s'])} "
-                         f"| {_s(m['ours_validation_s'])} |")  # fmt: skip
+            lines.append(
+                f"| {name} | {m['milestone']} | {m['ours_status']} ({m['ours_fail_to_pass']} F2P) "
+                f"| {_cell(theirs)} ({m.get('fail_to_pass', 0)} F2P) | {_s(m.get('build_s'))} "
+                f"| {_s(m.get('base_runs_s'))} | {_s(m.get('verify_runs_s'))} | {_s(m['ours_image_build_s'])} "
+                f"| {_s(m['ours_validation_s'])} |"
+            )
     return lines
 
 
@@ -987,10 +1074,17 @@ def main(argv: list[str] | None = None) -> int:
     except Exception as e:  # noqa: BLE001 - bad options or files: one line, nothing runs
         print(f"error: {e if isinstance(e, CorpusError) else _one_line(e)}", file=sys.stderr)
         return 2
-    options = Options(build=not args.no_docker, backend=None if backend == "none" else backend, repeats=args.repeats,
-                      workers=args.workers, collect=not args.no_collect, fresh=args.fresh,
-                      keep_images=args.keep_images, baseline=tuple(baseline),
-                      baseline_milestones=args.baseline_milestones)  # fmt: skip
+    options = Options(
+        build=not args.no_docker,
+        backend=None if backend == "none" else backend,
+        repeats=args.repeats,
+        workers=args.workers,
+        collect=not args.no_collect,
+        fresh=args.fresh,
+        keep_images=args.keep_images,
+        baseline=tuple(baseline),
+        baseline_milestones=args.baseline_milestones,
+    )
     store = Store(args.store)
     start = time.perf_counter()
 
@@ -1007,8 +1101,10 @@ def main(argv: list[str] | None = None) -> int:
         args.json.write_text(json.dumps(doc, indent=2, default=str) + "\n")
     a = doc["totals"]["all"]
     wrote = f"{args.out}" + (f" and {args.json}" if args.json else "")
-    log(f"{a['ranges']} ranges, {a['milestones']} milestones, {a['valid']} valid, {a['fail_to_pass']} FAIL_TO_PASS; "
-        f"{sum(1 for r in results if r.errors)} with errors; wrote {wrote}")  # fmt: skip
+    log(
+        f"{a['ranges']} ranges, {a['milestones']} milestones, {a['valid']} valid, {a['fail_to_pass']} FAIL_TO_PASS; "
+        f"{sum(1 for r in results if r.errors)} with errors; wrote {wrote}"
+    )
     for t in doc["targets"]:
         log(f"target {t['target']}: {t['measured']} -> {'-' if t['met'] is None else 'met' if t['met'] else 'NOT met'}")
     return 0

@@ -142,8 +142,12 @@ class Timeline:
         self.wrap(containers.Container, "put_archive", "container")
         self.wrap(Event, "__init__", "event")
         self.wrap(Action, "__init__", "event")
-        self.wrap(recorder.Recorder, "append", "record", lambda _self, ev, *a, **k: {
-            "turn": ev.turn_id, "action": ev.action.type, "milestone": ev.milestone_id})  # fmt: skip
+        self.wrap(
+            recorder.Recorder,
+            "append",
+            "record",
+            lambda _self, ev, *a, **k: {"turn": ev.turn_id, "action": ev.action.type, "milestone": ev.milestone_id},
+        )
         self.wrap(Event, "model_dump_json", "record.json")
         self.wrap(os, "fsync", "fsync")
         for name in ("write_json", "write_patch"):
@@ -195,8 +199,11 @@ def turns_of(tl: Timeline) -> tuple[list[Turn], list[dict]]:
         starts = [s.start for s in inside if s.kind == "model" and s.outer == "model"]
         if not starts:
             continue
-        last_events = [s.end for s in inside if s.kind == "record" and s.info.get("turn") == len(starts)
-                       and s.info.get("action") != "milestone_end"]  # fmt: skip
+        last_events = [
+            s.end
+            for s in inside
+            if s.kind == "record" and s.info.get("turn") == len(starts) and s.info.get("action") != "milestone_end"
+        ]
         ends = starts[1:] + [max(last_events, default=ms.end)]
         for i, (ws, we) in enumerate(zip(starts, ends), start=1):
             window = [s for s in inside if ws <= s.start < we]
@@ -214,10 +221,15 @@ def turns_of(tl: Timeline) -> tuple[list[Turn], list[dict]]:
             tools = [s.info["tool"] for s in window if s.kind == "tool" and s.outer == "tool"]
             events = sum(1 for s in window if s.kind == "record")
             turns.append(Turn(ms.info["milestone"], i, we - ws, dict(by), tools, events))
-        milestones.append({
-            "milestone": ms.info["milestone"], "turns": len(starts), "wall_s": ms.end - ms.start,
-            "setup_s": starts[0] - ms.start, "wind_down_s": ms.end - ends[-1],
-        })  # fmt: skip
+        milestones.append(
+            {
+                "milestone": ms.info["milestone"],
+                "turns": len(starts),
+                "wall_s": ms.end - ms.start,
+                "setup_s": starts[0] - ms.start,
+                "wind_down_s": ms.end - ends[-1],
+            }
+        )
     return turns, milestones
 
 
@@ -306,8 +318,9 @@ def _med(values: list[float]) -> float:
     return statistics.median(values) if values else 0.0
 
 
-def _results(turns: list[Turn], milestones: list[dict], raw: dict, iterations: int, outcome: str, env, store,
-             mid: str, log) -> list[Result]:  # fmt: skip
+def _results(
+    turns: list[Turn], milestones: list[dict], raw: dict, iterations: int, outcome: str, env, store, mid: str, log
+) -> list[Result]:
     n = len(turns)
     overhead, in_process = stats([t.overhead for t in turns]), stats([t.in_process for t in turns])
     sb_exec = raw["sandbox_exec"]["median_s"]
@@ -320,21 +333,31 @@ def _results(turns: list[Turn], milestones: list[dict], raw: dict, iterations: i
     for k in parts:
         values = [t.by.get(k, 0.0) * 1000 for t in turns]
         breakdown[k] = {"median_ms": _med(values), "mean_ms": statistics.fmean(values)}
-    residual = [(t.overhead - sum(v for k, v in t.by.items() if "/" in k and k.split("/")[0] not in EXCLUDED)) * 1000
-                for t in turns]  # fmt: skip
+    residual = [
+        (t.overhead - sum(v for k, v in t.by.items() if "/" in k and k.split("/")[0] not in EXCLUDED)) * 1000
+        for t in turns
+    ]
     breakdown["bookkeeping (not wrapped: messages, loop, closures)"] = {
-        "median_ms": _med(residual), "mean_ms": statistics.fmean(residual)}  # fmt: skip
+        "median_ms": _med(residual),
+        "mean_ms": statistics.fmean(residual),
+    }
     by_tool: dict[str, list[Turn]] = defaultdict(list)
     for t in turns:
         by_tool["+".join(t.tools) or "(no tool call)"].append(t)
     with_sb = [t.overhead * 1000 for t in turns if t.harness_sandbox > 0]
     without_sb = [t.overhead * 1000 for t in turns if t.harness_sandbox == 0]
     split = {  # the overhead is bimodal when the harness makes sandbox calls after some tools (snapshots)
-        "with_harness_sandbox_calls": {"turns": len(with_sb), "median_ms": _med(with_sb),
-                                       "p90_ms": stats(with_sb)["p90_s"] if with_sb else 0.0},
-        "without": {"turns": len(without_sb), "median_ms": _med(without_sb),
-                    "p90_ms": stats(without_sb)["p90_s"] if without_sb else 0.0},
-    }  # fmt: skip
+        "with_harness_sandbox_calls": {
+            "turns": len(with_sb),
+            "median_ms": _med(with_sb),
+            "p90_ms": stats(with_sb)["p90_s"] if with_sb else 0.0,
+        },
+        "without": {
+            "turns": len(without_sb),
+            "median_ms": _med(without_sb),
+            "p90_ms": stats(without_sb)["p90_s"] if without_sb else 0.0,
+        },
+    }
     context = {
         "turns": n,
         "milestones": milestones,
@@ -361,34 +384,66 @@ def _results(turns: list[Turn], milestones: list[dict], raw: dict, iterations: i
                 "tool_median_ms": _med([t.by.get("tool", 0.0) * 1000 for t in v]),
             }
             for k, v in sorted(by_tool.items())
-        },  # fmt: skip
+        },
         "setup_median_s": _med([m["setup_s"] for m in milestones]),
         "wind_down_median_s": _med([m["wind_down_s"] for m in milestones]),
     }
-    what = (f"oracle Dev through {', '.join(m['milestone'] for m in milestones)} of the example repository "
-            f"({outcome} turns; profiles {PROFILES}, max {MAX_TURNS} turns) in Docker, image "
-            f"{shown(env.image_of(store.load_plan(env.key).milestone(mid)))}; {n} turns; raw exec: {iterations} "
-            "interleaved iterations after 3 warm-up; no target (informational)")  # fmt: skip
+    what = (
+        f"oracle Dev through {', '.join(m['milestone'] for m in milestones)} of the example repository "
+        f"({outcome} turns; profiles {PROFILES}, max {MAX_TURNS} turns) in Docker, image "
+        f"{shown(env.image_of(store.load_plan(env.key).milestone(mid)))}; {n} turns; raw exec: {iterations} "
+        "interleaved iterations after 3 warm-up; no target (informational)"
+    )
     baseline = CLI_BASELINE if cli is not None else "`DockerSandbox.exec('true')` (no docker CLI)"
     out = []
     for name, s, desc, extra in (
-        (NAMES[0], overhead, "turn wall time minus model (agent.turn), tool execution (ToolBox.call) and grading "
-         "(submit's diff + Verifier.verify): events, Recorder.append with fsync, Mentor.observe, messages, "
-         "and the harness's own sandbox calls if any", context),
-        (NAMES[1], in_process, "the overhead without the sandbox calls the harness makes itself (outside "
-         "tools and grading): the Python around the Dev", {}),
-    ):  # fmt: skip
+        (
+            NAMES[0],
+            overhead,
+            "turn wall time minus model (agent.turn), tool execution (ToolBox.call) and grading "
+            "(submit's diff + Verifier.verify): events, Recorder.append with fsync, Mentor.observe, messages, "
+            "and the harness's own sandbox calls if any",
+            context,
+        ),
+        (
+            NAMES[1],
+            in_process,
+            "the overhead without the sandbox calls the harness makes itself (outside "
+            "tools and grading): the Python around the Dev",
+            {},
+        ),
+    ):
         m = s["median_s"]
-        out.append(Result(
-            name, GROUP, baseline, m, base, m / base, "cost", detail=f"{desc}; {what}", iterations=n,
-            extra={"stats": s, "p90_ms": s["p90_s"] * 1000, "median_ms": m * 1000,
-                   "over_raw_docker_cli": m / cli if cli else None, "over_sandbox_exec_true": m / sb_exec, **extra},
-        ).judge())  # fmt: skip
+        out.append(
+            Result(
+                name,
+                GROUP,
+                baseline,
+                m,
+                base,
+                m / base,
+                "cost",
+                detail=f"{desc}; {what}",
+                iterations=n,
+                extra={
+                    "stats": s,
+                    "p90_ms": s["p90_s"] * 1000,
+                    "median_ms": m * 1000,
+                    "over_raw_docker_cli": m / cli if cli else None,
+                    "over_sandbox_exec_true": m / sb_exec,
+                    **extra,
+                },
+            ).judge()
+        )
     cli_ms = cli * 1000 if cli else float("nan")
-    log(f"harness overhead per turn: median {overhead['median_s'] * 1000:.2f} ms, p90 {overhead['p90_s'] * 1000:.2f} "
+    log(
+        f"harness overhead per turn: median {overhead['median_s'] * 1000:.2f} ms, p90 {overhead['p90_s'] * 1000:.2f} "
         f"ms over {n} turns (in-process {in_process['median_s'] * 1000:.2f} / {in_process['p90_s'] * 1000:.2f} ms); "
-        f"raw DockerSandbox.exec('true') {sb_exec * 1000:.1f} ms, docker CLI {cli_ms:.1f} ms")  # fmt: skip
+        f"raw DockerSandbox.exec('true') {sb_exec * 1000:.1f} ms, docker CLI {cli_ms:.1f} ms"
+    )
     log(f"overhead split: {split}")
-    log("overhead breakdown (median / mean ms per turn): " + ", ".join(
-        f"{k} {v['median_ms']:.2f}/{v['mean_ms']:.2f}" for k, v in breakdown.items()))  # fmt: skip
+    log(
+        "overhead breakdown (median / mean ms per turn): "
+        + ", ".join(f"{k} {v['median_ms']:.2f}/{v['mean_ms']:.2f}" for k, v in breakdown.items())
+    )
     return out

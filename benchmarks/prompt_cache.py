@@ -115,12 +115,24 @@ def _measure(quick: bool, log) -> Result:
     recorded = sum(s.cost_usd for s in summaries)
     outcome = ", ".join(f"{s.milestone_id} {s.status} in {s.turns}" for s in summaries)
     share = totals["cached_share"]
-    log(f"prompt cache: {len(usage)} requests ({outcome}); cached share {share:.1%}, ${totals['cost_usd']:.2f} "
+    log(
+        f"prompt cache: {len(usage)} requests ({outcome}); cached share {share:.1%}, ${totals['cost_usd']:.2f} "
         f"vs ${totals['cost_uncached_usd']:.2f} uncached; breakpoint one message back: "
-        f"{moved['cached_share']:.1%}, ${moved['cost_usd']:.2f}")  # fmt: skip
+        f"{moved['cached_share']:.1%}, ${moved['cost_usd']:.2f}"
+    )
     return Result(
-        NAME, GROUP, BASELINE, None, None, totals["cost_usd"] / totals["cost_uncached_usd"], "cost",
-        TARGET, "min_value", value=share, unit="share", iterations=len(usage),
+        NAME,
+        GROUP,
+        BASELINE,
+        None,
+        None,
+        totals["cost_usd"] / totals["cost_uncached_usd"],
+        "cost",
+        TARGET,
+        "min_value",
+        value=share,
+        unit="share",
+        iterations=len(usage),
         detail=f"cache reads / all input tokens over {len(usage)} Messages requests of the real AnthropicBackend "
         f"(model {MODEL}) driven by the Navigator through {outcome} of the example repository (local sandbox, "
         f"real tool outputs; oracle decisions served by the local wire-protocol server, which emulates Anthropic's "
@@ -129,9 +141,15 @@ def _measure(quick: bool, log) -> Result:
         f"caching vs ${totals['cost_uncached_usd']:.2f} without (ratio column); longest conversation "
         f"({longest['turns']} turns) {longest['cached_share']:.1%} cached; a breakpoint one message back (the "
         f"old placement) would give {moved['cached_share']:.1%} and ${moved['cost_usd']:.2f}",
-        extra={"model": MODEL, "requests": len(usage), **totals, "per_milestone": per_milestone,
-               "breakpoint_one_message_back": moved, "backend_cost_usd_sum": round(recorded, 6)},
-    ).judge()  # fmt: skip
+        extra={
+            "model": MODEL,
+            "requests": len(usage),
+            **totals,
+            "per_milestone": per_milestone,
+            "breakpoint_one_message_back": moved,
+            "backend_cost_usd_sum": round(recorded, 6),
+        },
+    ).judge()
 
 
 def _bill(usage: list[dict[str, int]], price) -> dict:
@@ -142,9 +160,16 @@ def _bill(usage: list[dict[str, int]], price) -> dict:
     out = sum(u["output_tokens"] for u in usage)
     total = read + write + fresh
     cost = (fresh * price.input + read * price.cache_read + write * price.cache_write + out * price.output) / 1e6
-    return {"input_tokens": total, "cache_read": read, "cache_write": write, "uncached": fresh, "output_tokens": out,
-            "cached_share": read / total if total else 0.0, "cost_usd": round(cost, 6),
-            "cost_uncached_usd": round((total * price.input + out * price.output) / 1e6, 6)}  # fmt: skip
+    return {
+        "input_tokens": total,
+        "cache_read": read,
+        "cache_write": write,
+        "uncached": fresh,
+        "output_tokens": out,
+        "cached_share": read / total if total else 0.0,
+        "cost_usd": round(cost, 6),
+        "cost_uncached_usd": round((total * price.input + out * price.output) / 1e6, 6),
+    }
 
 
 def _rebill(bodies: list[dict], billed: list[dict[str, int]]) -> list[dict[str, int]]:

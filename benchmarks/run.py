@@ -42,8 +42,17 @@ from harnessforge.mining.planner import build_plan, mine_history  # noqa: E402
 from harnessforge.rules import load_rules  # noqa: E402
 
 RESULTS = Path(__file__).resolve().parent / "results"
-GROUPS = ("mining", "docker_exec", "sandbox_startup", "local_exec", "validation", "harness", "analytics",
-          "prompt_cache", "scaling")  # fmt: skip
+GROUPS = (
+    "mining",
+    "docker_exec",
+    "sandbox_startup",
+    "local_exec",
+    "validation",
+    "harness",
+    "analytics",
+    "prompt_cache",
+    "scaling",
+)
 SANDBOX_GROUPS = {"docker_exec", "sandbox_startup", "local_exec"}
 ALIASES = {"sandbox": ("docker_exec", "sandbox_startup", "local_exec")}
 
@@ -107,8 +116,12 @@ def mining_benchmarks(commits: int, repeats: int, baseline_repeats: int) -> list
 
 
 def machine() -> dict:
-    info = {"cpus": os.cpu_count(), "loadavg": os.getloadavg(), "platform": platform.platform(),
-            "python": platform.python_version()}  # fmt: skip
+    info = {
+        "cpus": os.cpu_count(),
+        "loadavg": os.getloadavg(),
+        "platform": platform.platform(),
+        "python": platform.python_version(),
+    }
     try:
         docker = subprocess.run(
             ["docker", "version", "--format", "{{.Server.Version}}"], capture_output=True, text=True
@@ -150,8 +163,10 @@ def _extra_text(r: Result) -> str:
     """The breakdowns worth reading in the markdown (the json has everything)."""
     e, parts = r.extra, []
     if "sdk_floor" in e:
-        parts.append(f"bare docker-py exec (floor) {fmt_s(e['sdk_floor']['median_s'])}, ours/floor "
-                     f"{e['ours_over_sdk_floor']:.2f}x, ours - raw {e['overhead_vs_raw_ms']:+.1f} ms")  # fmt: skip
+        parts.append(
+            f"bare docker-py exec (floor) {fmt_s(e['sdk_floor']['median_s'])}, ours/floor "
+            f"{e['ours_over_sdk_floor']:.2f}x, ours - raw {e['overhead_vs_raw_ms']:+.1f} ms"
+        )
         parts.append(
             "floor phases " + ", ".join(f"{k[:-2]} {fmt_s(v)}" for k, v in e["sdk_floor_phases_median_s"].items())
         )
@@ -164,30 +179,43 @@ def _extra_text(r: Result) -> str:
     if "overhead_ms" in e:
         parts.append(f"overhead {e['overhead_ms']:.1f} ms per call")
     if "turns" in e and "overhead_breakdown" in e:
-        parts.append(f"{e['turns']} turns; overhead median {e['median_ms']:.2f} ms, p90 {e['p90_ms']:.2f} ms; "
-                     f"raw `DockerSandbox.exec('true')` {fmt_s(e['raw_sandbox_exec_true']['median_s'])}"
-                     + (f", raw docker CLI exec {fmt_s(e['raw_docker_cli_exec_true']['median_s'])}"
-                        if e.get("raw_docker_cli_exec_true") else "")
-                     + f"; overhead / DockerSandbox.exec {e['over_sandbox_exec_true']:.3f}x")  # fmt: skip
-        parts.append(f"turn wall (median) {fmt_s(e['turn_wall_median_s'])}: model {fmt_s(e['model_median_s'])}, "
-                     f"tool {fmt_s(e['tool_median_s'])}; overhead {e['overhead_share_of_turn_wall'] * 100:.2f}% "
-                     "of all turn time")  # fmt: skip
+        parts.append(
+            f"{e['turns']} turns; overhead median {e['median_ms']:.2f} ms, p90 {e['p90_ms']:.2f} ms; "
+            f"raw `DockerSandbox.exec('true')` {fmt_s(e['raw_sandbox_exec_true']['median_s'])}"
+            + (
+                f", raw docker CLI exec {fmt_s(e['raw_docker_cli_exec_true']['median_s'])}"
+                if e.get("raw_docker_cli_exec_true")
+                else ""
+            )
+            + f"; overhead / DockerSandbox.exec {e['over_sandbox_exec_true']:.3f}x"
+        )
+        parts.append(
+            f"turn wall (median) {fmt_s(e['turn_wall_median_s'])}: model {fmt_s(e['model_median_s'])}, "
+            f"tool {fmt_s(e['tool_median_s'])}; overhead {e['overhead_share_of_turn_wall'] * 100:.2f}% "
+            "of all turn time"
+        )
         sp = e.get("overhead_split_ms", {})
         if sp.get("with_harness_sandbox_calls", {}).get("turns"):
             w, wo = sp["with_harness_sandbox_calls"], sp["without"]
-            parts.append(f"bimodal: {w['turns']} turns with the harness's own sandbox calls (workspace snapshot "
-                         f"after a mutating tool) median {w['median_ms']:.1f} ms (p90 {w['p90_ms']:.1f}), "
-                         f"{wo['turns']} without median {wo['median_ms']:.1f} ms (p90 {wo['p90_ms']:.1f})")  # fmt: skip
-        parts.append("overhead per turn (median/mean ms) " + ", ".join(
-            f"{k} {v['median_ms']:.2f}/{v['mean_ms']:.2f}" for k, v in e["overhead_breakdown"].items()))  # fmt: skip
+            parts.append(
+                f"bimodal: {w['turns']} turns with the harness's own sandbox calls (workspace snapshot "
+                f"after a mutating tool) median {w['median_ms']:.1f} ms (p90 {w['p90_ms']:.1f}), "
+                f"{wo['turns']} without median {wo['median_ms']:.1f} ms (p90 {wo['p90_ms']:.1f})"
+            )
+        parts.append(
+            "overhead per turn (median/mean ms) "
+            + ", ".join(f"{k} {v['median_ms']:.2f}/{v['mean_ms']:.2f}" for k, v in e["overhead_breakdown"].items())
+        )
     elif "p90_ms" in e:
         parts.append(f"median {e['median_ms']:.2f} ms, p90 {e['p90_ms']:.2f} ms")
     if r.scaling:
         parts.append(f"sizes {r.scaling['sizes']}, seconds {[round(t, 3) for t in r.scaling['seconds']]}")
     if "isolation_argv" in e:
-        parts.append(f"the {e['isolation']} command alone {fmt_s(e['isolation_argv']['median_s'])} "
-                     f"(+{e['isolation_argv_overhead_ms']:.1f} ms over bash), our Python around it "
-                     f"{e['python_wrapper_overhead_ms']:+.1f} ms")  # fmt: skip
+        parts.append(
+            f"the {e['isolation']} command alone {fmt_s(e['isolation_argv']['median_s'])} "
+            f"(+{e['isolation_argv_overhead_ms']:.1f} ms over bash), our Python around it "
+            f"{e['python_wrapper_overhead_ms']:+.1f} ms"
+        )
     return "; ".join(parts)
 
 
@@ -207,8 +235,9 @@ def write_summary(results: list[Result], quick: bool, info: dict) -> None:
     for r in results:
         met = {True: "yes", False: "**no**", None: "-"}[r.met] if r.status == "ok" else f"**{r.status}**"
         ours = fmt_value(r.value, r.unit) if r.unit else fmt_s(r.median_s)
-        lines.append(f"| {r.name} | {ours} | {fmt_s(r.baseline_median_s)} | {_ratio_text(r)} "
-                     f"| {r.target_text} | {met} |")  # fmt: skip
+        lines.append(
+            f"| {r.name} | {ours} | {fmt_s(r.baseline_median_s)} | {_ratio_text(r)} | {r.target_text} | {met} |"
+        )
     lines.append("")
     for r in results:
         when = f" _({r.mode}, {r.measured_at})_" if r.mode else ""
@@ -252,8 +281,12 @@ def main() -> None:
     parser.add_argument("--repeats", type=int, default=3, help="mining: runs per measurement")
     parser.add_argument("--baseline-repeats", type=int, default=None)
     parser.add_argument("--only", help=f"comma-separated subset of {', '.join([*GROUPS, *ALIASES])}")
-    parser.add_argument("--iterations", type=int, default=None,
-                        help="exec round trips per arm (50; --quick 20), also for the harness's raw exec")  # fmt: skip
+    parser.add_argument(
+        "--iterations",
+        type=int,
+        default=None,
+        help="exec round trips per arm (50; --quick 20), also for the harness's raw exec",
+    )
     parser.add_argument("--startups", type=int, default=None, help="sandbox starts and resets each (10; --quick 5)")
     args = parser.parse_args()
     groups = selected(args.only)
@@ -284,7 +317,9 @@ def main() -> None:
         known = {}  # the analytics benchmark's size, measured above: not generated again
         if {"analytics_load", "analytics_models"} <= set(by_name):
             known[by_name["analytics_load"].extra["events"]] = {
-                "load": by_name["analytics_load"].median_s, "models": by_name["analytics_models"].median_s}  # fmt: skip
+                "load": by_name["analytics_load"].median_s,
+                "models": by_name["analytics_models"].median_s,
+            }
         results += guarded("scaling", lambda: _module("scaling").scaling_benchmarks(args.quick, args.repeats, known))
     for r in results:
         r.mode, r.measured_at = mode, now

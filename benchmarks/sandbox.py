@@ -211,19 +211,29 @@ def docker_exec(env: Environment, iterations: int, log) -> list[Result]:
             log(f"exec {cmd!r}: ours {o * 1000:.1f} ms, raw docker exec {r * 1000:.1f} ms, sdk floor {f * 1000:.1f} ms")
             results.append(
                 Result(
-                    f"docker_exec_{name}", group, CLI_BASELINE, o, r, o / r, "cost", EXEC_TARGET, "max_cost",
+                    f"docker_exec_{name}",
+                    group,
+                    CLI_BASELINE,
+                    o,
+                    r,
+                    o / r,
+                    "cost",
+                    EXEC_TARGET,
+                    "max_cost",
                     detail=f"`DockerSandbox.exec({cmd!r})` round trip (exec_create, exec_start, exec_inspect; "
                     f"timeout wrapper, sandbox env) vs the docker CLI on the same container, image {shown(sb.image)}; "
                     f"{iterations} interleaved iterations after 3 warm-up",
                     iterations=iterations,
                     extra={
-                        "ours": ours, "raw_cli": raw, "sdk_floor": floor,
+                        "ours": ours,
+                        "raw_cli": raw,
+                        "sdk_floor": floor,
                         "overhead_vs_raw_ms": (o - r) * 1000,
                         "ours_over_sdk_floor": o / f,
                         "sdk_floor_phases_median_s": {k: statistics.median(v) for k, v in phases.items()},
                     },
                 ).judge()
-            )  # fmt: skip
+            )
         return results
     finally:
         sb.close()
@@ -333,19 +343,33 @@ def _startup_pair(
     common = f"{startups} samples over {len(set(commits))} distinct commits; {what}"
     return [
         Result(
-            f"sandbox_fresh_{name}", group, "-", f["median_s"], None, None, target=STARTUP_TARGET_S,
-            target_kind="max_seconds", iterations=startups,
+            f"sandbox_fresh_{name}",
+            group,
+            "-",
+            f["median_s"],
+            None,
+            None,
+            target=STARTUP_TARGET_S,
+            target_kind="max_seconds",
+            iterations=startups,
             detail=f"(b1) cached env image -> ready `DockerSandbox` at a new commit (container start, workspace "
             f"with history to the commit, prepare steps); {common}",
             extra={"stats": f, "phases_median_s": fresh_phases, "close_median_s": statistics.median(closes)},
         ).judge(),
         Result(
-            f"sandbox_reset_{name}", group, "-", r["median_s"], None, None, target=STARTUP_TARGET_S,
-            target_kind="max_seconds", iterations=startups,
+            f"sandbox_reset_{name}",
+            group,
+            "-",
+            r["median_s"],
+            None,
+            None,
+            target=STARTUP_TARGET_S,
+            target_kind="max_seconds",
+            iterations=startups,
             detail=f"(b2) `sandbox.reset(other_commit)` on a live `DockerSandbox`; {common}",
             extra={"stats": r, "phases_median_s": reset_phases},
         ).judge(),
-    ]  # fmt: skip
+    ]
 
 
 def sandbox_startup(env: Environment, startups: int, log) -> list[Result]:
@@ -420,10 +444,17 @@ def local_exec(store: Store, key: str, rules, iterations: int, log) -> list[Resu
         extra["python_wrapper_overhead_ms"] = (o - s["isolation_argv"]["median_s"]) * 1000
     return [
         Result(
-            name, group, baseline, o, b, o / b, "cost",
+            name,
+            group,
+            baseline,
+            o,
+            b,
+            o / b,
+            "cost",
             detail=f"`LocalSandbox.exec('true')` with isolation `{sb.isolation}` (network, pid, ipc, uts namespaces, "
             f"read-only host, tmpfs mounts) vs plain bash; {iterations} interleaved iterations after 3 warm-up; "
             "no target",
-            iterations=iterations, extra=extra,
+            iterations=iterations,
+            extra=extra,
         ).judge()
-    ]  # fmt: skip
+    ]

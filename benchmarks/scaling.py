@@ -60,8 +60,15 @@ def history_curve(sizes: tuple[int, ...], repeats: int, log) -> Result:
     points = ", ".join(f"{n:,} commits ({m:,} mainline in range)" for n, m in zip(sizes, mainline))
     what = f"`mine_history` (median of {repeats}) on generated histories of {points}"
     _, vs_commits = loglog_fit(sizes, seconds)
-    return _curve("scaling_history_commits", mainline, seconds, "mainline commits", what, repeats,
-                  {"commits": list(sizes), "exponent_vs_all_commits": vs_commits})  # fmt: skip
+    return _curve(
+        "scaling_history_commits",
+        mainline,
+        seconds,
+        "mainline commits",
+        what,
+        repeats,
+        {"commits": list(sizes), "exponent_vs_all_commits": vs_commits},
+    )
 
 
 def events_curve(sizes: tuple[int, ...], known: dict[int, dict[str, float]], log) -> Result:
@@ -87,13 +94,22 @@ def events_curve(sizes: tuple[int, ...], known: dict[int, dict[str, float]], log
                     measured["models"] = time.perf_counter() - start
         for k in parts:
             parts[k].append(measured[k])
-        log(f"analytics, {n:,} events: load {measured['load']:.2f}s, models {measured['models']:.2f}s"
-            + (" (from the analytics benchmark)" if n in known else ""))  # fmt: skip
+        log(
+            f"analytics, {n:,} events: load {measured['load']:.2f}s, models {measured['models']:.2f}s"
+            + (" (from the analytics benchmark)" if n in known else "")
+        )
     seconds = [a + b for a, b in zip(parts["load"], parts["models"])]
     exponents = {k: loglog_fit(sizes, v)[1] for k, v in parts.items()}
     what = "analytics `load` (JSONL -> Parquet -> DuckDB) + every SQL model on generated events, one run each"
-    return _curve("scaling_events", sizes, seconds, "events", what, 1, {"seconds_by_part": parts,
-                  "exponent_by_part": exponents, "reused_sizes": sorted(set(sizes) & set(known))})  # fmt: skip
+    return _curve(
+        "scaling_events",
+        sizes,
+        seconds,
+        "events",
+        what,
+        1,
+        {"seconds_by_part": parts, "exponent_by_part": exponents, "reused_sizes": sorted(set(sizes) & set(known))},
+    )
 
 
 def _curve(name: str, sizes, seconds: list[float], unit: str, what: str, repeats: int, extra: dict) -> Result:
@@ -102,10 +118,19 @@ def _curve(name: str, sizes, seconds: list[float], unit: str, what: str, repeats
     points = ", ".join(f"{n:,} {unit} {s:.2f} s" for n, s in zip(sizes, seconds))
     verdict = "linear or better" if linear else "worse than linear"
     return Result(
-        name, GROUP, "-", seconds[-1], None, None, target=TARGET, target_kind="max_value", value=b,
-        unit="exponent", iterations=repeats,
+        name,
+        GROUP,
+        "-",
+        seconds[-1],
+        None,
+        None,
+        target=TARGET,
+        target_kind="max_value",
+        value=b,
+        unit="exponent",
+        iterations=repeats,
         detail=f"{what}: {points}; grows as n^{b:.2f}: {verdict} (least-squares fit of log t on log n; "
         f"`ours` is the largest size)",
         scaling={"sizes": list(sizes), "seconds": seconds, "exponent": b, "linear_or_better": linear},
         extra=extra,
-    ).judge()  # fmt: skip
+    ).judge()

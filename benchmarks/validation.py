@@ -77,14 +77,27 @@ def _measure(store: Store, key: str, rules, rounds: int, log) -> Result:
     statuses = ", ".join(f"{mid} {status}" for mid, status, *_ in verdicts[1])
     paired = [a / b for a, b in zip(times[1], times[2])]  # each round's 1-worker / 2-worker, run back to back
     return Result(
-        NAME, GROUP, "the same validation with 1 worker (milestones one after another)", two, one, one / two,
-        "speedup", TARGET, "min_speedup", iterations=rounds,
+        NAME,
+        GROUP,
+        "the same validation with 1 worker (milestones one after another)",
+        two,
+        one,
+        one / two,
+        "speedup",
+        TARGET,
+        "min_speedup",
+        iterations=rounds,
         detail=f"`validate` of all {n} milestones of the example repository in Docker, K={rules.environments.repeats} "
         f"runs per side, 2 workers vs 1 ({rounds} round(s), alternating order): {per_min[1]:.1f} -> "
         f"{per_min[2]:.1f} milestones/min; same verdicts ({statuses}); 1-min load average after the runs "
         f"{statistics.median(load[1] + load[2]):.1f} on {os.cpu_count()} CPUs; per-round ratios "
         f"{', '.join(f'{x:.2f}' for x in paired)}",
-        extra={"milestones": n, "repeats": rules.environments.repeats, "seconds": {str(w): t for w, t in times.items()},
-               "milestones_per_minute": {str(w): v for w, v in per_min.items()},
-               "loadavg_after": {str(w): v for w, v in load.items()}, "paired_ratios": paired},
-    ).judge()  # fmt: skip
+        extra={
+            "milestones": n,
+            "repeats": rules.environments.repeats,
+            "seconds": {str(w): t for w, t in times.items()},
+            "milestones_per_minute": {str(w): v for w, v in per_min.items()},
+            "loadavg_after": {str(w): v for w, v in load.items()},
+            "paired_ratios": paired,
+        },
+    ).judge()

@@ -179,7 +179,7 @@ class AnalyticsRules(Model):
     @property
     def cheating_any(self) -> str:
         """All cheating patterns as one regex: a cheap first pass before naming which one matched."""
-        return "|".join(f"(?:{p})" for p in self.cheating_patterns.values())
+        return "|".join(f"(?:{pattern})" for pattern in self.cheating_patterns.values())
 
     @field_validator("cheating_patterns")
     @classmethod
@@ -223,8 +223,8 @@ class Rules(Model):
 
 def _deep_merge(base: dict[str, Any], over: dict[str, Any]) -> dict[str, Any]:
     out = dict(base)
-    for k, v in over.items():
-        out[k] = _deep_merge(out[k], v) if isinstance(v, dict) and isinstance(out.get(k), dict) else v
+    for key, value in over.items():
+        out[key] = _deep_merge(out[key], value) if isinstance(value, dict) and isinstance(out.get(key), dict) else value
     return out
 
 

@@ -45,7 +45,7 @@ def no_space(e: BaseException) -> bool:
     """A full disk or quota: by its errno, or by the message alone (DuckDB's and git's errors carry no errno)."""
     code = getattr(e, "errno", None)
     return code in (errno.ENOSPC, errno.EDQUOT) or (
-        code is None and any(s in str(e) for s in ("No space left on device", "Disk quota exceeded"))
+        code is None and any(phrase in str(e) for phrase in ("No space left on device", "Disk quota exceeded"))
     )
 
 
@@ -182,7 +182,7 @@ class RunFiles:
 
     def snapshots(self) -> list[tuple[int, Path]]:
         """The saved workspace snapshots as (seq, path), oldest first."""
-        found = ((int(p.name.split(".")[1]), p) for p in self.dir.glob("workspace.*.patch"))
+        found = ((int(path.name.split(".")[1]), path) for path in self.dir.glob("workspace.*.patch"))
         return sorted(found)
 
     def started(self) -> bool:
@@ -197,9 +197,9 @@ RUN_METADATA = "metadata.json"  # trajectories/<repo_key>/<run_id>/metadata.json
 
 def _without_created_at(data: object) -> object:
     if isinstance(data, dict):
-        return {k: _without_created_at(v) for k, v in data.items() if k != "created_at"}
+        return {k: _without_created_at(value) for k, value in data.items() if k != "created_at"}
     if isinstance(data, list):
-        return [_without_created_at(v) for v in data]
+        return [_without_created_at(value) for value in data]
     return data
 
 
@@ -254,12 +254,12 @@ class Store:
 
     def run_dirs(self) -> list[Path]:
         """Every run that wrote its metadata, in path order."""
-        return sorted(p.parent for p in (self.root / "trajectories").glob(f"*/*/{RUN_METADATA}"))
+        return sorted(path.parent for path in (self.root / "trajectories").glob(f"*/*/{RUN_METADATA}"))
 
     def milestone_runs(self, key: str = "*", finished: bool = False) -> list[RunFiles]:
         """Every milestone run that has an event log (`finished`: a summary), in path order."""
         name = RunFiles.SUMMARY if finished else RunFiles.TRAJECTORY
-        return [RunFiles(p.parent) for p in sorted((self.root / "trajectories").glob(f"{key}/*/*/{name}"))]
+        return [RunFiles(path.parent) for path in sorted((self.root / "trajectories").glob(f"{key}/*/*/{name}"))]
 
     def has_finished(self, key: str, mid: str) -> bool:
         """Some run of `key` finished milestone `mid`."""
@@ -301,7 +301,7 @@ class Store:
     def distilled_milestones(self) -> list[tuple[str, str]]:
         """(repo key, mid) of every milestone distilled on its own (it has its manifest), in path order."""
         found = (self.distilled_dir() / "milestones").glob("*/*/manifest.json")
-        return sorted((p.parent.parent.name, p.parent.name) for p in found)
+        return sorted((path.parent.parent.name, path.parent.name) for path in found)
 
     def datasets_dir(self) -> Path:
         return self.root / "datasets"
@@ -361,7 +361,7 @@ class Store:
 
     def repo_keys(self) -> list[str]:
         base = self.root / "repos"
-        return sorted(p.parent.name for p in base.glob("*/repo.json")) if base.exists() else []
+        return sorted(path.parent.name for path in base.glob("*/repo.json")) if base.exists() else []
 
     def save_screening(self, report: ScreeningReport) -> bool:
         return self.write_model(self.repo_dir(report.repo.key) / "screening.json", report)
@@ -398,16 +398,16 @@ class Store:
 
     def read_patches(self, key: str, mid: str) -> tuple[bytes, bytes]:
         """(ground_truth.patch, test.patch) of a milestone."""
-        d = self.milestone_dir(key, mid)
+        folder = self.milestone_dir(key, mid)
         try:
-            return (d / "ground_truth.patch").read_bytes(), (d / "test.patch").read_bytes()
+            return (folder / "ground_truth.patch").read_bytes(), (folder / "test.patch").read_bytes()
         except FileNotFoundError as e:
             raise ArtifactError(f"{e.filename}: missing (has `plan` run?)") from None
 
     def update_milestone(self, key: str, milestone: Milestone) -> bool:
         """Rewrite one milestone in both milestone.json and plan.json (e.g. after validation)."""
         plan = self.load_plan(key)
-        plan.milestones = [milestone if m.id == milestone.id else m for m in plan.milestones]
+        plan.milestones = [milestone if other.id == milestone.id else other for other in plan.milestones]
         changed = self.write_model(self.milestone_dir(key, milestone.id) / "milestone.json", milestone)
         return self.write_model(self.plan_file(key), plan) or changed
 
@@ -421,17 +421,17 @@ class Store:
         """
         key = plan.repo.key
         changed = False
-        for m in plan.milestones:
-            d = self.milestone_dir(key, m.id)
-            gt, tp = patches[m.id]
-            changed |= self.write_model(d / "milestone.json", m)
-            changed |= self.write_bytes(d / "ground_truth.patch", gt)
-            changed |= self.write_bytes(d / "test.patch", tp)
-            changed |= self.write_model(d / "hints.json", hints[m.id])
+        for milestone in plan.milestones:
+            folder = self.milestone_dir(key, milestone.id)
+            ground_truth, test_patch = patches[milestone.id]
+            changed |= self.write_model(folder / "milestone.json", milestone)
+            changed |= self.write_bytes(folder / "ground_truth.patch", ground_truth)
+            changed |= self.write_bytes(folder / "test.patch", test_patch)
+            changed |= self.write_model(folder / "hints.json", hints[milestone.id])
         changed |= self.write_model(self.plan_file(key), plan)
-        keep = {m.id for m in plan.milestones}
-        for d in sorted((self.repo_dir(key) / "milestones").glob("m*")):
-            if d.is_dir() and d.name not in keep:
-                shutil.rmtree(d)
+        keep = {milestone.id for milestone in plan.milestones}
+        for folder in sorted((self.repo_dir(key) / "milestones").glob("m*")):
+            if folder.is_dir() and folder.name not in keep:
+                shutil.rmtree(folder)
                 changed = True
         return changed

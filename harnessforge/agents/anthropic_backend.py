@@ -53,9 +53,16 @@ class AnthropicBackend(AgentBackend):
         max_retry_after_s: float = 60.0,
     ):
         options = sdk_options(
-            "Anthropic", "ANTHROPIC_API_KEY", "ANTHROPIC_BASE_URL", api_key, base_url, max_retries, timeout,
-            max_retry_after_s, anthropic.DefaultHttpxClient,
-        )  # fmt: skip
+            "Anthropic",
+            "ANTHROPIC_API_KEY",
+            "ANTHROPIC_BASE_URL",
+            api_key,
+            base_url,
+            max_retries,
+            timeout,
+            max_retry_after_s,
+            anthropic.DefaultHttpxClient,
+        )
         if thinking_budget is not None and not 1024 <= thinking_budget < max_tokens:
             raise AgentError(f"thinking_budget must be >= 1024 and < max_tokens ({max_tokens}), got {thinking_budget}")
         self.model, self.max_tokens, self.thinking_budget = model, max_tokens, thinking_budget
@@ -89,11 +96,11 @@ class AnthropicBackend(AgentBackend):
         text = "".join(texts)
         if thinking:
             self._remember(calls[0].id if calls else text, thinking)
-        u = resp.usage
-        read, write = u.cache_read_input_tokens or 0, u.cache_creation_input_tokens or 0
-        usage = Usage(input=u.input_tokens + read + write, cached=read, output=u.output_tokens)
+        usage = resp.usage
+        read, write = usage.cache_read_input_tokens or 0, usage.cache_creation_input_tokens or 0
+        usage = Usage(input=usage.input_tokens + read + write, cached=read, output=usage.output_tokens)
         return AgentTurn(
-            reasoning="\n\n".join(r for r in reasoning if r),
+            reasoning="\n\n".join(part for part in reasoning if part),
             text=text,
             tool_calls=calls,
             usage=usage,
@@ -115,7 +122,7 @@ class AnthropicBackend(AgentBackend):
             system[-1]["cache_control"] = CACHE
             params["system"] = system
         if tools:
-            params["tools"] = [_tool(t) for t in tools]
+            params["tools"] = [_tool(tool) for tool in tools]
             params["tools"][-1]["cache_control"] = CACHE
         # On the newest message: each tool result is billed in full once, then read (one message back, it
         # would also be billed as a cache write on the next call; see benchmarks/prompt_cache.py).
@@ -133,35 +140,36 @@ class AnthropicBackend(AgentBackend):
         """
         system: list[dict] = []
         out: list[dict] = []
-        for m in tool_results_first(messages):
-            role = m.get("role")
+        for message in tool_results_first(messages):
+            role = message.get("role")
             if role == "system" and not out:
-                system += _text_blocks(m.get("content"))
+                system += _text_blocks(message.get("content"))
             elif role == "assistant":
-                blocks = self._assistant_blocks(m)
+                blocks = self._assistant_blocks(message)
                 if blocks:  # the API rejects empty content; skipping it merges the user turns around it
                     out.append({"role": "assistant", "content": blocks})
             elif role == "tool":
-                result = {"type": "tool_result", "tool_use_id": _tool_id(m.get("tool_call_id"))}
-                result["content"] = _text(m.get("content")) or "(no output)"
+                result = {"type": "tool_result", "tool_use_id": _tool_id(message.get("tool_call_id"))}
+                result["content"] = _text(message.get("content")) or "(no output)"
                 _add_user(out, [result])
             else:
-                _add_user(out, _text_blocks(m.get("content")))
-        return system, [m for m in out if m["content"]]
+                _add_user(out, _text_blocks(message.get("content")))
+        return system, [message for message in out if message["content"]]
 
-    def _assistant_blocks(self, m: Message) -> list[dict]:
-        calls = m.get("tool_calls") or []
-        text = _text(m.get("content"))
+    def _assistant_blocks(self, message: Message) -> list[dict]:
+        calls = message.get("tool_calls") or []
+        text = _text(message.get("content"))
         blocks: list[dict] = []
         if self.thinking_budget:
             key = calls[0].get("id") if calls else text
-            blocks += [dict(b) for b in self._thinking.get(key, [])]
+            blocks += [dict(block) for block in self._thinking.get(key, [])]
         if text.strip():
             blocks.append({"type": "text", "text": text})
-        for tc in calls:
-            fn = tc.get("function") or {}
-            args, _ = parse_tool_args(fn.get("arguments"))
-            blocks.append({"type": "tool_use", "id": _tool_id(tc.get("id")), "name": fn.get("name"), "input": args})
+        for call in calls:
+            function = call.get("function") or {}
+            args, _ = parse_tool_args(function.get("arguments"))
+            block = {"type": "tool_use", "id": _tool_id(call.get("id")), "name": function.get("name"), "input": args}
+            blocks.append(block)
         return blocks
 
     def _remember(self, key: str, blocks: list[dict]) -> None:
@@ -175,10 +183,11 @@ class AnthropicBackend(AgentBackend):
 
 def _tool(spec: dict) -> dict:
     """OpenAI function schema -> Anthropic tool."""
-    fn = spec.get("function", spec)
-    tool = {"name": fn["name"], "input_schema": fn.get("parameters") or {"type": "object", "properties": {}}}
-    if fn.get("description"):
-        tool["description"] = fn["description"]
+    function = spec.get("function", spec)
+    schema = function.get("parameters") or {"type": "object", "properties": {}}
+    tool = {"name": function["name"], "input_schema": schema}
+    if function.get("description"):
+        tool["description"] = function["description"]
     return tool
 
 
@@ -188,7 +197,7 @@ def _add_user(out: list[dict], blocks: list[dict]) -> None:
         out.append({"role": "user", "content": []})
     content = out[-1]["content"]
     content += blocks
-    content.sort(key=lambda b: b["type"] != "tool_result")  # stable: order within each kind is kept
+    content.sort(key=lambda block: block["type"] != "tool_result")  # stable: order within each kind is kept
 
 
 def _text(content: Any) -> str:
@@ -197,7 +206,7 @@ def _text(content: Any) -> str:
         return ""
     if isinstance(content, str):
         return content
-    return "\n".join(p.get("text", "") for p in content if isinstance(p, dict) and p.get("type") == "text")
+    return "\n".join(part.get("text", "") for part in content if isinstance(part, dict) and part.get("type") == "text")
 
 
 def _text_blocks(content: Any) -> list[dict]:

@@ -41,8 +41,17 @@ from .mcp_bridge import PREFIX, SERVER
 from .pricing import cost_usd
 
 PROJECT_TOOLS = Path(__file__).resolve().parents[2] / ".tools" / "node_modules" / ".bin" / "claude"
-PASSED_ENV = ("PATH", "LANG", "ANTHROPIC_API_KEY", "ANTHROPIC_BASE_URL", "ANTHROPIC_AUTH_TOKEN", "HTTPS_PROXY",
-              "HTTP_PROXY", "NO_PROXY", "NODE_EXTRA_CA_CERTS")  # fmt: skip
+PASSED_ENV = (
+    "PATH",
+    "LANG",
+    "ANTHROPIC_API_KEY",
+    "ANTHROPIC_BASE_URL",
+    "ANTHROPIC_AUTH_TOKEN",
+    "HTTPS_PROXY",
+    "HTTP_PROXY",
+    "NO_PROXY",
+    "NODE_EXTRA_CA_CERTS",
+)
 QUIET_ENV = {  # no telemetry, updates or other traffic: the CLI talks to the Messages API only
     "DISABLE_TELEMETRY": "1",
     "DISABLE_AUTOUPDATER": "1",
@@ -100,7 +109,7 @@ class ClaudeCodeAgent(AgentBackend):
 
     # ---- the turn -------------------------------------------------------------------------------
     def turn(self, messages: list[Message], tools: list[dict]) -> AgentTurn:
-        opening = next((m["content"] for m in messages if m["role"] == "user"), "")
+        opening = next((message["content"] for message in messages if message["role"] == "user"), "")
         if opening != self.opening:  # a new conversation: end the old session, if any
             self._stop()
             self.opening, self.session, self.seen, self.waiting = opening, None, 0, []
@@ -108,10 +117,10 @@ class ClaudeCodeAgent(AgentBackend):
             self._write_mcp_config()
         new = messages[self.seen :]
         self.seen = len(messages)
-        results = {m["tool_call_id"]: m["content"] for m in new if m["role"] == "tool"}
-        texts = [m["content"] for m in new if m["role"] == "user" and m["content"]]
+        results = {message["tool_call_id"]: message["content"] for message in new if message["role"] == "tool"}
+        texts = [message["content"] for message in new if message["role"] == "user" and message["content"]]
         if self.waiting and self.proc and self.proc.poll() is None:
-            self.answers = {c.id: [results.get(c.id, "(no result)")] for c in self.waiting}
+            self.answers = {call.id: [results.get(call.id, "(no result)")] for call in self.waiting}
             self.answers[self.waiting[-1].id] += texts  # hints and feedback ride on the last result
         else:
             self._wait_exit()
@@ -119,9 +128,23 @@ class ClaudeCodeAgent(AgentBackend):
         return self._next_answer()
 
     def _launch(self, messages: list[Message], new: list[Message], texts: list[str]) -> None:
-        cmd = [self.bin, "-p", "--output-format", "stream-json", "--verbose", "--include-partial-messages",
-               "--model", self.model, "--mcp-config", str(self.mcp_config), "--strict-mcp-config", "--tools", "",
-               "--allowedTools", f"mcp__{SERVER}"]  # fmt: skip
+        cmd = [
+            self.bin,
+            "-p",
+            "--output-format",
+            "stream-json",
+            "--verbose",
+            "--include-partial-messages",
+            "--model",
+            self.model,
+            "--mcp-config",
+            str(self.mcp_config),
+            "--strict-mcp-config",
+            "--tools",
+            "",
+            "--allowedTools",
+            f"mcp__{SERVER}",
+        ]
         if self.effort:
             cmd += ["--effort", self.effort]
         if self.session:
@@ -129,29 +152,38 @@ class ClaudeCodeAgent(AgentBackend):
             prompt = "\n\n".join(texts)
         else:
             self.session = str(uuid.uuid4())
-            system = "\n\n".join(m["content"] for m in messages if m["role"] == "system")
+            system = "\n\n".join(message["content"] for message in messages if message["role"] == "system")
             cmd += ["--session-id", self.session, "--append-system-prompt", system]
-            resumed = any(m["role"] == "assistant" for m in messages)
+            resumed = any(message["role"] == "assistant" for message in messages)
             prompt = _transcript(messages) if resumed else "\n\n".join(texts)
         self.waiting = []
         env = {k: os.environ[k] for k in PASSED_ENV if k in os.environ}
-        env |= QUIET_ENV | {"HOME": str(self.home), "CLAUDE_CONFIG_DIR": str(self.home / "config"),
-                            "CLAUDE_CODE_MAX_RETRIES": str(self.max_retries)}  # fmt: skip
+        env |= QUIET_ENV | {
+            "HOME": str(self.home),
+            "CLAUDE_CONFIG_DIR": str(self.home / "config"),
+            "CLAUDE_CODE_MAX_RETRIES": str(self.max_retries),
+        }
         self.proc = subprocess.Popen(
-            cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=self.home, env=env,
-            text=True, start_new_session=True,
-        )  # fmt: skip
+            cmd,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            cwd=self.home,
+            env=env,
+            text=True,
+            start_new_session=True,
+        )
         self.proc.stdin.write(prompt or "Continue.")  # the prompt on stdin: no argv length limit
         self.proc.stdin.close()
         self.stderr: list[str] = []
         self.reader = threading.Thread(target=self._read, args=(self.proc,), daemon=True)
         self.reader.start()
-        threading.Thread(target=lambda p=self.proc: self.stderr.extend(p.stderr), daemon=True).start()
+        threading.Thread(target=lambda process=self.proc: self.stderr.extend(process.stderr), daemon=True).start()
 
     def _next_answer(self) -> AgentTurn:
         """Serve the CLI's tool calls from `answers` until its next model answer is complete."""
         blocks: list[dict] = []
-        usage, write, stop, model, t0 = Usage(), 0, "", self.model, time.monotonic()
+        usage, write, stop, model, started = Usage(), 0, "", self.model, time.monotonic()
         deadline = time.monotonic() + self.timeout
         while True:
             try:
@@ -165,23 +197,26 @@ class ClaudeCodeAgent(AgentBackend):
                 if payload[0] is self.proc:
                     raise AgentError(self._exit_message(self.proc.returncode))
             elif (obj := payload[0])["type"] == "stream_event":
-                ev = obj["event"]
-                if ev["type"] == "message_start":
-                    blocks, t0 = [], time.monotonic()
-                    u, model = ev["message"].get("usage") or {}, ev["message"].get("model") or self.model
-                    read, write = u.get("cache_read_input_tokens") or 0, u.get("cache_creation_input_tokens") or 0
-                    usage = Usage(input=(u.get("input_tokens") or 0) + read + write, cached=read)
-                elif ev["type"] == "message_delta":
-                    stop = ev["delta"].get("stop_reason") or ""
-                    usage = usage.model_copy(update={"output": (ev.get("usage") or {}).get("output_tokens") or 0})
-                elif ev["type"] == "message_stop" and not stop:  # the API always sends a stop reason first
+                event = obj["event"]
+                if event["type"] == "message_start":
+                    blocks, started = [], time.monotonic()
+                    reported = event["message"].get("usage") or {}
+                    model = event["message"].get("model") or self.model
+                    read = reported.get("cache_read_input_tokens") or 0
+                    write = reported.get("cache_creation_input_tokens") or 0
+                    usage = Usage(input=(reported.get("input_tokens") or 0) + read + write, cached=read)
+                elif event["type"] == "message_delta":
+                    stop = event["delta"].get("stop_reason") or ""
+                    output = (event.get("usage") or {}).get("output_tokens") or 0
+                    usage = usage.model_copy(update={"output": output})
+                elif event["type"] == "message_stop" and not stop:  # the API always sends a stop reason first
                     self._stop()
                     raise AgentError(
                         "the claude CLI's answer stream ended before its stop reason (cut off mid-answer); "
                         "the CLI does not retry that, so the turn is not recorded: run the same command again"
                     )
-                elif ev["type"] == "message_stop":
-                    return self._turn(blocks, usage, write, stop, model, time.monotonic() - t0)
+                elif event["type"] == "message_stop":
+                    return self._turn(blocks, usage, write, stop, model, time.monotonic() - started)
             else:
                 if obj["type"] == "assistant" and not obj.get("parent_tool_use_id"):
                     blocks += obj["message"]["content"]
@@ -190,26 +225,35 @@ class ClaudeCodeAgent(AgentBackend):
 
     def _turn(self, blocks: list[dict], usage: Usage, write: int, stop: str, model: str, latency: float) -> AgentTurn:
         calls = [
-            ToolCall(id=b["id"], name=b["name"].removeprefix(PREFIX), args=b.get("input") or {})
-            for b in blocks
-            if b["type"] == "tool_use"
+            ToolCall(id=block["id"], name=block["name"].removeprefix(PREFIX), args=block.get("input") or {})
+            for block in blocks
+            if block["type"] == "tool_use"
         ]
-        self.waiting = [c for b, c in zip([b for b in blocks if b["type"] == "tool_use"], calls, strict=True)
-                        if b["name"].startswith(PREFIX)]  # fmt: skip
-        extra = {"session_id": self.session, "cli_events": [_brief(o) for o in self.stream]}
+        self.waiting = [
+            call
+            for block, call in zip([block for block in blocks if block["type"] == "tool_use"], calls, strict=True)
+            if block["name"].startswith(PREFIX)
+        ]
+        extra = {"session_id": self.session, "cli_events": [_brief(item) for item in self.stream]}
         self.stream = []
         return AgentTurn(
-            reasoning="\n".join(b.get("thinking", "") for b in blocks if b["type"] == "thinking"),
-            text="\n".join(b["text"] for b in blocks if b["type"] == "text"),
-            tool_calls=calls, usage=usage, latency_s=latency, model=self.model, stop_reason=stop,
-            cost_usd=cost_usd(model, usage, cache_write=write), extra=extra,
-        )  # fmt: skip
+            reasoning="\n".join(block.get("thinking", "") for block in blocks if block["type"] == "thinking"),
+            text="\n".join(block["text"] for block in blocks if block["type"] == "text"),
+            tool_calls=calls,
+            usage=usage,
+            latency_s=latency,
+            model=self.model,
+            stop_reason=stop,
+            cost_usd=cost_usd(model, usage, cache_write=write),
+            extra=extra,
+        )
 
     def _answer(self, conn, request: dict) -> None:
         """Answer a bridge call with the result of the waiting call of that tool and those arguments."""
         name, args = request["name"], request.get("arguments") or {}
-        ready = [c for c in self.waiting if c.name == name and c.id in self.answers]
-        call = next((c for c in ready if c.args == args), ready[0] if ready else None)  # parallel calls: by args
+        ready = [call for call in self.waiting if call.name == name and call.id in self.answers]
+        # parallel calls of one tool: told apart by their arguments
+        call = next((call for call in ready if call.args == args), ready[0] if ready else None)
         if call is None:
             conn.send({"content": [f"tool {name}: no result from the harness"], "is_error": True})
             return
@@ -218,9 +262,12 @@ class ClaudeCodeAgent(AgentBackend):
 
     # ---- plumbing -------------------------------------------------------------------------------
     def _write_mcp_config(self) -> None:
-        server = {"type": "stdio", "command": sys.executable,
-                  "args": ["-m", "harnessforge.agents.mcp_bridge", str(self.tools_path), self.listener.address],
-                  "env": {"HF_BRIDGE_KEY": self.authkey.decode()}}  # fmt: skip
+        server = {
+            "type": "stdio",
+            "command": sys.executable,
+            "args": ["-m", "harnessforge.agents.mcp_bridge", str(self.tools_path), self.listener.address],
+            "env": {"HF_BRIDGE_KEY": self.authkey.decode()},
+        }
         self.mcp_config.write_text(json.dumps({"mcpServers": {SERVER: server}}))
 
     def _accept(self) -> None:
@@ -260,19 +307,19 @@ class ClaudeCodeAgent(AgentBackend):
         proc, self.proc = self.proc, None
         while not self.inbox.empty():
             kind, *payload = self.inbox.get_nowait()
-            if kind == "line" and payload[0]["type"] != "stream_event":
+            if kind == "line" and payload[0]["type"] != "event":
                 self.stream.append(payload[0])
                 if payload[0]["type"] == "result" and payload[0].get("is_error"):
                     raise AgentError(self._exit_message(proc.returncode, payload[0]))
 
-    def _exit_message(self, rc: int, result: dict | None = None) -> str:
-        result = result or next((o for o in reversed(self.stream) if o.get("type") == "result"), {})
+    def _exit_message(self, returncode: int, result: dict | None = None) -> str:
+        result = result or next((item for item in reversed(self.stream) if item.get("type") == "result"), {})
         detail = result.get("result") or "".join(self.stderr[-20:]).strip() or "no output"
-        retry = next((o for o in reversed(self.stream) if o.get("subtype") == "api_retry"), None)
+        retry = next((item for item in reversed(self.stream) if item.get("subtype") == "api_retry"), None)
         if retry:
             status, error, tries = retry.get("error_status"), retry.get("error", ""), retry.get("attempt")
             detail += f" (the API answered HTTP {status} {error}; {tries} retries)"
-        return f"the claude CLI exited (code {rc}) before answering: {detail}"
+        return f"the claude CLI exited (code {returncode}) before answering: {detail}"
 
     def _stop(self) -> None:
         if self.proc and self.proc.poll() is None:
@@ -293,23 +340,35 @@ class ClaudeCodeAgent(AgentBackend):
 
 def _brief(obj: dict) -> dict:
     """A CLI stream line as recorded with the turn: its kind and the facts worth keeping."""
-    keep = ("type", "subtype", "session_id", "model", "tools", "is_error", "result", "stop_reason", "num_turns",
-            "total_cost_usd", "status")  # fmt: skip
+    keep = (
+        "type",
+        "subtype",
+        "session_id",
+        "model",
+        "tools",
+        "is_error",
+        "result",
+        "stop_reason",
+        "num_turns",
+        "total_cost_usd",
+        "status",
+    )
     out = {k: obj[k] for k in keep if k in obj}
     if obj.get("type") == "assistant":
-        out["content"] = [b.get("type") for b in obj["message"]["content"]]
+        out["content"] = [block.get("type") for block in obj["message"]["content"]]
     return out
 
 
 def _transcript(messages: list[Message]) -> str:
     """The conversation so far as text, for a new session that continues a lost one."""
     lines = ["(The session was restarted. The conversation so far:)"]
-    for m in messages:
-        if m["role"] == "system":
+    for message in messages:
+        if message["role"] == "system":
             continue
-        if m["role"] == "tool":
-            lines.append(f"[tool result {m['tool_call_id']}]\n{m['content']}")
+        if message["role"] == "tool":
+            lines.append(f"[tool result {message['tool_call_id']}]\n{message['content']}")
             continue
-        calls = [f"{c['function']['name']}({c['function']['arguments']})" for c in m.get("tool_calls") or []]
-        lines.append(f"[{m['role']}]\n{m['content']}" + "".join(f"\n-> {c}" for c in calls))
+        functions = [call["function"] for call in message.get("tool_calls") or []]
+        calls = [f"{function['name']}({function['arguments']})" for function in functions]
+        lines.append(f"[{message['role']}]\n{message['content']}" + "".join(f"\n-> {call}" for call in calls))
     return "\n\n".join(lines) + "\n\n(Continue from here.)"

@@ -29,7 +29,7 @@ def mcp_tools(tools: list[dict]) -> list[types.Tool]:
     """OpenAI function schemas (the harness's one tool schema) as MCP tools."""
     return [
         types.Tool(name=f["name"], description=f.get("description", ""), input_schema=f["parameters"])
-        for f in (t["function"] for t in tools)
+        for f in (tool["function"] for tool in tools)
     ]
 
 

@@ -47,9 +47,17 @@ class OpenAIBackend(AgentBackend):
     ):
         advice = " (any value, e.g. EMPTY, for a vLLM server started without --api-key)"
         options = sdk_options(
-            "OpenAI", "OPENAI_API_KEY", "OPENAI_BASE_URL", api_key, base_url, max_retries, timeout,
-            max_retry_after_s, openai.DefaultHttpxClient, advice,
-        )  # fmt: skip
+            "OpenAI",
+            "OPENAI_API_KEY",
+            "OPENAI_BASE_URL",
+            api_key,
+            base_url,
+            max_retries,
+            timeout,
+            max_retry_after_s,
+            openai.DefaultHttpxClient,
+            advice,
+        )
         self.model, self.max_retries, self.timeout = model, max_retries, timeout
         self.temperature, self.max_tokens, self.send_reasoning = temperature, max_tokens, send_reasoning
         self.extra_body = extra_body or {}
@@ -84,7 +92,7 @@ class OpenAIBackend(AgentBackend):
         return AgentTurn(
             reasoning=getattr(msg, "reasoning_content", None) or getattr(msg, "reasoning", None) or "",
             text=msg.content or "",
-            tool_calls=[_tool_call(tc) for tc in msg.tool_calls or []],
+            tool_calls=[_tool_call(call) for call in msg.tool_calls or []],
             usage=usage,
             latency_s=latency,
             model=resp.model or self.model,
@@ -95,12 +103,12 @@ class OpenAIBackend(AgentBackend):
     def wire_messages(self, messages: list[Message]) -> list[Message]:
         """Copies holding only portable fields, tool arguments as valid JSON, tool results first."""
         out = []
-        for m in tool_results_first(messages):
-            wire = {k: v for k, v in m.items() if k in _WIRE_KEYS}
-            if self.send_reasoning and m.get("reasoning_content"):
-                wire["reasoning_content"] = m["reasoning_content"]
-            if m.get("tool_calls"):
-                wire["tool_calls"] = [_wire_call(tc) for tc in m["tool_calls"]]
+        for message in tool_results_first(messages):
+            wire = {k: value for k, value in message.items() if k in _WIRE_KEYS}
+            if self.send_reasoning and message.get("reasoning_content"):
+                wire["reasoning_content"] = message["reasoning_content"]
+            if message.get("tool_calls"):
+                wire["tool_calls"] = [_wire_call(call) for call in message["tool_calls"]]
             out.append(wire)
         return out
 
@@ -108,27 +116,28 @@ class OpenAIBackend(AgentBackend):
         self.client.close()
 
 
-def _tool_call(tc: Any) -> ToolCall:
-    fn = getattr(tc, "function", None)
-    if fn is None:  # e.g. a "custom" (free-form) tool call: not one of our function tools
-        return ToolCall(id=tc.id, name=getattr(tc, "type", "unknown"), error="not a function tool call")
-    args, error = parse_tool_args(fn.arguments)
-    return ToolCall(id=tc.id, name=fn.name, args=args, error=error)
+def _tool_call(call: Any) -> ToolCall:
+    function = getattr(call, "function", None)
+    if function is None:  # e.g. a "custom" (free-form) tool call: not one of our function tools
+        return ToolCall(id=call.id, name=getattr(call, "type", "unknown"), error="not a function tool call")
+    args, error = parse_tool_args(function.arguments)
+    return ToolCall(id=call.id, name=function.name, args=args, error=error)
 
 
-def _wire_call(tc: dict) -> dict:
+def _wire_call(call: dict) -> dict:
     """vLLM json-loads earlier calls' arguments for its chat templates: send `{}` for malformed ones."""
-    fn = tc.get("function") or {}
-    args, error = parse_tool_args(fn.get("arguments"))
-    arguments = "{}" if error else fn.get("arguments") or "{}"
+    function = call.get("function") or {}
+    args, error = parse_tool_args(function.get("arguments"))
+    arguments = "{}" if error else function.get("arguments") or "{}"
     if not isinstance(arguments, str):
         arguments = json.dumps(args)
-    return {"id": tc.get("id"), "type": "function", "function": {"name": fn.get("name"), "arguments": arguments}}
+    wire_function = {"name": function.get("name"), "arguments": arguments}
+    return {"id": call.get("id"), "type": "function", "function": wire_function}
 
 
-def _usage(u: Any) -> Usage:
-    if u is None:  # some servers omit usage
+def _usage(usage: Any) -> Usage:
+    if usage is None:  # some servers omit usage
         return Usage()
-    details = getattr(u, "prompt_tokens_details", None)
+    details = getattr(usage, "prompt_tokens_details", None)
     cached = getattr(details, "cached_tokens", None) or 0
-    return Usage(input=u.prompt_tokens or 0, cached=cached, output=u.completion_tokens or 0)
+    return Usage(input=usage.prompt_tokens or 0, cached=cached, output=usage.completion_tokens or 0)

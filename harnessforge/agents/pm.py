@@ -34,18 +34,20 @@ def rewrite_plan(store: Store, key: str, agent: AgentBackend, log=print) -> list
     if agent.synthetic:
         raise ConfigError(f"the PM rewrite needs a model backend, not {agent.name!r}")
     out = []
-    for m in store.load_plan(key).milestones:
-        ladder = store.load_hints(key, m.id)
-        prompt = f"# {m.title}\n\n{m.description}\n\nIssue titles: {ladder.levels[0].content or '(none)'}"
+    for milestone in store.load_plan(key).milestones:
+        ladder = store.load_hints(key, milestone.id)
+        prompt = (
+            f"# {milestone.title}\n\n{milestone.description}\n\nIssue titles: {ladder.levels[0].content or '(none)'}"
+        )
         turn = agent.turn([{"role": "system", "content": SYSTEM}, {"role": "user", "content": prompt}], [])
         text = turn.text.strip()
-        leaks = find_leaks(text, m.changed_files + m.test_files)
+        leaks = find_leaks(text, milestone.changed_files + milestone.test_files)
         if not text or leaks:
             reason = f"it names {', '.join(leaks[:5])}" if leaks else "the answer was empty"
-            log(f"{m.id}: PM rewrite refused ({reason}); the rule-based description stays")
-            out.append(Rewrite(m.id, False, reason))
+            log(f"{milestone.id}: PM rewrite refused ({reason}); the rule-based description stays")
+            out.append(Rewrite(milestone.id, False, reason))
             continue
-        pm = {"pm_description": text, "pm_model": turn.model or agent.model}
-        store.update_milestone(key, m.model_copy(update=pm))
-        out.append(Rewrite(m.id, True))
+        rewrite = {"pm_description": text, "pm_model": turn.model or agent.model}
+        store.update_milestone(key, milestone.model_copy(update=rewrite))
+        out.append(Rewrite(milestone.id, True))
     return out

@@ -57,10 +57,10 @@ def price_of(model: str) -> Price | None:
 
 def cost_usd(model: str, usage: Usage, cache_write: int = 0) -> float:
     """Cost of one call. `usage.input` counts all prompt tokens: `cached` and `cache_write` among them."""
-    p = price_of(model)
-    if p is None:
+    price = price_of(model)
+    if price is None:
         return 0.0
     fresh = max(usage.input - usage.cached - cache_write, 0)
-    write = p.input if p.cache_write is None else p.cache_write
-    total = fresh * p.input + usage.cached * p.cache_read + cache_write * write + usage.output * p.output
+    write = price.input if price.cache_write is None else price.cache_write
+    total = fresh * price.input + usage.cached * price.cache_read + cache_write * write + usage.output * price.output
     return round(total / 1_000_000, 8)

@@ -30,5 +30,5 @@ class Provenance(Model):
 def first_error(e: ValidationError) -> str:
     """`field.path: message` of a validation error's first problem, for one-line error messages."""
     err = e.errors()[0]
-    field = ".".join(str(p) for p in err["loc"]) or "(root)"
+    field = ".".join(str(part) for part in err["loc"]) or "(root)"
     return f"{field}: {err['msg']}"

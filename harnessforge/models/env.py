@@ -82,8 +82,8 @@ class RepoImages(Model):
     failures: dict[str, str] = Field({}, description="Milestone id -> why its image could not be built.")
 
     def for_milestone(self, mid: str) -> ImageRecord | None:
-        h = self.milestone_images.get(mid)
-        return next((i for i in self.images if i.env_hash == h), None)
+        image = self.milestone_images.get(mid)
+        return next((i for i in self.images if i.env_hash == image), None)
 
 
 class ExecResult(Model):

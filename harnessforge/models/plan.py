@@ -42,7 +42,7 @@ class HintLadder(Model):
     @field_validator("levels")
     @classmethod
     def _all_five_in_order(cls, levels: list[Hint]) -> list[Hint]:
-        got = [(h.level, h.name) for h in levels]
+        got = [(hint.level, hint.name) for hint in levels]
         want = list(enumerate(HINT_LEVEL_NAMES))
         if got != want:
             raise ValueError(f"hint ladder must have levels {want}, got {got}")
@@ -137,20 +137,22 @@ class MilestonePlan(Model):
     @model_validator(mode="after")
     def _chain_is_contiguous(self) -> "MilestonePlan":
         prev = self.from_commit
-        for i, m in enumerate(self.milestones, start=1):
-            if m.ordinal != i or m.id != milestone_id(i):
-                raise ValueError(f"milestone {m.id} is out of order (expected {milestone_id(i)})")
-            if m.base_commit != prev:
-                raise ValueError(f"milestone {m.id} base {m.base_commit[:10]} != previous verify {prev[:10]}")
-            prev = m.verify_commit
+        for i, milestone in enumerate(self.milestones, start=1):
+            if milestone.ordinal != i or milestone.id != milestone_id(i):
+                raise ValueError(f"milestone {milestone.id} is out of order (expected {milestone_id(i)})")
+            if milestone.base_commit != prev:
+                raise ValueError(
+                    f"milestone {milestone.id} base {milestone.base_commit[:10]} != previous verify {prev[:10]}"
+                )
+            prev = milestone.verify_commit
         if self.milestones and prev != self.to_commit:
             raise ValueError(f"last milestone ends at {prev[:10]}, not at {self.to_commit[:10]}")
         return self
 
     def milestone(self, mid: str) -> Milestone:
-        for m in self.milestones:
-            if m.id == mid:
-                return m
+        for milestone in self.milestones:
+            if milestone.id == mid:
+                return milestone
         raise KeyError(mid)
 
 

@@ -27,10 +27,10 @@ class RepoSpec(Model):
 
     @field_validator("key")
     @classmethod
-    def _key_is_partition_safe(cls, v: str) -> str:
-        if not REPO_KEY_RE.match(v):
-            raise ValueError(f"repo key {v!r} must look like owner__name using [A-Za-z0-9._-]")
-        return v
+    def _key_is_partition_safe(cls, value: str) -> str:
+        if not REPO_KEY_RE.match(value):
+            raise ValueError(f"repo key {value!r} must look like owner__name using [A-Za-z0-9._-]")
+        return value
 
 
 class Criterion(Model):
@@ -66,7 +66,7 @@ class ScreeningReport(Model):
     @property
     def passed(self) -> bool:
         """Every decided criterion passed (undecided ones, like env builds, do not block)."""
-        return all(c.passed is not False for c in self.criteria)
+        return all(criterion.passed is not False for criterion in self.criteria)
 
     def criterion(self, name: str) -> Criterion:
-        return next(c for c in self.criteria if c.name == name)
+        return next(criterion for criterion in self.criteria if criterion.name == name)
