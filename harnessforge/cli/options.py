@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import typer
 
 from ..agents.factory import BACKENDS, MODEL_BACKENDS
@@ -25,6 +27,6 @@ def check_sandbox(value: str) -> str:
     return value
 
 
-def sandbox_option() -> str:
+def sandbox_option() -> Any:
     """`--sandbox NAME`, checked against the backends table (a usage error, exit 2)."""
     return typer.Option(AUTO, "--sandbox", help=SANDBOX_HELP, callback=check_sandbox)
