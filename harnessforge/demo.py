@@ -18,6 +18,7 @@ from typing import Callable
 from .agents.oracle import OracleAgent
 from .distill import distill
 from .envs import engine
+from .envs.backends import AUTO, Backend
 from .envs.environment import build, validate
 from .envs.images import bootstrap_base
 from .errors import EnvError
@@ -46,23 +47,28 @@ class DemoResult:
     paths: dict[str, Path] = field(default_factory=dict)  # what to open, by name
 
 
-def pick_sandbox(choice: str, log: Callable[[str], None]) -> str:
+def pick_sandbox(choice: Backend, log: Callable[[str], None]) -> Backend:
     """`auto`: Docker when an engine answers, else the local sandbox (with the reason)."""
-    if choice != "auto":
+    if choice != AUTO:
         return choice
     try:
         engine.connect()
         return "docker"
     except EnvError as e:
-        log(f"no Docker engine ({e}): using the local sandbox. To use Docker: apt-get install docker.io, "
-            "start dockerd, re-run the demo")  # fmt: skip
+        log(
+            f"no Docker engine ({e}): using the local sandbox. To use Docker: apt-get install docker.io, "
+            "start dockerd, re-run the demo"
+        )
         return "local"
 
 
 def run_demo(
-    store: Store, rules: Rules, sandbox: str = "auto", log: Callable[[str], None] = print,
+    store: Store,
+    rules: Rules,
+    sandbox: Backend = AUTO,
+    log: Callable[[str], None] = print,
     stage: Callable[[str], None] = lambda name: None,
-) -> DemoResult:  # fmt: skip
+) -> DemoResult:
     """Run every stage on the example repository; `stage(name)` is called as each one starts."""
     stage("example repository")
     source = store.example_dir("tasklite")
@@ -83,12 +89,12 @@ def run_demo(
         bootstrap_base(client, "python", rules.environments, log=log)
         build(store, key, rules, log=log)
     stage("validation")
-    if any(m.status is None for m in store.load_plan(key).milestones):
+    if any(milestone.status is None for milestone in store.load_plan(key).milestones):
         validate(store, key, rules, backend=result.sandbox, log=log)
     stage("agent runs")
     with OracleAgent(profiles=PROFILES) as dev:
-        nav = Navigator(store, key, dev, rules, run_id=RUN_ID, backend=result.sandbox, log=log)
-        result.summaries = nav.run()
+        navigator = Navigator(store, key, dev, rules, run_id=RUN_ID, backend=result.sandbox, log=log)
+        result.summaries = navigator.run()
     stage("distillation")
     result.counts = distill(store, rules, log=log).counts
     stage("export")

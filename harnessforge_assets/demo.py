@@ -8,6 +8,10 @@ from harnessforge.errors import HarnessForgeError
 from resources import SandboxResource, StoreResource
 
 
+def hint_levels(levels: list[int]) -> str:
+    return ",".join(f"L{level}" for level in levels) or "-"
+
+
 @dg.asset(
     group_name="demo",
     kinds={"python"},
@@ -17,17 +21,25 @@ from resources import SandboxResource, StoreResource
 )
 def demo(context: dg.AssetExecutionContext, store: StoreResource, sandbox: SandboxResource) -> dg.MaterializeResult:
     try:
-        result = run_demo(store.store(), sandbox.rules(store.rules()), sandbox.backend, log=context.log.info,
-                          stage=lambda name: context.log.info(f"stage: {name}"))  # fmt: skip
+        result = run_demo(
+            store.store(),
+            sandbox.rules(store.rules()),
+            sandbox.backend,
+            log=context.log.info,
+            stage=lambda name: context.log.info(f"stage: {name}"),
+        )
     except HarnessForgeError as e:
         raise dg.Failure(description=f"demo: {e}", allow_retries=False) from None
     rows = "\n".join(
-        f"| {m.milestone_id} | {m.status} | {m.turns} | {','.join(f'L{x}' for x in m.hints_released) or '-'} |"
-        for m in result.summaries
+        f"| {summary.milestone_id} | {summary.status} | {summary.turns} | {hint_levels(summary.hints_released)} |"
+        for summary in result.summaries
     )
-    return dg.MaterializeResult(metadata={
-        "repo": result.repo, "sandbox": result.sandbox,
-        "chain": dg.MetadataValue.md(f"| milestone | status | turns | hints |\n|---|---|---|---|\n{rows}"),
-        **{f"distilled/{k}": v for k, v in result.counts.items()},
-        **{name.replace(" ", "_"): dg.MetadataValue.path(str(path)) for name, path in result.paths.items()},
-    })  # fmt: skip
+    return dg.MaterializeResult(
+        metadata={
+            "repo": result.repo,
+            "sandbox": result.sandbox,
+            "chain": dg.MetadataValue.md(f"| milestone | status | turns | hints |\n|---|---|---|---|\n{rows}"),
+            **{f"distilled/{name}": count for name, count in result.counts.items()},
+            **{name.replace(" ", "_"): dg.MetadataValue.path(str(path)) for name, path in result.paths.items()},
+        }
+    )

@@ -16,12 +16,13 @@ from .plan import milestone_plans
 
 def images_markdown(images: RepoImages) -> str:
     rows = ["| milestone | image | build seconds |", "|---|---|---|"]
-    by_hash = {i.env_hash: i for i in images.images}
-    for mid, h in sorted(images.milestone_images.items()):
-        record = by_hash.get(h)
-        rows.append(f"| {mid} | {record.tag if record else h} | {record.build_seconds if record else ''} |")
-    for mid, why in sorted(images.failures.items()):
-        rows.append(f"| {mid} | **failed**: {why.splitlines()[0][:200]} | |")
+    by_hash = {image.env_hash: image for image in images.images}
+    for milestone_id, env_hash in sorted(images.milestone_images.items()):
+        record = by_hash.get(env_hash)
+        tag, seconds = (record.tag, record.build_seconds) if record else (env_hash, "")
+        rows.append(f"| {milestone_id} | {tag} | {seconds} |")
+    for milestone_id, why in sorted(images.failures.items()):
+        rows.append(f"| {milestone_id} | **failed**: {why.splitlines()[0][:200]} | |")
     return "\n".join(rows)
 
 
@@ -41,24 +42,26 @@ def images_markdown(images: RepoImages) -> str:
     ],
 )
 def docker_images(context: dg.AssetExecutionContext, store: StoreResource) -> dg.MaterializeResult:
-    s = store.store()
+    forge_store = store.store()
     key = context.partition_key
     try:
-        images = build(s, key, store.rules(), log=context.log.info)
+        images = build(forge_store, key, store.rules(), log=context.log.info)
     except HarnessForgeError as e:  # no Docker engine, no plan, unknown repo: say so in one line
         raise dg.Failure(description=f"{key}: environment build failed: {e}", allow_retries=False) from None
     metadata = {
         "images": len(images.images),
         "milestones_with_image": len(images.milestone_images),
-        "tags": dg.MetadataValue.json(sorted(i.tag for i in images.images)),
+        "tags": dg.MetadataValue.json(sorted(image.tag for image in images.images)),
         "env_hashes": dg.MetadataValue.json(dict(sorted(images.milestone_images.items()))),
-        "build_seconds": round(sum(i.build_seconds for i in images.images), 1),
+        "build_seconds": round(sum(image.build_seconds for image in images.images), 1),
         "failures": dg.MetadataValue.json(images.failures),
         "table": dg.MetadataValue.md(images_markdown(images)),
-        "path": dg.MetadataValue.path(str(s.images_file(key))),
+        "path": dg.MetadataValue.path(str(forge_store.images_file(key))),
     }
-    missing = [m.id for m in s.load_plan(key).milestones if m.id not in images.milestone_images]
-    why = "; ".join(f"{mid}: {images.failures.get(mid, 'no image')}".splitlines()[0] for mid in missing)
+    milestones = forge_store.load_plan(key).milestones
+    missing = [milestone.id for milestone in milestones if milestone.id not in images.milestone_images]
+    reasons = [f"{milestone_id}: {images.failures.get(milestone_id, 'no image')}" for milestone_id in missing]
+    why = "; ".join(reason.splitlines()[0] for reason in reasons)
     if missing:  # the milestones with an image go on to validation; the others get env_error there
         context.log.warning(f"{key}: {len(missing)} milestone(s) have no environment image: {why}")
     check = dg.AssetCheckResult(
@@ -68,12 +71,13 @@ def docker_images(context: dg.AssetExecutionContext, store: StoreResource) -> dg
         description=f"{len(missing)} milestone(s) have no environment image: {why}" if missing else None,
     )
     # Downstream validations go stale only when an image actually changes, not on a cached rebuild.
-    version = hashlib.sha256(",".join(sorted(i.image_id for i in images.images)).encode()).hexdigest()[:16]
+    image_ids = ",".join(sorted(image.image_id for image in images.images))
+    version = hashlib.sha256(image_ids.encode()).hexdigest()[:16]
     return dg.MaterializeResult(data_version=dg.DataVersion(version), metadata=metadata, check_results=[check])
 
 
-def validation_path(s: Store, key: str, mid: str) -> str:
-    return str(s.validation_file(key, mid))
+def validation_path(store: Store, key: str, milestone_id: str) -> str:
+    return str(store.validation_file(key, milestone_id))
 
 
 @dg.multi_asset(
@@ -103,50 +107,52 @@ def validation_path(s: Store, key: str, mid: str) -> str:
             blocking=True,  # a "valid" milestone with nothing to solve must not reach the agent
             description="A valid milestone has at least one FAIL_TO_PASS test.",
         ),
-    ],  # fmt: skip
+    ],
 )
 def validated_milestones(context: dg.AssetExecutionContext, store: StoreResource, sandbox: SandboxResource):
-    s = store.store()
-    key, mid = split_repo_milestone(context.partition_key)
-    if plan_with(s, key, mid, context.log.info) is None:
+    forge_store = store.store()
+    key, milestone_id = split_repo_milestone(context.partition_key)
+    if plan_with(forge_store, key, milestone_id, context.log.info) is None:
         return
+    rules = sandbox.rules(store.rules())
     try:
-        (v,) = validate(
-            s, key, sandbox.rules(store.rules()), milestone=mid, backend=sandbox.backend, log=context.log.info
+        (validation,) = validate(
+            forge_store, key, rules, milestone=milestone_id, backend=sandbox.backend, log=context.log.info
         )
     except HarnessForgeError as e:
-        raise dg.Failure(description=f"{key} {mid}: validation could not run: {e}", allow_retries=False) from None
-    metadata = validation_metadata(v, validation_path(s, key, mid))
-    yield dg.MaterializeResult(asset_key="validated_milestones", metadata=metadata, check_results=checks(v))
+        why = f"{key} {milestone_id}: validation could not run: {e}"
+        raise dg.Failure(description=why, allow_retries=False) from None
+    metadata = validation_metadata(validation, validation_path(forge_store, key, milestone_id))
+    yield dg.MaterializeResult(asset_key="validated_milestones", metadata=metadata, check_results=checks(validation))
 
 
-def validation_metadata(v: Validation, path: str) -> dict:
+def validation_metadata(validation: Validation, path: str) -> dict:
     return {
-        "status": v.status,
-        "reason": v.reason or "",
-        "fail_to_pass": len(v.fail_to_pass),
-        "pass_to_pass": len(v.pass_to_pass),
-        "flaky": len(v.flaky),
-        "not_reproduced": len(v.not_reproduced),
-        "broken": len(v.broken),
-        "repeats": v.repeats,
-        "image": v.image,
-        "fail_to_pass_tests": dg.MetadataValue.json(v.fail_to_pass),
-        "detail": dg.MetadataValue.md(f"```\n{v.detail[-2000:]}\n```") if v.detail else "",
+        "status": validation.status,
+        "reason": validation.reason or "",
+        "fail_to_pass": len(validation.fail_to_pass),
+        "pass_to_pass": len(validation.pass_to_pass),
+        "flaky": len(validation.flaky),
+        "not_reproduced": len(validation.not_reproduced),
+        "broken": len(validation.broken),
+        "repeats": validation.repeats,
+        "image": validation.image,
+        "fail_to_pass_tests": dg.MetadataValue.json(validation.fail_to_pass),
+        "detail": dg.MetadataValue.md(f"```\n{validation.detail[-2000:]}\n```") if validation.detail else "",
         "path": dg.MetadataValue.path(path),
     }
 
 
-def checks(v: Validation) -> list[dg.AssetCheckResult]:
+def checks(validation: Validation) -> list[dg.AssetCheckResult]:
     return [
         dg.AssetCheckResult(
             check_name="environment_ran",
-            passed=v.status != "env_error",
-            metadata={"status": v.status, "reason": v.reason or ""},
+            passed=validation.status != "env_error",
+            metadata={"status": validation.status, "reason": validation.reason or ""},
         ),
         dg.AssetCheckResult(
             check_name="valid_has_fail_to_pass",
-            passed=v.status != "valid" or bool(v.fail_to_pass),
-            metadata={"fail_to_pass": len(v.fail_to_pass)},
+            passed=validation.status != "valid" or bool(validation.fail_to_pass),
+            metadata={"fail_to_pass": len(validation.fail_to_pass)},
         ),
     ]

@@ -9,17 +9,33 @@ DISTILL = dg.AssetSelection.groups("distill") - dg.AssetSelection.assets("traini
 
 # name, stage tag, selection, description
 STAGES = [
-    ("plan_repo", "plan", dg.AssetSelection.assets("repos", "milestone_plans"),
-     "Screen a repo and mine its milestone plan (one repo partition)."),
-    ("build_environments", "env", dg.AssetSelection.assets("docker_images"),
-     "Build a repo's Docker environment images."),
-    ("validate_milestones", "env", dg.AssetSelection.assets("validated_milestones"),
-     "Run a milestone's tests at base and verify: FAIL_TO_PASS / PASS_TO_PASS."),
-    ("run_agent", "agent", dg.AssetSelection.assets("raw_trajectories"),
-     "The Dev agent on milestones of a repo's chain (a range runs as one run, in chain order)."),
+    (
+        "plan_repo",
+        "plan",
+        dg.AssetSelection.assets("repos", "milestone_plans"),
+        "Screen a repo and mine its milestone plan (one repo partition).",
+    ),
+    (
+        "build_environments",
+        "env",
+        dg.AssetSelection.assets("docker_images"),
+        "Build a repo's Docker environment images.",
+    ),
+    (
+        "validate_milestones",
+        "env",
+        dg.AssetSelection.assets("validated_milestones"),
+        "Run a milestone's tests at base and verify: FAIL_TO_PASS / PASS_TO_PASS.",
+    ),
+    (
+        "run_agent",
+        "agent",
+        dg.AssetSelection.assets("raw_trajectories"),
+        "The Dev agent on milestones of a repo's chain (a range runs as one run, in chain order).",
+    ),
     ("distill", "distill", DISTILL, "Analytics, then one milestone partition's distilled rows and verified task."),
     ("run_demo", "demo", dg.AssetSelection.groups("demo"), "`harnessforge demo`: the example repository, every stage."),
-]  # fmt: skip
+]
 
 jobs = [
     dg.define_asset_job(name, selection=selection, tags={"harnessforge/stage": stage}, description=description)

@@ -31,38 +31,46 @@ def split_repo_milestone(key: dg.MultiPartitionKey | str) -> tuple[str, str]:
     """(repo key, milestone id) of a repo x milestone partition key."""
     if not isinstance(key, dg.MultiPartitionKey):
         key = repo_milestone_partitions.get_partition_key_from_str(key)
-    dims = key.keys_by_dimension
-    return dims["repo"], dims["milestone"]
+    dimensions = key.keys_by_dimension
+    return dimensions["repo"], dimensions["milestone"]
+
+
+def milestone_number(milestone_id: str) -> int:
+    """`m03` -> 3: milestone ids sort by number, so m10 follows m09."""
+    return int(milestone_id.lstrip("m") or 0)
 
 
 def chain_order(keys) -> list[tuple[str, str]]:
     """(repo, milestone) pairs of a run's partition keys, each repo's milestones in chain order."""
-    return sorted((split_repo_milestone(k) for k in keys), key=lambda rm: (rm[0], int(rm[1].lstrip("m") or 0)))
+    pairs = [split_repo_milestone(key) for key in keys]
+    return sorted(pairs, key=lambda pair: (pair[0], milestone_number(pair[1])))
 
 
-def plan_with(s: Store, key: str, mid: str, log) -> MilestonePlan | None:
-    """The repo's plan when it has milestone `mid`; None (after logging the no-op) when it does not.
+def plan_with(store: Store, key: str, milestone_id: str, log) -> MilestonePlan | None:
+    """The repo's plan when it has milestone `milestone_id`; None (after logging the no-op) when it does not.
 
     Raises `dg.Failure` when the repo has no plan at all: that is missing upstream work, not a no-op."""
     try:
-        plan = s.load_plan(key)
+        plan = store.load_plan(key)
     except HarnessForgeError as e:
-        raise dg.Failure(description=f"{key}: no milestone plan yet ({e}); materialize milestone_plans first",
-                         allow_retries=False) from None  # fmt: skip
-    ids = [m.id for m in plan.milestones]
-    if mid in ids:
+        why = f"{key}: no milestone plan yet ({e}); materialize milestone_plans first"
+        raise dg.Failure(description=why, allow_retries=False) from None
+    ids = [milestone.id for milestone in plan.milestones]
+    if milestone_id in ids:
         return plan
-    log(f"{key} has no milestone {mid!r}: its plan has {len(ids)} milestones ({', '.join(ids) or 'none'}); "
-        "nothing to do for this partition (no-op: nothing written, nothing materialized)")  # fmt: skip
+    log(
+        f"{key} has no milestone {milestone_id!r}: its plan has {len(ids)} milestones ({', '.join(ids) or 'none'}); "
+        "nothing to do for this partition (no-op: nothing written, nothing materialized)"
+    )
     return None
 
 
-def has_runs_to_distill(s: Store, key: str, mid: str, log) -> bool:
-    """Distillation reads trajectories, not the plan: a key is a no-op when the repo's plan lacks `mid`,
-    or, for a repo with no plan in the store, when no run of `mid` was recorded."""
-    if s.plan_file(key).exists():
-        return plan_with(s, key, mid, log) is not None
-    if s.has_finished(key, mid):
+def has_runs_to_distill(store: Store, key: str, milestone_id: str, log) -> bool:
+    """Distillation reads trajectories, not the plan: a key is a no-op when the repo's plan lacks the
+    milestone, or, for a repo with no plan in the store, when no run of it was recorded."""
+    if store.plan_file(key).exists():
+        return plan_with(store, key, milestone_id, log) is not None
+    if store.has_finished(key, milestone_id):
         return True
-    log(f"{key} has no plan and no recorded run of {mid!r}: nothing to distill (no-op)")
+    log(f"{key} has no plan and no recorded run of {milestone_id!r}: nothing to distill (no-op)")
     return False

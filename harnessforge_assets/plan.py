@@ -14,20 +14,22 @@ from .partitions import milestone_partitions, repo_partitions
 
 def screening_markdown(report: ScreeningReport) -> str:
     rows = ["| criterion | measured | threshold | result | reason |", "|---|---|---|---|---|"]
-    for c in report.criteria:
-        measured = ", ".join(map(str, c.measured)) if isinstance(c.measured, list) else c.measured
-        result = {True: "pass", False: "**fail**", None: "unknown"}[c.passed]
-        rows.append(f"| {c.name} | {measured} | {c.threshold} | {result} | {c.reason} |")
+    for criterion in report.criteria:
+        measured = criterion.measured
+        shown = ", ".join(map(str, measured)) if isinstance(measured, list) else measured
+        result = {True: "pass", False: "**fail**", None: "unknown"}[criterion.passed]
+        rows.append(f"| {criterion.name} | {shown} | {criterion.threshold} | {result} | {criterion.reason} |")
     return "\n".join(rows)
 
 
-def plan_markdown(p: MilestonePlan) -> str:
+def plan_markdown(plan: MilestonePlan) -> str:
     rows = ["| id | title | type | release | PRs | +/- | test files | difficulty |", "|---" * 8 + "|"]
-    for m in p.milestones:
-        prs = ", ".join(f"#{n}" for n in m.source_prs)
+    for milestone in plan.milestones:
+        prs = ", ".join(f"#{number}" for number in milestone.source_prs)
+        size = f"+{milestone.lines_added}/-{milestone.lines_deleted}"
         rows.append(
-            f"| {m.id} | {m.title} | {m.type or ''} | {m.release or ''} | {prs} | +{m.lines_added}/-{m.lines_deleted} "
-            f"| {len(m.test_files)} | {m.difficulty} |"
+            f"| {milestone.id} | {milestone.title} | {milestone.type or ''} | {milestone.release or ''} | {prs} "
+            f"| {size} | {len(milestone.test_files)} | {milestone.difficulty} |"
         )
     return "\n".join(rows)
 
@@ -39,9 +41,9 @@ def plan_markdown(p: MilestonePlan) -> str:
     description="Screening report of a repository: every criterion with measured value, threshold and reason.",
 )
 def repos(context: dg.AssetExecutionContext, store: StoreResource, github: GitHubResource) -> dg.MaterializeResult:
-    s = store.store()
-    spec = spec_for_partition(s, context.partition_key)
-    report = screen(s, spec, store.rules(), github_factory=github.factory(s))
+    forge_store = store.store()
+    spec = spec_for_partition(forge_store, context.partition_key)
+    report = screen(forge_store, spec, store.rules(), github_factory=github.factory(forge_store))
     version = report.newest_release or report.head_commit
     return dg.MaterializeResult(
         # Downstream goes stale only when a new release appears, not on every re-screen.
@@ -52,7 +54,7 @@ def repos(context: dg.AssetExecutionContext, store: StoreResource, github: GitHu
             "head_commit": report.head_commit,
             "primary_language": report.primary_language or "",
             "criteria": dg.MetadataValue.md(screening_markdown(report)),
-            "path": dg.MetadataValue.path(str(s.repo_dir(spec.key) / "screening.json")),
+            "path": dg.MetadataValue.path(str(forge_store.repo_dir(spec.key) / "screening.json")),
         },
     )
 
@@ -71,21 +73,23 @@ def repos(context: dg.AssetExecutionContext, store: StoreResource, github: GitHu
             description="Milestones m01..mNN in order, each starting at the previous one's verify commit, with "
             "test files, and their ground-truth and test patches applying to their base.",
         )
-    ],  # fmt: skip
+    ],
 )
 def milestone_plans(
     context: dg.AssetExecutionContext, store: StoreResource, github: GitHubResource
 ) -> dg.MaterializeResult:
-    s = store.store()
-    spec = spec_for_partition(s, context.partition_key)
-    result = plan(s, spec, store.rules(), github_factory=github.factory(s), progress=lambda msg: context.log.info(msg))
-    p = result.plan
-    for w in p.warnings:
-        context.log.warning(w)
+    forge_store = store.store()
+    spec = spec_for_partition(forge_store, context.partition_key)
+    result = plan(
+        forge_store, spec, store.rules(), github_factory=github.factory(forge_store), progress=context.log.info
+    )
+    milestone_plan = result.plan
+    for warning in milestone_plan.warnings:
+        context.log.warning(warning)
     # The milestone dimension of the repo x milestone assets is the union of all plans' ordinal ids.
-    ids = [m.id for m in p.milestones]
+    ids = [milestone.id for milestone in milestone_plan.milestones]
     context.instance.add_dynamic_partitions(milestone_partitions.name, ids)
-    problems = plan_problems(s, spec.key)
+    problems = plan_problems(forge_store, spec.key)
     return dg.MaterializeResult(
         check_results=[
             dg.AssetCheckResult(
@@ -93,21 +97,21 @@ def milestone_plans(
                 passed=not problems,
                 metadata={"problems": dg.MetadataValue.json(problems)},
             )
-        ],  # fmt: skip
+        ],
         metadata={
-            "milestones": len(p.milestones),
+            "milestones": len(milestone_plan.milestones),
             "milestone_ids": ", ".join(ids),
-            "range": f"{p.from_ref} → {p.to_ref}",
-            "traced_tests": sum(len(m.acceptance_tests) for m in p.milestones),
-            "type_mix": dg.MetadataValue.json(p.report.type_mix),
-            "feature_titled": p.report.feature_titled,
-            "entries_covered": f"{p.report.entries_covered}/{p.report.entries_citing}",
-            "size_outliers": dg.MetadataValue.json(p.report.size_outliers),
-            "notes": dg.MetadataValue.json(p.notes),
-            "pull_requests": len(p.pulls),
-            "warnings": len(p.warnings),
-            "rules_hash": p.provenance.rules_hash,
-            "plan": dg.MetadataValue.md(plan_markdown(p)),
-            "path": dg.MetadataValue.path(str(s.plan_file(spec.key))),
+            "range": f"{milestone_plan.from_ref} → {milestone_plan.to_ref}",
+            "traced_tests": sum(len(milestone.acceptance_tests) for milestone in milestone_plan.milestones),
+            "type_mix": dg.MetadataValue.json(milestone_plan.report.type_mix),
+            "feature_titled": milestone_plan.report.feature_titled,
+            "entries_covered": f"{milestone_plan.report.entries_covered}/{milestone_plan.report.entries_citing}",
+            "size_outliers": dg.MetadataValue.json(milestone_plan.report.size_outliers),
+            "notes": dg.MetadataValue.json(milestone_plan.notes),
+            "pull_requests": len(milestone_plan.pulls),
+            "warnings": len(milestone_plan.warnings),
+            "rules_hash": milestone_plan.provenance.rules_hash,
+            "plan": dg.MetadataValue.md(plan_markdown(milestone_plan)),
+            "path": dg.MetadataValue.path(str(forge_store.plan_file(spec.key))),
         },
     )

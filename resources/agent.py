@@ -6,7 +6,7 @@ import dagster as dg
 from pydantic import Field, field_validator
 
 from harnessforge.agents.base import AgentBackend
-from harnessforge.agents.factory import BACKENDS, make_agent
+from harnessforge.agents.factory import BACKENDS, MODEL_BACKENDS, check_profiles, make_agent
 from harnessforge.agents.oracle import PROFILES
 from harnessforge.errors import ConfigError
 from harnessforge.store import check_run_id
@@ -19,8 +19,8 @@ class AgentResource(dg.ConfigurableResource):
 
     backend: str = Field(
         "oracle",
-        description="oracle: the offline ground-truth Dev (synthetic runs); anthropic, openai or claude-code (the "
-        "claude CLI): a model (ANTHROPIC_API_KEY / OPENAI_API_KEY in the run's environment)",
+        description=f"oracle: the offline ground-truth Dev (synthetic runs); {', '.join(MODEL_BACKENDS)}: a model "
+        "(claude-code through the claude CLI; ANTHROPIC_API_KEY / OPENAI_API_KEY in the run's environment)",
     )
     model: Optional[str] = Field(None, description="Model name for the model backends (default: the factory's)")
     api_key: Optional[str] = Field(
@@ -48,10 +48,10 @@ class AgentResource(dg.ConfigurableResource):
     @field_validator("profiles")
     @classmethod
     def _known_profiles(cls, value: dict[str, str]) -> dict[str, str]:
-        unknown = sorted({p for p in value.values() if p not in PROFILES})
-        if unknown:
-            raise ValueError(f"unknown oracle profile(s) {unknown}; use {', '.join(PROFILES)}")
-        return value
+        try:
+            return check_profiles(value)
+        except ConfigError as e:
+            raise ValueError(str(e)) from None
 
     @field_validator("run_id")
     @classmethod
@@ -67,5 +67,11 @@ class AgentResource(dg.ConfigurableResource):
 
     def build(self) -> AgentBackend:
         """A fresh Dev backend (raises the core's ConfigError/AgentError when it cannot be built)."""
-        return make_agent(self.backend, self.model, seed=self.seed, profiles=self.profiles or None,
-                          api_key=self.api_key, base_url=self.base_url)  # fmt: skip
+        return make_agent(
+            self.backend,
+            self.model,
+            seed=self.seed,
+            profiles=self.profiles or None,
+            api_key=self.api_key,
+            base_url=self.base_url,
+        )

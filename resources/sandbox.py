@@ -5,11 +5,12 @@ from typing import Optional
 import dagster as dg
 from pydantic import Field, field_validator
 
+from harnessforge.envs.backends import AUTO, BACKEND_NAMES, SANDBOX_BACKENDS, concrete_backends
 from harnessforge.rules import EnvRules, Rules
 
 from .choices import one_of
 
-BACKENDS = ("auto", "docker", "local")
+LIMITS = ("memory", "cpus", "pids_limit", "exec_timeout_s")
 
 
 class SandboxResource(dg.ConfigurableResource):
@@ -17,9 +18,8 @@ class SandboxResource(dg.ConfigurableResource):
     override the rules' `environments` section (unset: the rules' values)."""
 
     backend: str = Field(
-        "auto",
-        description="docker: the repo's built image; local: the host's toolchain; "
-        "auto: docker when the repo has images and an engine answers, else local",
+        AUTO,
+        description="; ".join(f"{name}: {SANDBOX_BACKENDS[name]}" for name in (*concrete_backends(), AUTO)),
     )
     memory: Optional[str] = Field(None, description="Memory limit per sandbox, e.g. 2g")
     cpus: Optional[float] = Field(None, description="CPUs per sandbox, e.g. 1.5")
@@ -29,14 +29,12 @@ class SandboxResource(dg.ConfigurableResource):
     @field_validator("backend")
     @classmethod
     def _known_backend(cls, value: str) -> str:
-        return one_of(value, BACKENDS, "sandbox backend")
+        return one_of(value, BACKEND_NAMES, "sandbox backend")
 
     def rules(self, rules: Rules) -> Rules:
         """`rules` with this resource's limits in its `environments` section (validated like the rules file)."""
-        limits = {
-            k: v for k in ("memory", "cpus", "pids_limit", "exec_timeout_s") if (v := getattr(self, k)) is not None
-        }
+        limits = {name: value for name in LIMITS if (value := getattr(self, name)) is not None}
         if not limits:
             return rules
-        env = EnvRules.model_validate({**rules.environments.model_dump(), **limits})
-        return rules.model_copy(update={"environments": env})
+        environments = EnvRules.model_validate({**rules.environments.model_dump(), **limits})
+        return rules.model_copy(update={"environments": environments})

@@ -15,8 +15,8 @@ DISTILL_ASSETS = ("stuck_slices", "dpo_pairs", "kto_rows", "sft_segments", "revi
 
 
 def _records(instance: dg.DagsterInstance, asset: str, after: int | None, limit: int, ascending: bool):
-    filter_ = dg.AssetRecordsFilter(asset_key=dg.AssetKey(asset), after_storage_id=after)
-    return instance.fetch_materializations(filter_, limit=limit, ascending=ascending).records
+    records_filter = dg.AssetRecordsFilter(asset_key=dg.AssetKey(asset), after_storage_id=after)
+    return instance.fetch_materializations(records_filter, limit=limit, ascending=ascending).records
 
 
 @dg.sensor(
@@ -31,16 +31,25 @@ def distill_sensor(context: dg.SensorEvaluationContext) -> dg.SensorResult:
         return dg.SensorResult(skip_reason="no new trajectories")
     latest = _records(context.instance, "trajectory_analytics", None, limit=1, ascending=False)
     analysed = latest[0].storage_id if latest else -1
-    ready = [r for r in new if r.storage_id < analysed]
-    waiting = [r for r in new if r.storage_id > analysed]
+    ready = [record for record in new if record.storage_id < analysed]
+    waiting = [record for record in new if record.storage_id > analysed]
     requests = []
     if waiting:
-        requests.append(dg.RunRequest(asset_selection=[dg.AssetKey("trajectory_analytics")],
-                                      run_key=f"analytics:{waiting[-1].storage_id}",
-                                      tags={"harnessforge/stage": "distill"}))  # fmt: skip
-    newest = {r.partition_key: r.storage_id for r in ready if r.partition_key}  # one run per partition
+        requests.append(
+            dg.RunRequest(
+                asset_selection=[dg.AssetKey("trajectory_analytics")],
+                run_key=f"analytics:{waiting[-1].storage_id}",
+                tags={"harnessforge/stage": "distill"},
+            )
+        )
+    newest = {record.partition_key: record.storage_id for record in ready if record.partition_key}  # one per partition
     for partition, storage_id in newest.items():
-        requests.append(dg.RunRequest(partition_key=partition, asset_selection=[dg.AssetKey(a) for a in DISTILL_ASSETS],
-                                      run_key=f"distill:{partition}:{storage_id}",
-                                      tags={"harnessforge/stage": "distill"}))  # fmt: skip
+        requests.append(
+            dg.RunRequest(
+                partition_key=partition,
+                asset_selection=[dg.AssetKey(asset) for asset in DISTILL_ASSETS],
+                run_key=f"distill:{partition}:{storage_id}",
+                tags={"harnessforge/stage": "distill"},
+            )
+        )
     return dg.SensorResult(run_requests=requests, cursor=str(ready[-1].storage_id) if ready else context.cursor)

@@ -26,8 +26,10 @@ class ReleaseCursor(BaseModel):
     seen: dict[str, str] = {}  # repo key -> newest release already requested
 
 
-def newest_upstream(spec: RepoSpec, s: Store, github: GitHubResource, upstream: UpstreamResource) -> str | None:
-    client = github.factory(s)(spec) if upstream.github_releases and spec.github else None
+def newest_upstream(spec: RepoSpec, store: Store, github: GitHubResource, upstream: UpstreamResource) -> str | None:
+    """The newest release tag upstream: GitHub's published releases when watched and a token is set, else
+    the remote's tags."""
+    client = github.factory(store)(spec) if upstream.github_releases and spec.github else None
     tags = client.release_tags(spec.github) if client else remote_tags(spec.url)
     return newest_release(tags)
 
@@ -41,30 +43,35 @@ def new_release_sensor(
     context: dg.SensorEvaluationContext, store: StoreResource, github: GitHubResource, upstream: UpstreamResource
 ) -> dg.SensorResult:
     cursor = ReleaseCursor.model_validate_json(context.cursor) if context.cursor else ReleaseCursor()
-    s = store.store()
-    watch = upstream.repos or s.repo_keys()
+    forge_store = store.store()
+    watch = upstream.repos or forge_store.repo_keys()
     if not watch:
         return dg.SensorResult(skip_reason="nothing to watch: set the upstream resource's repos, or register a repo")
     start = cursor.next % len(watch)
-    page = [watch[(start + i) % len(watch)] for i in range(min(upstream.per_tick, len(watch)))]
+    page = [watch[(start + offset) % len(watch)] for offset in range(min(upstream.per_tick, len(watch)))]
     cursor.next = (start + len(page)) % len(watch)
     known = set(context.instance.get_dynamic_partitions(repo_partitions.name))
     new_keys, requests = [], []
-    for arg in page:
+    for watched in page:
         try:
-            spec = spec_for(s, arg)
-            tag = newest_upstream(spec, s, github, upstream)
+            spec = spec_for(forge_store, watched)
+            tag = newest_upstream(spec, forge_store, github, upstream)
         except HarnessForgeError as e:  # one unreachable remote does not stop the others
-            context.log.warning(f"{arg}: {e}")
+            context.log.warning(f"{watched}: {e}")
             continue
         if tag is None or cursor.seen.get(spec.key) == tag:
             continue
         cursor.seen[spec.key] = tag
-        s.save_repo(spec)  # the `repos` asset resolves the partition key through the store
+        forge_store.save_repo(spec)  # the `repos` asset resolves the partition key through the store
         if spec.key not in known:
             new_keys.append(spec.key)
-        requests.append(dg.RunRequest(partition_key=spec.key, run_key=f"{spec.key}:{tag}",
-                                      tags={"harnessforge/release": tag, "harnessforge/stage": "plan"}))  # fmt: skip
+        requests.append(
+            dg.RunRequest(
+                partition_key=spec.key,
+                run_key=f"{spec.key}:{tag}",
+                tags={"harnessforge/release": tag, "harnessforge/stage": "plan"},
+            )
+        )
     return dg.SensorResult(
         run_requests=requests,
         dynamic_partitions_requests=[repo_partitions.build_add_request(new_keys)] if new_keys else [],

@@ -173,9 +173,9 @@ LAYOUT_NAMES = {  # folder and file names of the store's layout (harnessforge/st
 
 
 def _is_store(node: ast.AST) -> bool:
-    """`store`, `s`, `state.store`...: the names a Store goes by (a sandbox's own `self.root` is not one)."""
+    """`store`, `s`, `state.store`, `forge_store`...: the names a Store goes by (not a sandbox's own `self.root`)."""
     text = ast.unparse(node)
-    return text in ("s", "store") or text.endswith(".store") or text.endswith("store()")
+    return text in ("s", "store") or text.endswith((".store", "_store", "store()"))
 
 
 def _layout_joins(tree: ast.AST) -> list[str]:

@@ -2,8 +2,8 @@ import json
 
 import pytest
 
-from harnessforge.cli import read_candidates
 from harnessforge.errors import ConfigError
+from harnessforge.mining.candidates import read_candidates
 from harnessforge.mining.screening import screen
 from harnessforge.rules import load_rules
 
@@ -80,7 +80,7 @@ def test_invalid_candidates_file(tmp_path, text, message):
 
 
 def test_default_candidate_list_has_the_thirty_design_repos():
-    from harnessforge.cli import DEFAULT_CANDIDATES
+    from harnessforge.mining.candidates import DEFAULT_CANDIDATES
 
     names = read_candidates(DEFAULT_CANDIDATES)
     assert len(names) == 30 and len(set(names)) == 30

@@ -1,11 +1,16 @@
-"""Pick a Dev backend by name, as the CLI and the Dagster resource do."""
+"""Pick a Dev backend by name, as the CLI and the Dagster resource do, and read the oracle's
+per-milestone profiles the same way for both."""
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Mapping
+
 from ..errors import ConfigError
 from .base import AgentBackend
+from .oracle import PROFILES, OracleAgent
 
 BACKENDS = ("oracle", "anthropic", "openai", "claude-code")
+MODEL_BACKENDS = tuple(name for name in BACKENDS if name != "oracle")  # the ones a PM or a judge can be
 DEFAULT_MODELS = {"anthropic": "claude-sonnet-4-6", "claude-code": "claude-sonnet-4-6", "openai": "gpt-4.1"}
 
 
@@ -20,8 +25,6 @@ def make_agent(
     """`oracle` takes `seed` and per-milestone `profiles`; the API backends take `api_key` and `base_url`,
     each falling back to the provider's environment variables."""
     if name == "oracle":
-        from .oracle import OracleAgent
-
         try:
             return OracleAgent(seed=seed, profiles=profiles)
         except ValueError as e:
@@ -39,3 +42,23 @@ def make_agent(
 
         return ClaudeCodeAgent(model or DEFAULT_MODELS["claude-code"])
     raise ConfigError(f"unknown agent {name!r}; use one of {', '.join(BACKENDS)}")
+
+
+def parse_profiles(items: Iterable[str]) -> dict[str, str]:
+    """`MID=PROFILE` items (the CLI's repeated `--profile`) as {milestone id: oracle profile}; a later
+    item for the same milestone wins. The names are checked where the oracle is built (`check_profiles`)."""
+    profiles = {}
+    for item in items:
+        milestone_id, separator, name = item.partition("=")
+        if not separator:
+            raise ConfigError(f"--profile {item!r}: expected MID=PROFILE, e.g. m02=needs_hints")
+        profiles[milestone_id] = name
+    return profiles
+
+
+def check_profiles(profiles: Mapping[str, str]) -> dict[str, str]:
+    """`profiles` when every one is an oracle profile; else a ConfigError naming the unknown ones."""
+    unknown = sorted({name for name in profiles.values() if name not in PROFILES})
+    if unknown:
+        raise ConfigError(f"unknown oracle profile(s) {unknown}; use {', '.join(PROFILES)}")
+    return dict(profiles)

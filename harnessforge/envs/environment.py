@@ -17,13 +17,13 @@ from ..repos import open_repo, spec_for
 from ..rules import Rules
 from ..store import Store
 from . import engine
+from .backends import Backend
 from .images import build_env_image, ensure_base
 from .local_sandbox import LocalSandbox
 from .recipes import dependency_files, recipe_at
 from .sandbox import Limits, Sandbox, SandboxSpec
 from .validate import grade_candidate, validate_milestone
 
-Backend = str  # "docker" | "local" | "auto"
 # The local backend runs the host's own interpreter; these make the checkout importable.
 LOCAL_ENV = {"python": {"PYTHONPATH": "{workspace}:{workspace}/src", "PYTHONHASHSEED": "0"}}
 

@@ -1,0 +1,99 @@
+"""Stage 3 command: the Dev agent walks each repo's milestone chain, chains side by side."""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Optional
+
+import typer
+from rich.progress import Progress
+
+from ..agents.base import AgentBackend
+from ..agents.factory import make_agent, parse_profiles
+from ..agents.oracle import PROFILES
+from ..harness.jobs import ChainJob, expand_jobs
+from ..store import check_run_id
+from .context import console, out, state
+from .options import AGENT_HELP, sandbox_option
+from .rendering import chains_table, progress_bars, turn_description
+
+if TYPE_CHECKING:
+    from ..harness.navigator import Navigator
+    from ..harness.parallel import ChainResult
+
+
+def run(
+    repos: list[str] = typer.Argument(..., help="Validated repos: keys, paths, URLs or owner/name"),
+    agent: str = typer.Option("oracle", "--agent", help=AGENT_HELP),
+    model: Optional[str] = typer.Option(None, "--model", help="Model name for the model backends"),
+    milestones: Optional[str] = typer.Option(None, "--milestones", help="Comma-separated ids (default: all valid)"),
+    run_id: Optional[str] = typer.Option(None, "--run-id", help="Name of the run (default: <agent>-<random>)"),
+    sandbox: str = sandbox_option(),
+    workers: int = typer.Option(4, "--workers", min=1, help="Chains that run at the same time"),
+    chains: int = typer.Option(
+        1, "--chains", min=1, help="Chains per repo, each its own run: <run-id>-1 … <run-id>-N (oracle: seed+i-1)"
+    ),
+    seed: int = typer.Option(0, "--seed", help="oracle: random seed"),
+    profile: list[str] = typer.Option([], "--profile", help=f"oracle: MID={'|'.join(PROFILES)}"),
+) -> None:
+    """Run a Dev agent through each repo's milestone chain (repos in parallel, each chain in order);
+    trajectories go to trajectories/<key>/<run_id>/. With --chains N, N independent runs of each repo."""
+    from ..harness.parallel import run_chains
+
+    profiles = parse_profiles(profile)
+    if run_id is not None:
+        check_run_id(run_id)  # it names a folder: refused before any work
+    make_agent(agent, model, seed=seed, profiles=profiles).close()  # a bad agent setting fails before any work
+
+    def fresh_run_id() -> str:
+        return f"{agent}-{uuid.uuid4().hex[:8]}"
+
+    def make_dev(job_seed: int) -> AgentBackend:
+        return make_agent(agent, model, seed=job_seed, profiles=profiles)
+
+    jobs = {job.name: job for job in expand_jobs(repos, run_id, seed, chains, new_run_id=fresh_run_id)}
+    wanted = milestones.split(",") if milestones else None
+    with progress_bars() as progress:
+
+        def navigator(name: str) -> Navigator:
+            return chain_navigator(jobs[name], make_dev, sandbox, progress)
+
+        results = run_chains(list(jobs), navigator, workers, wanted, log=lambda _: None)
+    report_chains(results)
+
+
+def chain_navigator(
+    job: ChainJob, make_dev: Callable[[int], AgentBackend], sandbox: str, progress: Progress
+) -> Navigator:
+    """The Navigator of one job, with its own progress line."""
+    from ..harness.navigator import Navigator
+
+    task = progress.add_task(f"{job.name}: starting", total=None)
+
+    def on_turn(milestone_id: str, turn: int, max_turns: int, level: int, tests) -> None:
+        progress.update(task, description=turn_description(job.name, milestone_id, turn, max_turns, level, tests))
+
+    return Navigator(
+        state.store,
+        job.repo,
+        make_dev(job.seed),
+        state.rules,
+        run_id=job.run_id,
+        backend=sandbox,
+        log=lambda message: console.print(f"{job.name}: {message}"),
+        on_turn=on_turn,
+    )
+
+
+def report_chains(results: list[ChainResult]) -> None:
+    """The table of every milestone run, each run's folder, and one error line per failed chain (exit 1)."""
+    out.print(chains_table(results))
+    for result in results:
+        if result.run_dir:
+            out.print(result.run_dir)
+    failed = [result for result in results if result.error]
+    for result in failed:
+        console.print(f"[red]error:[/] {result.job}: {result.error}", highlight=False, soft_wrap=True)
+    if failed:
+        raise typer.Exit(1)
