@@ -90,3 +90,46 @@ def test_default_candidate_list_has_the_thirty_design_repos():
 def test_screen_without_targets_is_a_clear_error(run_cli):
     proc = run_cli("screen")
     assert proc.returncode == 1 and "nothing to screen" in proc.stderr
+
+
+def _suite_repo(tmp_path, conftest: str):
+    """A one-commit repository with two tests and the given conftest.py."""
+    from harnessforge.gitio import GitRepo
+    from tests.helpers import git
+
+    work = tmp_path / "suite"
+    (work / "tests").mkdir(parents=True)
+    (work / "tests" / "test_one.py").write_text("def test_a():\n    pass\n\n\ndef test_b():\n    pass\n")
+    (work / "conftest.py").write_text(conftest)
+    git(work, "init", "-q", "-b", "main")
+    git(work, "add", ".")
+    git(work, "commit", "-q", "-m", "suite")
+    return GitRepo(work), git(work, "rev-parse", "HEAD")
+
+
+def test_collection_runs_in_the_sandbox_not_on_the_host(tmp_path, monkeypatch):
+    from harnessforge.mining.screening import collect_at
+
+    monkeypatch.setenv("HF_HOST_ONLY", "a token the checkout must not see")
+    outside = tmp_path / "outside.txt"
+    conftest = (
+        "import os, pathlib\n"
+        "assert 'HF_HOST_ONLY' not in os.environ, 'the host environment leaked in'\n"
+        "assert os.environ.get('CI') == '1'\n"
+        f"try:\n    pathlib.Path({str(outside)!r}).write_text('escaped')\nexcept OSError:\n    pass\n"
+    )
+    repo, head = _suite_repo(tmp_path, conftest)
+    assert collect_at(repo, head, "python", 60) == (2, "pytest --collect-only")
+    assert not outside.exists()  # nothing outside the workspace reaches the host
+
+
+def test_collection_that_hangs_or_fails_says_why(tmp_path):
+    from harnessforge.mining.screening import collect_at
+
+    repo, head = _suite_repo(tmp_path, "import time\ntime.sleep(30)\n")
+    count, why = collect_at(repo, head, "python", 2)
+    assert count is None and why.endswith("collection timed out after 2s")
+    repo, head = _suite_repo(tmp_path / "broken", "raise RuntimeError('boom')\n")
+    count, why = collect_at(repo, head, "python", 60)
+    assert count is None and why.startswith("pytest collection failed (")
+    assert collect_at(repo, head, "cobol", 60) == (None, "no collector available for cobol here")

@@ -1,27 +1,24 @@
 """Screening: is a repository worth planning? Every criterion reports what it measured, the
 threshold it was held to, and why it passed or failed.
 
-Test counts come from the language's own collector run in a throwaway export of the newest
-commit with the network off (`unshare -n` where available); when the collector cannot run
-(missing tool or dependencies) a static count of test declarations stands in, and the
-criterion's `method` says so.
+Test counts come from the language's own collector run in a local sandbox (envs/local_sandbox.py:
+bubblewrap, else `unshare`) holding the newest commit, the same isolation every other command in a
+checkout gets; when the collector cannot run (missing tool, dependencies or sandbox) a static count
+of test declarations stands in, and the criterion's `method` says so.
 """
 
 from __future__ import annotations
 
-import os
 import re
+import shlex
 import shutil
-import subprocess
 import sys
-import tarfile
-import tempfile
 from datetime import timedelta
 from fnmatch import fnmatchcase
-from functools import cache
-from io import BytesIO
-from pathlib import Path
 
+from ..envs.local_sandbox import LocalSandbox
+from ..envs.sandbox import Limits, Sandbox, SandboxSpec
+from ..errors import EnvError, RepoError
 from ..files import LANGUAGE_EXTENSIONS, VENDORED, FileClassifier, language_loc
 from ..gitio import GitRepo
 from ..models import Criterion, GitHubMeta, Provenance, RepoSpec, ScreeningReport
@@ -62,51 +59,55 @@ STATIC_TEST_PATTERNS = {
     "typescript": r"\b(it|test)\(\s*['\"`]",
     "javascript": r"\b(it|test)\(\s*['\"`]",
 }
+COLLECT_ENV = {"CI": "1"}  # test suites that check it skip interactive or slow set-up
 
 
 def _criterion(name: str, measured, threshold: str, passed: bool | None, reason: str, method: str = "") -> Criterion:
     return Criterion(name=name, measured=measured, threshold=threshold, passed=passed, reason=reason, method=method)
 
 
-@cache
-def _network_off_prefix() -> tuple[str, ...]:
-    """`unshare -n` (or `-rn` unprivileged) when this machine allows it, else nothing."""
-    for prefix in (("unshare", "-n"), ("unshare", "-rn")):
-        if shutil.which(prefix[0]) and subprocess.run([*prefix, "true"], capture_output=True).returncode == 0:
-            return prefix
-    return ()
-
-
-def _export(repo: GitRepo, rev: str, dest: Path) -> None:
-    with tarfile.open(fileobj=BytesIO(repo.run("archive", "--format=tar", rev))) as tar:
-        tar.extractall(dest, filter="data")
-
-
-def collect_tests(checkout: Path, language: str, timeout: int) -> tuple[int | None, str]:
-    """(count, method) from the language's own collector, or (None, why it could not run)."""
-    env = {**os.environ, "PYTHONDONTWRITEBYTECODE": "1", "CI": "1"}
+def collector(language: str) -> list[str] | None:
+    """The language's own test collector, as argv (None: no collector on this machine)."""
     if language == "python":
-        cmd = [sys.executable, "-m", "pytest", "--collect-only", "-q", "-p", "no:cacheprovider"]
-    elif language == "go" and shutil.which("go"):
-        cmd = ["go", "test", "-list", ".", "./..."]
-    else:
+        return [sys.executable, "-m", "pytest", "--collect-only", "-q", "-p", "no:cacheprovider"]
+    if language == "go" and shutil.which("go"):
+        return ["go", "test", "-list", ".", "./..."]
+    return None
+
+
+def collect_tests(sandbox: Sandbox, language: str, timeout: int) -> tuple[int | None, str]:
+    """(count, method) from the language's own collector run in `sandbox`, or (None, why it could not run)."""
+    command = collector(language)
+    if command is None:
         return None, f"no collector available for {language} here"
-    try:
-        out = subprocess.run(
-            [*_network_off_prefix(), *cmd], cwd=checkout, env=env, capture_output=True, text=True, timeout=timeout
-        )
-    except subprocess.TimeoutExpired:
-        return None, f"{cmd[0]} collection timed out after {timeout}s"
+    result = sandbox.exec(shlex.join(command), timeout=timeout)
+    if result.timed_out:
+        return None, f"{command[0]} collection timed out after {timeout}s"
     if language == "python":
-        m = re.search(r"(\d+) tests? collected", out.stdout) or re.search(r"^(\d+) tests?", out.stdout, re.M)
-        ids = [ln for ln in out.stdout.splitlines() if "::" in ln]
-        if out.returncode == 0 and (m or ids):
-            return (int(m[1]) if m else len(ids)), "pytest --collect-only"
-        last = (out.stdout.strip().splitlines() or out.stderr.strip().splitlines() or ["no output"])[-1]
-        return None, f"pytest collection failed ({last[:120]})"
-    if out.returncode == 0:
-        return sum(1 for ln in out.stdout.splitlines() if ln.startswith("Test")), "go test -list"
+        summary = re.search(r"(\d+) tests? collected", result.stdout) or re.search(
+            r"^(\d+) tests?", result.stdout, re.M
+        )
+        ids = [line for line in result.stdout.splitlines() if "::" in line]
+        if result.exit_code == 0 and (summary or ids):
+            return (int(summary[1]) if summary else len(ids)), "pytest --collect-only"
+        output = result.stdout.strip().splitlines() or result.stderr.strip().splitlines() or ["no output"]
+        return None, f"pytest collection failed ({output[-1][:120]})"
+    if result.exit_code == 0:
+        return sum(1 for line in result.stdout.splitlines() if line.startswith("Test")), "go test -list"
     return None, "go test -list failed"
+
+
+def collect_at(repo: GitRepo, commit: str, language: str, timeout: int) -> tuple[int | None, str]:
+    """`collect_tests` in a local sandbox holding `commit`: the network off, the host read-only, as
+    every other command HarnessForge runs in a checkout (one isolation path)."""
+    if collector(language) is None:  # nothing to run: no workspace to build
+        return None, f"no collector available for {language} here"
+    spec = SandboxSpec(repo.path, commit, env=COLLECT_ENV, limits=Limits(exec_timeout_s=timeout))
+    try:
+        with LocalSandbox(spec) as sandbox:
+            return collect_tests(sandbox, language, timeout)
+    except (EnvError, RepoError) as e:
+        return None, f"no sandbox to collect in ({str(e).splitlines()[0][:120]})"
 
 
 def static_test_count(repo: GitRepo, rev: str, language: str, classify: FileClassifier) -> int:
@@ -162,9 +163,7 @@ def screen_repository(
 
     count, method = None, ""
     if primary and collect:
-        with tempfile.TemporaryDirectory(prefix="hf-screen-") as tmp:
-            _export(repo, head, Path(tmp))
-            count, method = collect_tests(Path(tmp), primary, r.collect_timeout_s)
+        count, method = collect_at(repo, head, primary, r.collect_timeout_s)
     if count is None and primary:
         count = static_test_count(repo, head, primary, FileClassifier(rules.planning))
         method = f"static count of test declarations ({method or 'collection disabled'})"
