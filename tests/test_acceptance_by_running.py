@@ -15,15 +15,15 @@ from pathlib import Path
 import pytest
 
 from harnessforge.checks import plan_problems
-from harnessforge.envs.declared_tests import declared_tests, python_tests
-from harnessforge.envs.grading import (
+from harnessforge.envs.classification import (
     candidate_tests,
     classify,
     excluded_candidates,
     owner_files,
     static_ids,
 )
-from harnessforge.envs.validate import definitions, milestone_status, summary
+from harnessforge.envs.declared_tests import declared_tests, python_tests
+from harnessforge.envs.validation import definitions, milestone_status, summary
 from harnessforge.examples.patterns import build_pattern
 from harnessforge.models.env import TestRun, Validation
 from harnessforge.rules import load_rules
@@ -364,7 +364,7 @@ def test_same_file_mixins_and_parametrised_ids_with_spaces_and_brackets(mixins_v
 def test_without_static_acceptance_tests_the_milestone_is_still_validated_by_running(mixins_validated):
     """What the old static parse gave this repository: no acceptance test and the no_acceptance_tests flag."""
     from harnessforge.envs.environment import Environment
-    from harnessforge.envs.validate import validate_milestone
+    from harnessforge.envs.validation import validate_milestone
 
     store, plan, results = mixins_validated
     m = _milestone_testing(plan, "tests/contracts.py")
@@ -381,15 +381,15 @@ def test_without_static_acceptance_tests_the_milestone_is_still_validated_by_run
 
 
 def test_grading_uses_the_validated_fail_to_pass_ids(mixins_validated):
-    from harnessforge.envs.environment import grade
+    from harnessforge.envs.environment import grade_patch
 
     store, plan, results = mixins_validated
     m = _milestone_testing(plan, "tests/test_parser.py")
     ground_truth, _ = store.read_patches(KEY, m.id)
-    good = grade(store, KEY, m.id, ground_truth, load_rules(), backend="docker")
+    good = grade_patch(store, KEY, m.id, ground_truth, load_rules(), backend="docker")
     assert good.resolved and set(good.fail_to_pass) == set(results[m.id].fail_to_pass)
     assert good.fail_to_pass["tests/test_parser.py::test_sections_prefix_keys[one [section]]"] == "passed"
-    nothing = grade(store, KEY, m.id, b"", load_rules(), backend="docker")
+    nothing = grade_patch(store, KEY, m.id, b"", load_rules(), backend="docker")
     assert not nothing.resolved
     assert nothing.fail_to_pass["tests/test_parser.py::StrictParserChecks::test_escaped_quote"] == "failed"
     assert nothing.fail_to_pass["tests/test_loader.py::LoaderBehaviour::test_loads_pairs_in_order"] == "error"

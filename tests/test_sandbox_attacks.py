@@ -10,11 +10,11 @@ from pathlib import Path
 
 import pytest
 
-from harnessforge.envs.environment import LOCAL_ENV, grade
-from harnessforge.envs.grading import run_problem
+from harnessforge.envs.classification import run_problem
+from harnessforge.envs.environment import LOCAL_ENV, grade_patch
 from harnessforge.envs.local_sandbox import LocalSandbox
+from harnessforge.envs.runners import run_tests
 from harnessforge.envs.sandbox import Limits, SandboxSpec
-from harnessforge.envs.validate import run_tests
 from harnessforge.errors import EnvError
 from harnessforge.rules import load_rules
 from tests.helpers import git
@@ -173,7 +173,7 @@ M03 = "m03"  # export to CSV: F2P tests in tests/test_export.py
 
 def _grade(validated, patch: bytes):
     store, key, _ = validated
-    return grade(store, key, M03, patch, load_rules(), backend="docker")
+    return grade_patch(store, key, M03, patch, load_rules(), backend="docker")
 
 
 @pytest.fixture

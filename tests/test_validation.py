@@ -5,7 +5,7 @@ import json
 import pytest
 
 from harnessforge.envs.environment import Environment
-from harnessforge.envs.validate import run_tests
+from harnessforge.envs.runners import run_tests
 from harnessforge.rules import load_rules
 
 FLAKY = "tests/test_cli.py::test_first_run_creates_history"

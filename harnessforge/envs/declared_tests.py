@@ -5,7 +5,7 @@ classes of any name, mixin methods under each class in the file that inherits th
 their test declarations) and traced with `git blame --first-parent` to the mainline commit that wrote
 it. A test whose changes all come from commits the description does not cover (housekeeping,
 test-only tidy-ups) is excluded, with the reason recorded. This is a filter and an annotation only:
-validation takes the acceptance tests from the runner's own ids (envs/grading.py `candidate_tests`)
+validation takes the acceptance tests from the runner's own ids (envs/classification.py `candidate_tests`)
 and leaves out those this trace excluded.
 """
 

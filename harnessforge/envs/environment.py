@@ -17,11 +17,12 @@ from ..repos import open_repo, spec_for
 from ..rules import Rules
 from ..store import Store
 from . import engine
+from .candidate_grading import grade_candidate
 from .images import build_env_image, ensure_base
 from .local_sandbox import LocalSandbox
 from .recipes import dependency_files, recipe_at
 from .sandbox import Limits, Sandbox, SandboxSpec
-from .validate import grade_candidate, validate_milestone
+from .validation import validate_milestone
 
 Backend = str  # "docker" | "local" | "auto"
 # The local backend runs the host's own interpreter; these make the checkout importable.
@@ -216,8 +217,9 @@ def validate(
     return out
 
 
-def grade(store: Store, arg: str, mid: str, candidate: bytes, rules: Rules, backend: Backend = "auto") -> Grade:
-    """Grade a candidate diff against a validated milestone, in a fresh sandbox."""
+def grade_patch(store: Store, arg: str, mid: str, candidate: bytes, rules: Rules, backend: Backend = "auto") -> Grade:
+    """Grade a candidate diff against a validated milestone of the store, in a fresh sandbox
+    (`candidate_grading.grade_candidate` does the grading; this finds what it needs)."""
     spec = spec_for(store, arg)
     key = spec.key
     m = store.load_milestone(key, mid)
@@ -230,4 +232,4 @@ def grade(store: Store, arg: str, mid: str, candidate: bytes, rules: Rules, back
     return grade_candidate(opener, m, validation, test_patch, candidate, env.recipe(m), rules)
 
 
-__all__ = ["Environment", "build", "grade", "validate"]
+__all__ = ["Environment", "build", "grade_patch", "validate"]

@@ -23,7 +23,7 @@ from ..rules import EnvRules
 from ..store import Store
 from .engine import LABEL
 from .recipes import DEPS_DIR, PLUGINS, TOOLCHAIN_TOO_OLD, env_hash
-from .runners import PLUGIN_DIR
+from .runner_spec import PLUGIN_DIR
 from .workspace import SANDBOX_UID, SANDBOX_USER, WORKSPACE, file_tar
 
 HOST_CA = Path("/etc/ssl/certs/ca-certificates.crt")

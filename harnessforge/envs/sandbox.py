@@ -15,7 +15,7 @@ from pathlib import Path, PurePosixPath
 
 from ..errors import EnvError
 from ..models.env import ExecResult
-from .runners import PLUGIN_DIR, RESULTS_DIR
+from .runner_spec import PLUGIN_DIR, RESULTS_DIR
 
 # What every command sees: no variable from the host, a fixed locale and clock zone (fewer flakes).
 BASE_ENV = {"LANG": "C.UTF-8", "LC_ALL": "C.UTF-8", "TZ": "UTC", "HOME": "/home/hf", "PYTHONDONTWRITEBYTECODE": "1"}

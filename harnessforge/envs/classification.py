@@ -1,4 +1,6 @@
-"""Pure rules turning repeated test runs into FAIL_TO_PASS / PASS_TO_PASS / flaky, and grades.
+"""Validation's classification: pure rules turning repeated test runs into FAIL_TO_PASS /
+PASS_TO_PASS / flaky, finding a milestone's candidate tests among a runner's ids, and judging
+whether a run proves anything at all (`run_problem`, shared with candidate grading).
 
 No containers here: every rule is a function of `TestRun`s, so each one is tested directly.
 """
@@ -11,7 +13,7 @@ from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from ..models.env import EnvErrorReason, Grade, TestRun, TestStatus
+from ..models.env import EnvErrorReason, TestRun, TestStatus
 from .declared_tests import TestSpan
 
 FAILING = {"failed", "error", "missing"}  # xfailed and skipped are neither a pass nor a failure here
@@ -237,27 +239,3 @@ def excluded_candidates(
         if hits and not ids & set(accepted):
             out[test] = excluded[hits[0]]
     return out
-
-
-def grade(
-    milestone_id: str,
-    run: TestRun,
-    fail_to_pass: list[str],
-    pass_to_pass: list[str],
-    file_of: Callable[[str], str],
-    excluded_files: list[str],
-) -> Grade:
-    """Resolved only if the run is trustworthy and every F2P and P2P test passed (skips do not)."""
-    problem = run_problem(run)
-    f2p = {t: outcome(run, t, file_of) for t in fail_to_pass}
-    p2p = {t: outcome(run, t, file_of) for t in pass_to_pass}
-    resolved = problem is None and all(s == "passed" for s in [*f2p.values(), *p2p.values()]) and bool(f2p)
-    return Grade(
-        milestone_id=milestone_id,
-        resolved=resolved,
-        fail_to_pass=f2p,
-        pass_to_pass=p2p,
-        excluded_files=excluded_files,
-        reason=problem,
-        run=run,
-    )
