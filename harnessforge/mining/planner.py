@@ -42,7 +42,7 @@ from .pulls import Unit, attribute
 from .ranges import plan_range
 from .refs import Refs, linked_issues
 from .releases import find_releases
-from .segment import RoleReader, Segment, Segmenter, UnitInfo, group_features
+from .segment import MilestoneCut, RoleReader, Segmenter, UnitInfo, group_features
 
 Progress = Callable[[str], None]
 
@@ -236,7 +236,7 @@ class Mined:
     releases: list[Release]  # every release the range holds, maintenance releases included
     units: list[Unit]
     infos: list[UnitInfo]
-    segments: list[Segment]
+    segments: list[MilestoneCut]
     entries: list[ChangelogEntry]  # the range's entries linked to units
     range_entries: list[ChangelogEntry]  # every entry of the range's releases (and unreleased)
     backport_entries: int

@@ -43,7 +43,10 @@ class UnitInfo:
 
 
 @dataclass
-class Segment:
+class MilestoneCut:
+    """The contiguous mainline units one milestone will hold, with what is unusual about it
+    (`undersized`, `oversized`, `split_feature`, `no_tests`)."""
+
     units: list[Unit]
     flags: list[str] = field(default_factory=list)
 
@@ -204,7 +207,7 @@ class Segmenter:
                 open_until = max(open_until, last_of[g])
         return atoms
 
-    def segment(self, infos: list[UnitInfo], release_ends: set[str]) -> list[Segment]:
+    def segment(self, infos: list[UnitInfo], release_ends: set[str]) -> list[MilestoneCut]:
         """`release_ends`: mainline shas at which a release tag sits."""
         segments: list[list[int]] = []
         current: list[int] = []
@@ -216,7 +219,7 @@ class Segmenter:
         if current:
             segments.append(current)
         segments = self._merge_small_tail(infos, self._merge_seedless(infos, segments))
-        out: list[Segment] = []
+        out: list[MilestoneCut] = []
         for seg in segments:
             out.extend(self._split_oversized(infos, seg))
         return out
@@ -253,14 +256,14 @@ class Segmenter:
             return segments[:-2] + [segments[-2] + segments[-1]]
         return segments
 
-    def _split_oversized(self, infos, seg: list[int]) -> list[Segment]:
+    def _split_oversized(self, infos, seg: list[int]) -> list[MilestoneCut]:
         """A segment over the maximum is split at unit boundaries, each piece keeping a seed."""
         stats = _stats([infos[i] for i in seg], self.classify)
         if not self.exceeds_max(stats):
             flags = [] if self.meets_min(stats) else ["undersized"]
             if not stats.has_tests:
                 flags.append("no_tests")
-            return [Segment([infos[i].unit for i in seg], flags)]
+            return [MilestoneCut([infos[i].unit for i in seg], flags)]
         pieces: list[list[int]] = [[]]
         for i in seg:
             if pieces[-1] and self.exceeds_max(_stats([infos[j] for j in pieces[-1] + [i]], self.classify)):
@@ -272,5 +275,5 @@ class Segmenter:
             s = _stats([infos[i] for i in piece], self.classify)
             flags = (["split_feature"] if len(pieces) > 1 else []) + (["oversized"] if self.exceeds_max(s) else [])
             flags += [] if s.has_tests else ["no_tests"]
-            out.append(Segment([infos[i].unit for i in piece], flags))
+            out.append(MilestoneCut([infos[i].unit for i in piece], flags))
         return out
