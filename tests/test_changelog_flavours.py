@@ -9,15 +9,9 @@ import pytest
 from harnessforge.examples.builder import RepoBuilder
 from harnessforge.github import GitHubClient
 from harnessforge.gitio import GitRepo
-from harnessforge.mining.changelog import (
-    ChangelogFile,
-    find_changelog_files,
-    is_fragment,
-    parse_changelog,
-    parse_fragment,
-    parse_reno_note,
-    read_changelog,
-)
+from harnessforge.mining.changelog import read_changelog
+from harnessforge.mining.changelog_fragments import is_fragment, parse_fragment, parse_reno_note
+from harnessforge.mining.changelog_text import ChangelogFile, find_changelog_files, parse_changelog
 from harnessforge.mining.kinds import KindReader
 from harnessforge.mining.pulls import attribute
 from harnessforge.mining.refs import Refs, extract_refs, strip_refs

@@ -6,7 +6,7 @@ import pytest
 
 from harnessforge.examples.builder import RepoBuilder
 from harnessforge.gitio import GitRepo
-from harnessforge.mining.changelog import ChangelogFile, find_changelog_files, parse_changelog
+from harnessforge.mining.changelog_text import ChangelogFile, find_changelog_files, parse_changelog
 from harnessforge.mining.planner import plan
 from harnessforge.mining.pulls import attribute
 from harnessforge.mining.refs import extract_refs, linked_issues
