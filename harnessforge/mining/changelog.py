@@ -76,24 +76,28 @@ def _merge_duplicates(entries: list[ChangelogEntry]) -> list[ChangelogEntry]:
     merged: dict[tuple, ChangelogEntry] = {}
     rendered: dict[str, tuple] = {}  # text -> key of the first file entry with that text
     unmatched: list[ChangelogEntry] = []  # fragments and notes no line has the text of
-    for e in entries:
-        text = _key(e)
-        key = (e.release, text) if text else (e.release, id(e))
-        if key not in merged and e.commits and text in rendered:
+    for entry in entries:
+        text = _key(entry)
+        key = (entry.release, text) if text else (entry.release, id(entry))
+        if key not in merged and entry.commits and text in rendered:
             key = rendered[text]
         if key in merged:
-            merged[key] = _merge(merged[key], e)
-        elif e.commits:
-            unmatched.append(e)
+            merged[key] = _merge(merged[key], entry)
+        elif entry.commits:
+            unmatched.append(entry)
         else:
-            merged[key] = e
+            merged[key] = entry
             rendered.setdefault(text, key)
-    for e in unmatched:
-        lines = [k for k, m in merged.items() if not m.commits and k[0] == e.release and _numbers(m) & _numbers(e)]
+    for entry in unmatched:
+        lines = [
+            merged_key
+            for merged_key, line_entry in merged.items()
+            if not line_entry.commits and merged_key[0] == entry.release and _numbers(line_entry) & _numbers(entry)
+        ]
         if len(lines) == 1:
-            merged[lines[0]] = _merge(merged[lines[0]], e)
+            merged[lines[0]] = _merge(merged[lines[0]], entry)
         else:
-            merged[(e.release, id(e))] = e
+            merged[(entry.release, id(entry))] = entry
     return list(merged.values())
 
 
@@ -134,27 +138,30 @@ def _fragments_and_notes(
     that added it; the text is the newest the range has (at `end`, or before the release removed it)."""
     added: list[tuple[Unit, str, bool]] = []
     latest: dict[str, str] = {}  # path -> the newest unit after which the file exists
-    for u in units:
-        for f in u.files:
-            fragment, note = is_fragment(f.path, fragment_dirs), is_reno_note(f.path)
-            if not (fragment or note) or repo.show(u.sha, f.path) is None:
+    for unit in units:
+        for file in unit.files:
+            fragment, note = is_fragment(file.path, fragment_dirs), is_reno_note(file.path)
+            if not (fragment or note) or repo.show(unit.sha, file.path) is None:
                 continue
-            latest[f.path] = u.sha
-            renamed = f.old_path and (is_fragment(f.old_path, fragment_dirs) or is_reno_note(f.old_path))
-            if not renamed and _added_here(repo, u, f.path):  # a renamed one came with the commit that added it
-                added.append((u, f.path, fragment))
+            latest[file.path] = unit.sha
+            renamed = file.old_path and (is_fragment(file.old_path, fragment_dirs) or is_reno_note(file.old_path))
+            if not renamed and _added_here(repo, unit, file.path):  # a renamed one came with the commit that added it
+                added.append((unit, file.path, fragment))
     entries: list[ChangelogEntry] = []
     sources: list[str] = []
-    for u, path, fragment in added:
+    for unit, path, fragment in added:
         text = _decode(path, repo.show(end, path) or repo.show(latest[path], path), warnings)
         if text is None:
             continue
         if fragment:
-            entry = parse_fragment(path, text, release_of(u.sha), u.pr, u.sha)
+            entry = parse_fragment(path, text, release_of(unit.sha), unit.pr, unit.sha)
             found, source = ([entry] if entry else []), "towncrier fragments"
         else:
             try:
-                found, source = parse_reno_note(path, text, release_of(u.sha), u.pr, u.sha), "reno release notes"
+                found, source = (
+                    parse_reno_note(path, text, release_of(unit.sha), unit.pr, unit.sha),
+                    "reno release notes",
+                )
             except ValueError as e:
                 warnings.append(f"reno note {display(path)} cannot be parsed: {e}; its entries are left out")
                 continue
@@ -183,7 +190,7 @@ def read_changelog(
     found, found_sources = _fragments_and_notes(repo, end, units, release_of, fragment_dirs, warnings)
     entries += found
     sources += found_sources
-    described = {e.release for e in entries}
+    described = {entry.release for entry in entries}
     for tag, body in release_texts or []:
         version = parse_version(tag)
         if version is None or str(version) in described or not (body or "").strip():

@@ -46,11 +46,11 @@ def towncrier_config(repo: GitRepo, end: str, paths: set[str]) -> tuple[tuple[st
 
 def fragment_parts(path: str, dirs: tuple[str, ...] = FRAGMENT_DIRS) -> tuple[int | None, str] | None:
     """(number or None for an orphan, type) of a towncrier fragment path, or None."""
-    pp = PurePosixPath(path)
-    if str(pp.parent) not in dirs:
+    pure = PurePosixPath(path)
+    if str(pure.parent) not in dirs:
         return None
-    m = FRAGMENT_NAME.match(pp.name)
-    return (int(m[1]) if m[1] else None, m[2]) if m else None
+    match = FRAGMENT_NAME.match(pure.name)
+    return (int(match[1]) if match[1] else None, match[2]) if match else None
 
 
 def is_fragment(path: str, dirs: tuple[str, ...] = FRAGMENT_DIRS) -> bool:

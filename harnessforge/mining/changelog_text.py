@@ -65,22 +65,24 @@ class ChangelogFile:
 def find_changelog_files(paths: list[str]) -> tuple[list[str], list[str]]:
     """(single changelog files, per-release note files) among a tree's paths."""
     singles, per_release = [], []
-    for p in paths:
-        pp = PurePosixPath(p)
-        parent = str(pp.parent) if str(pp.parent) != "." else ""
-        if parent in CHANGELOG_DIRS and CHANGELOG_NAME.match(pp.name):
-            singles.append(p)
-        elif p.startswith(RELEASE_DIRS) and pp.suffix in (".md", ".rst", ".txt") and VERSION_TOKEN.search(pp.stem):
-            per_release.append(p)
-    singles.sort(key=lambda p: (p.count("/"), not p.lower().startswith(("changelog", "changes")), p))
+    for path in paths:
+        pure = PurePosixPath(path)
+        parent = str(pure.parent) if str(pure.parent) != "." else ""
+        if parent in CHANGELOG_DIRS and CHANGELOG_NAME.match(pure.name):
+            singles.append(path)
+        elif (
+            path.startswith(RELEASE_DIRS) and pure.suffix in (".md", ".rst", ".txt") and VERSION_TOKEN.search(pure.stem)
+        ):
+            per_release.append(path)
+    singles.sort(key=lambda path: (path.count("/"), not path.lower().startswith(("changelog", "changes")), path))
     return singles, per_release
 
 
 def version_in(text: str) -> str | None:
-    for m in VERSION_TOKEN.finditer(text):
-        v = parse_version(m[1])
-        if v is not None:
-            return str(v)
+    for match in VERSION_TOKEN.finditer(text):
+        version = parse_version(match[1])
+        if version is not None:
+            return str(version)
     return None
 
 
@@ -110,7 +112,7 @@ def _blocks(lines: list[str]) -> Iterator[tuple]:
     fence = None
     skip_deeper_than: int | None = None  # inside an RST directive: skip what is indented under it
     in_comment = False
-    i = 0
+    position = 0
 
     def flush():
         nonlocal block, kind
@@ -118,16 +120,16 @@ def _blocks(lines: list[str]) -> Iterator[tuple]:
         block, kind = [], None
         return out
 
-    while i < len(lines):
-        line = lines[i].rstrip()
-        nxt = lines[i + 1].rstrip() if i + 1 < len(lines) else ""
-        i += 1
+    while position < len(lines):
+        line = lines[position].rstrip()
+        following = lines[position + 1].rstrip() if position + 1 < len(lines) else ""
+        position += 1
         if fence:
             if line.strip().startswith(fence):
                 fence = None
             continue
-        if m := _FENCE.match(line):
-            fence = m[1]
+        if match := _FENCE.match(line):
+            fence = match[1]
             continue
         if in_comment:
             in_comment = "-->" not in line
@@ -139,24 +141,24 @@ def _blocks(lines: list[str]) -> Iterator[tuple]:
             if not line.strip() or _indent(line) > skip_deeper_than:
                 continue
             skip_deeper_than = None
-        if m := _DIRECTIVE.match(line):
+        if match := _DIRECTIVE.match(line):
             if kind != "bullet" or _indent(line) <= _indent(block[0]):
                 if out := flush():
                     yield out
-            skip_deeper_than = len(m[1])
+            skip_deeper_than = len(match[1])
             continue
-        if m := _ATX.match(line):
+        if match := _ATX.match(line):
             if out := flush():
                 yield out
-            yield ("heading", len(m[1]), m[2])
+            yield ("heading", len(match[1]), match[2])
             continue
-        if _is_heading_text(line) and _UNDERLINE.match(nxt) and len(nxt.strip()) >= len(line.strip()) * 0.6:
+        if _is_heading_text(line) and _UNDERLINE.match(following) and len(following.strip()) >= len(line.strip()) * 0.6:
             if out := flush():
                 yield out
-            over = i >= 2 and _UNDERLINE.match(lines[i - 2].rstrip()) is not None
-            level = styles.setdefault(("over" if over else "") + nxt.strip()[0], 10 + len(styles))
+            over = position >= 2 and _UNDERLINE.match(lines[position - 2].rstrip()) is not None
+            level = styles.setdefault(("over" if over else "") + following.strip()[0], 10 + len(styles))
             yield ("heading", level, line.strip())
-            i += 1
+            position += 1
             continue
         if _UNDERLINE.match(line):  # an RST overline or transition, a Markdown rule
             if out := flush():
@@ -168,10 +170,10 @@ def _blocks(lines: list[str]) -> Iterator[tuple]:
                 if out := flush():
                     yield out
             continue
-        if m := _BOLD_LABEL.match(line):
+        if match := _BOLD_LABEL.match(line):
             if out := flush():
                 yield out
-            yield ("heading", 100, m[1])
+            yield ("heading", 100, match[1])
             blank = False
             continue
         bullet = _BULLET.match(line)
@@ -193,7 +195,7 @@ def _blocks(lines: list[str]) -> Iterator[tuple]:
 
 
 def _join(lines: list[str]) -> str:
-    return " ".join(s.strip() for s in lines if s.strip())
+    return " ".join(line.strip() for line in lines if line.strip())
 
 
 # an entry that introduces its details ("Added benchmarking tools:"), not a group's name
@@ -227,9 +229,9 @@ def _bullet_items(lines: list[str]) -> tuple[str | None, list[str]]:
     base = min(_indent(line) for line in nested)
     items: list[list[str]] = []
     for line in rest:
-        m = _BULLET.match(line)
-        if m and _indent(line) == base:
-            items.append([m[2]])
+        match = _BULLET.match(line)
+        if match and _indent(line) == base:
+            items.append([match[2]])
         elif items and _indent(line) > base:
             items[-1].append(line)
     return _join(label).rstrip(":").strip(), [_join(item) for item in items]
@@ -254,32 +256,32 @@ def _release_heading(text: str) -> tuple[bool, str | None]:
     return True, (None if UNRELEASED.search(text) else version)
 
 
-def parse_changelog(doc: ChangelogFile, fmt: str = "text") -> list[ChangelogEntry]:
+def parse_changelog(document: ChangelogFile, text_format: str = "text") -> list[ChangelogEntry]:
     """Entries of one changelog document (Markdown, reStructuredText or plain text).
 
     Bullets are entries (continuation lines and nested bullets join their parent, unless the parent
     is a label such as "New functions:"). Paragraphs are entries only in a section without bullets
     (Django-style prose), never the release's preamble when the release has bullets."""
     entries: list[ChangelogEntry] = []
-    release, category = doc.release, None
+    release, category = document.release, None
     headed = False  # the category is a heading's, not a label paragraph's ("Deprecations:")
     release_level: int | None = None
-    in_release = doc.release is not None
+    in_release = document.release is not None
     skipping = False  # inside a "New Contributors" section
     items: list[_Item] = []
-    source = doc.source or f"{doc.path} ({fmt})"
+    source = document.source or f"{document.path} ({text_format})"
 
     def close_release() -> None:
-        with_bullets = {it.category for it in items if not it.is_paragraph}
-        for it in items:
-            if it.is_paragraph and (it.category in with_bullets or (it.category is None and with_bullets)):
+        with_bullets = {item.category for item in items if not item.is_paragraph}
+        for item in items:
+            if item.is_paragraph and (item.category in with_bullets or (item.category is None and with_bullets)):
                 continue
-            prs, issues, bare = extract_refs(it.text).for_entry()
+            prs, issues, bare = extract_refs(item.text).for_entry()
             entries.append(
                 ChangelogEntry(
-                    text=_LEADING_LINKS.sub("", it.text),
-                    release=it.release,
-                    category=it.category,
+                    text=_LEADING_LINKS.sub("", item.text),
+                    release=item.release,
+                    category=item.category,
                     source=source,
                     prs=prs,
                     issues=issues,
@@ -294,15 +296,15 @@ def parse_changelog(doc: ChangelogFile, fmt: str = "text") -> list[ChangelogEntr
         if in_release and not skipping and text and strip_refs(text):
             items.append(_Item(release, label or category, text, is_paragraph))
 
-    for block in _blocks(doc.text.splitlines()):
+    for block in _blocks(document.text.splitlines()):
         if block[0] == "heading":
             _, level, text = block
             is_release, version = _release_heading(text)
             if is_release and (release_level is None or level <= release_level) and level < 100:
                 close_release()
-                release = version if doc.release is None else doc.release
+                release = version if document.release is None else document.release
                 release_level, category, in_release, skipping, headed = level, None, True, False, False
-            elif release_level is not None and level > release_level or doc.release is not None:
+            elif release_level is not None and level > release_level or document.release is not None:
                 category = strip_refs(_unlink(text)).strip(" :*_`") or None
                 headed = category is not None
                 skipping = bool(category and _SKIPPED_SECTIONS.match(category))

@@ -23,7 +23,7 @@ from ..files import LANGUAGE_EXTENSIONS, VENDORED, FileClassifier, language_loc
 from ..gitio import GitRepo
 from ..models import Criterion, GitHubMeta, Provenance, RepoSpec, ScreeningReport
 from ..repos import open_repo, spec_for
-from ..rules import Rules
+from ..rules import Rules, ScreeningRules
 from ..store import Store
 from .releases import find_releases
 
@@ -111,137 +111,135 @@ def collect_at(repo: GitRepo, commit: str, language: str, timeout: int) -> tuple
 
 
 def static_test_count(repo: GitRepo, rev: str, language: str, classify: FileClassifier) -> int:
+    """Test declarations in the tree at `rev` (test files only, except in Go and Rust)."""
     pattern = STATIC_TEST_PATTERNS.get(language)
     if not pattern:
         return 0
-    exts = LANGUAGE_EXTENSIONS[language]
-    out = repo.run("grep", "-z", "-c", "-E", "-e", pattern, rev, "--", *[f"*{e}" for e in exts], check=False)
+    globs = [f"*{extension}" for extension in LANGUAGE_EXTENSIONS[language]]
+    counts = repo.run("grep", "-z", "-c", "-E", "-e", pattern, rev, "--", *globs, check=False)
     total = 0
-    for line in out.splitlines():
-        name, _, n = line.rpartition(b"\0")
+    for line in counts.splitlines():
+        name, _, count = line.rpartition(b"\0")
         path = name.split(b":", 1)[-1].decode("utf-8", "replace")
         if language in ("go", "rust") or classify.is_test(path):
-            total += int(n or 0)
+            total += int(count or 0)
     return total
+
+
+def _ci_config(files: list[str]) -> Criterion:
+    found = [path for path in files if any(fnmatchcase(path, pattern) for pattern in CI_PATTERNS)]
+    reason = f"found {', '.join(found[:5])}" if found else "no CI configuration found"
+    return _criterion("ci_config", found, ">= 1 CI config file", bool(found), reason)
+
+
+def _primary_language(loc: dict[str, int], primary: str | None, thresholds: ScreeningRules) -> Criterion:
+    reason = (
+        f"{primary} has the most lines ({loc.get(primary, 0)})" if primary else "no source files in a known language"
+    )
+    return _criterion(
+        "primary_language",
+        primary,
+        f"one of {', '.join(thresholds.languages)}",
+        primary in thresholds.languages,
+        reason,
+        method=", ".join(f"{language}={lines}" for language, lines in loc.items()),
+    )
+
+
+def _test_count(repo: GitRepo, head: str, primary: str | None, rules: Rules, collect: bool) -> Criterion:
+    thresholds = rules.screening
+    count, method = None, ""
+    if primary and collect:
+        count, method = collect_at(repo, head, primary, thresholds.collect_timeout_s)
+    if count is None and primary:
+        count = static_test_count(repo, head, primary, FileClassifier(rules.planning))
+        method = f"static count of test declarations ({method or 'collection disabled'})"
+    count = count or 0
+    reason = f"{count} tests {'collected' if 'static' not in method else 'declared'}"
+    return _criterion("test_count", count, f">= {thresholds.min_tests}", count >= thresholds.min_tests, reason, method)
+
+
+def _recent_commits(times: list, newest, thresholds: ScreeningRules) -> Criterion:
+    since = newest - timedelta(days=thresholds.recent_window_days)
+    recent = sum(1 for time in times if time >= since)
+    return _criterion(
+        "recent_commits",
+        recent,
+        f">= {thresholds.min_recent_commits} in the {thresholds.recent_window_days} days before the newest commit",
+        recent >= thresholds.min_recent_commits,
+        f"{recent} commits since {since:%Y-%m-%d}",
+    )
+
+
+def _core_loc(loc: dict[str, int], primary: str | None, thresholds: ScreeningRules) -> Criterion:
+    core = loc.get(primary, 0) if primary else 0
+    return _criterion(
+        "core_loc",
+        core,
+        f"{thresholds.min_loc}..{thresholds.max_loc} lines of {primary or 'code'}",
+        thresholds.min_loc <= core <= thresholds.max_loc,
+        f"{core} lines of {primary or 'code'}",
+    )
+
+
+def _release_tags(releases: list, thresholds: ScreeningRules) -> Criterion:
+    span = f" ({releases[0].tag} .. {releases[-1].tag})" if releases else ""
+    return _criterion(
+        "release_tags",
+        len(releases),
+        f">= {thresholds.min_release_tags} release tags",
+        len(releases) >= thresholds.min_release_tags,
+        f"{len(releases)} releases{span}",
+    )
+
+
+def _lockfile(repo: GitRepo, head: str, files: list[str]) -> Criterion:
+    locks = [path for path in files if path.rsplit("/", 1)[-1] in LOCKFILES and not VENDORED.search(path)]
+    pins = [
+        path
+        for path in files
+        if re.match(r"^(requirements[\w.-]*|constraints)\.txt$", path.rsplit("/", 1)[-1])
+        and b"==" in (repo.show(head, path) or b"")
+    ]
+    found = locks + pins
+    reason = f"found {', '.join(found[:5])}" if found else "no lockfile or pinned requirements"
+    return _criterion("lockfile", found, ">= 1 lockfile or pinned requirements file", bool(found), reason)
+
+
+def _environment_builds() -> Criterion:
+    """Unknown until the environments stage has built the repo's images (see `screen`)."""
+    return _criterion(
+        "environment_builds",
+        "unknown",
+        "the repo image builds and tests run",
+        None,
+        "decided by the environments stage (`harnessforge env build`)",
+    )
 
 
 def screen_repository(
     repo: GitRepo, spec: RepoSpec, rules: Rules, github=None, collect: bool = True
 ) -> ScreeningReport:
-    r = rules.screening
+    """Every criterion measured on the repository's newest commit, in the order reports show them."""
+    thresholds = rules.screening
     head = repo.head()
     files = repo.files(head)
     times = repo.commit_times(head)
     newest = max(times)
-    criteria: list[Criterion] = []
-
-    ci = [f for f in files if any(fnmatchcase(f, p) for p in CI_PATTERNS)]
-    criteria.append(
-        _criterion(
-            "ci_config",
-            ci,
-            ">= 1 CI config file",
-            bool(ci),
-            f"found {', '.join(ci[:5])}" if ci else "no CI configuration found",
-        )
-    )
-
     loc = language_loc(repo, head, files)
     primary = next(iter(loc), None)
-    criteria.append(
-        _criterion(
-            "primary_language",
-            primary,
-            f"one of {', '.join(r.languages)}",
-            primary in r.languages,
-            f"{primary} has the most lines ({loc.get(primary, 0)})"
-            if primary
-            else "no source files in a known language",
-            method=", ".join(f"{k}={v}" for k, v in loc.items()),
-        )
-    )
-
-    count, method = None, ""
-    if primary and collect:
-        count, method = collect_at(repo, head, primary, r.collect_timeout_s)
-    if count is None and primary:
-        count = static_test_count(repo, head, primary, FileClassifier(rules.planning))
-        method = f"static count of test declarations ({method or 'collection disabled'})"
-    count = count or 0
-    criteria.append(
-        _criterion(
-            "test_count",
-            count,
-            f">= {r.min_tests}",
-            count >= r.min_tests,
-            f"{count} tests {'collected' if 'static' not in method else 'declared'}",
-            method,
-        )
-    )
-
-    since = newest - timedelta(days=r.recent_window_days)
-    recent = sum(1 for t in times if t >= since)
-    criteria.append(
-        _criterion(
-            "recent_commits",
-            recent,
-            f">= {r.min_recent_commits} in the {r.recent_window_days} days before the newest commit",
-            recent >= r.min_recent_commits,
-            f"{recent} commits since {since:%Y-%m-%d}",
-        )
-    )
-
-    core = loc.get(primary, 0) if primary else 0
-    criteria.append(
-        _criterion(
-            "core_loc",
-            core,
-            f"{r.min_loc}..{r.max_loc} lines of {primary or 'code'}",
-            r.min_loc <= core <= r.max_loc,
-            f"{core} lines of {primary or 'code'}",
-        )
-    )
-
     mainline = repo.text("rev-list", "--first-parent", "--reverse", head).split()
     releases, _ = find_releases(repo, repo.tags(), mainline, rules.planning.skip_prereleases)
-    criteria.append(
-        _criterion(
-            "release_tags",
-            len(releases),
-            f">= {r.min_release_tags} release tags",
-            len(releases) >= r.min_release_tags,
-            f"{len(releases)} releases" + (f" ({releases[0].tag} .. {releases[-1].tag})" if releases else ""),
-        )
-    )
-
-    locks = [f for f in files if f.rsplit("/", 1)[-1] in LOCKFILES and not VENDORED.search(f)]
-    pins = [
-        f
-        for f in files
-        if re.match(r"^(requirements[\w.-]*|constraints)\.txt$", f.rsplit("/", 1)[-1])
-        and b"==" in (repo.show(head, f) or b"")
+    criteria = [
+        _ci_config(files),
+        _primary_language(loc, primary, thresholds),
+        _test_count(repo, head, primary, rules, collect),
+        _recent_commits(times, newest, thresholds),
+        _core_loc(loc, primary, thresholds),
+        _release_tags(releases, thresholds),
+        _lockfile(repo, head, files),
+        _environment_builds(),
     ]
-    found = locks + pins
-    criteria.append(
-        _criterion(
-            "lockfile",
-            found,
-            ">= 1 lockfile or pinned requirements file",
-            bool(found),
-            f"found {', '.join(found[:5])}" if found else "no lockfile or pinned requirements",
-        )
-    )
-
-    criteria.append(
-        _criterion(
-            "environment_builds",
-            "unknown",
-            "the repo image builds and tests run",
-            None,
-            "decided by the environments stage (`harnessforge env build`)",
-        )
-    )
-
     meta: GitHubMeta | None = None
     if github is not None and spec.github:
         meta = github.repo_meta(spec.github)
@@ -269,6 +267,6 @@ def screen(
         from ..envs.environment import environment_criterion
 
         built = environment_criterion(store.load_images(spec.key))
-        report.criteria = [built if c.name == built.name else c for c in report.criteria]
+        report.criteria = [built if criterion.name == built.name else criterion for criterion in report.criteria]
     store.save_screening(report)
     return report
