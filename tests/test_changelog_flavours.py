@@ -28,8 +28,8 @@ def _parse(path: str, text: str, fmt: str = "markdown", release: str | None = No
 
 def _by_release(entries):
     out: dict = {}
-    for e in entries:
-        out.setdefault(e.release, []).append(e)
+    for entry in entries:
+        out.setdefault(entry.release, []).append(entry)
     return out
 
 
@@ -93,7 +93,7 @@ def test_keep_a_changelog_with_compare_links_and_code_blocks():
     entries = _parse("CHANGELOG.md", KEEP_A_CHANGELOG)
     releases = _by_release(entries)
     assert [len(releases[r]) for r in (None, "4.2.0", "4.1.0")] == [1, 4, 1]  # compare URLs name no release
-    assert [(e.category, e.prs) for e in releases["4.2.0"]] == [
+    assert [(entry.category, entry.prs) for entry in releases["4.2.0"]] == [
         ("Removed", []),
         ("Added", [101]),
         ("Added", [97, 98]),
@@ -140,12 +140,21 @@ We are simplifying the TLS configuration API.
 
 def test_free_form_markdown_with_bold_labels_and_every_reference_spelling():
     releases = _by_release(_parse("CHANGELOG.md", FREE_FORM))
-    assert [e.prs for e in releases[None]] == [[]] and releases[None][0].refs == [3699]
+    assert [entry.prs for entry in releases[None]] == [[]] and releases[None][0].refs == [3699]
     v09 = releases["0.9.0"]
-    assert [e.category for e in v09] == ["Deprecations"] + ["The following changes are also included"] * 4
-    assert not any("compact representation" in e.text or "simplifying" in e.text for e in v09)  # release prose
-    assert [(e.prs, e.refs) for e in v09[1:]] == [([], [3371, 3373]), ([], [3178]), ([3181], [3180]), ([], [3190])]
-    assert [e.text for e in releases["0.8.2"]] == ["Fix SSL when `verify=False` is used with client certificates."]
+    assert [entry.category for entry in v09] == ["Deprecations"] + ["The following changes are also included"] * 4
+    assert not any(
+        "compact representation" in entry.text or "simplifying" in entry.text for entry in v09
+    )  # release prose
+    assert [(entry.prs, entry.refs) for entry in v09[1:]] == [
+        ([], [3371, 3373]),
+        ([], [3178]),
+        ([3181], [3180]),
+        ([], [3190]),
+    ]
+    assert [entry.text for entry in releases["0.8.2"]] == [
+        "Fix SSL when `verify=False` is used with client certificates."
+    ]
 
 
 # ---- reStructuredText and plain text ---------------------------------------------------------------
@@ -187,11 +196,11 @@ Released 2025-11-13
 
 def test_pallets_rst_with_roles_unreleased_and_nested_details():
     releases = _by_release(_parse("CHANGES.rst", PALLETS, "restructuredtext"))
-    assert [e.prs for e in releases[None]] == [[5730], []] and releases[None][1].issues == [5639]
+    assert [entry.prs for entry in releases[None]] == [[5730], []] and releases[None][1].issues == [5639]
     [advisory] = releases["4.0.1"]  # "Released ..." is not an entry; an advisory is no GitHub number
     assert (advisory.prs, advisory.issues, advisory.refs) == ([], [], [])
     v4 = releases["4.0.0"]
-    assert [e.prs for e in v4] == [[5624, 5633], [5496], [4995, 4997], []]
+    assert [entry.prs for entry in v4] == [[5624, 5633], [5496], [4995, 4997], []]
     assert "push" in v4[2].text and "after registration" in v4[2].text  # details stay with their entry
     assert v4[3].issues == [5472] and v4[3].category is None
 
@@ -234,16 +243,21 @@ Unreleased
 
 def test_rst_versions_with_label_bullets_grouping_nested_entries():
     releases = _by_release(_parse("docs/versions.rst", VERSIONS_RST, "restructuredtext"))
-    assert [e.category for e in releases[None]] == ["Changes to existing functions"]
+    assert [entry.category for entry in releases[None]] == ["Changes to existing functions"]
     v31 = releases["3.1.0"]
-    assert [(e.category, e.text.split()[0]) for e in v31] == [
+    assert [(entry.category, entry.text.split()[0]) for entry in v31] == [
         ("New functions", ":func:`interleave_evenly`:"),
         ("New functions", ":func:`sized`:"),
         ("Changes to existing functions", "A"),
         ("Other changes", "The"),
     ]
     assert v31[0].text.endswith("lengths (thanks to alice)")
-    assert [entry_kind(e.category, e.text) for e in v31] == ["feature", "feature", "bug fix", "housekeeping"]
+    assert [entry_kind(entry.category, entry.text) for entry in v31] == [
+        "feature",
+        "feature",
+        "bug fix",
+        "housekeeping",
+    ]
     assert len(releases["3.0.2"]) == 1 and "mistakenly removed in 3.0.0." in releases["3.0.2"][0].text
 
 
@@ -303,13 +317,13 @@ Version 3.4.0 - December, 2025
 def test_plain_text_changes_with_banners_tables_and_label_bullets():
     releases = _by_release(_parse("CHANGES", PLAIN_CHANGES, "text"))
     assert set(releases) == {None, "3.4.0"}  # "in development" is unreleased; the table is no release
-    assert [e.text for e in releases[None]] == ["Added support for Python 3.15."]
+    assert [entry.text for entry in releases[None]] == ["Added support for Python 3.15."]
     v34 = releases["3.4.0"]
-    assert len(v34) == 5 and not any("DeprecationWarnings" in e.text for e in v34)
+    assert len(v34) == 5 and not any("DeprecationWarnings" in entry.text for entry in v34)
     assert v34[0].prs == [635] and "unused attribute" in v34[0].text
     assert v34[1].refs == [492]
     assert "See the README" in v34[2].text  # "Added X:" is an entry with details, not a label
-    assert [e.category for e in v34[3:5]] == ["POSSIBLE BREAKING CHANGES"] * 2 and v34[3].refs == [573]
+    assert [entry.category for entry in v34[3:5]] == ["POSSIBLE BREAKING CHANGES"] * 2 and v34[3].refs == [573]
     assert "may change results" not in v34[3].text
 
 
@@ -379,12 +393,12 @@ Deprecations and Removals
 
 def test_towncrier_rendered_rst_and_issue_links_that_are_prs():
     entries = _parse("CHANGELOG.rst", TOWNCRIER_RENDERED, "restructuredtext")
-    assert [(e.release, e.category, e.refs) for e in entries] == [
+    assert [(entry.release, entry.category, entry.refs) for entry in entries] == [
         ("1.5.0", "Features", [178]),
         ("1.5.0", "Bug Fixes", [481, 482]),
         ("1.1.0", "Deprecations and Removals", [364]),  # the yank note is not an entry
     ]
-    assert all(e.issues == [] for e in entries) and "warn_on_impl" in entries[0].text
+    assert all(entry.issues == [] for entry in entries) and "warn_on_impl" in entries[0].text
     # towncrier links PRs through /issues/ URLs: a number history knows as a PR is a PR
     bugfix = entries[1]
     assert Refs(set(bugfix.prs), set(bugfix.issues), set(bugfix.refs)).resolve({481}) == ([481], [482])
@@ -472,29 +486,33 @@ def _read(repo_path, start_tag, end_tag, release_texts=None):
 @pytest.fixture(scope="module")
 def towncrier_repo(tmp_path_factory):
     """Fragments in every usual place, one landing apart from its code, one edited after it landed."""
-    b = RepoBuilder(tmp_path_factory.mktemp("towncrier") / "repo", T0)
-    b.commit("init", {"pkg/core.py": "A = 1\n", "pyproject.toml": '[tool.towncrier]\ndirectory = "changelog"\n'})
-    b.tag("v1.0.0")
-    b.merge_pr(
+    builder = RepoBuilder(tmp_path_factory.mktemp("towncrier") / "repo", T0)
+    builder.commit("init", {"pkg/core.py": "A = 1\n", "pyproject.toml": '[tool.towncrier]\ndirectory = "changelog"\n'})
+    builder.tag("v1.0.0")
+    builder.merge_pr(
         40,
         "streaming",
         "Streaming responses",
         [("code", {"pkg/stream.py": "S = 1\n"}), ("news", {"changelog/31.feature.rst": "Streaming responses.\n"})],
     )
-    b.squash_pr(41, "Fix a leak", {"pkg/core.py": "A = 2\n", "changelog/41.bugfix.rst": "Fix a leak on close.\n"})
-    code = b.commit("Add retries (#35)", {"pkg/retry.py": "R = 1\n"})
-    news = b.commit("Add the changelog entry for retries", {"changelog/35.feature.1.rst": "Retries with backoff.\n"})
-    b.commit("orphan", {"changelog/+tidy.misc.rst": "Tidy internals.\n"})
+    builder.squash_pr(41, "Fix a leak", {"pkg/core.py": "A = 2\n", "changelog/41.bugfix.rst": "Fix a leak on close.\n"})
+    code = builder.commit("Add retries (#35)", {"pkg/retry.py": "R = 1\n"})
+    news = builder.commit(
+        "Add the changelog entry for retries", {"changelog/35.feature.1.rst": "Retries with backoff.\n"}
+    )
+    builder.commit("orphan", {"changelog/+tidy.misc.rst": "Tidy internals.\n"})
     # reworded before the release removed them: the newest wording is the one rendered
-    b.commit(
+    builder.commit(
         "reword",
         {
             "changelog/41.bugfix.rst": "Fix a file handle leak on close.\n",
             "changelog/+tidy.misc.rst": "Tidy the internals.\n",
         },
     )
-    b.commit("not a fragment", {"changelog/README.rst": "How to write fragments.\n", "changelog/_template.rst": "x\n"})
-    b.commit(
+    builder.commit(
+        "not a fragment", {"changelog/README.rst": "How to write fragments.\n", "changelog/_template.rst": "x\n"}
+    )
+    builder.commit(
         "Release 1.1.0",
         {
             "changelog/31.feature.rst": None,
@@ -509,18 +527,18 @@ def towncrier_repo(tmp_path_factory):
             "Trivial/Internal Changes\n------------------------\n\n- Tidy the internals.\n",
         },
     )
-    b.tag("v1.1.0")
-    b.commit("next", {"newsfragments/50.feature.md": "Not in the configured directory.\n"})
-    b.commit("next", {"changelog/51.feature.md": "Unreleased work.\n"})
-    b.tag("v1.2.0.dev0")
-    return b, code, news
+    builder.tag("v1.1.0")
+    builder.commit("next", {"newsfragments/50.feature.md": "Not in the configured directory.\n"})
+    builder.commit("next", {"changelog/51.feature.md": "Unreleased work.\n"})
+    builder.tag("v1.2.0.dev0")
+    return builder, code, news
 
 
 def test_towncrier_fragments_tie_to_the_commit_that_added_them(towncrier_repo):
-    b, code, news = towncrier_repo
-    entries, sources, warnings, units = _read(b.path, "v1.0.0", "v1.1.0")
+    builder, code, news = towncrier_repo
+    entries, sources, warnings, units = _read(builder.path, "v1.0.0", "v1.1.0")
     assert sources == ["CHANGELOG.rst", "towncrier fragments"] and warnings == []
-    by_text = {strip_refs(e.text): e for e in entries}
+    by_text = {strip_refs(entry.text): entry for entry in entries}
     assert set(by_text) == {
         "Streaming responses.",
         "Retries with exponential backoff.",  # reworded when rendered: matched by its number
@@ -540,9 +558,9 @@ def test_towncrier_fragments_tie_to_the_commit_that_added_them(towncrier_repo):
 
 
 def test_towncrier_fragments_not_yet_released(towncrier_repo):
-    b, _, _ = towncrier_repo
-    entries, _, _, _ = _read(b.path, "v1.1.0", "v1.2.0.dev0")
-    assert [(e.text, e.refs) for e in entries if "fragment" in e.source] == [("Unreleased work.", [51])]
+    builder, _, _ = towncrier_repo
+    entries, _, _, _ = _read(builder.path, "v1.1.0", "v1.2.0.dev0")
+    assert [(entry.text, entry.refs) for entry in entries if "fragment" in entry.source] == [("Unreleased work.", [51])]
 
 
 def test_fragment_names():
@@ -576,7 +594,7 @@ upgrade:
 
 def test_reno_note_sections_become_entries():
     entries = parse_reno_note("releasenotes/notes/async-b249c527d99723bb.yaml", RENO_FEATURE, "9.0.0", 600, "abc")
-    assert [(e.category, e.release, e.prs) for e in entries] == [
+    assert [(entry.category, entry.release, entry.prs) for entry in entries] == [
         ("prelude", "9.0.0", [600]),
         ("features", "9.0.0", [512, 600]),
         ("features", "9.0.0", [600]),
@@ -584,7 +602,7 @@ def test_reno_note_sections_become_entries():
         ("upgrade", "9.0.0", [600]),
     ]
     assert entries[1].text == "Added the ability to use async functions for retries (see PR #512)."
-    assert all(e.commits == ["abc"] for e in entries)
+    assert all(entry.commits == ["abc"] for entry in entries)
     with pytest.raises(ValueError, match="not valid YAML"):
         parse_reno_note("releasenotes/notes/bad.yaml", "features:\n  - [unclosed\n", None, None)
     with pytest.raises(ValueError, match="mapping of sections"):
@@ -593,22 +611,22 @@ def test_reno_note_sections_become_entries():
 
 
 def test_reno_notes_in_a_repository_with_a_broken_note(tmp_path):
-    b = RepoBuilder(tmp_path / "repo", T0)
-    b.commit("init", {"tenac/core.py": "A = 1\n", "releasenotes/notes/old-1111.yaml": "features:\n  - Old.\n"})
-    b.tag("8.0.0")
-    feature = b.squash_pr(
+    builder = RepoBuilder(tmp_path / "repo", T0)
+    builder.commit("init", {"tenac/core.py": "A = 1\n", "releasenotes/notes/old-1111.yaml": "features:\n  - Old.\n"})
+    builder.tag("8.0.0")
+    feature = builder.squash_pr(
         425,
         "Async actions",
         {"tenac/aio.py": "B = 1\n", "releasenotes/notes/add-async-actions-b249c527d99723bb.yaml": RENO_FEATURE},
     )
-    b.squash_pr(430, "Typo", {"releasenotes/notes/old-1111.yaml": "features:\n  - Older.\n"})  # an edit, not new
-    b.tag("8.1.0")
-    b.commit("Broken note", {"releasenotes/notes/broken-2222.yaml": "fixes:\n  - 'unclosed\n"})
-    fix = b.squash_pr(431, "Fix wait", {"releasenotes/notes/fix-wait-3333.yaml": "fixes:\n  - Fix the wait.\n"})
-    b.tag("8.2.0")
-    entries, sources, warnings, _ = _read(b.path, "8.0.0", "8.2.0")
+    builder.squash_pr(430, "Typo", {"releasenotes/notes/old-1111.yaml": "features:\n  - Older.\n"})  # an edit, not new
+    builder.tag("8.1.0")
+    builder.commit("Broken note", {"releasenotes/notes/broken-2222.yaml": "fixes:\n  - 'unclosed\n"})
+    fix = builder.squash_pr(431, "Fix wait", {"releasenotes/notes/fix-wait-3333.yaml": "fixes:\n  - Fix the wait.\n"})
+    builder.tag("8.2.0")
+    entries, sources, warnings, _ = _read(builder.path, "8.0.0", "8.2.0")
     assert sources == ["reno release notes"]
-    assert [(e.release, e.category, e.prs) for e in entries] == [
+    assert [(entry.release, entry.category, entry.prs) for entry in entries] == [
         ("8.1.0", "prelude", [425]),
         ("8.1.0", "features", [425, 512]),
         ("8.1.0", "features", [425]),
@@ -622,10 +640,10 @@ def test_reno_notes_in_a_repository_with_a_broken_note(tmp_path):
 
 
 def test_unparsable_changelogs_give_a_warning_and_the_rest_goes_on(tmp_path):
-    b = RepoBuilder(tmp_path / "repo", T0)
-    b.commit("init", {"a.py": "1\n"})
-    b.tag("v1.0")
-    b.squash_pr(
+    builder = RepoBuilder(tmp_path / "repo", T0)
+    builder.commit("init", {"a.py": "1\n"})
+    builder.tag("v1.0")
+    builder.squash_pr(
         3,
         "Add b",
         {
@@ -635,9 +653,9 @@ def test_unparsable_changelogs_give_a_warning_and_the_rest_goes_on(tmp_path):
             "changelog.d/3.feature.md": b"\xff\xfe\x00\x00",
         },
     )
-    b.tag("v1.1")
-    entries, sources, warnings, _ = _read(b.path, "v1.0", "v1.1")
-    assert sources == ["CHANGES.rst"] and [(e.release, e.prs) for e in entries] == [("1.1", [3])]
+    builder.tag("v1.1")
+    entries, sources, warnings, _ = _read(builder.path, "v1.0", "v1.1")
+    assert sources == ["CHANGES.rst"] and [(entry.release, entry.prs) for entry in entries] == [("1.1", [3])]
     assert "Caf\ufffd support" in entries[0].text
     assert len(warnings) == 3
     assert "CHANGES.rst is not valid UTF-8" in warnings[0] and "replaced" in warnings[0]
@@ -678,16 +696,16 @@ def test_github_release_bodies_through_pygithub_and_the_markdown_parser(tmp_path
         assert client.releases("acme/humane") == texts and len(gh.requests) == sent  # cached
     assert [tag for tag, _ in texts] == ["4.16.0", "4.15.0"]  # newest first, no draft
 
-    b = RepoBuilder(tmp_path / "repo", T0)
-    b.commit("init", {"humane/__init__.py": "1\n"})
-    b.tag("4.14.0")
-    b.squash_pr(250, "Add Python 3.14 support", {"humane/a.py": "1\n"})
-    b.tag("4.15.0")
-    b.squash_pr(335, "Lazy imports", {"humane/b.py": "1\n"})
-    b.tag("4.16.0")
-    entries, sources, warnings, _ = _read(b.path, "4.14.0", "4.16.0", texts)
+    builder = RepoBuilder(tmp_path / "repo", T0)
+    builder.commit("init", {"humane/__init__.py": "1\n"})
+    builder.tag("4.14.0")
+    builder.squash_pr(250, "Add Python 3.14 support", {"humane/a.py": "1\n"})
+    builder.tag("4.15.0")
+    builder.squash_pr(335, "Lazy imports", {"humane/b.py": "1\n"})
+    builder.tag("4.16.0")
+    entries, sources, warnings, _ = _read(builder.path, "4.14.0", "4.16.0", texts)
     assert sources == ["GitHub releases"] and warnings == []
-    assert [(e.release, e.category, e.prs, e.refs) for e in entries] == [
+    assert [(entry.release, entry.category, entry.prs, entry.refs) for entry in entries] == [
         ("4.16.0", "What's Changed", [335], []),
         ("4.16.0", "What's Changed", [325], []),
         ("4.15.0", "Added", [], [250]),
@@ -695,7 +713,7 @@ def test_github_release_bodies_through_pygithub_and_the_markdown_parser(tmp_path
         ("4.15.0", "Fixed", [], [258]),
     ]  # "New Contributors" and "Full Changelog" are not entries
     assert entries[0].source == "GitHub release 4.16.0"
-    assert [entry_kind(e.category, e.text) for e in entries] == [
+    assert [entry_kind(entry.category, entry.text) for entry in entries] == [
         "performance",
         "housekeeping",
         "housekeeping",
@@ -705,15 +723,18 @@ def test_github_release_bodies_through_pygithub_and_the_markdown_parser(tmp_path
 
 
 def test_release_bodies_fill_only_releases_no_file_describes(tmp_path):
-    b = RepoBuilder(tmp_path / "repo", T0)
-    b.commit("init", {"a.py": "1\n"})
-    b.tag("v1.0.0")
-    b.squash_pr(5, "Streams", {"b.py": "1\n", "CHANGELOG.md": "## 1.1.0\n- Streams (#5)\n"})
-    b.tag("v1.1.0")
+    builder = RepoBuilder(tmp_path / "repo", T0)
+    builder.commit("init", {"a.py": "1\n"})
+    builder.tag("v1.0.0")
+    builder.squash_pr(5, "Streams", {"b.py": "1\n", "CHANGELOG.md": "## 1.1.0\n- Streams (#5)\n"})
+    builder.tag("v1.1.0")
     texts = [("v1.1.0", "## Added\n- Streams (#5)\n- Said differently (#5)\n"), ("v1.0.0", "* First release (#1)\n")]
-    entries, sources, _, _ = _read(b.path, "v1.0.0", "v1.1.0", texts)
+    entries, sources, _, _ = _read(builder.path, "v1.0.0", "v1.1.0", texts)
     assert sources == ["CHANGELOG.md", "GitHub releases"]
-    assert [(e.release, e.text) for e in entries] == [("1.1.0", "Streams (#5)"), ("1.0.0", "First release (#1)")]
+    assert [(entry.release, entry.text) for entry in entries] == [
+        ("1.1.0", "Streams (#5)"),
+        ("1.0.0", "First release (#1)"),
+    ]
 
 
 @pytest.mark.parametrize(

@@ -8,8 +8,14 @@ from harnessforge.models.env import TestRun
 def run(statuses, collect_errors=(), suite_ran=True, exit_code=None, **kw) -> TestRun:
     failed = any(s in ("failed", "error") for s in statuses.values()) or collect_errors
     code = (1 if failed else 0) if exit_code is None else exit_code
-    return TestRun(runner="pytest", statuses=statuses, collect_errors=list(collect_errors), suite_ran=suite_ran,
-                   exit_code=code, **kw)  # fmt: skip
+    return TestRun(
+        runner="pytest",
+        statuses=statuses,
+        collect_errors=list(collect_errors),
+        suite_ran=suite_ran,
+        exit_code=code,
+        **kw,
+    )
 
 
 def file_of(test: str) -> str:

@@ -111,24 +111,38 @@ dependency_groups =
 [testenv:docs]
 deps = sphinx
 """
-    d = deps({
-        "pyproject.toml": '[project]\nname = "mypkg"\n[project.optional-dependencies]\ntests = ["mypkg[toml]", '
-                          '"pytest-mock"]\ntoml = ["tomlkit"]\n[dependency-groups]\ntesting = ["time-machine"]\n'
-                          'typing = ["mypy"]\n[build-system]\nrequires = ["flit_core>=3.4"]\n',
-        "tox.ini": tox,
-        "requirements/tests.txt": "pytest==8.3.3\n",
-        "requirements/tests-min.txt": "werkzeug==2.0.0\n",
-        "requirements-dev.txt": "black==1.0\n",  # tox names its files: the glob is not read
-        "constraints.txt": "attrs<99\n",
-    })  # fmt: skip
-    assert names(d.requirements) == {
-        "attrs", "hypothesis", "pytest", "tomli", "exceptiongroup", "freezegun", "coverage", "pytest-xdist",
-        "pytest-mock", "tomlkit", "time-machine", "flit-core",
-    }  # fmt: skip
-    assert 'exceptiongroup; python_version < "3.11"' in d.requirements and "pytest-xdist>=3" in d.requirements
-    assert "freezegun==1.5" in d.requirements and "coverage[toml]>=5.0" in d.requirements
-    assert not {"mypy", "werkzeug", "black", "sphinx", "mypkg"} & names(d.requirements)
-    assert d.skipped == ["tox.ini [testenv]: {envsitepackagesdir}/x (a tox substitution with no value here)"]
+    found = deps(
+        {
+            "pyproject.toml": (
+                '[project]\nname = "mypkg"\n[project.optional-dependencies]\ntests = ["mypkg[toml]", '
+                '"pytest-mock"]\ntoml = ["tomlkit"]\n[dependency-groups]\ntesting = ["time-machine"]\n'
+                'typing = ["mypy"]\n[build-system]\nrequires = ["flit_core>=3.4"]\n'
+            ),
+            "tox.ini": tox,
+            "requirements/tests.txt": "pytest==8.3.3\n",
+            "requirements/tests-min.txt": "werkzeug==2.0.0\n",
+            "requirements-dev.txt": "black==1.0\n",  # tox names its files: the glob is not read
+            "constraints.txt": "attrs<99\n",
+        }
+    )
+    assert names(found.requirements) == {
+        "attrs",
+        "hypothesis",
+        "pytest",
+        "tomli",
+        "exceptiongroup",
+        "freezegun",
+        "coverage",
+        "pytest-xdist",
+        "pytest-mock",
+        "tomlkit",
+        "time-machine",
+        "flit-core",
+    }
+    assert 'exceptiongroup; python_version < "3.11"' in found.requirements and "pytest-xdist>=3" in found.requirements
+    assert "freezegun==1.5" in found.requirements and "coverage[toml]>=5.0" in found.requirements
+    assert not {"mypy", "werkzeug", "black", "sphinx", "mypkg"} & names(found.requirements)
+    assert found.skipped == ["tox.ini [testenv]: {envsitepackagesdir}/x (a tox substitution with no value here)"]
 
 
 def test_tox_sections_for_a_plain_env_and_tox_toml():
@@ -140,9 +154,9 @@ def test_tox_sections_for_a_plain_env_and_tox_toml():
         '[tool.tox.env_run_base]\ndependency_groups = ["local"]\ndeps = ["greenlet", {replace = "ref"}]\n'
         '[tool.tox.env.typing]\ndeps = ["mypy"]\n[build-system]\nrequires = ["flit_core<4"]\n'
     )
-    d = deps({"pyproject.toml": toml})
-    assert names(d.requirements) == {"pytest", "asgiref", "python-dotenv", "greenlet", "flit-core"}
-    assert d.skipped == ["pyproject.toml [tool.tox]: {'replace': 'ref'} (a tox TOML expression, not a requirement)"]
+    found = deps({"pyproject.toml": toml})
+    assert names(found.requirements) == {"pytest", "asgiref", "python-dotenv", "greenlet", "flit-core"}
+    assert found.skipped == ["pyproject.toml [tool.tox]: {'replace': 'ref'} (a tox TOML expression, not a requirement)"]
     legacy = '[project]\nname = "x"\n[tool.tox]\nlegacy_tox_ini = """\n[testenv]\ndeps =\n  tests: legacy\n"""\n'
     assert "legacy" in names(deps({"pyproject.toml": legacy}).requirements)
 
@@ -164,14 +178,20 @@ docs = ["sphinx"]
 requires = ["setuptools>=64"]
 """
     tox = "[testenv]\ndeps =\n    -e .[docs]\n    my-pkg[docs]\n    .\n    {toxinidir}\n    -e {toxinidir}[color]\n"
-    d = deps({"pyproject.toml": pyproject, "tox.ini": tox, "requirements.txt": "-e .[tests]\n"})
-    assert "my-pkg" not in names(d.requirements) and "my_pkg" not in names(d.requirements)
-    assert names(d.requirements) == {"attrs", "pytest", "tomli", "colorama", "sphinx", "setuptools"}
-    assert 'tomli; python_version < "3.11"' in d.requirements
-    assert d.skipped == []
+    found = deps({"pyproject.toml": pyproject, "tox.ini": tox, "requirements.txt": "-e .[tests]\n"})
+    assert "my-pkg" not in names(found.requirements) and "my_pkg" not in names(found.requirements)
+    assert names(found.requirements) == {"attrs", "pytest", "tomli", "colorama", "sphinx", "setuptools"}
+    assert 'tomli; python_version < "3.11"' in found.requirements
+    assert found.skipped == []
     # the marker of a self-reference carries over to what its extra brings
-    marked = deps({"pyproject.toml": '[project]\nname = "p"\n[project.optional-dependencies]\n'
-                   'test = [\'p[x]; sys_platform == "linux"\']\nx = ["lxml"]\n'})  # fmt: skip
+    marked = deps(
+        {
+            "pyproject.toml": (
+                '[project]\nname = "p"\n[project.optional-dependencies]\n'
+                'test = [\'p[x]; sys_platform == "linux"\']\nx = ["lxml"]\n'
+            )
+        }
+    )
     assert 'lxml; sys_platform == "linux"' in marked.requirements
     missing = deps({"pyproject.toml": '[project]\nname = "p"\n[project.optional-dependencies]\ntest = ["p[nope]"]\n'})
     assert missing.skipped == ["extra test: [nope] (the project has no such extra)"]
@@ -192,23 +212,34 @@ def test_setup_py_and_setup_cfg_literal_arguments():
         )
         """
     )
-    d = deps({"setup.py": setup_py, "src/legacy_pkg/__init__.py": "", "src/legacy_pkg/sub/__init__.py": ""})
-    assert names(d.requirements) == {"pytest", "requests", "idna", "pysocks", "pytest-mock", "responses",
-                                     "setuptools", "wheel"}  # fmt: skip
-    assert d.packages == ["legacy_pkg"]
+    found = deps({"setup.py": setup_py, "src/legacy_pkg/__init__.py": "", "src/legacy_pkg/sub/__init__.py": ""})
+    assert names(found.requirements) == {
+        "pytest",
+        "requests",
+        "idna",
+        "pysocks",
+        "pytest-mock",
+        "responses",
+        "setuptools",
+        "wheel",
+    }
+    assert found.packages == ["legacy_pkg"]
     cfg = "[metadata]\nname = cfgpkg\n[options]\ninstall_requires =\n    click>=8\npackages = find:\npackage_dir =\n"
     cfg += "    =lib\n[options.extras_require]\ntesting =\n    cfgpkg[yaml]\nyaml = pyyaml\n"
-    d = deps({"setup.cfg": cfg, "setup.py": "import setuptools; setuptools.setup()", "lib/cfgpkg/__init__.py": ""})
-    assert names(d.requirements) == {"pytest", "click", "pyyaml", "setuptools", "wheel"} and d.packages == ["cfgpkg"]
+    found = deps({"setup.cfg": cfg, "setup.py": "import setuptools; setuptools.setup()", "lib/cfgpkg/__init__.py": ""})
+    assert names(found.requirements) == {"pytest", "click", "pyyaml", "setuptools", "wheel"} and found.packages == [
+        "cfgpkg"
+    ]
     # setup.py that is not Python: its arguments stay unknown, nothing fails
     assert deps({"setup.py": "setup(\n", "mod.py": ""}).packages == ["mod"]
 
 
 # ---- requirement files --------------------------------------------------------------------------
 def test_requirement_files_with_includes_markers_hashes_and_options():
-    d = deps({
-        "requirements/dev.txt": textwrap.dedent(
-            """\
+    found = deps(
+        {
+            "requirements/dev.txt": textwrap.dedent(
+                """\
             # tools
             --index-url https://pypi.org/simple
             -i https://pypi.org/simple
@@ -228,29 +259,30 @@ def test_requirement_files_with_includes_markers_hashes_and_options():
             -r missing.txt
             ./vendored/thing
             """
-        ),
-        "requirements/base.txt": "-r dev.txt\nattrs>=22\n",  # a cycle back to dev.txt
-        "constraints.txt": "attrs<30\n",
-    })  # fmt: skip
-    assert d.requirements == sorted(
+            ),
+            "requirements/base.txt": "-r dev.txt\nattrs>=22\n",  # a cycle back to dev.txt
+            "constraints.txt": "attrs<30\n",
+        }
+    )
+    assert found.requirements == sorted(
         [
             "pytest",
             "attrs>=22",
             "pytest-cov==5.0.0",
             'mock>=4; python_version < "3.8"',
             "wheelhouse @ https://files.pythonhosted.org/packages/w-1.0-py3-none-any.whl",
-        ]  # fmt: skip
+        ]
     )
-    reasons = {entry.split(" (", 1)[1] for entry in d.skipped}
-    assert len(d.skipped) == 6 and all(s.startswith("requirements/dev.txt: ") for s in d.skipped)
+    reasons = {entry.split(" (", 1)[1] for entry in found.skipped}
+    assert len(found.skipped) == 6 and all(s.startswith("requirements/dev.txt: ") for s in found.skipped)
     assert "unknown pip option --frobnicate)" in reasons and "no such file in the repository)" in reasons
     assert "an environment variable pip would substitute)" in reasons
     assert "a local path other than the project: not installed)" in reasons
 
 
 def test_pip_compile_in_files_yield_to_their_txt():
-    d = deps({"requirements/test.in": "pytest\n", "requirements/test.txt": "pytest==8.3.3\n"})
-    assert d.requirements == ["pytest", "pytest==8.3.3"]
+    found = deps({"requirements/test.in": "pytest\n", "requirements/test.txt": "pytest==8.3.3\n"})
+    assert found.requirements == ["pytest", "pytest==8.3.3"]
 
 
 @pytest.mark.parametrize(
@@ -258,16 +290,16 @@ def test_pip_compile_in_files_yield_to_their_txt():
     ["pytest>=7 pytest-cov", "foo==", "bar[", "baz >= 1.0 ; python_version < '3.8", "==1.0", "qux (>=1.0"],
 )
 def test_unparsable_lines_are_reported_and_skipped(line):
-    d = deps({"requirements.txt": f"attrs\n{line}\nidna\n"})
-    assert d.requirements == ["attrs", "idna", "pytest"]
-    (entry,) = d.skipped
+    found = deps({"requirements.txt": f"attrs\n{line}\nidna\n"})
+    assert found.requirements == ["attrs", "idna", "pytest"]
+    (entry,) = found.skipped
     assert entry.startswith(f"requirements.txt: {line} (not a PEP 508 requirement: ") and "\n" not in entry
 
 
 def test_broken_tox_ini_and_setup_cfg_are_reported_not_fatal():
-    d = deps({"tox.ini": "[testenv\ndeps = x\n", "setup.cfg": "not ini at all\n[", "requirements.txt": "six\n"})
-    assert d.requirements == ["pytest", "six"]
-    assert len(d.skipped) == 1 and d.skipped[0].startswith("tox.ini: not a valid INI file: ")
+    found = deps({"tox.ini": "[testenv\ndeps = x\n", "setup.cfg": "not ini at all\n[", "requirements.txt": "six\n"})
+    assert found.requirements == ["pytest", "six"]
+    assert len(found.skipped) == 1 and found.skipped[0].startswith("tox.ini: not a valid INI file: ")
 
 
 def test_invalid_pyproject_is_one_clear_error():
@@ -281,8 +313,14 @@ def test_invalid_pyproject_is_one_clear_error():
     "files, expected",
     [
         ({"pyproject.toml": '[tool.setuptools]\npackages = ["pluggy", "pluggy.sub"]\n'}, ["pluggy"]),
-        ({"pyproject.toml": '[tool.setuptools.packages.find]\nwhere = ["src"]\ninclude = ["core*"]\n',
-          "src/core/__init__.py": "", "src/other/__init__.py": ""}, ["core"]),
+        (
+            {
+                "pyproject.toml": '[tool.setuptools.packages.find]\nwhere = ["src"]\ninclude = ["core*"]\n',
+                "src/core/__init__.py": "",
+                "src/other/__init__.py": "",
+            },
+            ["core"],
+        ),
         ({"pyproject.toml": '[tool.flit.module]\nname = "more_itertools"\n'}, ["more_itertools"]),
         ({"pyproject.toml": '[tool.hatch.build.targets.wheel]\npackages = ["src/structlog"]\n'}, ["structlog"]),
         ({"pyproject.toml": '[tool.poetry]\npackages = [{include = "poetic", from = "src"}]\n'}, ["poetic"]),
@@ -292,7 +330,7 @@ def test_invalid_pyproject_is_one_clear_error():
         ({"six.py": "", "setup.py": "", "conftest.py": "", "test_six.py": "", "noxfile.py": ""}, ["six"]),
         ({"README.md": ""}, []),
     ],
-)  # fmt: skip
+)
 def test_import_names(files, expected):
     assert deps(files).packages == expected
 
@@ -339,8 +377,14 @@ def test_recipe_of_the_pattern_drops_the_self_reference(self_extras_repo):
     repo = GitRepo(self_extras_repo)
     recipe = recipe_at(repo, repo.rev("v0.2.0"), KEY, load_rules().environments)
     assert recipe.requirements == [
-        "iniconfig>=1", "packaging>=23", "pluggy", "pytest", "pytest>=7", "setuptools-scm>=8", "setuptools>=64"
-    ]  # fmt: skip
+        "iniconfig>=1",
+        "packaging>=23",
+        "pluggy",
+        "pytest",
+        "pytest>=7",
+        "setuptools-scm>=8",
+        "setuptools>=64",
+    ]
     assert recipe.packages == ["selfextras"]
     assert [s.split(": ", 1)[1].split(" (")[0] for s in recipe.skipped_requirements] == [
         "pytest>=7 pytest-timeout",
@@ -356,24 +400,24 @@ def test_env_build_and_validate_test_the_workspace(self_extras_built, docker_cli
     assert "tox.ini [testenv]: pytest>=7 pytest-timeout (not a PEP 508 requirement" in built.stderr
     assert "built in" in built.stderr
     assert validated.returncode == 0, validated.stderr
-    v = json.loads((store / "repos" / KEY / "milestones" / "m01" / "validation.json").read_text())
-    assert v["status"] == "valid", v["detail"]
+    validation = json.loads((store / "repos" / KEY / "milestones" / "m01" / "validation.json").read_text())
+    assert validation["status"] == "valid", validation["detail"]
     # entry points exist only when the checkout's own metadata is installed (per checkout, at its commit)
-    assert "tests/test_wrap.py::test_boxed_format_is_registered" in v["fail_to_pass"]
-    assert "tests/test_workspace.py::test_the_package_is_the_checkout" in v["pass_to_pass"]
+    assert "tests/test_wrap.py::test_boxed_format_is_registered" in validation["fail_to_pass"]
+    assert "tests/test_workspace.py::test_the_package_is_the_checkout" in validation["pass_to_pass"]
     # what the install writes into the checkout (the version file, not in .gitignore) never reaches a
     # diff and survives the clean between runs; the version comes from the checkout's own git history
     from harnessforge.envs.environment import Environment
 
     env = Environment(Store(store), KEY, load_rules(), backend="docker")
     m = Store(store).load_plan(KEY).milestone("m01")
-    with env.opener(m)(m.verify_commit) as sb:
-        assert sb.exec("test -f src/selfextras/_version.py").exit_code == 0
-        assert sb.diff() == b"" and sb.exec("git status --porcelain").stdout == ""
-        sb.clean()
-        assert sb.exec("test -f src/selfextras/_version.py").exit_code == 0
+    with env.opener(m)(m.verify_commit) as sandbox:
+        assert sandbox.exec("test -f src/selfextras/_version.py").exit_code == 0
+        assert sandbox.diff() == b"" and sandbox.exec("git status --porcelain").stdout == ""
+        sandbox.clean()
+        assert sandbox.exec("test -f src/selfextras/_version.py").exit_code == 0
         probe = "import importlib.metadata as m, selfextras; print(m.version('selfextras'), selfextras.__version__)"
-        version, imported = sb.exec(f'python -c "{probe}"').stdout.split()
+        version, imported = sandbox.exec(f'python -c "{probe}"').stdout.split()
         assert version == imported and version.startswith("0.1.dev")  # no tags in a workspace
 
 
@@ -405,10 +449,12 @@ def test_an_installed_copy_that_shadows_the_checkout_is_env_error(self_extras_bu
     rules = _derived_rules(image, install)
     images = build(store, KEY, rules, log=lambda *_: None)
     assert not images.failures, images.failures
-    (v,) = validate(store, KEY, rules, backend="docker", log=lambda *_: None)
-    assert v.status == "env_error" and v.reason == "package_shadowed"
-    assert v.detail.startswith("selfextras is imported from /opt/hf/venv/lib/python3.11/site-packages/selfextras/")
-    assert "not from the workspace /workspace" in v.detail
+    (validation,) = validate(store, KEY, rules, backend="docker", log=lambda *_: None)
+    assert validation.status == "env_error" and validation.reason == "package_shadowed"
+    assert validation.detail.startswith(
+        "selfextras is imported from /opt/hf/venv/lib/python3.11/site-packages/selfextras/"
+    )
+    assert "not from the workspace /workspace" in validation.detail
     assert store.load_plan(KEY).milestone("m01").status == "env_error"
 
 
@@ -419,10 +465,16 @@ def test_a_missing_base_that_cannot_be_bootstrapped_is_one_clear_line(self_extra
     assert not docker_client.images.list(name=tag)
     rules = tmp_path / "rules.yaml"
     defaults = load_rules().environments
-    rules.write_text(yaml.safe_dump({"environments": {
-        "base_images": {**defaults.base_images, "python": tag},
-        "bootstrap": {**defaults.bootstrap.model_dump(), "mirror": "http://127.0.0.1:9/debian"},
-    }}))  # fmt: skip
+    rules.write_text(
+        yaml.safe_dump(
+            {
+                "environments": {
+                    "base_images": {**defaults.base_images, "python": tag},
+                    "bootstrap": {**defaults.bootstrap.model_dump(), "mirror": "http://127.0.0.1:9/debian"},
+                }
+            }
+        )
+    )
     proc = _cli(store, "env", "build", KEY, rules=rules)
     assert proc.returncode == 1
     error = [line for line in proc.stderr.splitlines() if line.startswith("error:")]
@@ -436,8 +488,8 @@ def test_a_missing_base_that_cannot_be_bootstrapped_is_one_clear_line(self_extra
     # validate does not stop: the milestone is recorded as env_error with the build's message
     proc = _cli(store, "validate", KEY, rules=rules)
     assert proc.returncode == 0, proc.stderr
-    v = json.loads((store / "repos" / KEY / "milestones" / "m01" / "validation.json").read_text())
-    assert v["status"] == "env_error" and "cannot bootstrap" in v["detail"]
+    validation = json.loads((store / "repos" / KEY / "milestones" / "m01" / "validation.json").read_text())
+    assert validation["status"] == "env_error" and "cannot bootstrap" in validation["detail"]
 
 
 def test_shadowing_check_in_a_local_sandbox(self_extras_repo):
@@ -449,12 +501,12 @@ def test_shadowing_check_in_a_local_sandbox(self_extras_repo):
     repo = GitRepo(self_extras_repo)
     commit = repo.rev("v0.2.0")
     recipe = recipe_at(repo, commit, KEY, load_rules().environments)
-    with LocalSandbox(SandboxSpec(self_extras_repo, commit, env={"PYTHONPATH": "{workspace}/src"})) as sb:
-        assert shadowed_packages(sb, recipe) == {}
-        assert shadowed_packages(sb, recipe.model_copy(update={"packages": ["no_such_module_anywhere"]})) == {}
-        sb._put_file(f"{sb.scratch}/site/selfextras/__init__.py", b"")
-        sb.env["PYTHONPATH"] = f"{sb.scratch}/site:{sb.workdir}/src"
-        assert shadowed_packages(sb, recipe) == {"selfextras": f"{sb.scratch}/site/selfextras/__init__.py"}
+    with LocalSandbox(SandboxSpec(self_extras_repo, commit, env={"PYTHONPATH": "{workspace}/src"})) as sandbox:
+        assert shadowed_packages(sandbox, recipe) == {}
+        assert shadowed_packages(sandbox, recipe.model_copy(update={"packages": ["no_such_module_anywhere"]})) == {}
+        sandbox._put_file(f"{sandbox.scratch}/site/selfextras/__init__.py", b"")
+        sandbox.env["PYTHONPATH"] = f"{sandbox.scratch}/site:{sandbox.workdir}/src"
+        assert shadowed_packages(sandbox, recipe) == {"selfextras": f"{sandbox.scratch}/site/selfextras/__init__.py"}
 
 
 def _derived_rules(image: str, install: list[str]):
@@ -484,10 +536,10 @@ def test_a_checkout_whose_own_install_fails_is_install_failed(self_extras_built,
     image = Store(src).load_images(KEY).images[0].tag
     rules = _derived_rules(image, ["/opt/hf/venv/bin/pip uninstall --quiet --yes setuptools"])
     assert not build(store, KEY, rules, log=lambda *_: None).failures
-    (v,) = validate(store, KEY, rules, backend="docker", log=lambda *_: None)
-    assert v.status == "env_error" and v.reason == "install_failed"
-    assert v.detail.startswith("the checkout's own install (pip install --editable .) failed with exit 1: ")
-    assert "ModuleNotFoundError: No module named 'setuptools'" in v.detail and "\n" not in v.detail
+    (validation,) = validate(store, KEY, rules, backend="docker", log=lambda *_: None)
+    assert validation.status == "env_error" and validation.reason == "install_failed"
+    assert validation.detail.startswith("the checkout's own install (pip install --editable .) failed with exit 1: ")
+    assert "ModuleNotFoundError: No module named 'setuptools'" in validation.detail and "\n" not in validation.detail
 
 
 def test_dagster_builds_what_it_can_and_validates_the_rest(self_extras_planned, tmp_path, docker_client):
@@ -503,10 +555,16 @@ def test_dagster_builds_what_it_can_and_validates_the_rest(self_extras_planned, 
     shutil.copytree(self_extras_planned, store)
     defaults = load_rules().environments
     rules = tmp_path / "rules.yaml"
-    rules.write_text(yaml.safe_dump({"environments": {
-        "base_images": {**defaults.base_images, "python": "harnessforge/base:hf-test-absent"},
-        "bootstrap": {**defaults.bootstrap.model_dump(), "mirror": "http://127.0.0.1:9/debian"},
-    }}))  # fmt: skip
+    rules.write_text(
+        yaml.safe_dump(
+            {
+                "environments": {
+                    "base_images": {**defaults.base_images, "python": "harnessforge/base:hf-test-absent"},
+                    "bootstrap": {**defaults.bootstrap.model_dump(), "mirror": "http://127.0.0.1:9/debian"},
+                }
+            }
+        )
+    )
     instance = dg.DagsterInstance.ephemeral()
     instance.add_dynamic_partitions("repo", [KEY])
     instance.add_dynamic_partitions("milestone", ["m01"])

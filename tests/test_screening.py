@@ -22,15 +22,15 @@ CRITERIA = [
 def test_every_criterion_is_reported_with_value_threshold_and_reason(example_repo, store, rules):
     report = screen(store, str(example_repo), rules)
     assert [c.name for c in report.criteria] == CRITERIA
-    by = {c.name: c for c in report.criteria}
-    assert by["ci_config"].measured == [".github/workflows/ci.yml"] and by["ci_config"].passed
-    assert by["primary_language"].measured == "python" and by["primary_language"].passed
-    assert by["test_count"].measured == 86 and by["test_count"].method == "pytest --collect-only"
-    assert by["release_tags"].measured == 5 and by["release_tags"].passed  # v0.3.0rc1 is not a release
-    assert by["recent_commits"].measured == 44 and by["recent_commits"].passed is False
-    assert by["core_loc"].passed is False and "lines of python" in by["core_loc"].reason
-    assert by["lockfile"].measured == [] and by["lockfile"].passed is False
-    assert by["environment_builds"].passed is None and by["environment_builds"].measured == "unknown"
+    named = {c.name: c for c in report.criteria}
+    assert named["ci_config"].measured == [".github/workflows/ci.yml"] and named["ci_config"].passed
+    assert named["primary_language"].measured == "python" and named["primary_language"].passed
+    assert named["test_count"].measured == 86 and named["test_count"].method == "pytest --collect-only"
+    assert named["release_tags"].measured == 5 and named["release_tags"].passed  # v0.3.0rc1 is not a release
+    assert named["recent_commits"].measured == 44 and named["recent_commits"].passed is False
+    assert named["core_loc"].passed is False and "lines of python" in named["core_loc"].reason
+    assert named["lockfile"].measured == [] and named["lockfile"].passed is False
+    assert named["environment_builds"].passed is None and named["environment_builds"].measured == "unknown"
     assert all(c.threshold and c.reason for c in report.criteria)
     assert report.passed is False and report.newest_release == "v0.5.0"
     saved = json.loads((store.repo_dir(report.repo.key) / "screening.json").read_text())
@@ -41,9 +41,9 @@ def test_thresholds_come_from_rules(example_repo, store, tmp_path):
     f = tmp_path / "lenient.yaml"
     f.write_text("screening:\n  min_loc: 500\n  min_recent_commits: 10\n  min_tests: 100\n")
     report = screen(store, str(example_repo), load_rules(f))
-    by = {c.name: c for c in report.criteria}
-    assert by["core_loc"].passed and by["recent_commits"].passed
-    assert by["test_count"].passed is False and by["test_count"].threshold == ">= 100"
+    named = {c.name: c for c in report.criteria}
+    assert named["core_loc"].passed and named["recent_commits"].passed
+    assert named["test_count"].passed is False and named["test_count"].threshold == ">= 100"
     assert report.provenance.rules_hash == load_rules(f).hash
 
 
