@@ -308,33 +308,40 @@ def _tap(name: str, reports: dict[str, str]):
     return runner(name).parse(files, 1, "")
 
 
-def test_ava_tap_statuses_per_file_and_a_file_that_did_not_load():
-    run = _tap("ava", {"test/a.js": AVA, "test/c.js": AVA_IMPORT_ERROR})
-    assert run.statuses == {
-        "test/a.js::adds": "passed",
-        "test/a.js::skipped one": "skipped",
-        "test/a.js::fails": "failed",
-    }
-    assert run.collect_errors == ["test/c.js"] and run.suite_ran
-
-
-def test_tape_assertions_are_grouped_under_their_test():
-    run = _tap("tape", {"test/t.js": TAPE})
-    assert run.statuses == {
-        "test/t.js::tape adds": "passed",
-        "test/t.js::tape fails": "failed",
-        "test/t.js::tape skip": "skipped",
-    }
-
-
-def test_node_tap_nested_tests_are_leaves_under_their_describe():
-    run = _tap("node", {"test/a.test.js": NODE_18})
-    assert run.statuses == {
-        "test/a.test.js::math > adds": "passed",
-        "test/a.test.js::math > subtracts": "failed",
-        "test/a.test.js::top level": "passed",
-    }
-    assert run.collect_errors == []
+@pytest.mark.parametrize(
+    "name, reports, statuses, collect_errors",
+    [
+        # ava: statuses per file, and a file that did not load
+        (
+            "ava",
+            {"test/a.js": AVA, "test/c.js": AVA_IMPORT_ERROR},
+            {"test/a.js::adds": "passed", "test/a.js::skipped one": "skipped", "test/a.js::fails": "failed"},
+            ["test/c.js"],
+        ),
+        # tape: assertions are grouped under their test
+        (
+            "tape",
+            {"test/t.js": TAPE},
+            {"test/t.js::tape adds": "passed", "test/t.js::tape fails": "failed", "test/t.js::tape skip": "skipped"},
+            [],
+        ),
+        # node: nested tests are leaves under their describe
+        (
+            "node",
+            {"test/a.test.js": NODE_18},
+            {
+                "test/a.test.js::math > adds": "passed",
+                "test/a.test.js::math > subtracts": "failed",
+                "test/a.test.js::top level": "passed",
+            },
+            [],
+        ),
+    ],
+)
+def test_tap_statuses_per_file(name, reports, statuses, collect_errors):
+    run = _tap(name, reports)
+    assert run.statuses == statuses
+    assert run.collect_errors == collect_errors and run.suite_ran
 
 
 def test_tap_run_that_never_finished_did_not_run():
