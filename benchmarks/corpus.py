@@ -48,9 +48,9 @@ import yaml
 from docker.errors import APIError, DockerException, ImageNotFound, NotFound
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
+from harnessforge.envs.classification import candidate_tests, classify, run_problem
 from harnessforge.envs.environment import build as build_envs
 from harnessforge.envs.environment import validate as validate_milestones
-from harnessforge.envs.grading import candidate_tests, classify, run_problem
 from harnessforge.envs.images import CA_VARS, HOST_CA, OFFLINE_VARS, PLUGINS
 from harnessforge.envs.recipes import DEPS_DIR, dependency_files
 from harnessforge.envs.runners import PLUGIN_DIR, RESULTS_DIR, runner, test_files_of

@@ -24,10 +24,10 @@ class FileDiff:
     binary: bool
 
 
-def _unquote(p: bytes) -> bytes:
-    if p.startswith(b'"') and p.endswith(b'"'):
-        return codecs.escape_decode(p[1:-1])[0]
-    return p
+def _unquote(spelled: bytes) -> bytes:
+    if spelled.startswith(b'"') and spelled.endswith(b'"'):
+        return codecs.escape_decode(spelled[1:-1])[0]
+    return spelled
 
 
 def _path_of(section: bytes) -> tuple[bytes, bool]:
@@ -52,19 +52,20 @@ def _path_of(section: bytes) -> tuple[bytes, bool]:
 
 
 def split_diff(diff: bytes) -> list[FileDiff]:
-    starts = [m.start() for m in _HEADER.finditer(diff)]
-    out = []
-    for a, b in zip(starts, starts[1:] + [len(diff)]):
-        section = diff[a:b]
+    """One FileDiff per `diff --git` section, its bytes exactly as git wrote them."""
+    starts = [match.start() for match in _HEADER.finditer(diff)]
+    files = []
+    for start, end in zip(starts, starts[1:] + [len(diff)]):
+        section = diff[start:end]
         path, deleted = _path_of(section)
         binary = b"\nGIT binary patch\n" in section or b"\nBinary files " in section
-        out.append(FileDiff(path.decode("utf-8", "surrogateescape"), section, deleted, binary))
-    return out
+        files.append(FileDiff(path.decode("utf-8", "surrogateescape"), section, deleted, binary))
+    return files
 
 
 def parse_text(files: list[FileDiff]) -> PatchSet:
     """unidiff view of the text (non-binary) sections, for hunks and line numbers."""
-    text = b"".join(f.raw for f in files if not f.binary).decode("utf-8", "replace")
+    text = b"".join(file_diff.raw for file_diff in files if not file_diff.binary).decode("utf-8", "replace")
     try:
         return PatchSet(text)
     except UnidiffParseError:

@@ -29,17 +29,21 @@ VENDORED = re.compile(r"(^|/)(node_modules|vendor|third_party|dist|build|\.venv)
 
 
 class FileClassifier:
+    """Test, noise or source, by the planning rules' globs (answers cached per path)."""
+
     def __init__(self, rules: PlanningRules):
         self._tests = tuple(rules.test_patterns)
         self._noise = tuple(rules.noise_patterns)
-        self._noise_subjects = [re.compile(p, re.I) for p in rules.noise_subjects]
+        self._noise_subjects = [re.compile(pattern, re.I) for pattern in rules.noise_subjects]
         self.is_test = lru_cache(maxsize=None)(self._is_test)
         self.is_noise = lru_cache(maxsize=None)(self._is_noise)
 
     @staticmethod
     def _match(path: str, patterns: tuple[str, ...]) -> bool:
         name = path.rsplit("/", 1)[-1]
-        return any(fnmatchcase(path, p) or ("/" not in p and fnmatchcase(name, p)) for p in patterns)
+        return any(
+            fnmatchcase(path, pattern) or ("/" not in pattern and fnmatchcase(name, pattern)) for pattern in patterns
+        )
 
     def _is_test(self, path: str) -> bool:
         return self._match(path, self._tests)
@@ -51,16 +55,19 @@ class FileClassifier:
         return not self.is_test(path) and not self.is_noise(path)
 
     def is_noise_subject(self, subject: str) -> bool:
-        return any(p.search(subject) for p in self._noise_subjects)
+        return any(pattern.search(subject) for pattern in self._noise_subjects)
 
 
 def language_loc(repo: GitRepo, rev: str, files: list[str]) -> dict[str, int]:
-    counts = repo.line_counts(rev, [f"*{ext}" for exts in LANGUAGE_EXTENSIONS.values() for ext in exts])
+    """Lines per language at `rev`, most first (vendored folders left out): the first is the primary one."""
+    counts = repo.line_counts(
+        rev, [f"*{extension}" for extensions in LANGUAGE_EXTENSIONS.values() for extension in extensions]
+    )
     loc: dict[str, int] = {}
-    for path, n in counts.items():
+    for path, lines in counts.items():
         if VENDORED.search(path):
             continue
-        for lang, exts in LANGUAGE_EXTENSIONS.items():
-            if path.endswith(exts):
-                loc[lang] = loc.get(lang, 0) + n
-    return dict(sorted(loc.items(), key=lambda kv: -kv[1]))
+        for language, extensions in LANGUAGE_EXTENSIONS.items():
+            if path.endswith(extensions):
+                loc[language] = loc.get(language, 0) + lines
+    return dict(sorted(loc.items(), key=lambda item: -item[1]))

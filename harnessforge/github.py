@@ -72,9 +72,9 @@ class GitHubClient:
         return cls(token, cache_dir=cache_dir, **kwargs) if token else None
 
     # ---- plumbing ------------------------------------------------------------------------------
-    def _call(self, what: str, fn: Callable[[], Any]) -> Any:
+    def _call(self, what: str, request: Callable[[], Any]) -> Any:
         try:
-            return fn()
+            return request()
         except GithubException as e:
             if e.status == 404:
                 return None
@@ -100,14 +100,14 @@ class GitHubClient:
     # ---- reads ---------------------------------------------------------------------------------
     def repo_meta(self, full_name: str) -> GitHubMeta | None:
         def fetch() -> dict | None:
-            r = self._gh.get_repo(full_name)
+            repository = self._gh.get_repo(full_name)
             return {
-                "full_name": r.full_name,
-                "stars": r.stargazers_count,
-                "created_at": r.created_at,
-                "pushed_at": r.pushed_at,
-                "default_branch": r.default_branch,
-                "archived": r.archived,
+                "full_name": repository.full_name,
+                "stars": repository.stargazers_count,
+                "created_at": repository.created_at,
+                "pushed_at": repository.pushed_at,
+                "default_branch": repository.default_branch,
+                "archived": repository.archived,
             }
 
         data = self._call(f"GET /repos/{full_name}", fetch)
@@ -119,7 +119,7 @@ class GitHubClient:
 
         def fetch() -> list[str]:
             releases = self._gh.get_repo(full_name).get_releases()
-            return [r.tag_name for r in releases[:limit] if not (r.draft or r.prerelease)]
+            return [release.tag_name for release in releases[:limit] if not (release.draft or release.prerelease)]
 
         return self._call(f"GET /repos/{full_name}/releases", fetch) or []
 
@@ -129,20 +129,26 @@ class GitHubClient:
 
         def fetch() -> dict:
             found = self._gh.get_repo(full_name).get_releases()
-            return {"releases": [{"tag": r.tag_name, "body": r.body or ""} for r in found[:limit] if not r.draft]}
+            return {
+                "releases": [
+                    {"tag": release.tag_name, "body": release.body or ""}
+                    for release in found[:limit]
+                    if not release.draft
+                ]
+            }
 
         data = self._cached("releases", f"GET /repos/{full_name}/releases", fetch)
-        return [(r["tag"], r["body"]) for r in (data or {}).get("releases", [])]
+        return [(release["tag"], release["body"]) for release in (data or {}).get("releases", [])]
 
     def issue(self, full_name: str, number: int) -> IssueText | None:
         def fetch() -> dict:
-            i = self._gh.get_repo(full_name).get_issue(number)
+            found = self._gh.get_repo(full_name).get_issue(number)
             return {
                 "number": number,
-                "title": i.title,
-                "body": i.body or "",
-                "labels": [lb.name for lb in i.labels],
-                "is_pull": i.pull_request is not None,
+                "title": found.title,
+                "body": found.body or "",
+                "labels": [label.name for label in found.labels],
+                "is_pull": found.pull_request is not None,
             }
 
         data = self._cached(f"issues/{number}", f"GET issue #{number}", fetch)
@@ -152,9 +158,14 @@ class GitHubClient:
 
     def pull(self, full_name: str, number: int) -> PullText | None:
         def fetch() -> dict:
-            p = self._gh.get_repo(full_name).get_pull(number)
-            data = {"number": number, "title": p.title, "body": p.body or "", "labels": [lb.name for lb in p.labels]}
-            data["review_comments"] = [c.body for c in p.get_review_comments() if c.body]
+            found = self._gh.get_repo(full_name).get_pull(number)
+            data = {
+                "number": number,
+                "title": found.title,
+                "body": found.body or "",
+                "labels": [label.name for label in found.labels],
+            }
+            data["review_comments"] = [comment.body for comment in found.get_review_comments() if comment.body]
             return data
 
         data = self._cached(f"pulls/{number}", f"GET pull #{number}", fetch)

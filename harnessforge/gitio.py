@@ -36,13 +36,13 @@ OWNER_NAME_RE = re.compile(r"^([A-Za-z0-9][A-Za-z0-9-]*)/([A-Za-z0-9._-]+?)(?:\.
 GITHUB_URL_RE = re.compile(r"github\.com[/:]([A-Za-z0-9][A-Za-z0-9-]*)/([A-Za-z0-9._-]+?)(?:\.git)?/?$")
 
 
-def display(s: str) -> str:
+def display(text: str) -> str:
     """A surrogateescaped string made JSON-safe (undecodable bytes become U+FFFD)."""
-    return s.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
+    return text.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
 
 
-def _dec(b: bytes) -> str:
-    return b.decode("utf-8", "surrogateescape")
+def _decode(raw: bytes) -> str:
+    return raw.decode("utf-8", "surrogateescape")
 
 
 def _safe(part: str) -> str:
@@ -71,20 +71,22 @@ def resolve_repo(arg: str) -> RepoSpec:
         else:
             raise RepoError(f"{arg}: this directory is not a git repository (no .git, no HEAD/objects)")
         origin = _origin_url(path)
-        gh = GITHUB_URL_RE.search(origin) if origin else None
-        github = f"{gh[1]}/{gh[2]}" if gh else None
-        key = _key(gh[1], gh[2]) if gh else _key("local", path.name)
+        found = GITHUB_URL_RE.search(origin) if origin else None
+        github = f"{found[1]}/{found[2]}" if found else None
+        key = _key(found[1], found[2]) if found else _key("local", path.name)
         return RepoSpec(input=arg, kind=kind, url=str(path), key=key, github=github)
     if URL_RE.match(arg):
-        gh = GITHUB_URL_RE.search(arg)
-        if gh:
-            return RepoSpec(input=arg, kind="url", url=arg, key=_key(gh[1], gh[2]), github=f"{gh[1]}/{gh[2]}")
-        parts = [p for p in re.split(r"[/:]", arg.rstrip("/")) if p]
+        found = GITHUB_URL_RE.search(arg)
+        if found:
+            return RepoSpec(
+                input=arg, kind="url", url=arg, key=_key(found[1], found[2]), github=f"{found[1]}/{found[2]}"
+            )
+        parts = [part for part in re.split(r"[/:]", arg.rstrip("/")) if part]
         owner, name = (parts[-2], parts[-1]) if len(parts) >= 2 else ("remote", parts[-1])
         return RepoSpec(input=arg, kind="url", url=arg, key=_key(owner, name))
-    m = OWNER_NAME_RE.match(arg)
-    if m:
-        owner, name = m[1], m[2]
+    match = OWNER_NAME_RE.match(arg)
+    if match:
+        owner, name = match[1], match[2]
         return RepoSpec(
             input=arg,
             kind="github",
@@ -108,8 +110,8 @@ def _origin_url(path: Path) -> str | None:
 def _git_error(e: GitCommandError) -> str:
     """The line of git's stderr that says what went wrong."""
     text = str(e.stderr or "").strip().removeprefix("stderr:").strip().strip("'")
-    lines = [ln.strip() for ln in text.splitlines() if ln.strip()]
-    fatal = [ln for ln in lines if ln.lower().startswith(("fatal", "error"))]
+    lines = [line.strip() for line in text.splitlines() if line.strip()]
+    fatal = [line for line in lines if line.lower().startswith(("fatal", "error"))]
     return fatal[0] if fatal else (lines or [f"git exited with status {e.status}"])[-1]
 
 
@@ -152,9 +154,9 @@ def _ensure_clone(spec: RepoSpec, dest: Path, progress) -> "GitRepo":
         shutil.rmtree(dest)  # a damaged cache (e.g. objects lost): it is only a cache, so clone it again
     if (dest / "HEAD").is_file():
         try:
-            g = git.Git(dest)
-            g.execute(["git", "remote", "set-url", "origin", spec.url], env=GIT_ENV)
-            g.execute(
+            client = git.Git(dest)
+            client.execute(["git", "remote", "set-url", "origin", spec.url], env=GIT_ENV)
+            client.execute(
                 ["git", "fetch", "--prune", "--tags", "--force", "origin", "+refs/heads/*:refs/heads/*"], env=GIT_ENV
             )
         except GitCommandError as e:
@@ -231,24 +233,24 @@ _LOG_FORMAT = "%x1e%H%x1f%P%x1f%an%x1f%ae%x1f%ct%x1f%s%x1f%b%x1f"
 
 def _parse_numstat(blob: bytes) -> list[Change]:
     """`-z --numstat` records: `A\\tD\\tpath\\0`, or `A\\tD\\t\\0old\\0new\\0` for renames."""
-    out: list[Change] = []
+    changes: list[Change] = []
     parts = blob.lstrip(b"\n\0").split(b"\0")
     i = 0
     while i < len(parts):
-        rec = parts[i].lstrip(b"\n")
+        record = parts[i].lstrip(b"\n")
         i += 1
-        if not rec:
+        if not record:
             continue
-        added, deleted, path = rec.split(b"\t", 2)
+        added, deleted, path = record.split(b"\t", 2)
         binary = added == b"-"
-        a, d = (0, 0) if binary else (int(added), int(deleted))
+        added_lines, deleted_lines = (0, 0) if binary else (int(added), int(deleted))
         if path:
-            out.append(Change(_dec(path), a, d, binary))
+            changes.append(Change(_decode(path), added_lines, deleted_lines, binary))
         else:  # rename/copy: old and new path follow as their own NUL-terminated fields
             old, new = parts[i], parts[i + 1]
             i += 2
-            out.append(Change(_dec(new), a, d, binary, old_path=_dec(old)))
-    return out
+            changes.append(Change(_decode(new), added_lines, deleted_lines, binary, old_path=_decode(old)))
+    return changes
 
 
 class GitRepo:
@@ -272,30 +274,34 @@ class GitRepo:
             raise RepoError(f"git {' '.join(args[:3])} failed in {self.path}: {_git_error(e)}") from None
 
     def text(self, *args: str) -> str:
-        return _dec(self.run(*args)).strip()
+        return _decode(self.run(*args)).strip()
 
     # ---- refs --------------------------------------------------------------------------------
     def rev(self, ref: str) -> str:
-        out = self.run("rev-parse", "--verify", "--quiet", f"{ref}^{{commit}}", check=False)
-        if not out.strip():
+        found = self.run("rev-parse", "--verify", "--quiet", f"{ref}^{{commit}}", check=False)
+        if not found.strip():
             raise RepoError(f"{ref!r} is not a commit, tag or branch in {self.path.name}")
-        return out.decode().strip()
+        return found.decode().strip()
 
     def head(self) -> str:
         return self.rev("HEAD")
 
     def tags(self) -> list[Tag]:
-        fmt = "%(refname:strip=2)%00%(objectname)%00%(*objectname)%00%(committerdate:unix)%00%(*committerdate:unix)"
-        out = []
-        for line in self.run("for-each-ref", "refs/tags", f"--format={fmt}").splitlines():
-            name, obj, peeled, date, peeled_date = line.split(b"\0")
-            ts = int(peeled_date or date or 0)
-            out.append(Tag(_dec(name), (peeled or obj).decode(), datetime.fromtimestamp(ts, timezone.utc)))
-        return out
+        format_spec = (
+            "%(refname:strip=2)%00%(objectname)%00%(*objectname)%00%(committerdate:unix)%00%(*committerdate:unix)"
+        )
+        found = []
+        for line in self.run("for-each-ref", "refs/tags", f"--format={format_spec}").splitlines():
+            name, target, peeled, date, peeled_date = line.split(b"\0")
+            timestamp = int(peeled_date or date or 0)
+            found.append(
+                Tag(_decode(name), (peeled or target).decode(), datetime.fromtimestamp(timestamp, timezone.utc))
+            )
+        return found
 
-    def is_ancestor(self, a: str, b: str) -> bool:
+    def is_ancestor(self, ancestor: str, descendant: str) -> bool:
         try:
-            self._git.execute(["git", "merge-base", "--is-ancestor", a, b], env=GIT_ENV)
+            self._git.execute(["git", "merge-base", "--is-ancestor", ancestor, descendant], env=GIT_ENV)
             return True
         except GitCommandError:
             return False
@@ -304,7 +310,7 @@ class GitRepo:
     def first_parent_log(self, start: str | None, end: str) -> list[Commit]:
         """Mainline commits in (start, end], oldest first, each with its diff stat against
         its first parent (for merges: the whole merged change)."""
-        rng = f"{start}..{end}" if start else end
+        revisions = f"{start}..{end}" if start else end
         raw = self.run(
             "log",
             "--first-parent",
@@ -313,20 +319,20 @@ class GitRepo:
             "--numstat",
             "-z",
             f"--format={_LOG_FORMAT}",
-            rng,
+            revisions,
         )
         commits = []
-        for rec in raw.split(_REC)[1:]:
-            sha, parents, author, email, ct, subject, body, stat = rec.split(_SEP, 7)
+        for record in raw.split(_REC)[1:]:
+            sha, parents, author, email, commit_time, subject, body, stat = record.split(_SEP, 7)
             commits.append(
                 Commit(
                     sha.decode(),
                     parents.decode().split(),
-                    _dec(author),
-                    _dec(email),
-                    datetime.fromtimestamp(int(ct), timezone.utc),
-                    _dec(subject),
-                    _dec(body).strip(),
+                    _decode(author),
+                    _decode(email),
+                    datetime.fromtimestamp(int(commit_time), timezone.utc),
+                    _decode(subject),
+                    _decode(body).strip(),
                     _parse_numstat(stat),
                 )
             )
@@ -337,15 +343,17 @@ class GitRepo:
 
         One call however many side-branch commits there are (no shas on the command line).
         """
-        rng = [f"^{start}", end] if start else [end]
-        out = {}
-        for rec in self.run("log", "--format=%x1e%H%x1f%P%x1f%s%x1f%b", *rng).split(_REC)[1:]:
-            sha, parents, subject, body = rec.split(_SEP, 3)
-            out[sha.decode()] = (parents.decode().split(), _dec(subject), _dec(body).strip())
-        return out
+        revisions = [f"^{start}", end] if start else [end]
+        commits = {}
+        for record in self.run("log", "--format=%x1e%H%x1f%P%x1f%s%x1f%b", *revisions).split(_REC)[1:]:
+            sha, parents, subject, body = record.split(_SEP, 3)
+            commits[sha.decode()] = (parents.decode().split(), _decode(subject), _decode(body).strip())
+        return commits
 
     def commit_times(self, end: str) -> list[datetime]:
-        return [datetime.fromtimestamp(int(t), timezone.utc) for t in self.run("log", "--format=%ct", end).split()]
+        return [
+            datetime.fromtimestamp(int(stamp), timezone.utc) for stamp in self.run("log", "--format=%ct", end).split()
+        ]
 
     # ---- trees and diffs -----------------------------------------------------------------------
     def diff(self, base: str, head: str, binary: bool = True) -> bytes:
@@ -378,31 +386,31 @@ class GitRepo:
         return data if kind == b"blob" else None
 
     def files(self, rev: str) -> list[str]:
-        return [_dec(p) for p in self.run("ls-tree", "-r", "-z", "--name-only", rev).split(b"\0") if p]
+        return [_decode(path) for path in self.run("ls-tree", "-r", "-z", "--name-only", rev).split(b"\0") if path]
 
     def line_counts(self, rev: str, pathspecs: list[str]) -> dict[str, int]:
         """Lines per text file matching `pathspecs` at `rev`, without a checkout."""
-        out = self.run("grep", "-z", "-c", "-I", "-e", "", rev, "--", *pathspecs, check=False)
+        listing = self.run("grep", "-z", "-c", "-I", "-e", "", rev, "--", *pathspecs, check=False)
         counts = {}
-        for line in out.splitlines():
-            name, _, n = line.rpartition(b"\0")
-            counts[_dec(name.split(b":", 1)[1] if b":" in name else name)] = int(n or 0)
+        for line in listing.splitlines():
+            name, _, count = line.rpartition(b"\0")
+            counts[_decode(name.split(b":", 1)[1] if b":" in name else name)] = int(count or 0)
         return counts
 
     def blame_origins(self, base: str, head: str, path: str) -> list[str | None]:
         """For each line of `path` at `head`: the mainline commit in (base, head] that last
         changed it, or None when the line is older than `base`."""
-        out = self.run("blame", "--porcelain", "--first-parent", f"{base}..{head}", "--", path, check=False)
+        porcelain = self.run("blame", "--porcelain", "--first-parent", f"{base}..{head}", "--", path, check=False)
         origins: list[str | None] = []
         boundary: set[str] = set()
         current = None
-        for line in out.splitlines():
+        for line in porcelain.splitlines():
             if line.startswith(b"\t"):
                 origins.append(None if current in boundary else current)
             elif line == b"boundary" and current:
                 boundary.add(current)
             else:
-                head_ = line.split(b" ", 1)[0]
-                if len(head_) == 40 and all(c in b"0123456789abcdef" for c in head_):
-                    current = head_.decode()
+                first_word = line.split(b" ", 1)[0]
+                if len(first_word) == 40 and all(byte in b"0123456789abcdef" for byte in first_word):
+                    current = first_word.decode()
         return origins

@@ -15,15 +15,15 @@ from pathlib import Path
 import pytest
 
 from harnessforge.checks import plan_problems
-from harnessforge.envs.declared_tests import declared_tests, python_tests
-from harnessforge.envs.grading import (
+from harnessforge.envs.classification import (
     candidate_tests,
     classify,
     excluded_candidates,
     owner_files,
     static_ids,
 )
-from harnessforge.envs.validate import definitions, milestone_status, summary
+from harnessforge.envs.declared_tests import declared_tests, python_tests
+from harnessforge.envs.validation import definitions, milestone_status, summary
 from harnessforge.examples.patterns import build_pattern
 from harnessforge.models.env import TestRun, Validation
 from harnessforge.rules import load_rules
@@ -35,8 +35,9 @@ KEY = "harnessforge-examples__kvstash"
 
 def run(statuses: dict, collect_errors=()) -> TestRun:
     failed = any(s in ("failed", "error") for s in statuses.values()) or bool(collect_errors)
-    return TestRun(runner="pytest", statuses=statuses, collect_errors=list(collect_errors), suite_ran=True,
-                   exit_code=int(failed))  # fmt: skip
+    return TestRun(
+        runner="pytest", statuses=statuses, collect_errors=list(collect_errors), suite_ran=True, exit_code=int(failed)
+    )
 
 
 def file_of(test: str) -> str:
@@ -243,8 +244,13 @@ def test_plugin_reports_where_each_test_is_defined(tmp_path):
     )
     report = tmp_path / "out.jsonl"
     env = {**os.environ, "HF_RESULTS": str(report), "PYTHONPATH": f"{PLUGINS}:{tmp_path}"}
-    proc = subprocess.run([sys.executable, "-m", "pytest", "-p", "hf_results", "-p", "no:cacheprovider", "-q", "tests"],
-                          cwd=tmp_path, env=env, capture_output=True, text=True)  # fmt: skip
+    proc = subprocess.run(
+        [sys.executable, "-m", "pytest", "-p", "hf_results", "-p", "no:cacheprovider", "-q", "tests"],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+    )
     assert proc.returncode == 0, proc.stdout + proc.stderr
     where = definitions(report.read_text() + "\nnot json\n")
     assert where == {
@@ -256,8 +262,8 @@ def test_plugin_reports_where_each_test_is_defined(tmp_path):
 
 def test_old_validation_files_still_load():
     old = {"milestone_id": "m01", "status": "valid", "repeats": 3, "fail_to_pass": ["t.py::a"]}
-    v = Validation.model_validate_json(json.dumps(old))
-    assert v.candidates == [] and v.rejected == {} and v.defined_in == {}
+    validation = Validation.model_validate_json(json.dumps(old))
+    assert validation.candidates == [] and validation.rejected == {} and validation.defined_in == {}
 
 
 # ---- the unittest-mixins example repository ------------------------------------------------------
@@ -273,7 +279,7 @@ def mixins_plan(tmp_path_factory):
 
 
 def _milestone_testing(plan, path: str):
-    return next(m for m in plan.milestones if path in m.test_files)
+    return next(milestone for milestone in plan.milestones if path in milestone.test_files)
 
 
 def test_pattern_plan_keeps_the_static_trace_as_an_annotation(mixins_plan):
@@ -304,9 +310,9 @@ def test_a_milestone_with_test_files_but_no_static_acceptance_test_is_no_plan_pr
 
 def test_summary_names_the_changed_files_when_the_runner_reported_none_of_their_tests(mixins_plan):
     _, plan = mixins_plan
-    m = _milestone_testing(plan, "tests/contracts.py")
+    milestone = _milestone_testing(plan, "tests/contracts.py")
     c = classify([], [run({})], [run({})], file_of, 10)
-    assert summary(m, [], c) == "the runner reported no test in the changed test files (tests/contracts.py)"
+    assert summary(milestone, [], c) == "the runner reported no test in the changed test files (tests/contracts.py)"
 
 
 @pytest.fixture(scope="module")
@@ -318,36 +324,38 @@ def mixins_validated(mixins_plan, base_image, docker_client):
     images = build(store, KEY, load_rules(), log=lambda *_: None)
     assert len(images.images) == 1 and not images.failures, images.failures
     results = validate(store, KEY, load_rules(), backend="docker", log=lambda *_: None, workers=2)
-    return store, plan, {v.milestone_id: v for v in results}
+    return store, plan, {validation.milestone_id: validation for validation in results}
 
 
 def test_mixin_tests_are_fail_to_pass_under_the_concrete_classes_of_both_files(mixins_validated):
     store, plan, results = mixins_validated
-    m = _milestone_testing(plan, "tests/contracts.py")
-    v = results[m.id]
-    assert v.status == "valid", (v.reason, v.detail)
+    milestone = _milestone_testing(plan, "tests/contracts.py")
+    validation = results[milestone.id]
+    assert validation.status == "valid", (validation.reason, validation.detail)
     new = ("test_expiry", "test_keys_skip_expired", "test_ttl_must_be_positive")
-    assert v.fail_to_pass == sorted(
+    assert validation.fail_to_pass == sorted(
         [f"tests/test_files.py::FileStoreChecks::{t}" for t in new]
         + [f"tests/test_memory.py::MemoryStoreChecks::{t}" for t in new]
     )
-    assert len(v.base_runs) == len(v.verify_runs) == load_rules().environments.repeats
+    assert len(validation.base_runs) == len(validation.verify_runs) == load_rules().environments.repeats
     # the candidates are the mixin's tests as each class runs them; the classes' own tests are not candidates
-    assert len(v.candidates) == 16
-    assert "tests/test_memory.py::MemoryStoreChecks::test_stores_are_independent" not in v.candidates
-    assert v.defined_in["tests/test_memory.py::MemoryStoreChecks::test_expiry"].startswith("tests/contracts.py:")
+    assert len(validation.candidates) == 16
+    assert "tests/test_memory.py::MemoryStoreChecks::test_stores_are_independent" not in validation.candidates
+    assert validation.defined_in["tests/test_memory.py::MemoryStoreChecks::test_expiry"].startswith(
+        "tests/contracts.py:"
+    )
     # the tidied test is left out by the static trace, with its reason; unchanged ones did not reproduce
     for heir in ("tests/test_files.py::FileStoreChecks", "tests/test_memory.py::MemoryStoreChecks"):
-        assert v.rejected[f"{heir}::test_overwrite"].startswith("excluded: changed only by commit")
-        assert v.rejected[f"{heir}::test_set_then_get"].startswith("not_reproduced: passes at base")
-    assert set(v.rejected) | set(v.fail_to_pass) == set(v.candidates)
-    assert store.load_milestone(KEY, m.id).fail_to_pass == v.fail_to_pass
+        assert validation.rejected[f"{heir}::test_overwrite"].startswith("excluded: changed only by commit")
+        assert validation.rejected[f"{heir}::test_set_then_get"].startswith("not_reproduced: passes at base")
+    assert set(validation.rejected) | set(validation.fail_to_pass) == set(validation.candidates)
+    assert store.load_milestone(KEY, milestone.id).fail_to_pass == validation.fail_to_pass
 
 
 def test_same_file_mixins_and_parametrised_ids_with_spaces_and_brackets(mixins_validated):
     _, plan, results = mixins_validated
-    v = results[_milestone_testing(plan, "tests/test_parser.py").id]
-    assert v.status == "valid", (v.reason, v.detail)
+    validation = results[_milestone_testing(plan, "tests/test_parser.py").id]
+    assert validation.status == "valid", (validation.reason, validation.detail)
     for test in (
         "tests/test_parser.py::ParserChecks::test_escaped_quote",
         "tests/test_parser.py::StrictParserChecks::test_escaped_quote",
@@ -356,40 +364,43 @@ def test_same_file_mixins_and_parametrised_ids_with_spaces_and_brackets(mixins_v
         "tests/test_parser.py::test_sections_prefix_keys[two sections]",
         "tests/test_loader.py::LoaderBehaviour::test_loads_pairs_in_order",  # a new file: it fails to import at base
     ):
-        assert test in v.fail_to_pass, test
-    assert v.rejected["tests/test_parser.py::ParserChecks::test_pairs"].startswith("not_reproduced")
-    assert v.detail == f"{len(v.candidates)} candidates: {len(v.fail_to_pass)} FAIL_TO_PASS, 3 not_reproduced"
+        assert test in validation.fail_to_pass, test
+    assert validation.rejected["tests/test_parser.py::ParserChecks::test_pairs"].startswith("not_reproduced")
+    assert (
+        validation.detail
+        == f"{len(validation.candidates)} candidates: {len(validation.fail_to_pass)} FAIL_TO_PASS, 3 not_reproduced"
+    )
 
 
 def test_without_static_acceptance_tests_the_milestone_is_still_validated_by_running(mixins_validated):
     """What the old static parse gave this repository: no acceptance test and the no_acceptance_tests flag."""
     from harnessforge.envs.environment import Environment
-    from harnessforge.envs.validate import validate_milestone
+    from harnessforge.envs.validation import validate_milestone
 
     store, plan, results = mixins_validated
-    m = _milestone_testing(plan, "tests/contracts.py")
-    bare = m.model_copy(update={"acceptance_tests": [], "excluded_tests": [], "flags": ["no_acceptance_tests"]})
+    milestone = _milestone_testing(plan, "tests/contracts.py")
+    bare = milestone.model_copy(update={"acceptance_tests": [], "excluded_tests": [], "flags": ["no_acceptance_tests"]})
     rules = load_rules()
     rules = rules.model_copy(update={"environments": rules.environments.model_copy(update={"repeats": 1})})
     env = Environment(store, KEY, rules, backend="docker")
-    _, test_patch = store.read_patches(KEY, m.id)
-    v = validate_milestone(env.opener(bare), bare, test_patch, env.recipe(bare), rules)
-    assert v.status == "valid" and v.repeats == 1
+    _, test_patch = store.read_patches(KEY, milestone.id)
+    validation = validate_milestone(env.opener(bare), bare, test_patch, env.recipe(bare), rules)
+    assert validation.status == "valid" and validation.repeats == 1
     # without the trace's exclusion the tidied test is judged on its results alone: it passes at base
-    assert set(v.fail_to_pass) == set(results[m.id].fail_to_pass)
-    assert v.rejected["tests/test_files.py::FileStoreChecks::test_overwrite"].startswith("not_reproduced")
+    assert set(validation.fail_to_pass) == set(results[milestone.id].fail_to_pass)
+    assert validation.rejected["tests/test_files.py::FileStoreChecks::test_overwrite"].startswith("not_reproduced")
 
 
 def test_grading_uses_the_validated_fail_to_pass_ids(mixins_validated):
-    from harnessforge.envs.environment import grade
+    from harnessforge.envs.environment import grade_patch
 
     store, plan, results = mixins_validated
-    m = _milestone_testing(plan, "tests/test_parser.py")
-    ground_truth, _ = store.read_patches(KEY, m.id)
-    good = grade(store, KEY, m.id, ground_truth, load_rules(), backend="docker")
-    assert good.resolved and set(good.fail_to_pass) == set(results[m.id].fail_to_pass)
+    milestone = _milestone_testing(plan, "tests/test_parser.py")
+    ground_truth, _ = store.read_patches(KEY, milestone.id)
+    good = grade_patch(store, KEY, milestone.id, ground_truth, load_rules(), backend="docker")
+    assert good.resolved and set(good.fail_to_pass) == set(results[milestone.id].fail_to_pass)
     assert good.fail_to_pass["tests/test_parser.py::test_sections_prefix_keys[one [section]]"] == "passed"
-    nothing = grade(store, KEY, m.id, b"", load_rules(), backend="docker")
+    nothing = grade_patch(store, KEY, milestone.id, b"", load_rules(), backend="docker")
     assert not nothing.resolved
     assert nothing.fail_to_pass["tests/test_parser.py::StrictParserChecks::test_escaped_quote"] == "failed"
     assert nothing.fail_to_pass["tests/test_loader.py::LoaderBehaviour::test_loads_pairs_in_order"] == "error"

@@ -1,30 +1,15 @@
-"""Every changelog flavour in the wild becomes ChangelogEntry objects with the right release,
+"""Every changelog text flavour in the wild becomes ChangelogEntry objects with the right release,
 category and PR/issue references. Samples are written in the style of real projects' files
-(Keep a Changelog, pallets' CHANGES.rst, towncrier, reno, GitHub release bodies...)."""
-
-from datetime import datetime, timezone
+(Keep a Changelog, pallets' CHANGES.rst, towncrier's rendered output...); fragments, reno notes and
+GitHub release bodies read from repositories: test_changelog_repositories.py."""
 
 import pytest
 
-from harnessforge.examples.builder import RepoBuilder
-from harnessforge.github import GitHubClient
-from harnessforge.gitio import GitRepo
-from harnessforge.mining.changelog import (
-    ChangelogFile,
-    find_changelog_files,
-    is_fragment,
-    parse_changelog,
-    parse_fragment,
-    parse_reno_note,
-    read_changelog,
-)
+from harnessforge.mining.changelog_text import ChangelogFile, find_changelog_files, parse_changelog
 from harnessforge.mining.kinds import KindReader
-from harnessforge.mining.pulls import attribute
 from harnessforge.mining.refs import Refs, extract_refs, strip_refs
 from harnessforge.rules import load_rules
-from tests.github_server import FakeGitHub
 
-T0 = datetime(2026, 1, 5, tzinfo=timezone.utc)
 entry_kind = KindReader(load_rules().planning).entry  # the planner's reading of an entry's kind
 
 
@@ -34,8 +19,8 @@ def _parse(path: str, text: str, fmt: str = "markdown", release: str | None = No
 
 def _by_release(entries):
     out: dict = {}
-    for e in entries:
-        out.setdefault(e.release, []).append(e)
+    for entry in entries:
+        out.setdefault(entry.release, []).append(entry)
     return out
 
 
@@ -99,7 +84,7 @@ def test_keep_a_changelog_with_compare_links_and_code_blocks():
     entries = _parse("CHANGELOG.md", KEEP_A_CHANGELOG)
     releases = _by_release(entries)
     assert [len(releases[r]) for r in (None, "4.2.0", "4.1.0")] == [1, 4, 1]  # compare URLs name no release
-    assert [(e.category, e.prs) for e in releases["4.2.0"]] == [
+    assert [(entry.category, entry.prs) for entry in releases["4.2.0"]] == [
         ("Removed", []),
         ("Added", [101]),
         ("Added", [97, 98]),
@@ -146,12 +131,21 @@ We are simplifying the TLS configuration API.
 
 def test_free_form_markdown_with_bold_labels_and_every_reference_spelling():
     releases = _by_release(_parse("CHANGELOG.md", FREE_FORM))
-    assert [e.prs for e in releases[None]] == [[]] and releases[None][0].refs == [3699]
+    assert [entry.prs for entry in releases[None]] == [[]] and releases[None][0].refs == [3699]
     v09 = releases["0.9.0"]
-    assert [e.category for e in v09] == ["Deprecations"] + ["The following changes are also included"] * 4
-    assert not any("compact representation" in e.text or "simplifying" in e.text for e in v09)  # release prose
-    assert [(e.prs, e.refs) for e in v09[1:]] == [([], [3371, 3373]), ([], [3178]), ([3181], [3180]), ([], [3190])]
-    assert [e.text for e in releases["0.8.2"]] == ["Fix SSL when `verify=False` is used with client certificates."]
+    assert [entry.category for entry in v09] == ["Deprecations"] + ["The following changes are also included"] * 4
+    assert not any(
+        "compact representation" in entry.text or "simplifying" in entry.text for entry in v09
+    )  # release prose
+    assert [(entry.prs, entry.refs) for entry in v09[1:]] == [
+        ([], [3371, 3373]),
+        ([], [3178]),
+        ([3181], [3180]),
+        ([], [3190]),
+    ]
+    assert [entry.text for entry in releases["0.8.2"]] == [
+        "Fix SSL when `verify=False` is used with client certificates."
+    ]
 
 
 # ---- reStructuredText and plain text ---------------------------------------------------------------
@@ -193,11 +187,11 @@ Released 2025-11-13
 
 def test_pallets_rst_with_roles_unreleased_and_nested_details():
     releases = _by_release(_parse("CHANGES.rst", PALLETS, "restructuredtext"))
-    assert [e.prs for e in releases[None]] == [[5730], []] and releases[None][1].issues == [5639]
+    assert [entry.prs for entry in releases[None]] == [[5730], []] and releases[None][1].issues == [5639]
     [advisory] = releases["4.0.1"]  # "Released ..." is not an entry; an advisory is no GitHub number
     assert (advisory.prs, advisory.issues, advisory.refs) == ([], [], [])
     v4 = releases["4.0.0"]
-    assert [e.prs for e in v4] == [[5624, 5633], [5496], [4995, 4997], []]
+    assert [entry.prs for entry in v4] == [[5624, 5633], [5496], [4995, 4997], []]
     assert "push" in v4[2].text and "after registration" in v4[2].text  # details stay with their entry
     assert v4[3].issues == [5472] and v4[3].category is None
 
@@ -240,16 +234,21 @@ Unreleased
 
 def test_rst_versions_with_label_bullets_grouping_nested_entries():
     releases = _by_release(_parse("docs/versions.rst", VERSIONS_RST, "restructuredtext"))
-    assert [e.category for e in releases[None]] == ["Changes to existing functions"]
+    assert [entry.category for entry in releases[None]] == ["Changes to existing functions"]
     v31 = releases["3.1.0"]
-    assert [(e.category, e.text.split()[0]) for e in v31] == [
+    assert [(entry.category, entry.text.split()[0]) for entry in v31] == [
         ("New functions", ":func:`interleave_evenly`:"),
         ("New functions", ":func:`sized`:"),
         ("Changes to existing functions", "A"),
         ("Other changes", "The"),
     ]
     assert v31[0].text.endswith("lengths (thanks to alice)")
-    assert [entry_kind(e.category, e.text) for e in v31] == ["feature", "feature", "bug fix", "housekeeping"]
+    assert [entry_kind(entry.category, entry.text) for entry in v31] == [
+        "feature",
+        "feature",
+        "bug fix",
+        "housekeeping",
+    ]
     assert len(releases["3.0.2"]) == 1 and "mistakenly removed in 3.0.0." in releases["3.0.2"][0].text
 
 
@@ -309,13 +308,13 @@ Version 3.4.0 - December, 2025
 def test_plain_text_changes_with_banners_tables_and_label_bullets():
     releases = _by_release(_parse("CHANGES", PLAIN_CHANGES, "text"))
     assert set(releases) == {None, "3.4.0"}  # "in development" is unreleased; the table is no release
-    assert [e.text for e in releases[None]] == ["Added support for Python 3.15."]
+    assert [entry.text for entry in releases[None]] == ["Added support for Python 3.15."]
     v34 = releases["3.4.0"]
-    assert len(v34) == 5 and not any("DeprecationWarnings" in e.text for e in v34)
+    assert len(v34) == 5 and not any("DeprecationWarnings" in entry.text for entry in v34)
     assert v34[0].prs == [635] and "unused attribute" in v34[0].text
     assert v34[1].refs == [492]
     assert "See the README" in v34[2].text  # "Added X:" is an entry with details, not a label
-    assert [e.category for e in v34[3:5]] == ["POSSIBLE BREAKING CHANGES"] * 2 and v34[3].refs == [573]
+    assert [entry.category for entry in v34[3:5]] == ["POSSIBLE BREAKING CHANGES"] * 2 and v34[3].refs == [573]
     assert "may change results" not in v34[3].text
 
 
@@ -385,12 +384,12 @@ Deprecations and Removals
 
 def test_towncrier_rendered_rst_and_issue_links_that_are_prs():
     entries = _parse("CHANGELOG.rst", TOWNCRIER_RENDERED, "restructuredtext")
-    assert [(e.release, e.category, e.refs) for e in entries] == [
+    assert [(entry.release, entry.category, entry.refs) for entry in entries] == [
         ("1.5.0", "Features", [178]),
         ("1.5.0", "Bug Fixes", [481, 482]),
         ("1.1.0", "Deprecations and Removals", [364]),  # the yank note is not an entry
     ]
-    assert all(e.issues == [] for e in entries) and "warn_on_impl" in entries[0].text
+    assert all(entry.issues == [] for entry in entries) and "warn_on_impl" in entries[0].text
     # towncrier links PRs through /issues/ URLs: a number history knows as a PR is a PR
     bugfix = entries[1]
     assert Refs(set(bugfix.prs), set(bugfix.issues), set(bugfix.refs)).resolve({481}) == ([481], [482])
@@ -456,270 +455,6 @@ def test_per_release_files_and_their_headings():
 )
 def test_entry_kind(category, text, kind):
     assert entry_kind(category, text) == kind
-
-
-# ---- fragments, notes and whole repositories --------------------------------------------------------
-def _read(repo_path, start_tag, end_tag, release_texts=None):
-    repo = GitRepo(repo_path / ".git")
-    start, end = repo.rev(start_tag), repo.rev(end_tag)
-    units = attribute(repo, repo.first_parent_log(start, end), start)
-    mainline = repo.text("rev-list", "--first-parent", "--reverse", end).split()
-    index = {sha: i for i, sha in enumerate(mainline)}
-    tags = sorted((index[t.commit], t.name.lstrip("v")) for t in repo.tags() if t.commit in index)
-
-    def release_of(sha):
-        return next((v for i, v in tags if i >= index[sha]), None)
-
-    warnings: list[str] = []
-    entries, sources = read_changelog(repo, end, units, release_of, release_texts, warnings=warnings)
-    return entries, sources, warnings, units
-
-
-@pytest.fixture(scope="module")
-def towncrier_repo(tmp_path_factory):
-    """Fragments in every usual place, one landing apart from its code, one edited after it landed."""
-    b = RepoBuilder(tmp_path_factory.mktemp("towncrier") / "repo", T0)
-    b.commit("init", {"pkg/core.py": "A = 1\n", "pyproject.toml": '[tool.towncrier]\ndirectory = "changelog"\n'})
-    b.tag("v1.0.0")
-    b.merge_pr(
-        40,
-        "streaming",
-        "Streaming responses",
-        [("code", {"pkg/stream.py": "S = 1\n"}), ("news", {"changelog/31.feature.rst": "Streaming responses.\n"})],
-    )
-    b.squash_pr(41, "Fix a leak", {"pkg/core.py": "A = 2\n", "changelog/41.bugfix.rst": "Fix a leak on close.\n"})
-    code = b.commit("Add retries (#35)", {"pkg/retry.py": "R = 1\n"})
-    news = b.commit("Add the changelog entry for retries", {"changelog/35.feature.1.rst": "Retries with backoff.\n"})
-    b.commit("orphan", {"changelog/+tidy.misc.rst": "Tidy internals.\n"})
-    # reworded before the release removed them: the newest wording is the one rendered
-    b.commit(
-        "reword",
-        {
-            "changelog/41.bugfix.rst": "Fix a file handle leak on close.\n",
-            "changelog/+tidy.misc.rst": "Tidy the internals.\n",
-        },
-    )
-    b.commit("not a fragment", {"changelog/README.rst": "How to write fragments.\n", "changelog/_template.rst": "x\n"})
-    b.commit(
-        "Release 1.1.0",
-        {
-            "changelog/31.feature.rst": None,
-            "changelog/41.bugfix.rst": None,
-            "changelog/35.feature.1.rst": None,
-            "changelog/+tidy.misc.rst": None,
-            "CHANGELOG.rst": "pkg 1.1.0 (2026-02-01)\n======================\n\nFeatures\n--------\n\n"
-            "- `#31 <https://github.com/acme/pkg/issues/31>`_: Streaming responses.\n"
-            "- `#35 <https://github.com/acme/pkg/issues/35>`_: Retries with exponential backoff.\n\n"
-            "Bug Fixes\n---------\n\n"
-            "- `#41 <https://github.com/acme/pkg/issues/41>`_: Fix a file handle leak on close.\n\n"
-            "Trivial/Internal Changes\n------------------------\n\n- Tidy the internals.\n",
-        },
-    )
-    b.tag("v1.1.0")
-    b.commit("next", {"newsfragments/50.feature.md": "Not in the configured directory.\n"})
-    b.commit("next", {"changelog/51.feature.md": "Unreleased work.\n"})
-    b.tag("v1.2.0.dev0")
-    return b, code, news
-
-
-def test_towncrier_fragments_tie_to_the_commit_that_added_them(towncrier_repo):
-    b, code, news = towncrier_repo
-    entries, sources, warnings, units = _read(b.path, "v1.0.0", "v1.1.0")
-    assert sources == ["CHANGELOG.rst", "towncrier fragments"] and warnings == []
-    by_text = {strip_refs(e.text): e for e in entries}
-    assert set(by_text) == {
-        "Streaming responses.",
-        "Retries with exponential backoff.",  # reworded when rendered: matched by its number
-        "Fix a file handle leak on close.",
-        "Tidy the internals.",
-    }  # each fragment merged with its rendered line: one entry per change, README and template left alone
-    merge = next(u for u in units if u.pr == 40)
-    streaming = by_text["Streaming responses."]
-    assert (streaming.prs, streaming.refs, streaming.commits) == ([40], [31], [merge.sha])
-    assert streaming.release == "1.1.0" and streaming.category == "feature" and "fragment" in streaming.source
-    retries = by_text["Retries with exponential backoff."]
-    assert retries.commits == [news] and retries.refs == [35] and retries.prs == []  # code landed in `code`
-    assert code not in retries.commits and retries.source == "changelog/35.feature.1.rst (towncrier fragment)"
-    leak = by_text["Fix a file handle leak on close."]  # the edit made no second entry
-    assert leak.prs == [41] and leak.category == "bugfix" and len(leak.commits) == 1
-    assert by_text["Tidy the internals."].refs == [] and by_text["Tidy the internals."].category == "misc"
-
-
-def test_towncrier_fragments_not_yet_released(towncrier_repo):
-    b, _, _ = towncrier_repo
-    entries, _, _, _ = _read(b.path, "v1.1.0", "v1.2.0.dev0")
-    assert [(e.text, e.refs) for e in entries if "fragment" in e.source] == [("Unreleased work.", [51])]
-
-
-def test_fragment_names():
-    assert [is_fragment(p) for p in ("changelog.d/1.bugfix.md", "newsfragments/2.feature", "changes/3.doc.rst")] == [
-        True,
-        True,
-        True,
-    ]
-    assert not is_fragment("src/changes/4.feature.md") and not is_fragment("changelog.d/template.md")
-    assert parse_fragment("changelog.d/123.feature.1.md", "New *thing*.\n", "2.0", None).refs == [123]
-    orphan = parse_fragment("newsfragments/+abc.misc.md", "Chore.\n", None, 7, "c0ffee")
-    assert (orphan.refs, orphan.prs, orphan.category, orphan.commits) == ([], [7], "misc", ["c0ffee"])
-    assert parse_fragment("changes/4.2.txt", "Not a fragment\n", None, None) is None
-    assert parse_fragment("changes/77.removal", "  \n", None, None) is None  # an empty fragment is no entry
-
-
-RENO_FEATURE = """---
-prelude: >
-    This release brings async predicates.
-features:
-  - |
-    Added the ability to use async functions for retries
-    (see PR #512).
-  - Add ``retry_if_exception_cause_type``.
-fixes:
-  - "Respect the `min` argument of `wait_random_exponential`"
-upgrade:
-  - The minimum delay is now respected.
-"""
-
-
-def test_reno_note_sections_become_entries():
-    entries = parse_reno_note("releasenotes/notes/async-b249c527d99723bb.yaml", RENO_FEATURE, "9.0.0", 600, "abc")
-    assert [(e.category, e.release, e.prs) for e in entries] == [
-        ("prelude", "9.0.0", [600]),
-        ("features", "9.0.0", [512, 600]),
-        ("features", "9.0.0", [600]),
-        ("fixes", "9.0.0", [600]),
-        ("upgrade", "9.0.0", [600]),
-    ]
-    assert entries[1].text == "Added the ability to use async functions for retries (see PR #512)."
-    assert all(e.commits == ["abc"] for e in entries)
-    with pytest.raises(ValueError, match="not valid YAML"):
-        parse_reno_note("releasenotes/notes/bad.yaml", "features:\n  - [unclosed\n", None, None)
-    with pytest.raises(ValueError, match="mapping of sections"):
-        parse_reno_note("releasenotes/notes/list.yaml", "- just a list\n", None, None)
-    assert parse_reno_note("releasenotes/notes/empty.yaml", "---\n", None, None) == []
-
-
-def test_reno_notes_in_a_repository_with_a_broken_note(tmp_path):
-    b = RepoBuilder(tmp_path / "repo", T0)
-    b.commit("init", {"tenac/core.py": "A = 1\n", "releasenotes/notes/old-1111.yaml": "features:\n  - Old.\n"})
-    b.tag("8.0.0")
-    feature = b.squash_pr(
-        425,
-        "Async actions",
-        {"tenac/aio.py": "B = 1\n", "releasenotes/notes/add-async-actions-b249c527d99723bb.yaml": RENO_FEATURE},
-    )
-    b.squash_pr(430, "Typo", {"releasenotes/notes/old-1111.yaml": "features:\n  - Older.\n"})  # an edit, not new
-    b.tag("8.1.0")
-    b.commit("Broken note", {"releasenotes/notes/broken-2222.yaml": "fixes:\n  - 'unclosed\n"})
-    fix = b.squash_pr(431, "Fix wait", {"releasenotes/notes/fix-wait-3333.yaml": "fixes:\n  - Fix the wait.\n"})
-    b.tag("8.2.0")
-    entries, sources, warnings, _ = _read(b.path, "8.0.0", "8.2.0")
-    assert sources == ["reno release notes"]
-    assert [(e.release, e.category, e.prs) for e in entries] == [
-        ("8.1.0", "prelude", [425]),
-        ("8.1.0", "features", [425, 512]),
-        ("8.1.0", "features", [425]),
-        ("8.1.0", "fixes", [425]),
-        ("8.1.0", "upgrade", [425]),
-        ("8.2.0", "fixes", [431]),
-    ]
-    assert entries[0].commits == [feature] and entries[-1].commits == [fix]
-    [warning] = warnings
-    assert "releasenotes/notes/broken-2222.yaml" in warning and "not valid YAML" in warning
-
-
-def test_unparsable_changelogs_give_a_warning_and_the_rest_goes_on(tmp_path):
-    b = RepoBuilder(tmp_path / "repo", T0)
-    b.commit("init", {"a.py": "1\n"})
-    b.tag("v1.0")
-    b.squash_pr(
-        3,
-        "Add b",
-        {
-            "b.py": "1\n",
-            "CHANGES.rst": b"Version 1.1\n-----------\n\n- Caf\xe9 support. :pr:`3`\n",  # Latin-1, not UTF-8
-            "HISTORY.md": b"\x89PNG\r\n\x1a\n\x00\x00\x00binary",
-            "changelog.d/3.feature.md": b"\xff\xfe\x00\x00",
-        },
-    )
-    b.tag("v1.1")
-    entries, sources, warnings, _ = _read(b.path, "v1.0", "v1.1")
-    assert sources == ["CHANGES.rst"] and [(e.release, e.prs) for e in entries] == [("1.1", [3])]
-    assert "Caf\ufffd support" in entries[0].text
-    assert len(warnings) == 3
-    assert "CHANGES.rst is not valid UTF-8" in warnings[0] and "replaced" in warnings[0]
-    assert "HISTORY.md cannot be parsed: binary" in warnings[1]
-    assert "changelog.d/3.feature.md cannot be parsed: binary" in warnings[2]
-
-
-# ---- GitHub release bodies --------------------------------------------------------------------------
-RELEASE_DRAFTER = """## Added
-
-- Add Python 3.14 support (#250) @someone
-- Support `intword()` for googol-sized numbers (#252) @other
-
-## Fixed
-
-* Fix `naturalsize()` rounding at unit boundaries (#258) @someone
-"""
-
-GENERATED_NOTES = """## What's Changed
-* Lazy imports for faster start-up by @someone in https://github.com/acme/humane/pull/335
-* Fix typo in docs by @other in https://github.com/acme/humane/pull/325
-
-## New Contributors
-* @other made their first contribution in https://github.com/acme/humane/pull/325
-
-**Full Changelog**: https://github.com/acme/humane/compare/4.15.0...4.16.0
-"""
-
-
-def test_github_release_bodies_through_pygithub_and_the_markdown_parser(tmp_path):
-    with FakeGitHub() as gh:
-        gh.add_release("acme/humane", "4.15.0", RELEASE_DRAFTER)
-        gh.add_release("acme/humane", "4.16.0", GENERATED_NOTES)
-        gh.add_release("acme/humane", "4.17.0", "## Added\n- Not published yet\n", draft=True)
-        client = GitHubClient("t", base_url=gh.url, cache_dir=tmp_path / "cache", retries=0, throttle=None)
-        texts = client.releases("acme/humane")
-        sent = len(gh.requests)
-        assert client.releases("acme/humane") == texts and len(gh.requests) == sent  # cached
-    assert [tag for tag, _ in texts] == ["4.16.0", "4.15.0"]  # newest first, no draft
-
-    b = RepoBuilder(tmp_path / "repo", T0)
-    b.commit("init", {"humane/__init__.py": "1\n"})
-    b.tag("4.14.0")
-    b.squash_pr(250, "Add Python 3.14 support", {"humane/a.py": "1\n"})
-    b.tag("4.15.0")
-    b.squash_pr(335, "Lazy imports", {"humane/b.py": "1\n"})
-    b.tag("4.16.0")
-    entries, sources, warnings, _ = _read(b.path, "4.14.0", "4.16.0", texts)
-    assert sources == ["GitHub releases"] and warnings == []
-    assert [(e.release, e.category, e.prs, e.refs) for e in entries] == [
-        ("4.16.0", "What's Changed", [335], []),
-        ("4.16.0", "What's Changed", [325], []),
-        ("4.15.0", "Added", [], [250]),
-        ("4.15.0", "Added", [], [252]),
-        ("4.15.0", "Fixed", [], [258]),
-    ]  # "New Contributors" and "Full Changelog" are not entries
-    assert entries[0].source == "GitHub release 4.16.0"
-    assert [entry_kind(e.category, e.text) for e in entries] == [
-        "performance",
-        "housekeeping",
-        "housekeeping",
-        "feature",
-        "bug fix",
-    ]
-
-
-def test_release_bodies_fill_only_releases_no_file_describes(tmp_path):
-    b = RepoBuilder(tmp_path / "repo", T0)
-    b.commit("init", {"a.py": "1\n"})
-    b.tag("v1.0.0")
-    b.squash_pr(5, "Streams", {"b.py": "1\n", "CHANGELOG.md": "## 1.1.0\n- Streams (#5)\n"})
-    b.tag("v1.1.0")
-    texts = [("v1.1.0", "## Added\n- Streams (#5)\n- Said differently (#5)\n"), ("v1.0.0", "* First release (#1)\n")]
-    entries, sources, _, _ = _read(b.path, "v1.0.0", "v1.1.0", texts)
-    assert sources == ["CHANGELOG.md", "GitHub releases"]
-    assert [(e.release, e.text) for e in entries] == [("1.1.0", "Streams (#5)"), ("1.0.0", "First release (#1)")]
 
 
 @pytest.mark.parametrize(

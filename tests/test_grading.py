@@ -1,15 +1,21 @@
 """The pure grading rules: FAIL_TO_PASS needs every run at both ends to agree; spoofed runs count for nothing."""
 
-from harnessforge.envs.grading import classify, grade, outcome, run_problem
-from harnessforge.envs.validate import filter_candidate
+from harnessforge.envs.candidate_grading import filter_candidate, grade_run
+from harnessforge.envs.classification import classify, outcome, run_problem
 from harnessforge.models.env import TestRun
 
 
 def run(statuses, collect_errors=(), suite_ran=True, exit_code=None, **kw) -> TestRun:
     failed = any(s in ("failed", "error") for s in statuses.values()) or collect_errors
     code = (1 if failed else 0) if exit_code is None else exit_code
-    return TestRun(runner="pytest", statuses=statuses, collect_errors=list(collect_errors), suite_ran=suite_ran,
-                   exit_code=code, **kw)  # fmt: skip
+    return TestRun(
+        runner="pytest",
+        statuses=statuses,
+        collect_errors=list(collect_errors),
+        suite_ran=suite_ran,
+        exit_code=code,
+        **kw,
+    )
 
 
 def file_of(test: str) -> str:
@@ -73,12 +79,12 @@ def test_untrustworthy_runs_are_named():
 
 def test_grade_resolves_only_when_every_test_passes_in_a_trustworthy_run():
     f2p, p2p = ["t.py::a"], ["t.py::b"]
-    ok = grade("m01", run({"t.py::a": "passed", "t.py::b": "passed"}), f2p, p2p, file_of, [])
+    ok = grade_run("m01", run({"t.py::a": "passed", "t.py::b": "passed"}), f2p, p2p, file_of, [])
     assert ok.resolved
-    assert not grade("m01", run({"t.py::a": "passed", "t.py::b": "failed"}), f2p, p2p, file_of, []).resolved
-    assert not grade("m01", run({"t.py::a": "skipped", "t.py::b": "passed"}), f2p, p2p, file_of, []).resolved
-    assert not grade("m01", run({"t.py::b": "passed"}), f2p, p2p, file_of, []).resolved  # missing is not a pass
-    forged = grade("m01", run({"t.py::a": "passed", "t.py::b": "passed"}, exit_code=1), f2p, p2p, file_of, [])
+    assert not grade_run("m01", run({"t.py::a": "passed", "t.py::b": "failed"}), f2p, p2p, file_of, []).resolved
+    assert not grade_run("m01", run({"t.py::a": "skipped", "t.py::b": "passed"}), f2p, p2p, file_of, []).resolved
+    assert not grade_run("m01", run({"t.py::b": "passed"}), f2p, p2p, file_of, []).resolved  # missing is not a pass
+    forged = grade_run("m01", run({"t.py::a": "passed", "t.py::b": "passed"}, exit_code=1), f2p, p2p, file_of, [])
     assert not forged.resolved and forged.reason == "no_tests_ran"
 
 

@@ -6,7 +6,7 @@ import pytest
 
 from harnessforge.examples.builder import RepoBuilder
 from harnessforge.gitio import GitRepo
-from harnessforge.mining.changelog import ChangelogFile, find_changelog_files, parse_changelog
+from harnessforge.mining.changelog_text import ChangelogFile, find_changelog_files, parse_changelog
 from harnessforge.mining.planner import plan
 from harnessforge.mining.pulls import attribute
 from harnessforge.mining.refs import extract_refs, linked_issues
@@ -41,24 +41,24 @@ def _repo(tmp_path) -> RepoBuilder:
 
 
 def test_backport_and_side_branch_tags(tmp_path):
-    b = _repo(tmp_path)
-    b.commit("init", {"a.py": "x = 1\n"})
-    b.tag("v1.0.0")
-    b.git("checkout", "-q", "-b", "maint-1.0")
-    b.commit("backport fix", {"a.py": "x = 2\n"})
-    b.tag("v1.0.1")  # lives only on the maintenance branch, never merged: not in HEAD's history
-    b.git("checkout", "-q", "main")
-    b.commit("feature", {"b.py": "y = 1\n"})
-    b.tag("v1.1.0")
-    b.git("checkout", "-q", "-b", "rel")
-    side = b.commit("release prep on a branch", {"c.py": "z = 1\n"})
-    b.tag("v1.2.0")  # on a branch that is merged back: maps to the merge commit
-    b.git("checkout", "-q", "main")
-    b.git("merge", "-q", "--no-ff", "rel", "-m", "Merge branch 'rel'")
-    merge = b.git("rev-parse", "HEAD")
-    b.commit("more", {"d.py": "w = 1\n"})
-    b.tag("v1.1.1")  # a later patch tag with a lower version: history order disagrees
-    repo = GitRepo(b.path / ".git")
+    builder = _repo(tmp_path)
+    builder.commit("init", {"a.py": "x = 1\n"})
+    builder.tag("v1.0.0")
+    builder.git("checkout", "-q", "-b", "maint-1.0")
+    builder.commit("backport fix", {"a.py": "x = 2\n"})
+    builder.tag("v1.0.1")  # lives only on the maintenance branch, never merged: not in HEAD's history
+    builder.git("checkout", "-q", "main")
+    builder.commit("feature", {"b.py": "y = 1\n"})
+    builder.tag("v1.1.0")
+    builder.git("checkout", "-q", "-b", "rel")
+    side = builder.commit("release prep on a branch", {"c.py": "z = 1\n"})
+    builder.tag("v1.2.0")  # on a branch that is merged back: maps to the merge commit
+    builder.git("checkout", "-q", "main")
+    builder.git("merge", "-q", "--no-ff", "rel", "-m", "Merge branch 'rel'")
+    merge = builder.git("rev-parse", "HEAD")
+    builder.commit("more", {"d.py": "w = 1\n"})
+    builder.tag("v1.1.1")  # a later patch tag with a lower version: history order disagrees
+    repo = GitRepo(builder.path / ".git")
     mainline = repo.text("rev-list", "--first-parent", "--reverse", "HEAD").split()
     releases, warnings = find_releases(repo, repo.tags(), mainline)
     assert [r.tag for r in releases] == ["v1.0.0", "v1.1.0", "v1.2.0"]
@@ -174,26 +174,26 @@ def test_reference_spellings():
 
 
 def test_pr_attribution_styles_and_interleaved_branches(tmp_path):
-    b = _repo(tmp_path)
-    start = b.commit("init", {"a.py": "1\n"})
+    builder = _repo(tmp_path)
+    start = builder.commit("init", {"a.py": "1\n"})
     # two branches developed at the same time; their commits interleave in time
-    b.git("checkout", "-q", "-b", "feat-a")
-    a1 = b.commit("A part 1\n\nFixes #100", {"a.py": "2\n"})
-    b.git("checkout", "-q", "main")
-    b.git("checkout", "-q", "-b", "feat-b")
-    b1 = b.commit("B part 1", {"b.py": "1\n"})
-    b.git("checkout", "-q", "feat-a")
-    a2 = b.commit("A part 2", {"a.py": "3\n"})
-    b.git("checkout", "-q", "feat-b")
-    b2 = b.commit("B part 2", {"b.py": "2\n"})
-    b.git("checkout", "-q", "main")
-    b.git("merge", "-q", "--no-ff", "feat-a", "-m", "Merge pull request #7 from x/feat-a\n\nFeature A")
-    b.git("merge", "-q", "--no-ff", "feat-b", "-m", "Merge #8\n\nFeature B via bors")
-    b.squash_pr(9, "Squashed change", {"c.py": "1\n"}, body="Part of #100")
-    b.git("checkout", "-q", "-b", "mr")
-    b.commit("mr work", {"d.py": "1\n"})
-    b.git("checkout", "-q", "main")
-    b.git(
+    builder.git("checkout", "-q", "-b", "feat-a")
+    a1 = builder.commit("A part 1\n\nFixes #100", {"a.py": "2\n"})
+    builder.git("checkout", "-q", "main")
+    builder.git("checkout", "-q", "-b", "feat-b")
+    b1 = builder.commit("B part 1", {"b.py": "1\n"})
+    builder.git("checkout", "-q", "feat-a")
+    a2 = builder.commit("A part 2", {"a.py": "3\n"})
+    builder.git("checkout", "-q", "feat-b")
+    b2 = builder.commit("B part 2", {"b.py": "2\n"})
+    builder.git("checkout", "-q", "main")
+    builder.git("merge", "-q", "--no-ff", "feat-a", "-m", "Merge pull request #7 from x/feat-a\n\nFeature A")
+    builder.git("merge", "-q", "--no-ff", "feat-b", "-m", "Merge #8\n\nFeature B via bors")
+    builder.squash_pr(9, "Squashed change", {"c.py": "1\n"}, body="Part of #100")
+    builder.git("checkout", "-q", "-b", "mr")
+    builder.commit("mr work", {"d.py": "1\n"})
+    builder.git("checkout", "-q", "main")
+    builder.git(
         "merge",
         "-q",
         "--no-ff",
@@ -201,8 +201,8 @@ def test_pr_attribution_styles_and_interleaved_branches(tmp_path):
         "-m",
         "Merge branch 'mr' into 'main'\n\nGitLab title\n\nSee merge request grp/proj!11",
     )
-    b.commit("Direct fix", {"a.py": "4\n"})
-    repo = GitRepo(b.path / ".git")
+    builder.commit("Direct fix", {"a.py": "4\n"})
+    repo = GitRepo(builder.path / ".git")
     units = attribute(repo, repo.first_parent_log(start, "HEAD"), start)
     got = [(u.pr, u.kind, u.title) for u in units]
     assert got == [
@@ -218,11 +218,11 @@ def test_pr_attribution_styles_and_interleaved_branches(tmp_path):
 
 
 def test_towncrier_fragments_are_tied_to_their_prs(tmp_path, store, rules):
-    b = _repo(tmp_path)
-    b.commit("init", {"pkg/core.py": "A = 1\n", "tests/test_core.py": "def test_a():\n    assert True\n"})
-    b.tag("v1.0.0")
+    builder = _repo(tmp_path)
+    builder.commit("init", {"pkg/core.py": "A = 1\n", "tests/test_core.py": "def test_a():\n    assert True\n"})
+    builder.tag("v1.0.0")
     big = "".join(f"def f{i}(x):\n    return x + {i}\n\n" for i in range(40))
-    b.squash_pr(
+    builder.squash_pr(
         21,
         "Add helpers",
         {
@@ -233,16 +233,16 @@ def test_towncrier_fragments_are_tied_to_their_prs(tmp_path, store, rules):
             "changelog.d/20.feature.md": "Helper functions for everyday arithmetic.\n",
         },
     )
-    b.squash_pr(22, "Bump CI image", {".github/workflows/ci.yml": "on: push\n"})
-    b.commit(
+    builder.squash_pr(22, "Bump CI image", {".github/workflows/ci.yml": "on: push\n"})
+    builder.commit(
         "Release 1.1.0",
         {
             "changelog.d/20.feature.md": None,
             "CHANGES.md": "## 1.1.0\n- Helper functions for everyday arithmetic. (#20)\n",
         },
     )
-    b.tag("v1.1.0")
-    result = plan(store, str(b.path), rules)
+    builder.tag("v1.1.0")
+    result = plan(store, str(builder.path), rules)
     [m] = result.plan.milestones
     assert m.source_prs == [21, 22] and 20 in m.issues
     assert "towncrier fragments" in result.plan.changelog_sources

@@ -101,13 +101,13 @@ def test_entry_kinds(category, text, kind):
 
 
 def _release_history(tmp_path, versions: list[str], commits_between: int) -> GitRepo:
-    b = RepoBuilder(tmp_path / "repo", T0)
-    b.commit("init", {"a.py": "x = 0\n"})
+    builder = RepoBuilder(tmp_path / "repo", T0)
+    builder.commit("init", {"a.py": "x = 0\n"})
     for n, version in enumerate(versions):
         for k in range(commits_between):
-            b.commit(f"change {n}.{k}", {"a.py": f"x = {n * 100 + k + 1}\n"})
-        b.tag(version)
-    return GitRepo(b.path / ".git")
+            builder.commit(f"change {n}.{k}", {"a.py": f"x = {n * 100 + k + 1}\n"})
+        builder.tag(version)
+    return GitRepo(builder.path / ".git")
 
 
 def test_default_range_reaches_back_over_feature_releases_to_the_minimum(tmp_path):
@@ -136,25 +136,32 @@ def test_default_range_needs_two_releases(tmp_path):
 
 
 def test_an_entry_is_tied_to_the_code_commit_that_wrote_its_line(tmp_path):
-    b = RepoBuilder(tmp_path / "repo", T0)
-    b.commit("init", {"pkg/a.py": "A = 1\n", "CHANGES.rst": "Version 1.1.0\n-------------\n\nUnreleased\n\n"})
-    start = b.git("rev-parse", "HEAD")
-    feature = b.commit(
+    builder = RepoBuilder(tmp_path / "repo", T0)
+    builder.commit("init", {"pkg/a.py": "A = 1\n", "CHANGES.rst": "Version 1.1.0\n-------------\n\nUnreleased\n\n"})
+    start = builder.git("rev-parse", "HEAD")
+    feature = builder.commit(
         "add partitioned cookies",
-        {"pkg/a.py": "A = 2\n", "CHANGES.rst": "Version 1.1.0\n-------------\n\nUnreleased\n\n"
-         "-   Add support for partitioned cookies. :issue:`5472`\n"},
-    )  # fmt: skip
+        {
+            "pkg/a.py": "A = 2\n",
+            "CHANGES.rst": "Version 1.1.0\n-------------\n\nUnreleased\n\n"
+            "-   Add support for partitioned cookies. :issue:`5472`\n",
+        },
+    )
     entries_text = "".join(f"-   Entry number {n} of the release notes. :issue:`{n}`\n" for n in range(7))
-    b.commit("Release 1.1.0 with notes", {"pkg/a.py": "A = 3\n", "CHANGES.rst": (b.path / "CHANGES.rst").read_text()
-                                          + entries_text})  # fmt: skip
-    repo = GitRepo(b.path / ".git")
+    builder.commit(
+        "Release 1.1.0 with notes",
+        {"pkg/a.py": "A = 3\n", "CHANGES.rst": (builder.path / "CHANGES.rst").read_text() + entries_text},
+    )
+    repo = GitRepo(builder.path / ".git")
     units = attribute(repo, repo.first_parent_log(start, repo.head()), start)
     source = "CHANGES.rst (restructuredtext)"
     entries = [
         ChangelogEntry(text="Add support for partitioned cookies. :issue:`5472`", release="1.1.0", source=source),
-        *(ChangelogEntry(text=f"Entry number {n} of the release notes. :issue:`{n}`", release="1.1.0", source=source)
-          for n in range(7)),
-    ]  # fmt: skip
+        *(
+            ChangelogEntry(text=f"Entry number {n} of the release notes. :issue:`{n}`", release="1.1.0", source=source)
+            for n in range(7)
+        ),
+    ]
     linked = link_entry_commits(repo, units, entries, FileClassifier(load_rules().planning), KINDS)
     assert linked[0].commits == [feature]  # the issue alone could not have tied it to this commit
     assert all(e.commits == [] for e in linked[1:])  # a commit writing seven entries is consolidating notes

@@ -105,8 +105,9 @@ def test_go_module_newer_than_the_image_go_is_one_clear_build_error(rules, docke
     files = {"go.mod": gomod}
     recipe = go_recipe(rules.environments.base_images["go"], list(files), files.get)
     with pytest.raises(EnvError) as caught:
-        build_env_image(docker_client, Store(tmp_path / "store"), "x__newgo", recipe, "0" * 40, files,
-                        rules.environments, **QUIET)  # fmt: skip
+        build_env_image(
+            docker_client, Store(tmp_path / "store"), "x__newgo", recipe, "0" * 40, files, rules.environments, **QUIET
+        )
     assert "toolchain too old" in str(caught.value) and "1.22.0" in str(caught.value)
     assert caught.value.reason == "toolchain_unavailable"  # not a failed install: the base is too old
 
@@ -152,25 +153,30 @@ def _package(**fields) -> str:
 @pytest.mark.parametrize(
     ("fields", "expected"),
     [
-        ({"scripts": {"test": "xo && npm run build && ava"}, "devDependencies": {"ava": "^6", "xo": "1"}},
-         ("ava", [], [])),
+        (
+            {"scripts": {"test": "xo && npm run build && ava"}, "devDependencies": {"ava": "^6", "xo": "1"}},
+            ("ava", [], []),
+        ),
         ({"scripts": {"test": "tape test/*.js | tap-spec"}}, ("tape", ["test/*.js"], [])),
         ({"scripts": {"test": "node --test test/"}}, ("node", ["test/"], [])),
-        ({"scripts": {"test": "mocha -r ts-node/register 'test/**/*.spec.ts'"}},
-         ("mocha", ["test/**/*.spec.ts"], ["ts-node/register"])),
+        (
+            {"scripts": {"test": "mocha -r ts-node/register 'test/**/*.spec.ts'"}},
+            ("mocha", ["test/**/*.spec.ts"], ["ts-node/register"]),
+        ),
         ({"scripts": {"test": "vitest run"}, "devDependencies": {"vitest": "1"}}, ("vitest", ["run"], [])),
         ({"devDependencies": {"jest": "29"}}, ("jest", [], [])),
         ({"scripts": {"test": "echo no tests"}}, ("node", [], [])),
         ({"scripts": {"test": "ava"}, "ava": {"files": ["test/*.ts", "!test/skip.ts"]}}, ("ava", ["test/*.ts"], [])),
     ],
-)  # fmt: skip
+)
 def test_js_test_runner_from_the_test_script_then_the_dependencies(fields, expected):
     assert js_test_runner(json.loads(_package(**fields))) == expected
 
 
 def test_node_recipe_installs_from_the_lockfile_and_a_newer_node_when_engines_ask():
-    files, read = _files({"package.json": _package(engines={"node": ">=22"}, devDependencies={"ava": "6"}),
-                          "package-lock.json": "{}"})  # fmt: skip
+    files, read = _files(
+        {"package.json": _package(engines={"node": ">=22"}, devDependencies={"ava": "6"}), "package-lock.json": "{}"}
+    )
     recipe = node_recipe("base", files, read)
     assert recipe.runner == "ava" and set(recipe.inputs) == {"package.json", "package-lock.json"}
     assert any("npm ci --ignore-scripts" in step for step in recipe.install)
@@ -302,24 +308,40 @@ def _tap(name: str, reports: dict[str, str]):
     return runner(name).parse(files, 1, "")
 
 
-def test_ava_tap_statuses_per_file_and_a_file_that_did_not_load():
-    run = _tap("ava", {"test/a.js": AVA, "test/c.js": AVA_IMPORT_ERROR})
-    assert run.statuses == {"test/a.js::adds": "passed", "test/a.js::skipped one": "skipped",
-                            "test/a.js::fails": "failed"}  # fmt: skip
-    assert run.collect_errors == ["test/c.js"] and run.suite_ran
-
-
-def test_tape_assertions_are_grouped_under_their_test():
-    run = _tap("tape", {"test/t.js": TAPE})
-    assert run.statuses == {"test/t.js::tape adds": "passed", "test/t.js::tape fails": "failed",
-                            "test/t.js::tape skip": "skipped"}  # fmt: skip
-
-
-def test_node_tap_nested_tests_are_leaves_under_their_describe():
-    run = _tap("node", {"test/a.test.js": NODE_18})
-    assert run.statuses == {"test/a.test.js::math > adds": "passed", "test/a.test.js::math > subtracts": "failed",
-                            "test/a.test.js::top level": "passed"}  # fmt: skip
-    assert run.collect_errors == []
+@pytest.mark.parametrize(
+    "name, reports, statuses, collect_errors",
+    [
+        # ava: statuses per file, and a file that did not load
+        (
+            "ava",
+            {"test/a.js": AVA, "test/c.js": AVA_IMPORT_ERROR},
+            {"test/a.js::adds": "passed", "test/a.js::skipped one": "skipped", "test/a.js::fails": "failed"},
+            ["test/c.js"],
+        ),
+        # tape: assertions are grouped under their test
+        (
+            "tape",
+            {"test/t.js": TAPE},
+            {"test/t.js::tape adds": "passed", "test/t.js::tape fails": "failed", "test/t.js::tape skip": "skipped"},
+            [],
+        ),
+        # node: nested tests are leaves under their describe
+        (
+            "node",
+            {"test/a.test.js": NODE_18},
+            {
+                "test/a.test.js::math > adds": "passed",
+                "test/a.test.js::math > subtracts": "failed",
+                "test/a.test.js::top level": "passed",
+            },
+            [],
+        ),
+    ],
+)
+def test_tap_statuses_per_file(name, reports, statuses, collect_errors):
+    run = _tap(name, reports)
+    assert run.statuses == statuses
+    assert run.collect_errors == collect_errors and run.suite_ran
 
 
 def test_tap_run_that_never_finished_did_not_run():

@@ -32,33 +32,42 @@ M06_TESTS = [
 
 def test_chain_covers_the_range_contiguously(planned, example_repo):
     _, result = planned
-    p = result.plan
-    assert (p.from_ref, p.to_ref) == ("v0.1.0", "v0.5.0")
-    assert p.from_commit == git(example_repo, "rev-parse", "v0.1.0^{commit}")
-    assert p.to_commit == git(example_repo, "rev-parse", "v0.5.0^{commit}")
-    bases = [m.base_commit for m in p.milestones]
-    verifies = [m.verify_commit for m in p.milestones]
-    assert bases == [p.from_commit] + verifies[:-1]
-    assert verifies[-1] == p.to_commit
+    milestone_plan = result.plan
+    assert (milestone_plan.from_ref, milestone_plan.to_ref) == ("v0.1.0", "v0.5.0")
+    assert milestone_plan.from_commit == git(example_repo, "rev-parse", "v0.1.0^{commit}")
+    assert milestone_plan.to_commit == git(example_repo, "rev-parse", "v0.5.0^{commit}")
+    bases = [milestone.base_commit for milestone in milestone_plan.milestones]
+    verifies = [milestone.verify_commit for milestone in milestone_plan.milestones]
+    assert bases == [milestone_plan.from_commit] + verifies[:-1]
+    assert verifies[-1] == milestone_plan.to_commit
     mainline = git(example_repo, "rev-list", "--first-parent", "--reverse", "v0.1.0..v0.5.0").split()
-    assert [c for m in p.milestones for c in m.commits] == mainline  # every mainline commit, in order, once
+    assert [
+        c for milestone in milestone_plan.milestones for c in milestone.commits
+    ] == mainline  # every mainline commit, in order, once
 
 
 def test_milestones_are_whole_features_in_real_order(planned):
     _, result = planned
-    assert [m.source_prs for m in result.plan.milestones] == FEATURE_PRS
+    assert [milestone.source_prs for milestone in result.plan.milestones] == FEATURE_PRS
     # the interleaved features (#4/#6 tags, #8/#9 persistence) could not be split, so they share m01
     assert result.plan.milestones[0].issues == [3, 5]
-    assert [m.release for m in result.plan.milestones] == ["v0.2.0", "v0.3.0", "v0.3.0", "v0.4.0", "v0.4.0", "v0.5.0"]
-    assert [m.id for m in result.plan.milestones] == ["m01", "m02", "m03", "m04", "m05", "m06"]
+    assert [milestone.release for milestone in result.plan.milestones] == [
+        "v0.2.0",
+        "v0.3.0",
+        "v0.3.0",
+        "v0.4.0",
+        "v0.4.0",
+        "v0.5.0",
+    ]
+    assert [milestone.id for milestone in result.plan.milestones] == ["m01", "m02", "m03", "m04", "m05", "m06"]
     m06 = result.plan.milestones[5]
     assert (m06.source_prs, m06.issues, m06.release) == ([25, 26], [24], "v0.5.0")
     assert {"tasklite/index.py", "tasklite/models.py", "tasklite/query.py", "tasklite/store.py"} <= set(
         m06.changed_files
     )
-    for m in result.plan.milestones:
-        assert len([f for f in m.changed_files if f.startswith("tasklite/")]) >= 3
-        assert m.lines_changed >= 100 and 1 <= m.difficulty <= 5
+    for milestone in result.plan.milestones:
+        assert len([f for f in milestone.changed_files if f.startswith("tasklite/")]) >= 3
+        assert milestone.lines_changed >= 100 and 1 <= milestone.difficulty <= 5
 
 
 def test_prerelease_tag_is_skipped(planned):
@@ -68,13 +77,17 @@ def test_prerelease_tag_is_skipped(planned):
 
 def test_noise_commits_fold_into_neighbours(planned, example_repo):
     _, result = planned
-    subjects = {c: git(example_repo, "log", "-1", "--format=%s", c) for m in result.plan.milestones for c in m.commits}
-    for m in result.plan.milestones:
+    subjects = {
+        c: git(example_repo, "log", "-1", "--format=%s", c)
+        for milestone in result.plan.milestones
+        for c in milestone.commits
+    }
+    for milestone in result.plan.milestones:
         assert any(
             subjects[c].startswith(
                 ("Merge pull request", "Add", "Serialize", "Sort", "Export", "Filter", "Task", "CLI")
             )
-            for c in m.commits
+            for c in milestone.commits
         )
     docs = next(c for c, s in subjects.items() if s == "docs: describe tags in the README")
     assert docs in result.plan.milestones[0].commits
@@ -82,11 +95,11 @@ def test_noise_commits_fold_into_neighbours(planned, example_repo):
 
 def test_descriptions_have_no_paths_or_code(planned):
     _, result = planned
-    for m in result.plan.milestones:
-        assert m.description and m.title
-        assert find_leaks(m.description, m.changed_files) == [], m.description
-        assert not re.search(r"\w+\.(py|toml|md)\b|/", m.description), m.description
-        assert "tasklite/" not in m.title
+    for milestone in result.plan.milestones:
+        assert milestone.description and milestone.title
+        assert find_leaks(milestone.description, milestone.changed_files) == [], milestone.description
+        assert not re.search(r"\w+\.(py|toml|md)\b|/", milestone.description), milestone.description
+        assert "tasklite/" not in milestone.title
 
 
 def test_descriptions_carry_the_changelog_behaviour(planned):
@@ -100,22 +113,22 @@ def test_hint_ladders_have_all_five_levels(planned):
     store, result = planned
     key = result.plan.repo.key
     empty = []
-    for m in result.plan.milestones:
-        ladder = store.load_hints(key, m.id)
-        assert [h.level for h in ladder.levels] == [0, 1, 2, 3, 4]
-        assert all(h.content.strip() or h.empty_reason for h in ladder.levels)
-        empty += [(m.id, h.level) for h in ladder.levels if h.empty]
+    for milestone in result.plan.milestones:
+        ladder = store.load_hints(key, milestone.id)
+        assert [hint_ladder.level for hint_ladder in ladder.levels] == [0, 1, 2, 3, 4]
+        assert all(hint_ladder.content.strip() or hint_ladder.empty_reason for hint_ladder in ladder.levels)
+        empty += [(milestone.id, hint_ladder.level) for hint_ladder in ladder.levels if hint_ladder.empty]
         l3 = ladder.levels[3].content
         assert "tests/" not in l3 and "tasklite/" in l3
         l4 = ladder.levels[4].content
         assert l4.startswith("--- a/tasklite/") and "@@" in l4
         assert len(l4) <= 6000 + 500
         # L0-L2 carry their own material: no line of one repeats the description or an earlier level
-        said = [m.description]
-        for h in ladder.levels[:3]:
-            for line in filter(None, (ln.strip("- ") for ln in h.content.splitlines())):
-                assert not any(line in earlier for earlier in said), (m.id, h.level, line)
-            said.append(h.content)
+        said = [milestone.description]
+        for hint_ladder in ladder.levels[:3]:
+            for line in filter(None, (ln.strip("- ") for ln in hint_ladder.content.splitlines())):
+                assert not any(line in earlier for earlier in said), (milestone.id, hint_ladder.level, line)
+            said.append(hint_ladder.content)
     m01 = store.load_hints(key, "m01").levels
     assert "issue #3; PR #4" in m01[0].content  # L0 names the issues and PRs...
     assert "Tasks can carry tags" not in m01[0].content  # ...without restating the description
@@ -130,25 +143,25 @@ def _checkouts(repo, tmp_path, milestones):
     """One work tree, reset to each milestone's base commit in turn."""
     work = tmp_path / "work"
     subprocess.run(["git", "clone", "-q", str(repo), str(work)], check=True)
-    for m in milestones:
-        git(work, "checkout", "-q", "-f", m.base_commit)
+    for milestone in milestones:
+        git(work, "checkout", "-q", "-f", milestone.base_commit)
         git(work, "clean", "-qfdx")
-        yield work, m
+        yield work, milestone
 
 
 def test_patches_apply_cleanly_on_base(planned, example_repo, tmp_path):
     store, result = planned
     key = result.plan.repo.key
-    for work, m in _checkouts(example_repo, tmp_path, result.plan.milestones):
-        gt = store.milestone_dir(key, m.id) / "ground_truth.patch"
-        tp = store.milestone_dir(key, m.id) / "test.patch"
-        assert gt.stat().st_size > 0 and tp.stat().st_size > 0
-        git(work, "apply", "--check", str(gt))
-        git(work, "apply", "--check", str(tp))
+    for work, milestone in _checkouts(example_repo, tmp_path, result.plan.milestones):
+        ground_truth = store.milestone_dir(key, milestone.id) / "ground_truth.patch"
+        test_patch = store.milestone_dir(key, milestone.id) / "test.patch"
+        assert ground_truth.stat().st_size > 0 and test_patch.stat().st_size > 0
+        git(work, "apply", "--check", str(ground_truth))
+        git(work, "apply", "--check", str(test_patch))
         # together they are exactly the verify commit's tree
-        git(work, "apply", "--index", str(gt), str(tp))
-        assert git(work, "write-tree") == git(work, "rev-parse", f"{m.verify_commit}^{{tree}}")
-        assert all(f.startswith("tests/") for f in m.test_files)
+        git(work, "apply", "--index", str(ground_truth), str(test_patch))
+        assert git(work, "write-tree") == git(work, "rev-parse", f"{milestone.verify_commit}^{{tree}}")
+        assert all(f.startswith("tests/") for f in milestone.test_files)
 
 
 def _pytest(cwd, tests):
@@ -164,19 +177,19 @@ def test_acceptance_tests_fail_on_base_and_pass_on_verify(planned, example_repo,
     """Except m06 (the tag index refactor), whose tests pass on base too: it does not reproduce."""
     store, result = planned
     key = result.plan.repo.key
-    for work, m in _checkouts(example_repo, tmp_path, result.plan.milestones):
-        assert m.acceptance_tests, m.id
-        git(work, "apply", str(store.milestone_dir(key, m.id) / "test.patch"))
-        files = sorted({t.split("::")[0] for t in m.acceptance_tests})
+    for work, milestone in _checkouts(example_repo, tmp_path, result.plan.milestones):
+        assert milestone.acceptance_tests, milestone.id
+        git(work, "apply", str(store.milestone_dir(key, milestone.id) / "test.patch"))
+        files = sorted({t.split("::")[0] for t in milestone.acceptance_tests})
         before = _pytest(work, files)
-        if m.id == "m06":
+        if milestone.id == "m06":
             assert before.returncode == 0, f"m06: tag index tests fail before the refactor\n{before.stdout}"
             assert f"{len(M06_TESTS)} passed" in before.stdout, before.stdout
         else:
-            assert before.returncode != 0, f"{m.id}: acceptance tests pass before the change\n{before.stdout}"
-        git(work, "checkout", "-q", "-f", m.verify_commit)
-        after = _pytest(work, m.acceptance_tests)
-        assert after.returncode == 0, f"{m.id}: acceptance tests fail at verify\n{after.stdout}"
+            assert before.returncode != 0, f"{milestone.id}: acceptance tests pass before the change\n{before.stdout}"
+        git(work, "checkout", "-q", "-f", milestone.verify_commit)
+        after = _pytest(work, milestone.acceptance_tests)
+        assert after.returncode == 0, f"{milestone.id}: acceptance tests fail at verify\n{after.stdout}"
 
 
 def test_test_ids_name_changed_tests(planned):
@@ -209,31 +222,42 @@ def test_store_layout_and_validated_reads(planned):
     key = result.plan.repo.key
     assert key == "harnessforge-examples__tasklite"
     assert store.load_plan(key) == result.plan
-    for m in result.plan.milestones:
-        d = store.milestone_dir(key, m.id)
-        assert {p.name for p in d.iterdir()} == {"milestone.json", "ground_truth.patch", "test.patch", "hints.json"}
-        assert Milestone.model_validate_json((d / "milestone.json").read_text()) == m
+    for milestone in result.plan.milestones:
+        d = store.milestone_dir(key, milestone.id)
+        assert {milestone_plan.name for milestone_plan in d.iterdir()} == {
+            "milestone.json",
+            "ground_truth.patch",
+            "test.patch",
+            "hints.json",
+        }
+        assert Milestone.model_validate_json((d / "milestone.json").read_text()) == milestone
         HintLadder.model_validate_json((d / "hints.json").read_text())
 
 
 def test_replanning_is_idempotent(example_repo, store, rules):
     first = plan(store, str(example_repo), rules)
     files = {
-        p: (p.read_bytes(), p.stat().st_mtime_ns) for p in store.repo_dir(first.plan.repo.key).rglob("*") if p.is_file()
+        milestone_plan: (milestone_plan.read_bytes(), milestone_plan.stat().st_mtime_ns)
+        for milestone_plan in store.repo_dir(first.plan.repo.key).rglob("*")
+        if milestone_plan.is_file()
     }
     second = plan(store, str(example_repo), rules)
     assert second.plan.model_dump(exclude={"provenance"}) == first.plan.model_dump(exclude={"provenance"})
-    for p, (data, mtime) in files.items():
-        assert p.read_bytes() == data and p.stat().st_mtime_ns == mtime, f"{p} was rewritten"
+    for milestone_plan, (data, mtime) in files.items():
+        assert milestone_plan.read_bytes() == data and milestone_plan.stat().st_mtime_ns == mtime, (
+            f"{milestone_plan} was rewritten"
+        )
 
 
 def test_range_options_and_dropped_milestones(example_repo, store, rules):
     full = plan(store, str(example_repo), rules)
     assert len(full.plan.milestones) == 6
     part = plan(store, str(example_repo), rules, from_ref="v0.2.0", to_ref="v0.3.0")
-    assert [m.source_prs for m in part.plan.milestones] == FEATURE_PRS[1:3]
+    assert [milestone.source_prs for milestone in part.plan.milestones] == FEATURE_PRS[1:3]
     assert part.plan.milestones[0].id == "m01"
-    kept = sorted(p.name for p in (store.repo_dir(part.plan.repo.key) / "milestones").iterdir())
+    kept = sorted(
+        milestone_plan.name for milestone_plan in (store.repo_dir(part.plan.repo.key) / "milestones").iterdir()
+    )
     assert kept == ["m01", "m02"]
 
 
@@ -264,33 +288,39 @@ def test_repo_without_tags_is_a_clear_error(tmp_path, store, rules, run_cli):
 def test_repo_without_changelog_falls_back_to_pr_titles(tmp_path, store, rules):
     repo = build_example_repo(tmp_path / "nochangelog", changelog=False)
     result = plan(store, str(repo), rules)
-    p = result.plan
-    assert p.changelog_sources == [] and p.changelog == []
-    assert any("no changelog found" in w for w in p.warnings)
+    milestone_plan = result.plan
+    assert milestone_plan.changelog_sources == [] and milestone_plan.changelog == []
+    assert any("no changelog found" in w for w in milestone_plan.warnings)
     # commit messages still link PRs to issues ("Part of #3", "Closes #3"), so features hold together
-    assert [m.source_prs for m in p.milestones] == FEATURE_PRS
-    assert "Add tags to tasks" in p.milestones[0].description
-    for m in p.milestones:
-        assert find_leaks(m.description, m.changed_files) == []
-        ladder = result.hints[m.id]
+    assert [milestone.source_prs for milestone in milestone_plan.milestones] == FEATURE_PRS
+    assert "Add tags to tasks" in milestone_plan.milestones[0].description
+    for milestone in milestone_plan.milestones:
+        assert find_leaks(milestone.description, milestone.changed_files) == []
+        ladder = result.hints[milestone.id]
         assert ladder.levels[0].content.strip()
 
 
 def test_non_utf8_and_binary_files(tmp_path, store, rules):
     repo = build_example_repo(tmp_path / "odd", odd_files=True)
     result = plan(store, str(repo), rules)
-    m = next(m for m in result.plan.milestones if 16 in m.source_prs)
-    assert "tasklite/data/logo.png" in m.changed_files
-    assert "tasklite/data/caf\ufffd.bin" in m.changed_files  # the latin-1 name, made JSON-safe
-    assert "tasklite/locale/messages_de.py" in m.changed_files
-    json.loads((store.milestone_dir(result.plan.repo.key, m.id) / "hints.json").read_text())
+    milestone = next(milestone for milestone in result.plan.milestones if 16 in milestone.source_prs)
+    assert "tasklite/data/logo.png" in milestone.changed_files
+    assert "tasklite/data/caf\ufffd.bin" in milestone.changed_files  # the latin-1 name, made JSON-safe
+    assert "tasklite/locale/messages_de.py" in milestone.changed_files
+    json.loads((store.milestone_dir(result.plan.repo.key, milestone.id) / "hints.json").read_text())
     work = tmp_path / "work"
     subprocess.run(["git", "clone", "-q", str(repo), str(work)], check=True)
-    git(work, "checkout", "-q", m.base_commit)
-    gt = store.milestone_dir(result.plan.repo.key, m.id) / "ground_truth.patch"
-    assert b"GIT binary patch" in gt.read_bytes() and b"F\xe4llig" in gt.read_bytes()
-    git(work, "apply", "--index", str(gt), str(store.milestone_dir(result.plan.repo.key, m.id) / "test.patch"))
-    assert git(work, "write-tree") == git(work, "rev-parse", f"{m.verify_commit}^{{tree}}")
+    git(work, "checkout", "-q", milestone.base_commit)
+    ground_truth = store.milestone_dir(result.plan.repo.key, milestone.id) / "ground_truth.patch"
+    assert b"GIT binary patch" in ground_truth.read_bytes() and b"F\xe4llig" in ground_truth.read_bytes()
+    git(
+        work,
+        "apply",
+        "--index",
+        str(ground_truth),
+        str(store.milestone_dir(result.plan.repo.key, milestone.id) / "test.patch"),
+    )
+    assert git(work, "write-tree") == git(work, "rev-parse", f"{milestone.verify_commit}^{{tree}}")
 
 
 def test_corrupt_plan_json_is_a_clear_error(planned, tmp_path, run_cli):

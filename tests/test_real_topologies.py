@@ -36,8 +36,8 @@ def planned(repos, tmp_path_factory):
 def _said(result) -> list[str]:
     """Every text a Dev is shown before L3: titles, descriptions, hints L0-L2."""
     out = []
-    for m in result.plan.milestones:
-        out += [m.title, m.description, *(h.content for h in result.hints[m.id].levels[:3])]
+    for milestone in result.plan.milestones:
+        out += [milestone.title, milestone.description, *(h.content for h in result.hints[milestone.id].levels[:3])]
     return out
 
 
@@ -57,31 +57,51 @@ def test_every_pattern_is_registered_and_refuses_a_used_directory(repos, tmp_pat
 def test_a_maintenance_release_starts_the_chain_at_its_fork_point(repos, store):
     repo = repos["maintenance-branch"]
     result = plan(store, str(repo), load_rules(), from_ref="1.0.1", to_ref="1.1.0")
-    p = result.plan
+    milestone_plan = result.plan
     fork = git(repo, "rev-parse", "1.0.0^{commit}")
     backport = git(repo, "log", "--first-parent", "--format=%H", "--grep=^Merge branch '1.0.x'", "1.1.0")
-    assert p.from_commit == fork != backport  # not the merge right before the release, where 1.0.1 shows up
-    [warning] = [w for w in p.warnings if "fork point" in w]
+    assert (
+        milestone_plan.from_commit == fork != backport
+    )  # not the merge right before the release, where 1.0.1 shows up
+    [warning] = [w for w in milestone_plan.warnings if "fork point" in w]
     assert "1.0.1" in warning and fork[:10] in warning
     # the three features of 1.1.0, in history order, each titling its own milestone
-    assert [m.source_prs[0] for m in p.milestones] == [11, 16, 19]
-    assert all(m.title_source == "changelog" and m.type == "feature" for m in p.milestones)
-    assert backport in [c for m in p.milestones for c in m.commits]  # folded into a milestone
-    assert not any(re.search(r"1\.0\.x|round", m.title + m.description, re.I) for m in p.milestones)
-    assert {(r.tag, r.maintenance) for r in p.releases} == {("1.0.0", False), ("1.0.1", True), ("1.1.0", False)}
-    assert [m.release for m in p.milestones] == ["1.1.0"] * 3  # 1.0.1 bounds no milestone
+    assert [milestone.source_prs[0] for milestone in milestone_plan.milestones] == [11, 16, 19]
+    assert all(
+        milestone.title_source == "changelog" and milestone.type == "feature" for milestone in milestone_plan.milestones
+    )
+    assert backport in [
+        c for milestone in milestone_plan.milestones for c in milestone.commits
+    ]  # folded into a milestone
+    assert not any(
+        re.search(r"1\.0\.x|round", milestone.title + milestone.description, re.I)
+        for milestone in milestone_plan.milestones
+    )
+    assert {(r.tag, r.maintenance) for r in milestone_plan.releases} == {
+        ("1.0.0", False),
+        ("1.0.1", True),
+        ("1.1.0", False),
+    }
+    assert [milestone.release for milestone in milestone_plan.milestones] == ["1.1.0"] * 3  # 1.0.1 bounds no milestone
     # 1.0.1's own entry is the from-ref's: neither in range nor a backport of it
-    assert (p.report.entries_citing, p.report.entries_covered, p.report.backport_entries) == (3, 3, 0)
-    excluded = {e.test: e.reason for m in p.milestones for e in m.excluded_tests}
+    assert (
+        milestone_plan.report.entries_citing,
+        milestone_plan.report.entries_covered,
+        milestone_plan.report.backport_entries,
+    ) == (3, 3, 0)
+    excluded = {e.test: e.reason for milestone in milestone_plan.milestones for e in milestone.excluded_tests}
     assert "Merge branch '1.0.x'" in excluded["tests/test_core.py::test_negative_amounts_round_towards_zero"]
 
 
 def test_default_range_is_the_newest_feature_release_and_says_so(planned, repos, tmp_path):
-    p = planned["maintenance-branch"].plan
-    assert (p.from_ref, p.to_ref) == ("1.0.0", "1.1.0")  # 1.0.1 is a patch release, not a feature release
-    assert p.report.backport_entries == 1  # 1.0.1's entry: it came back in a maintenance merge
-    assert p.report.entries_covered == p.report.entries_citing == 3
-    [note] = p.notes
+    milestone_plan = planned["maintenance-branch"].plan
+    assert (milestone_plan.from_ref, milestone_plan.to_ref) == (
+        "1.0.0",
+        "1.1.0",
+    )  # 1.0.1 is a patch release, not a feature release
+    assert milestone_plan.report.backport_entries == 1  # 1.0.1's entry: it came back in a maintenance merge
+    assert milestone_plan.report.entries_covered == milestone_plan.report.entries_citing == 3
+    [note] = milestone_plan.notes
     assert "1.0.0 → 1.1.0" in note and "default_range_min_commits" in note
     # with a low minimum only the newest feature release is planned
     rules_file = tmp_path / "rules.yaml"
@@ -97,12 +117,14 @@ def test_tags_off_the_default_branch_first_parent_line_plan_on_their_own_line(pl
     repo = repos["off-mainline-tags"]
     v010 = git(repo, "rev-parse", "v0.1.0^{commit}")
     assert v010 not in git(repo, "rev-list", "--first-parent", "HEAD").split()  # main took develop in as parent 2
-    p = plan(store, str(repo), load_rules(), from_ref="v0.1.0", to_ref="v0.3.0").plan
-    assert p.from_commit == v010 and not [w for w in p.warnings if "fork point" in w]
-    assert [m.source_prs for m in p.milestones] == [[5], [6], [8], [9]]
+    milestone_plan = plan(store, str(repo), load_rules(), from_ref="v0.1.0", to_ref="v0.3.0").plan
+    assert milestone_plan.from_commit == v010 and not [w for w in milestone_plan.warnings if "fork point" in w]
+    assert [milestone.source_prs for milestone in milestone_plan.milestones] == [[5], [6], [8], [9]]
     develop = git(repo, "rev-list", "--first-parent", "--reverse", "v0.1.0..v0.3.0").split()
-    assert [c for m in p.milestones for c in m.commits] == develop
-    assert planned["off-mainline-tags"].plan.milestones == p.milestones  # the default range is the same one
+    assert [c for milestone in milestone_plan.milestones for c in milestone.commits] == develop
+    assert (
+        planned["off-mainline-tags"].plan.milestones == milestone_plan.milestones
+    )  # the default range is the same one
 
 
 def test_a_from_ref_sharing_no_history_is_one_clear_line(repos, tmp_path, run_cli):
@@ -123,18 +145,18 @@ def test_a_from_ref_sharing_no_history_is_one_clear_line(repos, tmp_path, run_cl
 
 def test_fragments_landing_apart_still_describe_their_feature_and_keep_its_tests(planned):
     result = planned["towncrier-apart"]
-    p = result.plan
-    assert [m.title for m in p.milestones] == [
+    milestone_plan = result.plan
+    assert [milestone.title for milestone in milestone_plan.milestones] == [
         "Failed deliveries are retried with an exponential backoff",
         "Add delivery receipts",  # the squash's own title: its fragment's line is longer than a title
     ]
-    m01, m02 = p.milestones
+    m01, m02 = milestone_plan.milestones
     assert "Every delivery can return a receipt" in m02.description
     # the retries' tests were written by the commit that added the fragment, not by PR #21
     assert m01.acceptance_tests == [f"tests/test_retries.py::test_retries_{k}" for k in range(3)]
     assert not m01.excluded_tests
-    assert "towncrier fragments" in p.changelog_sources
-    assert p.report.entries_covered == p.report.entries_citing == 2
+    assert "towncrier fragments" in milestone_plan.changelog_sources
+    assert milestone_plan.report.entries_covered == milestone_plan.report.entries_citing == 2
     said = " ".join(_said(result)).lower()
     for chore in ("ubuntu", "mypy", "pre-commit", "3.13", "docs build"):
         assert chore not in said
@@ -145,20 +167,20 @@ def test_fragments_landing_apart_still_describe_their_feature_and_keep_its_tests
 
 def test_squash_only_history_is_titled_and_typed_by_its_pull_requests(planned):
     result = planned["squash-only"]
-    p = result.plan
-    assert p.changelog_sources == []
-    assert [(m.title, m.type) for m in p.milestones] == [
+    milestone_plan = result.plan
+    assert milestone_plan.changelog_sources == []
+    assert [(milestone.title, milestone.type) for milestone in milestone_plan.milestones] == [
         ("Import tallies from CSV files", "feature"),
         ("Keep counts when a tally is merged twice", "bug fix"),
         ("Split the reader into sources and parsers", "refactor"),
         ("Add a tally summary", "feature"),
     ]
-    assert p.report.type_mix == {"feature": 2, "bug fix": 1, "refactor": 1}
-    assert p.report.feature_titled == 4
+    assert milestone_plan.report.type_mix == {"feature": 2, "bug fix": 1, "refactor": 1}
+    assert milestone_plan.report.feature_titled == 4
     # without release notes, the PR descriptions (squash bodies) and commit bodies describe the milestones
-    assert "Reads one tally per row; a header row names the columns." in p.milestones[0].description
-    assert "so a report reads at a glance" in p.milestones[3].description  # a direct commit's own body
-    ladders = [result.hints[m.id].levels for m in p.milestones]
+    assert "Reads one tally per row; a header row names the columns." in milestone_plan.milestones[0].description
+    assert "so a report reads at a glance" in milestone_plan.milestones[3].description  # a direct commit's own body
+    ladders = [result.hints[milestone.id].levels for milestone in milestone_plan.milestones]
     assert "* parse rows" in ladders[0][2].content  # L2: what the PR description adds to the description
     assert ladders[1][2].empty and "no PR descriptions" in ladders[1][2].empty_reason  # it said nothing more
     assert ladders[0][1].empty and "commit message body" in ladders[0][1].empty_reason
@@ -171,27 +193,31 @@ def test_squash_only_history_is_titled_and_typed_by_its_pull_requests(planned):
 
 def test_chores_never_title_describe_or_hint_a_milestone(planned, repos):
     result = planned["housekeeping-heavy"]
-    p = result.plan
-    assert [m.title_source for m in p.milestones] == ["changelog"] * 3
-    assert p.report.feature_titled == len(p.milestones) == 3
+    milestone_plan = result.plan
+    assert [milestone.title_source for milestone in milestone_plan.milestones] == ["changelog"] * 3
+    assert milestone_plan.report.feature_titled == len(milestone_plan.milestones) == 3
     said = " ".join(_said(result)).lower()
     for chore in ("bump", "pre-commit", "ubuntu", "mypy", "ruff", "tox", "typo", "dependencies", "3.13"):
         assert chore not in said, chore
     # the chores ride along in the ground truth but not in the size: the reformat touches every module
     subjects = {
-        git(repos["housekeeping-heavy"], "log", "-1", "--format=%s", c) for m in p.milestones for c in m.commits
+        git(repos["housekeeping-heavy"], "log", "-1", "--format=%s", c)
+        for milestone in milestone_plan.milestones
+        for c in milestone.commits
     }
     assert {"fix mypy findings", "Update ruff to 0.6 and reformat (#35)"} <= subjects
-    assert all(not m.flags for m in p.milestones)
+    assert all(not milestone.flags for milestone in milestone_plan.milestones)
 
 
 def test_size_outliers_are_flagged_and_reported_by_the_expected_turns_rule(repos, tmp_path):
     rules_file = tmp_path / "rules.yaml"
     rules_file.write_text(yaml.safe_dump({"planning": {"expected_turns": {"target": [1, 2], "far_factor": 1.5}}}))
-    p = plan(Store(tmp_path / "s"), str(repos["squash-only"]), load_rules(rules_file)).plan
-    assert all("expected_turns_far_from_target" in m.flags for m in p.milestones)
-    assert [o.split(":")[0] for o in p.report.size_outliers] == [m.id for m in p.milestones]
-    assert all(m.expected_turns and m.expected_turns > 3 for m in p.milestones)
+    milestone_plan = plan(Store(tmp_path / "s"), str(repos["squash-only"]), load_rules(rules_file)).plan
+    assert all("expected_turns_far_from_target" in milestone.flags for milestone in milestone_plan.milestones)
+    assert [o.split(":")[0] for o in milestone_plan.report.size_outliers] == [
+        milestone.id for milestone in milestone_plan.milestones
+    ]
+    assert all(milestone.expected_turns and milestone.expected_turns > 3 for milestone in milestone_plan.milestones)
 
 
 # ---- the command line ------------------------------------------------------------------------------------------
@@ -207,16 +233,25 @@ def test_global_options_work_before_or_after_the_command(repos, tmp_path, run_cl
     env = {**os.environ, "GITHUB_TOKEN": "", "COLUMNS": "200"}
     rules_file = tmp_path / "rules.yaml"
     rules_file.write_text(yaml.safe_dump({"planning": {"default_range_min_commits": 1}}))
-    after = subprocess.run([hf, "plan", str(repos["off-mainline-tags"]), "--store", str(tmp_path / "a"),
-                            "--rules", str(rules_file)], capture_output=True, text=True, env=env)  # fmt: skip
+    after = subprocess.run(
+        [hf, "plan", str(repos["off-mainline-tags"]), "--store", str(tmp_path / "a"), "--rules", str(rules_file)],
+        capture_output=True,
+        text=True,
+        env=env,
+    )
     assert after.returncode == 0, after.stderr
     saved = Store(tmp_path / "a").load_plan("harnessforge-examples__gauge")
     assert saved.from_ref == "v0.2.0"  # --rules took effect although it came after the command
-    equals = subprocess.run([hf, "show", "harnessforge-examples__gauge", f"--store={tmp_path / 'a'}"],
-                            capture_output=True, text=True, env=env)  # fmt: skip
+    equals = subprocess.run(
+        [hf, "show", "harnessforge-examples__gauge", f"--store={tmp_path / 'a'}"],
+        capture_output=True,
+        text=True,
+        env=env,
+    )
     assert equals.returncode == 0 and "v0.2.0 → v0.3.0" in equals.stdout
-    missing = subprocess.run([hf, "plan", str(repos["off-mainline-tags"]), "--store"], capture_output=True,
-                             text=True, env=env)  # fmt: skip
+    missing = subprocess.run(
+        [hf, "plan", str(repos["off-mainline-tags"]), "--store"], capture_output=True, text=True, env=env
+    )
     assert missing.returncode == 2 and missing.stderr.strip() == (
         "error: --store needs a value (e.g. --store DIR), before or after the command"
     )
@@ -238,7 +273,9 @@ def test_a_changelog_that_cannot_be_parsed_is_a_warning_and_the_plan_goes_on(rep
     git(repo, "add", "-A")
     git(repo, "commit", "-q", "-m", "Add release notes that do not parse")
     git(repo, "tag", "1.2.0")
-    p = plan(Store(tmp_path / "s"), str(repo), load_rules(), from_ref="1.0.0", to_ref="1.2.0").plan
-    warned = " ".join(p.warnings)
+    milestone_plan = plan(Store(tmp_path / "s"), str(repo), load_rules(), from_ref="1.0.0", to_ref="1.2.0").plan
+    warned = " ".join(milestone_plan.warnings)
     assert "broken-0a1b.yaml" in warned and "NEWS.rst" in warned
-    assert [m.title for m in p.milestones][:1] == ["Failed deliveries are retried with an exponential backoff"]
+    assert [milestone.title for milestone in milestone_plan.milestones][:1] == [
+        "Failed deliveries are retried with an exponential backoff"
+    ]

@@ -12,35 +12,35 @@ from tests.test_sandbox_attacks import BOTH, commits, open_sandbox  # noqa: F401
 
 @BOTH
 def test_files_patches_diff_and_reset(open_sandbox, commits, backend):  # noqa: F811
-    with open_sandbox(backend, commits["v0.2.0"]) as sb:
-        assert "tasklite/" in sb.list_dir(".") and "store.py" in sb.list_dir("tasklite")
-        sb.write_file("notes/todo.txt", "one\n")
-        assert sb.read_file("notes/todo.txt") == b"one\n"
-        sb.exec("sed -i 's/^# tasklite$/# tasklite (patched)/' README.md")
-        patch = sb.diff()
+    with open_sandbox(backend, commits["v0.2.0"]) as sandbox:
+        assert "tasklite/" in sandbox.list_dir(".") and "store.py" in sandbox.list_dir("tasklite")
+        sandbox.write_file("notes/todo.txt", "one\n")
+        assert sandbox.read_file("notes/todo.txt") == b"one\n"
+        sandbox.exec("sed -i 's/^# tasklite$/# tasklite (patched)/' README.md")
+        patch = sandbox.diff()
         assert b"+# tasklite (patched)" in patch and b"+++ b/notes/todo.txt" in patch
-        sb.clean()  # tracked files back to the commit, untracked ones gone
-        assert sb.diff() == b"" and "notes/" not in sb.list_dir(".")
-        sb.apply_patch(patch)
-        assert sb.diff() == patch
-        assert sb.exec("git status --porcelain").stdout.count("??") == 1  # our diff left the index alone
-        sb.exec("git add -A && git commit -qm 'agent commit'")
-        assert "+# tasklite (patched)" in sb.diff().decode()  # still measured against the base commit
-        sb.reset(commits["v0.3.0"])
-        assert sb.diff() == b"" and sb.exec("git rev-parse HEAD").stdout.strip() == commits["v0.3.0"]
-        assert "tasklite/export.py" in sb.exec("git ls-files").stdout  # the CSV export shipped in v0.3.0
-        sb.apply_patch(patch)  # the README line is the same at v0.3.0
+        sandbox.clean()  # tracked files back to the commit, untracked ones gone
+        assert sandbox.diff() == b"" and "notes/" not in sandbox.list_dir(".")
+        sandbox.apply_patch(patch)
+        assert sandbox.diff() == patch
+        assert sandbox.exec("git status --porcelain").stdout.count("??") == 1  # our diff left the index alone
+        sandbox.exec("git add -A && git commit -qm 'agent commit'")
+        assert "+# tasklite (patched)" in sandbox.diff().decode()  # still measured against the base commit
+        sandbox.reset(commits["v0.3.0"])
+        assert sandbox.diff() == b"" and sandbox.exec("git rev-parse HEAD").stdout.strip() == commits["v0.3.0"]
+        assert "tasklite/export.py" in sandbox.exec("git ls-files").stdout  # the CSV export shipped in v0.3.0
+        sandbox.apply_patch(patch)  # the README line is the same at v0.3.0
         with pytest.raises(EnvError, match="patch does not apply") as err:
-            sb.apply_patch(patch)  # twice: it cannot
+            sandbox.apply_patch(patch)  # twice: it cannot
         assert err.value.reason == "patch_failed"
 
 
 @BOTH
 def test_timeout_is_reported_and_the_sandbox_stays_usable(open_sandbox, commits, backend):  # noqa: F811
-    with open_sandbox(backend, commits["v0.2.0"], Limits(exec_timeout_s=2)) as sb:
-        r = sb.exec("echo before; sleep 30")
+    with open_sandbox(backend, commits["v0.2.0"], Limits(exec_timeout_s=2)) as sandbox:
+        r = sandbox.exec("echo before; sleep 30")
         assert r.timed_out and r.exit_code in (124, 137) and r.stdout == "before\n" and r.duration_s < 15
-        assert sb.exec("echo after").stdout == "after\n"
+        assert sandbox.exec("echo after").stdout == "after\n"
 
 
 def test_auto_backend_falls_back_to_local_without_an_engine(env_store, monkeypatch):
@@ -53,8 +53,8 @@ def test_auto_backend_falls_back_to_local_without_an_engine(env_store, monkeypat
 
 
 def test_cleanup_removes_containers_left_behind(open_sandbox, commits, docker_client, run_cli):  # noqa: F811
-    sb = open_sandbox("docker", commits["v0.2.0"])  # never closed, as after a crash
-    cid = sb.container.id
+    sandbox = open_sandbox("docker", commits["v0.2.0"])  # never closed, as after a crash
+    cid = sandbox.container.id
     proc = run_cli("env", "cleanup", check=True)
     assert "removed" in proc.stdout
     assert cid not in {c.id for c in docker_client.containers.list(all=True)}

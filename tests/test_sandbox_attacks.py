@@ -10,11 +10,11 @@ from pathlib import Path
 
 import pytest
 
-from harnessforge.envs.environment import LOCAL_ENV, grade
-from harnessforge.envs.grading import run_problem
+from harnessforge.envs.classification import run_problem
+from harnessforge.envs.environment import LOCAL_ENV, grade_patch
 from harnessforge.envs.local_sandbox import LocalSandbox
+from harnessforge.envs.runners import run_tests
 from harnessforge.envs.sandbox import Limits, SandboxSpec
-from harnessforge.envs.validate import run_tests
 from harnessforge.errors import EnvError
 from harnessforge.rules import load_rules
 from tests.helpers import git
@@ -53,29 +53,31 @@ BOTH = pytest.mark.parametrize("backend", ["docker", "local"])
 
 @BOTH
 def test_no_network_egress_and_no_dns(open_sandbox, commits, backend):
-    with open_sandbox(backend, commits["v0.2.0"]) as sb:
+    with open_sandbox(backend, commits["v0.2.0"]) as sandbox:
         host, port = PUBLIC_REGISTRY
-        tcp = sb.exec(
+        tcp = sandbox.exec(
             f"python -c 'import socket; s = socket.socket(); s.settimeout(5); s.connect((\"{host}\", {port}))'"
         )
         assert tcp.exit_code != 0 and "unreachable" in tcp.stderr.lower()
-        dns = sb.exec("python -c 'import socket; socket.getaddrinfo(\"pypi.org\", 443)'")
+        dns = sandbox.exec("python -c 'import socket; socket.getaddrinfo(\"pypi.org\", 443)'")
         assert dns.exit_code != 0 and "gaierror" in dns.stderr
         # loopback still works: test suites that start local servers are not broken
-        lo = sb.exec("python -c 'import socket; s = socket.socket(); s.bind((\"127.0.0.1\", 0)); s.listen()'")
+        lo = sandbox.exec("python -c 'import socket; s = socket.socket(); s.bind((\"127.0.0.1\", 0)); s.listen()'")
         assert lo.exit_code == 0, lo.stderr
 
 
 @BOTH
 def test_package_registries_are_unreachable(open_sandbox, commits, backend):
-    with open_sandbox(backend, commits["v0.2.0"]) as sb:
-        pip = sb.exec(
+    with open_sandbox(backend, commits["v0.2.0"]) as sandbox:
+        pip = sandbox.exec(
             "env -u PIP_NO_INDEX python -m pip download --no-deps --retries 0 --timeout 5 -d /tmp/dl "
             "--index-url https://pypi.org/simple requests",
             timeout=120,
         )
-        assert pip.exit_code != 0 and not sb.exec("ls /tmp/dl/*.whl 2>/dev/null").stdout
-        npm = sb.exec("command -v npm >/dev/null || exit 42; npm view left-pad version --fetch-retries=0", timeout=120)
+        assert pip.exit_code != 0 and not sandbox.exec("ls /tmp/dl/*.whl 2>/dev/null").stdout
+        npm = sandbox.exec(
+            "command -v npm >/dev/null || exit 42; npm view left-pad version --fetch-retries=0", timeout=120
+        )
         assert npm.exit_code != 0 and not npm.stdout.strip()
 
 
@@ -86,64 +88,64 @@ def test_no_object_of_a_later_commit_exists_in_the_workspace(open_sandbox, commi
         git(example_repo, "rev-list", "--objects", base).split()
     )
     later_commits = set(git(example_repo, "rev-list", f"{base}..v0.5.0").split())
-    with open_sandbox(backend, base) as sb:
-        log = sb.exec("git log --all --format=%H").stdout.split()
+    with open_sandbox(backend, base) as sandbox:
+        log = sandbox.exec("git log --all --format=%H").stdout.split()
         assert base in log and not (set(log) & later_commits)
-        objects = sb.exec("git cat-file --batch-all-objects --batch-check='%(objectname)'").stdout.split()
+        objects = sandbox.exec("git cat-file --batch-all-objects --batch-check='%(objectname)'").stdout.split()
         assert objects and not (set(objects) & later_only)
-        assert sb.exec("git tag; git remote; git stash list").stdout.strip() == ""
-        assert sb.exec(f"git show {commits['v0.3.0']}").exit_code != 0
+        assert sandbox.exec("git tag; git remote; git stash list").stdout.strip() == ""
+        assert sandbox.exec(f"git show {commits['v0.3.0']}").exit_code != 0
         # after a reset to a later commit, history up to that commit (and no further) is there
-        sb.reset(commits["v0.3.0"])
-        assert sb.exec(f"git cat-file -e {commits['v0.3.0']}").exit_code == 0
-        assert sb.exec(f"git cat-file -e {commits['v0.5.0']}").exit_code != 0
+        sandbox.reset(commits["v0.3.0"])
+        assert sandbox.exec(f"git cat-file -e {commits['v0.3.0']}").exit_code == 0
+        assert sandbox.exec(f"git cat-file -e {commits['v0.5.0']}").exit_code != 0
 
 
 @BOTH
 def test_host_secrets_are_not_visible(open_sandbox, commits, backend, monkeypatch):
     monkeypatch.setenv("ANTHROPIC_API_KEY", SECRET)
     monkeypatch.setenv("GITHUB_TOKEN", SECRET)
-    with open_sandbox(backend, commits["v0.2.0"]) as sb:
-        r = sb.exec("env; cat /proc/1/environ 2>/dev/null; cat /proc/*/environ 2>/dev/null; ls ~ /root 2>&1")
+    with open_sandbox(backend, commits["v0.2.0"]) as sandbox:
+        r = sandbox.exec("env; cat /proc/1/environ 2>/dev/null; cat /proc/*/environ 2>/dev/null; ls ~ /root 2>&1")
         assert SECRET not in r.stdout and "ANTHROPIC_API_KEY" not in r.stdout
         # the host's Docker socket would be a way out: it must not be reachable
-        assert sb.exec("test -S /var/run/docker.sock || test -S /run/docker.sock").exit_code != 0
+        assert sandbox.exec("test -S /var/run/docker.sock || test -S /run/docker.sock").exit_code != 0
 
 
 @BOTH
 def test_writes_outside_the_workspace_fail(open_sandbox, commits, backend):
-    with open_sandbox(backend, commits["v0.2.0"]) as sb:
-        for target in ("/etc/hf-owned", "/usr/lib/hf-owned", f"{sb.plugin_dir}/hf_results.py"):
-            assert sb.exec(f"echo pwned >> {target}").exit_code != 0, target
-        assert "pwned" not in sb.exec(f"cat {sb.plugin_dir}/hf_results.py").stdout
+    with open_sandbox(backend, commits["v0.2.0"]) as sandbox:
+        for target in ("/etc/hf-owned", "/usr/lib/hf-owned", f"{sandbox.plugin_dir}/hf_results.py"):
+            assert sandbox.exec(f"echo pwned >> {target}").exit_code != 0, target
+        assert "pwned" not in sandbox.exec(f"cat {sandbox.plugin_dir}/hf_results.py").stdout
         with pytest.raises(EnvError, match="leaves the workspace|outside the workspace"):
-            sb.write_file("../../etc/hf-owned", "x")
+            sandbox.write_file("../../etc/hf-owned", "x")
         # a symlink planted in the workspace does not lead the sandbox's own file API outside
-        assert sb.exec("ln -s /etc evil").exit_code == 0
+        assert sandbox.exec("ln -s /etc evil").exit_code == 0
         with pytest.raises(EnvError):
-            sb.write_file("evil/hf-owned", "x")
-        assert sb.exec("test -e /etc/hf-owned").exit_code != 0
-        sb.write_file("notes/ok.txt", "inside\n")
-        assert sb.read_file("notes/ok.txt") == b"inside\n"
+            sandbox.write_file("evil/hf-owned", "x")
+        assert sandbox.exec("test -e /etc/hf-owned").exit_code != 0
+        sandbox.write_file("notes/ok.txt", "inside\n")
+        assert sandbox.read_file("notes/ok.txt") == b"inside\n"
     assert not Path("/etc/hf-owned").exists()
 
 
 def test_fork_bomb_is_stopped_by_the_pids_limit(open_sandbox, commits):
-    with open_sandbox("docker", commits["v0.2.0"], Limits(memory="512m", pids=64, exec_timeout_s=60)) as sb:
-        r = sb.exec("bomb() { bomb | bomb & }; bomb; sleep 5", timeout=20)
+    with open_sandbox("docker", commits["v0.2.0"], Limits(memory="512m", pids=64, exec_timeout_s=60)) as sandbox:
+        r = sandbox.exec("bomb() { bomb | bomb & }; bomb; sleep 5", timeout=20)
         assert r.exit_code != 0 or "fork" in r.stderr or r.timed_out
-        after = sb.exec("echo alive")  # the container survives and answers
+        after = sandbox.exec("echo alive")  # the container survives and answers
         assert after.exit_code == 0 and after.stdout.strip() == "alive"
-        assert int(sb.exec("ps -e --no-headers | wc -l").stdout) <= 64
+        assert int(sandbox.exec("ps -e --no-headers | wc -l").stdout) <= 64
 
 
 def test_memory_hog_is_oom_killed_and_classified(open_sandbox, commits, env_store):
     store, key, images = env_store
-    with open_sandbox("docker", commits["v0.2.0"], Limits(memory="256m", pids=128, exec_timeout_s=60)) as sb:
-        sb.write_file("tests/test_hog.py", "def test_hog():\n    blob = bytearray(2 << 30)\n    assert blob\n")
-        run = run_tests(sb, images.images[0].recipe, ["tests/test_hog.py"], 120)
+    with open_sandbox("docker", commits["v0.2.0"], Limits(memory="256m", pids=128, exec_timeout_s=60)) as sandbox:
+        sandbox.write_file("tests/test_hog.py", "def test_hog():\n    blob = bytearray(2 << 30)\n    assert blob\n")
+        run = run_tests(sandbox, images.images[0].recipe, ["tests/test_hog.py"], 120)
         assert run.oom_killed and run_problem(run) == "oom"
-        killed = sb.exec("kill -9 $$")  # exit 137 too, but not the OOM killer: not blamed on memory
+        killed = sandbox.exec("kill -9 $$")  # exit 137 too, but not the OOM killer: not blamed on memory
         assert killed.exit_code == 137 and not killed.oom_killed and not killed.timed_out
 
 
@@ -153,11 +155,11 @@ def test_infinite_loop_times_out_and_is_classified(open_sandbox, commits, env_st
     recipe = images.images[0].recipe
     if backend == "local":
         recipe = recipe.model_copy(update={"env": {}})
-    with open_sandbox(backend, commits["v0.2.0"]) as sb:
-        sb.write_file("tests/test_loop.py", "def test_forever():\n    while True:\n        pass\n")
-        run = run_tests(sb, recipe, ["tests/test_loop.py"], 5)
+    with open_sandbox(backend, commits["v0.2.0"]) as sandbox:
+        sandbox.write_file("tests/test_loop.py", "def test_forever():\n    while True:\n        pass\n")
+        run = run_tests(sandbox, recipe, ["tests/test_loop.py"], 5)
         assert run.timed_out and run_problem(run) == "timeout"
-        assert sb.exec("ps -eo args | grep '[p]ytest'", timeout=10).exit_code != 0  # nothing left running
+        assert sandbox.exec("ps -eo args | grep '[p]ytest'", timeout=10).exit_code != 0  # nothing left running
 
 
 def test_every_sandbox_starts_fresh(open_sandbox, commits):
@@ -173,7 +175,7 @@ M03 = "m03"  # export to CSV: F2P tests in tests/test_export.py
 
 def _grade(validated, patch: bytes):
     store, key, _ = validated
-    return grade(store, key, M03, patch, load_rules(), backend="docker")
+    return grade_patch(store, key, M03, patch, load_rules(), backend="docker")
 
 
 @pytest.fixture
@@ -187,8 +189,9 @@ def candidate(validated, tmp_path, example_repo):
 
     def diff() -> bytes:
         git(work, "add", "-A")
-        return subprocess.run(["git", "diff", "--cached", "--binary", m.base_commit], cwd=work,
-                              capture_output=True, check=True).stdout  # fmt: skip
+        return subprocess.run(
+            ["git", "diff", "--cached", "--binary", m.base_commit], cwd=work, capture_output=True, check=True
+        ).stdout
 
     return work, diff
 
@@ -196,32 +199,32 @@ def candidate(validated, tmp_path, example_repo):
 def test_the_ground_truth_solution_is_resolved(validated):
     store, key, results = validated
     gt, _ = store.read_patches(key, M03)
-    g = _grade(validated, gt)
-    assert g.resolved, g
-    assert set(g.fail_to_pass) == set(results[M03].fail_to_pass) and g.excluded_files == []
+    grade = _grade(validated, gt)
+    assert grade.resolved, grade
+    assert set(grade.fail_to_pass) == set(results[M03].fail_to_pass) and grade.excluded_files == []
 
 
 def test_an_empty_candidate_is_not_resolved(validated):
-    g = _grade(validated, b"")
-    assert not g.resolved and all(s == "error" for s in g.fail_to_pass.values())
+    grade = _grade(validated, b"")
+    assert not grade.resolved and all(s == "error" for s in grade.fail_to_pass.values())
     # the F2P file failing to import does not stop the other files: P2P results are still there
-    assert g.pass_to_pass and all(s == "passed" for s in g.pass_to_pass.values())
+    assert grade.pass_to_pass and all(s == "passed" for s in grade.pass_to_pass.values())
 
 
 def test_printing_fake_passed_lines_gets_no_credit(validated, candidate):
     work, diff = candidate
     fake = "".join(f'print("PASSED {t}")\n' for t in validated[2][M03].fail_to_pass)
     (work / "tasklite" / "__init__.py").write_text((work / "tasklite" / "__init__.py").read_text() + fake)
-    g = _grade(validated, diff())
-    assert not g.resolved
-    assert all(s in ("failed", "error", "missing") for s in g.fail_to_pass.values())
+    grade = _grade(validated, diff())
+    assert not grade.resolved
+    assert all(s in ("failed", "error", "missing") for s in grade.fail_to_pass.values())
 
 
 def test_editing_a_test_gets_no_credit(validated, candidate):
     work, diff = candidate
     (work / "tests" / "test_export.py").write_text("def test_csv_has_header_and_rows():\n    assert True\n")
-    g = _grade(validated, diff())
-    assert not g.resolved and g.excluded_files == ["tests/test_export.py"]
+    grade = _grade(validated, diff())
+    assert not grade.resolved and grade.excluded_files == ["tests/test_export.py"]
 
 
 def test_a_conftest_marking_every_test_passed_gets_no_credit(validated, candidate):
@@ -232,8 +235,8 @@ def test_a_conftest_marking_every_test_passed_gets_no_credit(validated, candidat
     )
     (work / "conftest.py").write_text(hook)
     (work / "tasklite" / "conftest.py").write_text(hook)
-    g = _grade(validated, diff())
-    assert not g.resolved and g.excluded_files == ["conftest.py", "tasklite/conftest.py"]
+    grade = _grade(validated, diff())
+    assert not grade.resolved and grade.excluded_files == ["conftest.py", "tasklite/conftest.py"]
 
 
 def test_a_pytest_plugin_smuggled_in_through_pyproject_gets_no_credit(validated, candidate):
@@ -246,8 +249,8 @@ def test_a_pytest_plugin_smuggled_in_through_pyproject_gets_no_credit(validated,
     (work / "pyproject.toml").write_text(
         pyproject.replace("[tool.pytest.ini_options]", '[tool.pytest.ini_options]\naddopts = "-p tasklite.cheat"')
     )
-    g = _grade(validated, diff())
-    assert not g.resolved and "pyproject.toml" in g.excluded_files
+    grade = _grade(validated, diff())
+    assert not grade.resolved and "pyproject.toml" in grade.excluded_files
 
 
 def test_secret_env_of_the_grader_does_not_reach_the_candidate(validated, candidate, monkeypatch):
@@ -255,7 +258,7 @@ def test_secret_env_of_the_grader_does_not_reach_the_candidate(validated, candid
     work, diff = candidate
     leak = "import os\nassert 'OPENAI_API_KEY' not in os.environ\n"
     (work / "tasklite" / "__init__.py").write_text(leak + (work / "tasklite" / "__init__.py").read_text())
-    g = _grade(validated, diff())
+    grade = _grade(validated, diff())
     # the import-time assert would break every test if the key were visible: P2P still passes
-    assert all(s == "passed" for s in g.pass_to_pass.values()) and g.pass_to_pass, g.run.log_tail[-3000:]
+    assert all(s == "passed" for s in grade.pass_to_pass.values()) and grade.pass_to_pass, grade.run.log_tail[-3000:]
     assert os.environ["OPENAI_API_KEY"] == SECRET

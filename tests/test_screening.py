@@ -22,15 +22,15 @@ CRITERIA = [
 def test_every_criterion_is_reported_with_value_threshold_and_reason(example_repo, store, rules):
     report = screen(store, str(example_repo), rules)
     assert [c.name for c in report.criteria] == CRITERIA
-    by = {c.name: c for c in report.criteria}
-    assert by["ci_config"].measured == [".github/workflows/ci.yml"] and by["ci_config"].passed
-    assert by["primary_language"].measured == "python" and by["primary_language"].passed
-    assert by["test_count"].measured == 86 and by["test_count"].method == "pytest --collect-only"
-    assert by["release_tags"].measured == 5 and by["release_tags"].passed  # v0.3.0rc1 is not a release
-    assert by["recent_commits"].measured == 44 and by["recent_commits"].passed is False
-    assert by["core_loc"].passed is False and "lines of python" in by["core_loc"].reason
-    assert by["lockfile"].measured == [] and by["lockfile"].passed is False
-    assert by["environment_builds"].passed is None and by["environment_builds"].measured == "unknown"
+    named = {c.name: c for c in report.criteria}
+    assert named["ci_config"].measured == [".github/workflows/ci.yml"] and named["ci_config"].passed
+    assert named["primary_language"].measured == "python" and named["primary_language"].passed
+    assert named["test_count"].measured == 86 and named["test_count"].method == "pytest --collect-only"
+    assert named["release_tags"].measured == 5 and named["release_tags"].passed  # v0.3.0rc1 is not a release
+    assert named["recent_commits"].measured == 44 and named["recent_commits"].passed is False
+    assert named["core_loc"].passed is False and "lines of python" in named["core_loc"].reason
+    assert named["lockfile"].measured == [] and named["lockfile"].passed is False
+    assert named["environment_builds"].passed is None and named["environment_builds"].measured == "unknown"
     assert all(c.threshold and c.reason for c in report.criteria)
     assert report.passed is False and report.newest_release == "v0.5.0"
     saved = json.loads((store.repo_dir(report.repo.key) / "screening.json").read_text())
@@ -41,9 +41,9 @@ def test_thresholds_come_from_rules(example_repo, store, tmp_path):
     f = tmp_path / "lenient.yaml"
     f.write_text("screening:\n  min_loc: 500\n  min_recent_commits: 10\n  min_tests: 100\n")
     report = screen(store, str(example_repo), load_rules(f))
-    by = {c.name: c for c in report.criteria}
-    assert by["core_loc"].passed and by["recent_commits"].passed
-    assert by["test_count"].passed is False and by["test_count"].threshold == ">= 100"
+    named = {c.name: c for c in report.criteria}
+    assert named["core_loc"].passed and named["recent_commits"].passed
+    assert named["test_count"].passed is False and named["test_count"].threshold == ">= 100"
     assert report.provenance.rules_hash == load_rules(f).hash
 
 
@@ -90,3 +90,46 @@ def test_default_candidate_list_has_the_thirty_design_repos():
 def test_screen_without_targets_is_a_clear_error(run_cli):
     proc = run_cli("screen")
     assert proc.returncode == 1 and "nothing to screen" in proc.stderr
+
+
+def _suite_repo(tmp_path, conftest: str):
+    """A one-commit repository with two tests and the given conftest.py."""
+    from harnessforge.gitio import GitRepo
+    from tests.helpers import git
+
+    work = tmp_path / "suite"
+    (work / "tests").mkdir(parents=True)
+    (work / "tests" / "test_one.py").write_text("def test_a():\n    pass\n\n\ndef test_b():\n    pass\n")
+    (work / "conftest.py").write_text(conftest)
+    git(work, "init", "-q", "-b", "main")
+    git(work, "add", ".")
+    git(work, "commit", "-q", "-m", "suite")
+    return GitRepo(work), git(work, "rev-parse", "HEAD")
+
+
+def test_collection_runs_in_the_sandbox_not_on_the_host(tmp_path, monkeypatch):
+    from harnessforge.mining.screening import collect_at
+
+    monkeypatch.setenv("HF_HOST_ONLY", "a token the checkout must not see")
+    outside = tmp_path / "outside.txt"
+    conftest = (
+        "import os, pathlib\n"
+        "assert 'HF_HOST_ONLY' not in os.environ, 'the host environment leaked in'\n"
+        "assert os.environ.get('CI') == '1'\n"
+        f"try:\n    pathlib.Path({str(outside)!r}).write_text('escaped')\nexcept OSError:\n    pass\n"
+    )
+    repo, head = _suite_repo(tmp_path, conftest)
+    assert collect_at(repo, head, "python", 60) == (2, "pytest --collect-only")
+    assert not outside.exists()  # nothing outside the workspace reaches the host
+
+
+def test_collection_that_hangs_or_fails_says_why(tmp_path):
+    from harnessforge.mining.screening import collect_at
+
+    repo, head = _suite_repo(tmp_path, "import time\ntime.sleep(30)\n")
+    count, why = collect_at(repo, head, "python", 2)
+    assert count is None and why.endswith("collection timed out after 2s")
+    repo, head = _suite_repo(tmp_path / "broken", "raise RuntimeError('boom')\n")
+    count, why = collect_at(repo, head, "python", 60)
+    assert count is None and why.startswith("pytest collection failed (")
+    assert collect_at(repo, head, "cobol", 60) == (None, "no collector available for cobol here")

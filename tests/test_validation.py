@@ -5,7 +5,7 @@ import json
 import pytest
 
 from harnessforge.envs.environment import Environment
-from harnessforge.envs.validate import run_tests
+from harnessforge.envs.runners import run_tests
 from harnessforge.rules import load_rules
 
 FLAKY = "tests/test_cli.py::test_first_run_creates_history"
@@ -31,14 +31,14 @@ def test_env_build_makes_one_image_per_dependency_epoch_and_caches_it(env_store,
 def test_real_feature_milestones_are_valid_with_fail_to_pass(validated):
     store, key, results = validated
     for mid in ("m01", "m02", "m03", "m04", "m05"):
-        v = results[mid]
-        assert v.status == "valid", (mid, v.reason, v.detail)
+        validation = results[mid]
+        assert validation.status == "valid", (mid, validation.reason, validation.detail)
         # FAIL_TO_PASS comes from the runner's ids of the milestone's changed test files
-        m = store.load_milestone(key, mid)
-        assert v.fail_to_pass and set(v.fail_to_pass) <= set(v.candidates)
-        assert all(t.split("::")[0] in m.test_files for t in v.candidates)
-        assert len(v.base_runs) == len(v.verify_runs) == 3
-        assert all(r.suite_ran for r in v.base_runs + v.verify_runs)
+        milestone = store.load_milestone(key, mid)
+        assert validation.fail_to_pass and set(validation.fail_to_pass) <= set(validation.candidates)
+        assert all(t.split("::")[0] in milestone.test_files for t in validation.candidates)
+        assert len(validation.base_runs) == len(validation.verify_runs) == 3
+        assert all(r.suite_ran for r in validation.base_runs + validation.verify_runs)
     # parametrised ids are the runner's own, which the static trace (bare function names) never matched
     assert "tests/test_tags.py::test_tags_are_normalised[Home-home]" in results["m01"].fail_to_pass
     # the CLI does not exist at m05's base: its tests fail there (collection error), pass at verify
@@ -47,17 +47,17 @@ def test_real_feature_milestones_are_valid_with_fail_to_pass(validated):
 
 def test_milestone_whose_tests_pass_at_base_does_not_reproduce(validated):
     _, _, results = validated
-    v = results["m06"]
-    assert v.status == "does_not_reproduce" and v.fail_to_pass == []
-    assert "tests/test_tag_index.py::test_big_store_tag_lookups" in v.not_reproduced
+    validation = results["m06"]
+    assert validation.status == "does_not_reproduce" and validation.fail_to_pass == []
+    assert "tests/test_tag_index.py::test_big_store_tag_lookups" in validation.not_reproduced
 
 
 def test_deliberately_flaky_test_is_classified_flaky_and_excluded(validated):
     _, _, results = validated
-    v = results["m05"]
-    assert FLAKY in v.flaky
-    assert FLAKY not in v.fail_to_pass and FLAKY not in v.pass_to_pass
-    statuses = [r.status(FLAKY) for r in v.verify_runs]
+    validation = results["m05"]
+    assert FLAKY in validation.flaky
+    assert FLAKY not in validation.fail_to_pass and FLAKY not in validation.pass_to_pass
+    statuses = [r.status(FLAKY) for r in validation.verify_runs]
     assert statuses[0] == "passed" and "failed" in statuses[1:]
 
 
@@ -65,7 +65,7 @@ def test_validation_is_written_and_recorded_in_the_plan(validated):
     store, key, results = validated
     assert store.load_validation(key, "m03").fail_to_pass == results["m03"].fail_to_pass
     plan = store.load_plan(key)
-    assert [m.status for m in plan.milestones] == ["valid"] * 5 + ["does_not_reproduce"]
+    assert [milestone.status for milestone in plan.milestones] == ["valid"] * 5 + ["does_not_reproduce"]
     assert plan.milestone("m02").fail_to_pass == results["m02"].fail_to_pass
     assert store.load_milestone(key, "m02").pass_to_pass == results["m02"].pass_to_pass
 
@@ -92,17 +92,17 @@ def test_a_missing_image_is_an_env_error_not_a_crash(env_store, tmp_path):
     shutil.copytree(store.root, broken.root)
     data = images.model_copy(update={"milestone_images": {}, "failures": {"m01": "install_failed: boom"}})
     broken.save_images(data)
-    (v,) = validate(broken, key, load_rules(), milestone="m01", backend="docker", log=lambda *_: None)
-    assert v.status == "env_error" and v.reason == "install_failed" and "boom" in v.detail
+    (validation,) = validate(broken, key, load_rules(), milestone="m01", backend="docker", log=lambda *_: None)
+    assert validation.status == "env_error" and validation.reason == "install_failed" and "boom" in validation.detail
 
 
 def test_runs_report_per_test_statuses_from_the_structured_report(env_store):
     store, key, _ = env_store
     env = Environment(store, key, load_rules(), backend="docker")
-    m = store.load_milestone(key, "m03")
-    with env.opener(m)(m.verify_commit) as sb:
-        sb.exec("echo 'PASSED tests/test_export.py::nonexistent' ")
-        run = run_tests(sb, env.recipe(m), ["tests/test_export.py"], 300)
+    milestone = store.load_milestone(key, "m03")
+    with env.opener(milestone)(milestone.verify_commit) as sandbox:
+        sandbox.exec("echo 'PASSED tests/test_export.py::nonexistent' ")
+        run = run_tests(sandbox, env.recipe(milestone), ["tests/test_export.py"], 300)
     assert run.suite_ran and run.exit_code == 0
     assert run.statuses and all(s == "passed" for s in run.statuses.values())
     assert all(t.startswith("tests/test_export.py::") for t in run.statuses)
@@ -133,11 +133,14 @@ def test_two_workers_give_the_same_verdicts_as_one(validated, run_cli, docker_cl
     proc = run_cli("validate", key, "--workers", "2", "--sandbox", "docker", store=copy.root, timeout=900)
     assert proc.returncode == 0, proc.stderr
     labels = [f"harnessforge.repo={key}", "harnessforge.stage=validate"]
-    events = docker_client.events(since=since, until=int(time.time()) + 1, decode=True,
-                                  filters={"type": "container", "label": labels})  # fmt: skip
+    events = docker_client.events(
+        since=since, until=int(time.time()) + 1, decode=True, filters={"type": "container", "label": labels}
+    )
     assert _most_alive_at_once(list(events)) >= 2  # the milestones really ran side by side
     plan = copy.load_plan(key)
-    assert [m.status for m in plan.milestones] == [one_worker[m.id].status for m in plan.milestones]
+    assert [milestone.status for milestone in plan.milestones] == [
+        one_worker[milestone.id].status for milestone in plan.milestones
+    ]
     for mid, v1 in one_worker.items():
         v2 = copy.load_validation(key, mid)
         same = ("status", "fail_to_pass", "pass_to_pass", "flaky", "not_reproduced", "broken", "repeats", "image")

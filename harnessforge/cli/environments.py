@@ -94,7 +94,7 @@ def grade(
 ) -> None:
     """Grade a candidate diff in a fresh sandbox; prints the grade as JSON, exit 2 if unresolved."""
     from ..diffs import split_diff
-    from ..envs.environment import grade as grade_patch
+    from ..envs.environment import grade_patch
 
     candidate = patch.read_bytes()
     if candidate.strip() and not split_diff(candidate):

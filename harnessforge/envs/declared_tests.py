@@ -5,7 +5,7 @@ classes of any name, mixin methods under each class in the file that inherits th
 their test declarations) and traced with `git blame --first-parent` to the mainline commit that wrote
 it. A test whose changes all come from commits the description does not cover (housekeeping,
 test-only tidy-ups) is excluded, with the reason recorded. This is a filter and an annotation only:
-validation takes the acceptance tests from the runner's own ids (envs/grading.py `candidate_tests`)
+validation takes the acceptance tests from the runner's own ids (envs/classification.py `candidate_tests`)
 and leaves out those this trace excluded.
 """
 
@@ -46,7 +46,11 @@ def _base_names(cls: ast.ClassDef) -> list[str]:
 
 
 def _test_methods(cls: ast.ClassDef) -> list[ast.FunctionDef | ast.AsyncFunctionDef]:
-    return [n for n in cls.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) and n.name.startswith("test")]
+    return [
+        node
+        for node in cls.body
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name.startswith("test")
+    ]
 
 
 class _Scope:
@@ -55,11 +59,14 @@ class _Scope:
     inherits from mixins (`class StoreContract:`) under its own name."""
 
     def __init__(self, body: list[ast.stmt]):
-        self.classes = {n.name: n for n in body if isinstance(n, ast.ClassDef)}
+        self.classes = {node.name: node for node in body if isinstance(node, ast.ClassDef)}
         self.heirs: dict[tuple[str, str], list[str]] = {}  # (defining class, method) -> collected classes running it
         for name in self.classes:
             lineage = self.lineage(name)
-            if not (name.startswith("Test") or any(b.endswith("TestCase") for c in lineage for b in self.bases(c))):
+            if not (
+                name.startswith("Test")
+                or any(base.endswith("TestCase") for ancestor in lineage for base in self.bases(ancestor))
+            ):
                 continue
             resolved: set[str] = set()
             for owner in lineage:  # the first class defining a method is the one whose code runs
@@ -97,7 +104,7 @@ def python_tests(path: str, source: str) -> list[TestSpan]:
     spans: list[TestSpan] = []
 
     def span(node: ast.AST) -> tuple[int, int]:
-        first = min([node.lineno, *(d.lineno for d in getattr(node, "decorator_list", []))])
+        first = min([node.lineno, *(decorator.lineno for decorator in getattr(node, "decorator_list", []))])
         return first, node.end_lineno or node.lineno
 
     def classes(body: list[ast.stmt], prefix: str) -> None:
@@ -112,7 +119,7 @@ def python_tests(path: str, source: str) -> list[TestSpan]:
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name.startswith("test"):
             spans.append(TestSpan(f"{path}::{node.name}", *span(node)))
     classes(tree.body, path)
-    return sorted(spans, key=lambda s: (s.first, s.test_id))
+    return sorted(spans, key=lambda test_span: (test_span.first, test_span.test_id))
 
 
 def declared_tests(path: str, source: str) -> list[TestSpan]:
@@ -124,16 +131,16 @@ def declared_tests(path: str, source: str) -> list[TestSpan]:
             pass
         pattern = re.compile(r"^(?:async\s+)?def (test\w*)\(", re.M)
     else:
-        pattern = next((p for ext, p in _DECLS.items() if path.endswith(ext)), None)
+        pattern = next((declaration for ext, declaration in _DECLS.items() if path.endswith(ext)), None)
         if pattern is None:
             return []
     matches = list(pattern.finditer(source))
     total = source.count("\n") + 1
     spans = []
-    for m, nxt in zip(matches, matches[1:] + [None]):
-        first = source.count("\n", 0, m.start()) + 1
-        last = source.count("\n", 0, nxt.start()) if nxt else total
-        spans.append(TestSpan(f"{path}::{m[1]}", first, last))
+    for match, following in zip(matches, matches[1:] + [None]):
+        first = source.count("\n", 0, match.start()) + 1
+        last = source.count("\n", 0, following.start()) if following else total
+        spans.append(TestSpan(f"{path}::{match[1]}", first, last))
     return spans
 
 
@@ -163,21 +170,21 @@ def trace_tests(
         if not spans:
             continue
         writers = touched_by.get(path, set())
-        needs_blame = not writers or not all(described.get(s, False) for s in writers)
+        needs_blame = not writers or not all(described.get(sha, False) for sha in writers)
         origins = repo.blame_origins(base, verify, path) if needs_blame else None
         for span in spans:
-            changed = [n for n in lines if span.first <= n <= span.last]
+            changed = [line for line in lines if span.first <= line <= span.last]
             if origins is None:
                 shas = set(writers) if changed else set()
             else:
-                shas = {origins[n - 1] for n in changed if n - 1 < len(origins)}
+                shas = {origins[line - 1] for line in changed if line - 1 < len(origins)}
                 shas.discard(None)
             if not shas:
                 continue
-            if any(described.get(s, False) for s in shas):
+            if any(described.get(sha, False) for sha in shas):
                 accepted.append(span.test_id)
             else:
-                who = ", ".join(sorted(labels.get(s, s[:10]) for s in shas))
+                who = ", ".join(sorted(labels.get(sha, sha[:10]) for sha in shas))
                 excluded.append(
                     ExcludedTest(
                         test=span.test_id, reason=f"changed only by {who}, which the description does not cover"

@@ -34,10 +34,10 @@ WATCHDOG_S = 15  # beyond the kill grace, when we stop trusting the container an
 ENGINE_ERRORS = (DockerException, requests.RequestException)
 
 
-def _why(e: BaseException) -> str:
+def _why(error: BaseException) -> str:
     """An engine error as one short line (requests' messages nest whole exception reprs)."""
-    text = (str(e).strip().splitlines() or [""])[0][:200]
-    return f"{e.__class__.__name__}: {text}" if text else e.__class__.__name__
+    text = (str(error).strip().splitlines() or [""])[0][:200]
+    return f"{error.__class__.__name__}: {text}" if text else error.__class__.__name__
 
 
 class DockerSandbox(Sandbox):
@@ -83,7 +83,7 @@ class DockerSandbox(Sandbox):
     def _run(self, cmd: str, timeout: int, env: dict[str, str]) -> Raw:
         argv = ["bash", "-c", WRAPPER, "hf-exec", str(KILL_GRACE_S), str(timeout), cmd]
         try:
-            ex = self.api.exec_create(
+            created = self.api.exec_create(
                 self.container.id, argv, user=f"{SANDBOX_UID}:{SANDBOX_UID}", workdir=WORKSPACE, environment=env
             )
         except ENGINE_ERRORS as e:
@@ -94,7 +94,7 @@ class DockerSandbox(Sandbox):
 
         def stream() -> None:
             try:
-                out["res"] = self.api.exec_start(ex["Id"], demux=True)
+                out["res"] = self.api.exec_start(created["Id"], demux=True)
             except Exception as e:  # the engine went away mid-command (HTTP, socket or protocol error)
                 out["error"] = e
 
@@ -106,7 +106,7 @@ class DockerSandbox(Sandbox):
             self._engine(self.container.kill)
             return Raw(137, b"", b"killed: command outlived its timeout", elapsed, timed_out=True)
         stdout, stderr = out["res"] if out.get("res") else (b"", b"")
-        code = self._engine(lambda: self.api.exec_inspect(ex["Id"])["ExitCode"])
+        code = self._engine(lambda: self.api.exec_inspect(created["Id"])["ExitCode"])
         if "error" in out or (code is None or code >= 128) and not self._running():
             raise self._lost(out.get("error"))  # killed with its container (an engine stop), not by itself
         code = -1 if code is None else code
@@ -125,8 +125,8 @@ class DockerSandbox(Sandbox):
         self._engine(self.container.reload)
         return self.container.status == "running"
 
-    def _lost(self, e: BaseException | None) -> SandboxLost:
-        cause = f" ({_why(e)})" if e is not None else ""
+    def _lost(self, error: BaseException | None) -> SandboxLost:
+        cause = f" ({_why(error)})" if error is not None else ""
         return SandboxLost(f"sandbox container {self.container.short_id} of {self.image} was lost{cause}")
 
     def _oom_kills(self) -> int | None:
@@ -163,17 +163,21 @@ class DockerSandbox(Sandbox):
         tmp = f"/tmp/hf-upload-{uuid.uuid4().hex}"
         self._engine(lambda: self.container.put_archive("/", file_tar({tmp: data}, mode=0o600)))
         # Moved into place by the sandbox user, so file permissions and symlinks are respected.
-        q = shlex.quote(path)
-        r = self._run(f'mkdir -p -- "$(dirname -- {q})" && cat {tmp} > {q}; rc=$?; rm -f {tmp}; exit $rc', 60, self.env)
-        if r.exit_code != 0:
-            raise EnvError(f"cannot write {path}: {r.stderr.decode(errors='replace').strip()}")
+        quoted = shlex.quote(path)
+        result = self._run(
+            f'mkdir -p -- "$(dirname -- {quoted})" && cat {tmp} > {quoted}; rc=$?; rm -f {tmp}; exit $rc', 60, self.env
+        )
+        if result.exit_code != 0:
+            raise EnvError(f"cannot write {path}: {result.stderr.decode(errors='replace').strip()}")
 
     def _load_workspace(self, commit: str) -> None:
         data = workspace_tar(self.spec.source, commit)
         if self._loaded:  # a fresh container's workspace is already empty
-            r = self._run(f"find {WORKSPACE} -mindepth 1 -delete", 120, self.env)
-            if r.exit_code != 0:
-                raise EnvError(f"cannot empty the workspace: {r.stderr.decode(errors='replace')}", "checkout_failed")
+            result = self._run(f"find {WORKSPACE} -mindepth 1 -delete", 120, self.env)
+            if result.exit_code != 0:
+                raise EnvError(
+                    f"cannot empty the workspace: {result.stderr.decode(errors='replace')}", "checkout_failed"
+                )
         self._engine(lambda: self.container.put_archive("/", data))
         self._loaded = True
 

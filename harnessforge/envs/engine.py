@@ -41,9 +41,9 @@ def cleanup(client: docker.DockerClient, run_id: str | None = None) -> int:
     (its sandboxes and grading sandboxes carry `harnessforge.run`); returns how many."""
     labels = [LABEL] + ([f"harnessforge.run={run_id}"] if run_id else [])
     removed = 0
-    for c in client.containers.list(all=True, filters={"label": labels}):
+    for container in client.containers.list(all=True, filters={"label": labels}):
         try:
-            c.remove(force=True)
+            container.remove(force=True)
             removed += 1
         except NotFound:  # gone meanwhile (its run ended, or another cleanup got there first)
             pass
@@ -58,8 +58,10 @@ def recover(client: docker.DockerClient, labels: dict[str, str], timeout_s: floa
     while True:
         try:
             client.ping()
-            for c in client.containers.list(all=True, filters={"label": [f"{k}={v}" for k, v in labels.items()]}):
-                c.remove(force=True)
+            for container in client.containers.list(
+                all=True, filters={"label": [f"{key}={value}" for key, value in labels.items()]}
+            ):
+                container.remove(force=True)
             return True
         except (DockerException, requests.RequestException):
             if time.monotonic() >= deadline:

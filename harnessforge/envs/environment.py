@@ -18,11 +18,12 @@ from ..rules import Rules
 from ..store import Store
 from . import engine
 from .backends import Backend
+from .candidate_grading import grade_candidate
 from .images import build_env_image, ensure_base
 from .local_sandbox import LocalSandbox
 from .recipes import dependency_files, recipe_at
 from .sandbox import Limits, Sandbox, SandboxSpec
-from .validate import grade_candidate, validate_milestone
+from .validation import validate_milestone
 
 # The local backend runs the host's own interpreter; these make the checkout importable.
 LOCAL_ENV = {"python": {"PYTHONPATH": "{workspace}:{workspace}/src", "PYTHONHASHSEED": "0"}}
@@ -35,7 +36,7 @@ def build(store: Store, arg: str, rules: Rules, milestone: str | None = None, lo
     plan = store.load_plan(spec.key)
     client = engine.connect(timeout=rules.environments.build_timeout_s)  # commits of big layers take minutes
     env = rules.environments
-    if milestone and all(m.id != milestone for m in plan.milestones):
+    if milestone and all(planned.id != milestone for planned in plan.milestones):
         raise EnvError(f"{spec.key} has no milestone {milestone!r}")
     images = RepoImages(repo_key=spec.key)
     if milestone and store.has_images(spec.key):
@@ -43,20 +44,21 @@ def build(store: Store, arg: str, rules: Rules, milestone: str | None = None, lo
         images = store.load_images(spec.key)
         images.milestone_images.pop(milestone, None)
         images.failures.pop(milestone, None)
-    by_hash: dict = {i.env_hash: i for i in images.images}
+    by_hash: dict = {image.env_hash: image for image in images.images}
     failed: dict[str, EnvError] = {}  # recipe json (or base image) -> its error, so one epoch fails once
     seen: set[str] = set()  # recipes whose skipped lines were already reported
-    for m in plan.milestones:
-        if milestone and m.id != milestone:
+    for planned in plan.milestones:
+        if milestone and planned.id != milestone:
             continue
         try:
             try:
-                recipe = recipe_at(repo, m.verify_commit, spec.key, env)
+                recipe = recipe_at(repo, planned.verify_commit, spec.key, env)
             except ConfigError as e:  # e.g. an invalid pyproject.toml at this commit: this milestone only
-                raise EnvError(f"no recipe at {m.verify_commit[:10]}: {e}", "install_failed") from None
+                raise EnvError(f"no recipe at {planned.verify_commit[:10]}: {e}", "install_failed") from None
             key = recipe.model_dump_json()
             if key not in seen and recipe.skipped_requirements:
-                log(f"{m.id}: skipped {len(recipe.skipped_requirements)} requirement line(s) that cannot be installed:")
+                skipped = len(recipe.skipped_requirements)
+                log(f"{planned.id}: skipped {skipped} requirement line(s) that cannot be installed:")
                 for line in recipe.skipped_requirements:
                     log(f"  {line}")
             seen.add(key)
@@ -68,23 +70,23 @@ def build(store: Store, arg: str, rules: Rules, milestone: str | None = None, lo
             except EnvError as e:
                 failed[f"base:{recipe.base_image}"] = e
                 raise
-            files = repo.files(m.verify_commit)
-            deps = dependency_files(recipe, files, lambda p, c=m.verify_commit: repo.show(c, p))
+            files = repo.files(planned.verify_commit)
+            deps = dependency_files(recipe, files, lambda path, commit=planned.verify_commit: repo.show(commit, path))
             try:
-                record = build_env_image(client, store, spec.key, recipe, m.verify_commit, deps, env, log=log)
+                record = build_env_image(client, store, spec.key, recipe, planned.verify_commit, deps, env, log=log)
             except EnvError as e:
                 failed[key] = e
                 raise
         except EnvError as e:
-            images.failures[m.id] = f"{e.reason}: {e}"
-            log(f"{m.id}: {e.reason}: {str(e).splitlines()[0]}")
+            images.failures[planned.id] = f"{e.reason}: {e}"
+            log(f"{planned.id}: {e.reason}: {str(e).splitlines()[0]}")
             continue
         if record.env_hash not in by_hash:
             by_hash[record.env_hash] = record
             log(f"{record.tag}: {'built in %.1fs' % record.build_seconds if record.build_seconds else 'cached'}")
-        images.milestone_images[m.id] = record.env_hash
+        images.milestone_images[planned.id] = record.env_hash
     used = set(images.milestone_images.values())
-    images.images = [record for h, record in by_hash.items() if h in used]
+    images.images = [record for image_hash, record in by_hash.items() if image_hash in used]
     store.save_images(images)
     _record_screening(store, spec.key, images)
     return images
@@ -92,13 +94,17 @@ def build(store: Store, arg: str, rules: Rules, milestone: str | None = None, lo
 
 def environment_criterion(images: RepoImages) -> Criterion:
     """The screening report's "environment builds" criterion, decided by the last `env build`."""
-    ok = bool(images.images) and not images.failures
-    reason = "every milestone has an image" if ok else "; ".join(f"{k}: {v}" for k, v in images.failures.items())
+    built = bool(images.images) and not images.failures
+    reason = (
+        "every milestone has an image"
+        if built
+        else "; ".join(f"{milestone_id}: {failure}" for milestone_id, failure in images.failures.items())
+    )
     return Criterion(
         name="environment_builds",
         measured=f"{len(images.milestone_images)} built, {len(images.failures)} failed",
         threshold="the repo image builds and tests run",
-        passed=ok,
+        passed=built,
         reason=reason.splitlines()[0][:300] if reason else "no milestone to build",
         method="harnessforge env build",
     )
@@ -110,7 +116,7 @@ def _record_screening(store: Store, key: str, images: RepoImages) -> None:
         return
     report = store.load_screening(key)
     new = environment_criterion(images)
-    report.criteria = [new if c.name == "environment_builds" else c for c in report.criteria]
+    report.criteria = [new if criterion.name == "environment_builds" else criterion for criterion in report.criteria]
     store.save_screening(report)
 
 
@@ -130,35 +136,36 @@ class Environment:
         self.images = store.load_images(key) if backend == "docker" else None
         self.client = engine.connect() if backend == "docker" else None
 
-    def recipe(self, m: Milestone) -> Recipe:
+    def recipe(self, milestone: Milestone) -> Recipe:
         if self.images is not None:
-            record = self.images.for_milestone(m.id)
+            record = self.images.for_milestone(milestone.id)
             if record is None:
-                why = self.images.failures.get(m.id, "no image built for it")
+                why = self.images.failures.get(milestone.id, "no image built for it")
                 reason = why.split(":", 1)[0]  # failures are stored as "reason: message"
                 reason = reason if reason in get_args(EnvErrorReason) else "install_failed"
-                raise EnvError(f"{self.key} {m.id}: {why} (run `harnessforge env build`)", reason)
+                raise EnvError(f"{self.key} {milestone.id}: {why} (run `harnessforge env build`)", reason)
             return record.recipe
-        return recipe_at(self.repo, m.verify_commit, self.key, self.rules.environments)
+        return recipe_at(self.repo, milestone.verify_commit, self.key, self.rules.environments)
 
-    def opener(self, m: Milestone, labels: dict[str, str] | None = None) -> Callable[[str], Sandbox]:
+    def opener(self, milestone: Milestone, labels: dict[str, str] | None = None) -> Callable[[str], Sandbox]:
         """commit -> a started sandbox for milestone `m` (every call gives a fresh one)."""
-        recipe = self.recipe(m)
-        labels = {"harnessforge.repo": self.key, "harnessforge.milestone": m.id, **(labels or {})}
+        recipe = self.recipe(milestone)
+        labels = {"harnessforge.repo": self.key, "harnessforge.milestone": milestone.id, **(labels or {})}
         if self.backend == "docker":
             from .docker_sandbox import DockerSandbox
 
-            image = self.images.for_milestone(m.id).tag
+            image = self.images.for_milestone(milestone.id).tag
             return lambda commit: DockerSandbox(self._spec(commit, recipe, recipe.env, labels), image, self.client)
         env = LOCAL_ENV.get(recipe.language, {})
         return lambda commit: LocalSandbox(self._spec(commit, recipe, env, labels))
 
     def _spec(self, commit: str, recipe: Recipe, env: dict[str, str], labels: dict[str, str]) -> SandboxSpec:
-        return SandboxSpec(self.repo.path, commit, env=dict(env), prepare=recipe.prepare, limits=self.limits,
-                           labels=labels)  # fmt: skip
+        return SandboxSpec(
+            self.repo.path, commit, env=dict(env), prepare=recipe.prepare, limits=self.limits, labels=labels
+        )
 
-    def image_of(self, m: Milestone) -> str:
-        record = self.images.for_milestone(m.id) if self.images else None
+    def image_of(self, milestone: Milestone) -> str:
+        record = self.images.for_milestone(milestone.id) if self.images else None
         return record.tag if record else f"local:{self.backend}"
 
     def recover(self, labels: dict[str, str], timeout_s: float) -> bool:
@@ -187,47 +194,62 @@ def validate(
     key = spec.key
     plan = store.load_plan(key)  # before anything else: no plan, nothing to validate
     env = Environment(store, spec, rules, backend)
-    todo = [m for m in plan.milestones if not milestone or m.id == milestone]
+    todo = [planned for planned in plan.milestones if not milestone or planned.id == milestone]
     if milestone and not todo:
         raise EnvError(f"{key} has no milestone {milestone!r}")
 
-    def one(m: Milestone) -> Validation:
-        _, test_patch = store.read_patches(key, m.id)
+    def one(planned: Milestone) -> Validation:
+        _, test_patch = store.read_patches(key, planned.id)
         try:
-            opener = env.opener(m, {"harnessforge.stage": "validate"})
+            opener = env.opener(planned, {"harnessforge.stage": "validate"})
         except EnvError as e:
-            return Validation(milestone_id=m.id, status="env_error", reason=e.reason, detail=str(e), repeats=0)
-        return validate_milestone(opener, m, test_patch, env.recipe(m), rules, image=env.image_of(m))
+            return Validation(milestone_id=planned.id, status="env_error", reason=e.reason, detail=str(e), repeats=0)
+        recipe = env.recipe(planned)
+        return validate_milestone(opener, planned, test_patch, recipe, rules, image=env.image_of(planned))
 
-    out = []
+    validations = []
     pool = ThreadPoolExecutor(workers, thread_name_prefix="hf-validate") if workers > 1 else None
     try:
-        for m, v in zip(todo, pool.map(one, todo) if pool else map(one, todo)):
-            store.save_validation(key, v)
-            verdict = {"status": v.status, "fail_to_pass": v.fail_to_pass, "pass_to_pass": v.pass_to_pass}
-            store.update_milestone(key, m.model_copy(update=verdict))
-            why = f" ({v.reason})" if v.reason else ""
-            log(f"{m.id}: {v.status}{why}: {len(v.fail_to_pass)} FAIL_TO_PASS of {len(v.candidates)} candidates, "
-                f"{len(v.pass_to_pass)} PASS_TO_PASS, {len(v.flaky)} flaky")  # fmt: skip
-            out.append(v)
+        for planned, validation in zip(todo, pool.map(one, todo) if pool else map(one, todo)):
+            store.save_validation(key, validation)
+            verdict = {
+                "status": validation.status,
+                "fail_to_pass": validation.fail_to_pass,
+                "pass_to_pass": validation.pass_to_pass,
+            }
+            store.update_milestone(key, planned.model_copy(update=verdict))
+            log(_verdict_line(validation))
+            validations.append(validation)
     finally:
         if pool:
             pool.shutdown(cancel_futures=True)  # on an error, start no further milestone
-    return out
+    return validations
 
 
-def grade(store: Store, arg: str, mid: str, candidate: bytes, rules: Rules, backend: Backend = "auto") -> Grade:
-    """Grade a candidate diff against a validated milestone, in a fresh sandbox."""
+def _verdict_line(validation: Validation) -> str:
+    why = f" ({validation.reason})" if validation.reason else ""
+    return (
+        f"{validation.milestone_id}: {validation.status}{why}: {len(validation.fail_to_pass)} FAIL_TO_PASS "
+        f"of {len(validation.candidates)} candidates, {len(validation.pass_to_pass)} PASS_TO_PASS, "
+        f"{len(validation.flaky)} flaky"
+    )
+
+
+def grade_patch(
+    store: Store, arg: str, milestone_id: str, candidate: bytes, rules: Rules, backend: Backend = "auto"
+) -> Grade:
+    """Grade a candidate diff against a validated milestone of the store, in a fresh sandbox
+    (`candidate_grading.grade_candidate` does the grading; this finds what it needs)."""
     spec = spec_for(store, arg)
     key = spec.key
-    m = store.load_milestone(key, mid)
-    validation = store.load_validation(key, mid)
+    milestone = store.load_milestone(key, milestone_id)
+    validation = store.load_validation(key, milestone_id)
     if validation.status != "valid":
-        raise EnvError(f"{key} {mid} is {validation.status}, not valid: nothing to grade against")
-    _, test_patch = store.read_patches(key, mid)
+        raise EnvError(f"{key} {milestone_id} is {validation.status}, not valid: nothing to grade against")
+    _, test_patch = store.read_patches(key, milestone_id)
     env = Environment(store, spec, rules, backend)
-    opener = env.opener(m, {"harnessforge.stage": "grade"})
-    return grade_candidate(opener, m, validation, test_patch, candidate, env.recipe(m), rules)
+    opener = env.opener(milestone, {"harnessforge.stage": "grade"})
+    return grade_candidate(opener, milestone, validation, test_patch, candidate, env.recipe(milestone), rules)
 
 
-__all__ = ["Environment", "build", "grade", "validate"]
+__all__ = ["Environment", "build", "grade_patch", "validate"]

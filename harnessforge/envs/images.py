@@ -23,7 +23,7 @@ from ..rules import EnvRules
 from ..store import Store
 from .engine import LABEL
 from .recipes import DEPS_DIR, PLUGINS, TOOLCHAIN_TOO_OLD, env_hash
-from .runners import PLUGIN_DIR
+from .runner_spec import PLUGIN_DIR
 from .workspace import SANDBOX_UID, SANDBOX_USER, WORKSPACE, file_tar
 
 HOST_CA = Path("/etc/ssl/certs/ca-certificates.crt")
@@ -142,13 +142,13 @@ def _add_sandbox_user(rootfs: Path) -> None:
         f.write(f"{SANDBOX_USER}:x:{SANDBOX_UID}:{SANDBOX_UID}::/home/{SANDBOX_USER}:/bin/bash\n")
     with open(rootfs / "etc/group", "a") as f:
         f.write(f"{SANDBOX_USER}:x:{SANDBOX_UID}:\n")
-    for d in SANDBOX_DIRS.split():
-        (rootfs / d.lstrip("/")).mkdir(parents=True, exist_ok=True)
-        shutil.chown(rootfs / d.lstrip("/"), SANDBOX_UID, SANDBOX_UID)
+    for directory in SANDBOX_DIRS.split():
+        (rootfs / directory.lstrip("/")).mkdir(parents=True, exist_ok=True)
+        shutil.chown(rootfs / directory.lstrip("/"), SANDBOX_UID, SANDBOX_UID)
 
 
-def image_tag(repo_key: str, h: str) -> str:
-    return f"harnessforge/{repo_key.lower()}:{h}"
+def image_tag(repo_key: str, image_hash: str) -> str:
+    return f"harnessforge/{repo_key.lower()}:{image_hash}"
 
 
 def build_env_image(
@@ -169,66 +169,73 @@ def build_env_image(
             f"{recipe.language}` or set environments.base_images.{recipe.language} to an image you have",
             "toolchain_unavailable",
         )
-    h = env_hash(recipe, base.id)
-    tag = image_tag(repo_key, h)
-    log_path = store.image_log(repo_key, h)
+    image_hash = env_hash(recipe, base.id)
+    tag = image_tag(repo_key, image_hash)
+    log_path = store.image_log(repo_key, image_hash)
+    record = {"repo_key": repo_key, "tag": tag, "env_hash": image_hash, "base_image": recipe.base_image}
+    record |= {"commit": commit, "recipe": recipe, "log_path": str(log_path)}
     existing = image_exists(client, tag)
     if existing is not None:
         if not log_path.exists():
             log_path.parent.mkdir(parents=True, exist_ok=True)
             log_path.write_text(f"reused image {existing.id}, created {existing.attrs.get('Created')}\n")
-        return ImageRecord(
-            repo_key=repo_key, tag=tag, env_hash=h, image_id=existing.id, base_image=recipe.base_image,
-            commit=commit, recipe=recipe, build_seconds=0.0, log_path=str(log_path),
-        )  # fmt: skip
+        return ImageRecord(**record, image_id=existing.id, build_seconds=0.0)
     log_path.parent.mkdir(parents=True, exist_ok=True)
     start = time.monotonic()
     # A bind mount would be recorded as a VOLUME in the committed image: copy the CA bundle instead.
     container = client.containers.run(
-        base.id, ["sleep", "infinity"], detach=True, network_mode="host",
+        base.id,
+        ["sleep", "infinity"],
+        detach=True,
+        network_mode="host",
         labels={LABEL: "build", "harnessforge.repo": repo_key},
-    )  # fmt: skip
+    )
     try:
-        inputs = {f"{DEPS_DIR}/{p}": data for p, data in deps.items()}
-        if HOST_CA.exists():
-            inputs[BUILD_CA] = HOST_CA.read_bytes()
-        container.put_archive("/", file_tar(inputs, uid=0))
-        plugins = {f"{PLUGIN_DIR}/{p.name}": p.read_bytes() for p in PLUGINS.glob("*.py")}
-        container.put_archive("/", file_tar(plugins, uid=0))
-        env = {k: v for k, v in recipe.env.items() if k not in OFFLINE_VARS}
-        env.update({k: BUILD_CA for k in CA_VARS} if HOST_CA.exists() else {})
-        steps = [
-            f"id -u {SANDBOX_USER} >/dev/null 2>&1 || useradd -u {SANDBOX_UID} -m {SANDBOX_USER}",
-            *recipe.install,
-            f"mkdir -p {SANDBOX_DIRS} && chown {SANDBOX_UID}:{SANDBOX_UID} {SANDBOX_DIRS}",
-            f"chmod -R a+rX {PLUGIN_DIR} {DEPS_DIR} && rm -f {BUILD_CA}",
-        ]
-        with open(log_path, "w") as out:
-            for step in steps:
-                out.write(f"$ {step}\n")
-                code, output = container.exec_run(
-                    ["timeout", str(rules.build_timeout_s), "bash", "-c", step], environment=env, demux=False
-                )
-                out.write(output.decode(errors="replace"))
-                out.flush()
-                if code != 0:
-                    # a recipe's own check that the base's toolchain is too old for the repository says so
-                    too_old = TOOLCHAIN_TOO_OLD in output.decode(errors="replace")
-                    reason = "timeout" if code == 124 else "toolchain_unavailable" if too_old else "install_failed"
-                    tail = output.decode(errors="replace")[-1500:]
-                    raise EnvError(
-                        f"{repo_key}: install step {step!r} failed ({code}); log {log_path}:\n{tail}", reason
-                    )
-        runtime_env = [f"ENV {k}={v}" for k, v in recipe.env.items()]
-        repo, _, version = tag.rpartition(":")
+        _copy_inputs(container, deps)
+        _install(container, recipe, rules, repo_key, log_path)
+        runtime_env = [f"ENV {name}={value}" for name, value in recipe.env.items()]
+        repository, _, version = tag.rpartition(":")
         image = container.commit(
-            repository=repo, tag=version, changes=[*runtime_env, f"WORKDIR {WORKSPACE}", f"LABEL {LABEL}=env"]
+            repository=repository, tag=version, changes=[*runtime_env, f"WORKDIR {WORKSPACE}", f"LABEL {LABEL}=env"]
         )
     except APIError as e:
         raise EnvError(f"{repo_key}: docker failed while building {tag}: {e.explanation}", "sandbox_error") from None
     finally:
         container.remove(force=True)
-    return ImageRecord(
-        repo_key=repo_key, tag=tag, env_hash=h, image_id=image.id, base_image=recipe.base_image, commit=commit,
-        recipe=recipe, build_seconds=round(time.monotonic() - start, 2), log_path=str(log_path),
-    )  # fmt: skip
+    return ImageRecord(**record, image_id=image.id, build_seconds=round(time.monotonic() - start, 2))
+
+
+def _copy_inputs(container, deps: dict[str, bytes]) -> None:
+    """The dependency files, the host's CA bundle (removed after the install) and our pytest plugin."""
+    inputs = {f"{DEPS_DIR}/{path}": data for path, data in deps.items()}
+    if HOST_CA.exists():
+        inputs[BUILD_CA] = HOST_CA.read_bytes()
+    container.put_archive("/", file_tar(inputs, uid=0))
+    plugins = {f"{PLUGIN_DIR}/{plugin.name}": plugin.read_bytes() for plugin in PLUGINS.glob("*.py")}
+    container.put_archive("/", file_tar(plugins, uid=0))
+
+
+def _install(container, recipe: Recipe, rules: EnvRules, repo_key: str, log_path: Path) -> None:
+    """The recipe's install steps with the network on, each logged; the first that fails raises."""
+    env = {name: value for name, value in recipe.env.items() if name not in OFFLINE_VARS}
+    env.update({name: BUILD_CA for name in CA_VARS} if HOST_CA.exists() else {})
+    steps = [
+        f"id -u {SANDBOX_USER} >/dev/null 2>&1 || useradd -u {SANDBOX_UID} -m {SANDBOX_USER}",
+        *recipe.install,
+        f"mkdir -p {SANDBOX_DIRS} && chown {SANDBOX_UID}:{SANDBOX_UID} {SANDBOX_DIRS}",
+        f"chmod -R a+rX {PLUGIN_DIR} {DEPS_DIR} && rm -f {BUILD_CA}",
+    ]
+    with open(log_path, "w") as out:
+        for step in steps:
+            out.write(f"$ {step}\n")
+            code, output = container.exec_run(
+                ["timeout", str(rules.build_timeout_s), "bash", "-c", step], environment=env, demux=False
+            )
+            out.write(output.decode(errors="replace"))
+            out.flush()
+            if code != 0:
+                # a recipe's own check that the base's toolchain is too old for the repository says so
+                too_old = TOOLCHAIN_TOO_OLD in output.decode(errors="replace")
+                reason = "timeout" if code == 124 else "toolchain_unavailable" if too_old else "install_failed"
+                tail = output.decode(errors="replace")[-1500:]
+                raise EnvError(f"{repo_key}: install step {step!r} failed ({code}); log {log_path}:\n{tail}", reason)

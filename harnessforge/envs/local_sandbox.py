@@ -56,7 +56,7 @@ class LocalSandbox(Sandbox):
         (self.root / "scratch" / "home").mkdir(parents=True)
         default_path = f"{Path(sys.executable).parent}:/usr/local/bin:/usr/bin:/bin"
         env = {"PATH": default_path, **self.env, "HOME": f"{self.scratch}/home", "TMPDIR": self.scratch}
-        self.env = {k: v.replace("{workspace}", self.workdir) for k, v in env.items()}
+        self.env = {name: value.replace("{workspace}", self.workdir) for name, value in env.items()}
         try:
             self._start()
         except BaseException:
@@ -73,20 +73,20 @@ class LocalSandbox(Sandbox):
             argv += ["--new-session", "--cap-drop", "ALL", "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc"]
             argv += ["--tmpfs", "/tmp", "--tmpfs", "/root", "--tmpfs", "/home", "--tmpfs", "/run"]
             argv += ["--tmpfs", "/var/run"] if not os.path.islink("/var/run") else []
-            for d in self._toolchain_dirs(env):  # an interpreter installed under a hidden home stays usable
-                argv += ["--ro-bind", d, d]
+            for directory in self._toolchain_dirs(env):  # an interpreter installed under a hidden home stays usable
+                argv += ["--ro-bind", directory, directory]
             argv += ["--bind", str(self.root), str(self.root), "--chdir", self.workdir, "--clearenv"]
-            for k, v in env.items():
-                argv += ["--setenv", k, v]
+            for name, value in env.items():
+                argv += ["--setenv", name, value]
             return [*argv, "--", "bash", "-c", cmd]
         prefix = ["unshare", "-n"] if os.geteuid() == 0 else ["unshare", "-rn"]
         return [*prefix, "bash", "-c", f"ip link set lo up 2>/dev/null; cd {self.workdir} && {cmd}"]
 
     def _toolchain_dirs(self, env: dict[str, str]) -> list[str]:
         """The interpreter, PATH entries and our pytest plugin, when a hidden directory holds them."""
-        dirs = {os.path.realpath(p) for p in (sys.prefix, sys.base_prefix, self.plugin_dir)}
-        dirs |= {os.path.realpath(p) for p in env.get("PATH", "").split(":") if p}
-        return sorted(d for d in dirs if d.startswith(HIDDEN) and os.path.isdir(d))
+        dirs = {os.path.realpath(path) for path in (sys.prefix, sys.base_prefix, self.plugin_dir)}
+        dirs |= {os.path.realpath(path) for path in env.get("PATH", "").split(":") if path}
+        return sorted(directory for directory in dirs if directory.startswith(HIDDEN) and os.path.isdir(directory))
 
     def _run(self, cmd: str, timeout: int, env: dict[str, str]) -> Raw:
         start = time.monotonic()
@@ -110,7 +110,9 @@ class LocalSandbox(Sandbox):
     def _inside(self, path: str) -> Path:
         """`path` resolved through symlinks; refused unless it stays in the workspace or scratch dir."""
         real = Path(os.path.realpath(path))
-        if not any(real == Path(d) or Path(d) in real.parents for d in (self.workdir, self.scratch)):
+        if not any(
+            real == Path(directory) or Path(directory) in real.parents for directory in (self.workdir, self.scratch)
+        ):
             raise EnvError(f"path {path} resolves outside the sandbox ({real})")
         return real
 

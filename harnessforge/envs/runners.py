@@ -1,9 +1,12 @@
-"""Test runners: the shell command that runs chosen tests in a sandbox, and the parser of its report.
+"""Test runners: the shell command that runs chosen tests in a sandbox, the parser of its report, and
+`run_tests`, which does both in a sandbox.
 
 Statuses come from each runner's structured report written into `out_dir`, never from the console,
 because the code under test can print anything there (fake `PASSED` lines included). The one exception
 is cargo, whose only stable output is text; even there a line repeated for one test keeps its worst
-status, so a forged `ok` cannot hide a real failure.
+status, so a forged `ok` cannot hide a real failure. This module holds pytest, go, cargo, jest and
+vitest and the registry of every runner; the shared interface is in `runner_spec.py`, the TAP family
+(ava, node, tape, mocha) in `tap_runners.py`.
 """
 
 from __future__ import annotations
@@ -13,13 +16,20 @@ import re
 import shlex
 
 from ..errors import ConfigError
-from ..models.env import Runner, TestRun, TestStatus
-
-RESULTS_DIR = "/hf/out"  # where commands write structured reports inside a sandbox
-PLUGIN_DIR = "/hf/plugins"  # where hf_results.py lives inside a sandbox
-LOG_TAIL_CHARS = 4000
-
-_WORST_LAST = ("skipped", "xfailed", "passed", "failed", "error")
+from ..models.env import Recipe, Runner, TestRun, TestStatus
+from .runner_spec import (
+    PLUGIN_DIR,
+    RESULTS_DIR,
+    Parsed,
+    RunnerSpec,
+    json_lines,
+    merge_status,
+    quoted,
+    to_test_run,
+    unique,
+)
+from .sandbox import Sandbox
+from .tap_runners import TAP_RUNNERS
 
 # The repository's own addopts are kept: they often carry what its suite needs to run at all (--import-mode,
 # -p plugins, --ds=...). What would hide results is undone instead: --maxfail=0 cancels an `-x`, and
@@ -27,73 +37,9 @@ _WORST_LAST = ("skipped", "xfailed", "passed", "failed", "error")
 # order stable and is harmless where the plugin is absent (checked on pytest 6.2, 7.0, 9.2). No cacheprovider:
 # nothing is written into the checkout; an addopts `--lf`/`--sw` then ends in a usage error, seen as no session.
 PYTEST_FLAGS = "-p no:cacheprovider -p no:randomly --continue-on-collection-errors --maxfail=0 --color=no --tb=short"
-
-Parsed = tuple[dict[str, TestStatus], list[str], bool]  # statuses, collect errors, suite ran
-
-
-def _q(*words: str) -> str:
-    return " ".join(shlex.quote(w) for w in words)
-
-
-def _unique(items) -> list[str]:
-    return list(dict.fromkeys(items))
-
-
-def _test_run(name: Runner, parsed: Parsed, exit_code: int, log: str) -> TestRun:
-    statuses, errors, ran = parsed
-    tail = log[-LOG_TAIL_CHARS:]
-    return TestRun(
-        runner=name,
-        statuses=statuses,
-        collect_errors=_unique(errors),
-        suite_ran=ran,
-        exit_code=exit_code,
-        log_tail=tail,
-    )
-
-
-def _json_lines(text: str):
-    """The JSON objects of a JSON-lines report; a line cut short by a killed run, or any other text, is skipped."""
-    for line in text.splitlines():
-        try:
-            rec = json.loads(line)
-        except ValueError:
-            continue
-        if isinstance(rec, dict):
-            yield rec
-
-
-def _merge(statuses: dict[str, TestStatus], test_id: str, status: TestStatus) -> None:
-    """A test reported twice keeps its worst status (duplicate names, or a forged line next to a real one)."""
-    old = statuses.get(test_id)
-    if old is None or _WORST_LAST.index(status) > _WORST_LAST.index(old):
-        statuses[test_id] = status
-
-
-class RunnerSpec:
-    """One test runner: `command()` runs tests and writes `report` into out_dir, `parse()` reads it back."""
-
-    name: Runner
-    report: str
-
-    def command(self, test_ids: list[str], out_dir: str = RESULTS_DIR, plugin_dir: str = PLUGIN_DIR) -> str:
-        """A `bash -c` command, run from the repository root, running exactly `test_ids` (all when empty)."""
-        out = out_dir.rstrip("/") or "/"
-        return f"mkdir -p {_q(out)} && rm -f {_q(f'{out}/{self.report}')} && " + self._run(test_ids, out, plugin_dir)
-
-    def parse(self, files: dict[str, str], exit_code: int, log: str) -> TestRun:
-        """Build a TestRun from the files found in out_dir (name -> text), the exit code and the log."""
-        return _test_run(self.name, self._parse(files, log), exit_code, log)
-
-    def file_of(self, test_id: str) -> str:
-        """Where a test lives, spelled like the entries of `collect_errors`."""
-        return test_id.split("::", 1)[0]
-
-    def _run(self, test_ids: list[str], out: str, plugin_dir: str) -> str:
-        raise NotImplementedError
-
-    def _parse(self, files: dict[str, str], log: str) -> Parsed:
-        raise NotImplementedError
+# Runners that abort every selected id when one selected file fails to load (pytest: "found no
+# collectors"); they are given whole files instead, and the statuses of the ids are read back.
+FILE_RUNNERS = ("pytest", "jest", "vitest")
 
 
 class PytestRunner(RunnerSpec):
@@ -103,8 +49,10 @@ class PytestRunner(RunnerSpec):
     report = "pytest.jsonl"
 
     def _run(self, test_ids, out, plugin_dir):
-        env = f"HF_RESULTS={_q(f'{out}/{self.report}')} PYTHONPATH={_q(plugin_dir)}${{PYTHONPATH:+:$PYTHONPATH}}"
-        return f"{env} PYTHONHASHSEED=0 python -m pytest -p hf_results {PYTEST_FLAGS} {_q(*test_ids)}".rstrip()
+        env = (
+            f"HF_RESULTS={quoted(f'{out}/{self.report}')} PYTHONPATH={quoted(plugin_dir)}${{PYTHONPATH:+:$PYTHONPATH}}"
+        )
+        return f"{env} PYTHONHASHSEED=0 python -m pytest -p hf_results {PYTEST_FLAGS} {quoted(*test_ids)}".rstrip()
 
     def _parse(self, files, log):
         if self.report in files:
@@ -118,17 +66,17 @@ def _parse_pytest_jsonl(text: str) -> Parsed:
     statuses: dict[str, TestStatus] = {}
     errors: list[str] = []
     started = finished = False
-    for rec in _json_lines(text):
-        event = rec.get("event")
+    for record in json_lines(text):
+        event = record.get("event")
         if event == "session_start":
             started = True
         elif event == "session_finish":
             finished = True
         elif event == "collect_error":
-            errors.append(rec.get("nodeid", "").split("::", 1)[0] or ".")
+            errors.append(record.get("nodeid", "").split("::", 1)[0] or ".")
         elif event == "test":
-            nodeid, when, outcome = rec.get("nodeid", ""), rec.get("when"), rec.get("outcome")
-            _pytest_phase(statuses, nodeid, when, outcome, rec.get("wasxfail", False))
+            nodeid, when, outcome = record.get("nodeid", ""), record.get("when"), record.get("outcome")
+            _pytest_phase(statuses, nodeid, when, outcome, record.get("wasxfail", False))
     return statuses, errors, started and finished
 
 
@@ -155,12 +103,12 @@ class GoRunner(RunnerSpec):
 
     def _run(self, test_ids, out, plugin_dir):
         if not test_ids:
-            return f"go test -json -count=1 ./... > {_q(f'{out}/{self.report}')}"
-        packages = _unique(tid.split("::", 1)[0] for tid in test_ids)
+            return f"go test -json -count=1 ./... > {quoted(f'{out}/{self.report}')}"
+        packages = unique(test_id.split("::", 1)[0] for test_id in test_ids)
         # -run matches top-level names; running a whole parent for one subtest only adds results.
-        tops = _unique(re.escape(tid.split("::", 1)[-1].split("/", 1)[0]) for tid in test_ids)
+        tops = unique(re.escape(test_id.split("::", 1)[-1].split("/", 1)[0]) for test_id in test_ids)
         pattern = f"^({'|'.join(tops)})$"
-        return f"go test -json -count=1 -run {_q(pattern)} {_q(*packages)} > {_q(f'{out}/{self.report}')}"
+        return f"go test -json -count=1 -run {quoted(pattern)} {quoted(*packages)} > {quoted(f'{out}/{self.report}')}"
 
     def _parse(self, files, log):
         statuses: dict[str, TestStatus] = {}
@@ -171,15 +119,15 @@ class GoRunner(RunnerSpec):
         # A package whose tests do not compile (new tests of an API the base lacks) is a collection error of a
         # suite that ran, as pytest's import errors are; `[setup failed]` (go.mod, imports) is not.
         ran = _GO_TESTS_FAILED_TO_BUILD.search(text) is not None
-        for rec in _json_lines(text):
-            action, package, test = rec.get("Action"), rec.get("Package", ""), rec.get("Test")
+        for record in json_lines(text):
+            action, package, test = record.get("Action"), record.get("Package", ""), record.get("Test")
             if test and action in _GO_STATUS:
                 with_tests.add(package)
-                _merge(statuses, f"{package}::{test}", _GO_STATUS[action])
+                merge_status(statuses, f"{package}::{test}", _GO_STATUS[action])
             elif not test and action in ("pass", "fail") and package:
                 ran = True
                 # FailedBuild: Go >= 1.24; a failed package without any test result did not get to run them.
-                if action == "fail" and (rec.get("FailedBuild") or package not in with_tests):
+                if action == "fail" and (record.get("FailedBuild") or package not in with_tests):
                     errors.append(package)
         return statuses, errors, ran
 
@@ -196,14 +144,16 @@ class CargoRunner(RunnerSpec):
     report = "cargo.txt"
 
     def _run(self, test_ids, out, plugin_dir):
-        names = [tid.split("::", 1)[-1] for tid in test_ids if not tid.startswith("doctest:")]
+        names = [test_id.split("::", 1)[-1] for test_id in test_ids if not test_id.startswith("doctest:")]
         # rustdoc splits filters on whitespace, so doctests are selected by their file (a superset, not --exact).
-        doc_files = [tid.split("::", 1)[-1].split(" - ", 1)[0] for tid in test_ids if tid.startswith("doctest:")]
-        filters = _unique(names + doc_files)
+        doc_files = [
+            test_id.split("::", 1)[-1].split(" - ", 1)[0] for test_id in test_ids if test_id.startswith("doctest:")
+        ]
+        filters = unique(names + doc_files)
         if filters:
             filters = filters if doc_files else ["--exact", *filters]
-        test_args = f" -- {_q(*filters)}" if filters else ""
-        report = _q(f"{out}/{self.report}")
+        test_args = f" -- {quoted(*filters)}" if filters else ""
+        report = quoted(f"{out}/{self.report}")
         command = f"set -o pipefail && cargo test --no-fail-fast{test_args} 2>&1 | tee {report}"
         if filters:
             return command
@@ -219,20 +169,20 @@ class CargoRunner(RunnerSpec):
         errors: list[str] = []
         binary, in_failures, ran = None, False, False
         for line in files.get(self.report, log).splitlines():
-            if m := _CARGO_RUNNING.match(line):
-                binary, in_failures = m[1], False
-            elif m := _CARGO_DOCTESTS.match(line):
-                binary, in_failures = f"doctest:{m[1]}", False
+            if match := _CARGO_RUNNING.match(line):
+                binary, in_failures = match[1], False
+            elif match := _CARGO_DOCTESTS.match(line):
+                binary, in_failures = f"doctest:{match[1]}", False
             elif line.startswith("test result: "):
                 ran, in_failures = True, False
             elif line == "failures:":
                 in_failures = True  # captured output of failed tests follows: it may contain anything
-            elif (m := _CARGO_TEST.match(line)) and binary and not in_failures:
-                name = _CARGO_MODE.sub("", m[1])
-                _merge(statuses, f"{binary}::{name}", _CARGO_STATUS[m[2]])
-            elif m := _CARGO_COMPILE.match(line):
-                target = re.search(r'"([^"]+)"', m[2] or "")
-                errors.append((target[1] if target else m[1]).replace("-", "_"))
+            elif (match := _CARGO_TEST.match(line)) and binary and not in_failures:
+                name = _CARGO_MODE.sub("", match[1])
+                merge_status(statuses, f"{binary}::{name}", _CARGO_STATUS[match[2]])
+            elif match := _CARGO_COMPILE.match(line):
+                target = re.search(r'"([^"]+)"', match[2] or "")
+                errors.append((target[1] if target else match[1]).replace("-", "_"))
         return statuses, errors, ran
 
     def file_of(self, test_id: str) -> str:
@@ -261,15 +211,15 @@ class JestRunner(RunnerSpec):
     files_flag = "--runTestsByPath "  # exact paths, not regexes: `[id].test.ts` is a real file name
 
     def _run(self, test_ids, out, plugin_dir):
-        command = f"pwd > {_q(f'{out}/cwd.txt')} && " + self.cli.format(out=_q(f"{out}/{self.report}"))
+        command = f"pwd > {quoted(f'{out}/cwd.txt')} && " + self.cli.format(out=quoted(f"{out}/{self.report}"))
         if not test_ids:
             return command
-        names = [tid.split(" > ", 1)[1] for tid in test_ids if " > " in tid]
+        names = [test_id.split(" > ", 1)[1] for test_id in test_ids if " > " in test_id]
         if names:
             # -t matches the titles joined by spaces; a title holding " > " itself is matched either way.
             alternatives = ["(?: > | )".join(map(_js_escape, name.split(" > "))) for name in names]
-            command += f" -t {_q('^(?:' + '|'.join(alternatives) + ')$')}"
-        return f"{command} {self.files_flag}{_q(*_unique(self.file_of(tid) for tid in test_ids))}"
+            command += f" -t {quoted('^(?:' + '|'.join(alternatives) + ')$')}"
+        return f"{command} {self.files_flag}{quoted(*unique(self.file_of(test_id) for test_id in test_ids))}"
 
     def _parse(self, files, log):
         try:
@@ -287,9 +237,9 @@ class JestRunner(RunnerSpec):
             results = suite.get("assertionResults") or []
             if suite.get("status") == "failed" and not results:
                 errors.append(path)  # the file failed to load: its tests are absent, not failed
-            for a in results:
-                test_id = " > ".join([path, *a.get("ancestorTitles", []), a.get("title", "")])
-                _merge(statuses, test_id, _JS_STATUS.get(a.get("status"), "skipped"))
+            for assertion in results:
+                test_id = " > ".join([path, *assertion.get("ancestorTitles", []), assertion.get("title", "")])
+                merge_status(statuses, test_id, _JS_STATUS.get(assertion.get("status"), "skipped"))
         ran = (data.get("numTotalTestSuites") or 0) > 0 or bool(data.get("testResults"))
         return statuses, errors, ran
 
@@ -316,7 +266,7 @@ def _js_escape(text: str) -> str:
 
 def parse_junit(xml_text: str, runner: Runner, exit_code: int = 0, log: str = "") -> TestRun:
     """Fallback parser for JUnit XML; ids are `classname::name`, best effort (pytest's nodeids cannot be rebuilt)."""
-    return _test_run(runner, _parse_junit(xml_text, runner), exit_code, log)
+    return to_test_run(runner, _parse_junit(xml_text, runner), exit_code, log)
 
 
 def _parse_junit(xml_text: str, runner: Runner) -> Parsed:
@@ -332,189 +282,24 @@ def _parse_junit(xml_text: str, runner: Runner) -> Parsed:
         suites = []
     for suite in suites:
         for case in suite:
-            if not case.classname and any(isinstance(r, Error) for r in case.result):
+            if not case.classname and any(isinstance(result, Error) for result in case.result):
                 # pytest's collection error: `<testcase classname="" name="pkg.test_mod">`
                 errors.append(case.name.replace(".", "/") + ".py" if runner == "pytest" else case.name)
                 continue
             status: TestStatus = "passed"
-            for r in case.result:
-                if isinstance(r, Error):
+            for result in case.result:
+                if isinstance(result, Error):
                     status = "error"
-                elif isinstance(r, Failure) and status != "error":
+                elif isinstance(result, Failure) and status != "error":
                     status = "failed"
-                elif isinstance(r, Skipped) and status == "passed":
-                    status = "xfailed" if r.type == "pytest.xfail" else "skipped"
-            _merge(statuses, f"{case.classname}::{case.name}" if case.classname else case.name, status)
+                elif isinstance(result, Skipped) and status == "passed":
+                    status = "xfailed" if result.type == "pytest.xfail" else "skipped"
+            merge_status(statuses, f"{case.classname}::{case.name}" if case.classname else case.name, status)
     return statuses, errors, bool(suites)
 
 
-# ---------------------------------------------------------------------------------------------------- TAP runners
-# ava, node's own runner, tape and mocha all speak TAP (the Test Anything Protocol); each file runs on its own,
-# into its own report, so every id knows its file without trusting a title prefix. Ids are `<file>::<title>`,
-# nested tests `<file>::<parent> > <child>`, as the planner names JS tests.
-TAP_FILES = "tap-files.tsv"  # `<n>\t<file>` per test file run; its report is tap-<n>.txt
-TAP_DONE = "tap-done"  # written after the last file: the suite ran to its end
-# Test files when neither the ids nor $HF_TEST_FILES (the test script's own globs) name them: each runner's defaults.
-_JS_TEST = r"\.(c|m)?(j|t)sx?$"
-_TAP_DEFAULT_FILES = {
-    "ava": r"(^|/)(test|tests|__tests__)/.*{ext}|(^|/)test-[^/]*{ext}|\.(spec|test){ext}|^((src|source)/)?test{ext}",
-    "node": r"(^|/)test/.*{ext}|(^|/)test{ext}|[._-]test{ext}|(^|/)test-[^/]*{ext}",
-    "tape": r"^test/[^/]*{ext}",
-    "mocha": r"^test/[^/]*\.(c|m)?js$",
-}
-_TAP_SKIP_FILES = r"(^|/)(node_modules|fixtures|helpers|_[^/]*)(/|$)|\.d\.ts$"
-_TAP_RUN = {
-    "ava": 'npx --no-install ava --tap "$f"',
-    "node": 'node "${req[@]}" --test --test-reporter=tap "$f"',
-    "tape": 'npx --no-install tape "${req[@]}" "$f"',
-    "mocha": 'npx --no-install mocha "${req[@]}" --reporter tap "$f"',
-}
-_TAP_POINT = re.compile(r"^(\s*)(not ok|ok)\b\s*(?:\d+)?\s*(?:-\s+)?(.*?)(?:\s+#\s*(SKIP|TODO)\b.*)?$", re.I)
-_TAP_SUBTEST = re.compile(r"^(\s*)# Subtest: (.*)$")
-_TAP_PLAN = re.compile(r"^\s*1\.\.(\d+)")
-# ava's own points for a file that failed outside any test (an import error, an uncaught exception).
-_AVA_UNCAUGHT = re.compile(
-    r"exited with a non-zero exit code|^file://|^Uncaught exception|^Unhandled rejection|timed out"
-)
-
-
-class TapRunner(RunnerSpec):
-    """One TAP report per test file (tap-<n>.txt, listed in tap-files.tsv); `groups`: tape's assertions are
-    grouped under the `# name` comment of their test, the others report one point per test."""
-
-    report = TAP_FILES
-    groups = False
-
-    def command(self, test_ids: list[str], out_dir: str = RESULTS_DIR, plugin_dir: str = PLUGIN_DIR) -> str:
-        out = out_dir.rstrip("/") or "/"
-        if test_ids:
-            listing = "printf '%s\\n' " + _q(*_unique(self.file_of(tid) for tid in test_ids))
-        else:
-            pattern = _TAP_DEFAULT_FILES[self.name].format(ext=_JS_TEST)
-            listing = (
-                'if [ -n "${HF_TEST_FILES:-}" ]; then for g in $HF_TEST_FILES; do for f in $g; do '
-                '[ -d "$f" ] && git ls-files -co --exclude-standard -- "$f" || echo "$f"; done; done; '
-                f"else git ls-files -co --exclude-standard | grep -E {_q(pattern)}; fi "
-                f"| grep -E {_q(_JS_TEST)} | grep -vE {_q(_TAP_SKIP_FILES)} | sort -u"
-            )
-        return (
-            f"mkdir -p {_q(out)} && rm -f {_q(out)}/tap-* && shopt -s globstar nullglob && "
-            'req=(); for m in ${HF_TEST_REQUIRE:-}; do req+=(-r "$m"); done; '
-            # The listing comes in on fd 3: a test reading stdin must not eat the file names.
-            "n=0; rc=0; while IFS= read -r f <&3; do n=$((n+1)); "
-            f'printf \'%s\\t%s\\n\' "$n" "$f" >> {_q(out)}/{TAP_FILES}; '
-            f"{_TAP_RUN[self.name]} > {_q(out)}/tap-$n.txt < /dev/null || rc=1; done 3< <({listing}); "
-            f"touch {_q(out)}/{TAP_DONE}; exit $rc"
-        )
-
-    def _parse(self, files, log):
-        statuses: dict[str, TestStatus] = {}
-        errors: list[str] = []
-        for line in files.get(TAP_FILES, "").splitlines():
-            number, _, path = line.partition("\t")
-            report = files.get(f"tap-{number}.txt", "")
-            found, failed_outside = _parse_tap(report, path, grouped=self.groups, uncaught=self.name == "ava")
-            for name, status in found.items():
-                _merge(statuses, f"{path}::{name}", status)
-            if failed_outside or not found:
-                errors.append(path)  # the file did not load, or failed outside its tests
-        return statuses, errors, TAP_DONE in files
-
-
-def _parse_tap(text: str, path: str, grouped: bool, uncaught: bool) -> tuple[dict[str, TestStatus], bool]:
-    """(title -> status, whether the file failed outside its tests) from one file's TAP stream.
-
-    YAML diagnostics (`---` ... `...`) are skipped whatever they hold; only leaf points are tests (node
-    reports each describe block as a point of its own, and node 18 the file itself)."""
-    statuses: dict[str, TestStatus] = {}
-    outside = False
-    subtests: dict[int, str] = {}  # indent -> name of the subtest opened there
-    parents: set[int] = set()  # indents whose next point closes a subtest that had points inside
-    in_yaml, plan_seen, planned, group = None, False, None, None
-    for line in text.splitlines():
-        indent = len(line) - len(line.lstrip(" "))
-        if in_yaml is not None:
-            if line.strip() == "..." and indent <= in_yaml + 2:
-                in_yaml = None
-            continue
-        if line.strip() == "---":
-            in_yaml = indent
-            continue
-        if line.lstrip().startswith("Bail out!"):
-            outside = True
-            break
-        if (plan := _TAP_PLAN.match(line)) and indent == 0:
-            plan_seen, planned = True, int(plan[1])
-            continue
-        if m := _TAP_SUBTEST.match(line):
-            subtests[len(m[1])] = m[2].strip()
-            continue
-        if grouped and indent == 0 and line.startswith("# ") and not plan_seen:
-            group = line[2:].strip()
-            if group.startswith("SKIP "):
-                statuses.setdefault(group[5:], "skipped")
-                group = None
-            continue
-        m = _TAP_POINT.match(line)
-        if not m:
-            continue
-        ok, title, directive = m[2].lower() == "ok", m[3].strip(), (m[4] or "").upper()
-        status: TestStatus = "skipped" if directive == "SKIP" or (directive == "TODO" and not ok) else "passed"
-        status = status if ok or status == "skipped" else "failed"
-        level = len(m[1])
-        if level in parents:  # a describe block or a file wrapper: its children were the tests
-            parents.discard(level)
-            continue
-        parents.update(k for k in subtests if k < level)
-        names = [subtests[k] for k in sorted(subtests) if k < level]
-        names = [n for n in names if not _is_file(n, path)]
-        if _is_file(title, path) and not names:
-            outside = outside or status == "failed"
-            continue
-        if uncaught and _AVA_UNCAUGHT.search(title):
-            outside = outside or status == "failed"
-            continue
-        if grouped:
-            if group is None:
-                continue
-            _merge(statuses, group, status)
-        else:
-            _merge(statuses, " > ".join([*names, title]), status)
-        for k in [k for k in subtests if k >= level]:
-            del subtests[k]
-    if uncaught and planned == 0:  # ava ran no test of the file: what it reported were load errors
-        return {}, outside or any(s == "failed" for s in statuses.values())
-    return statuses, outside
-
-
-def _is_file(title: str, path: str) -> bool:
-    """node 18 wraps each file's tests in a subtest named by the file's path (as given, or absolute)."""
-    return title == path or title.endswith("/" + path)
-
-
-class AvaRunner(TapRunner):
-    name = "ava"
-
-
-class NodeTestRunner(TapRunner):
-    name = "node"
-
-
-class TapeRunner(TapRunner):
-    name = "tape"
-    groups = True
-
-
-class MochaRunner(TapRunner):
-    name = "mocha"
-
-
 RUNNERS: dict[str, RunnerSpec] = {
-    r.name: r
-    for r in (
-        *(PytestRunner(), GoRunner(), CargoRunner(), JestRunner(), VitestRunner()),
-        *(AvaRunner(), NodeTestRunner(), TapeRunner(), MochaRunner()),
-    )
+    spec.name: spec for spec in (PytestRunner(), GoRunner(), CargoRunner(), JestRunner(), VitestRunner(), *TAP_RUNNERS)
 }
 
 
@@ -527,7 +312,42 @@ def runner(name: str) -> RunnerSpec:
 def test_files_of(runner_name: str, test_ids: list[str]) -> list[str]:
     """The file (pytest, jest, vitest), package (go) or test binary (cargo) of each id, in order."""
     spec = runner(runner_name)
-    return [spec.file_of(tid) for tid in test_ids]
+    return [spec.file_of(test_id) for test_id in test_ids]
 
 
 test_files_of.__test__ = False  # not a pytest test, though test modules import it by this name
+
+
+def run_tests(sandbox: Sandbox, recipe: Recipe, tests: list[str], timeout: int) -> TestRun:
+    """Run `tests` (all when empty) and read the runner's structured report; stdout is not trusted."""
+    return run_with_reports(sandbox, recipe, tests, timeout)[0]
+
+
+def run_with_reports(
+    sandbox: Sandbox, recipe: Recipe, tests: list[str], timeout: int
+) -> tuple[TestRun, dict[str, str]]:
+    """`run_tests`, plus the report files themselves (validation reads where each test is defined)."""
+    spec = runner(recipe.runner)
+    if recipe.test_cmd:
+        test_words = " ".join(shlex.quote(test) for test in tests)
+        command = recipe.test_cmd.format(tests=test_words, out=sandbox.results_dir, plugins=sandbox.plugin_dir)
+    else:
+        command = spec.command(tests, out_dir=sandbox.results_dir, plugin_dir=sandbox.plugin_dir)
+    sandbox.clear_results()
+    result = sandbox.exec(command, timeout=timeout)
+    files = sandbox.read_results()
+    run = spec.parse(files, result.exit_code, result.stdout + result.stderr)
+    update = {"timed_out": result.timed_out, "oom_killed": result.oom_killed, "duration_s": result.duration_s}
+    return run.model_copy(update=update), files
+
+
+__all__ = [
+    "FILE_RUNNERS",
+    "PLUGIN_DIR",
+    "RESULTS_DIR",
+    "RUNNERS",
+    "parse_junit",
+    "run_tests",
+    "runner",
+    "test_files_of",
+]

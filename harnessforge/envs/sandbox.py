@@ -15,7 +15,7 @@ from pathlib import Path, PurePosixPath
 
 from ..errors import EnvError
 from ..models.env import ExecResult
-from .runners import PLUGIN_DIR, RESULTS_DIR
+from .runner_spec import PLUGIN_DIR, RESULTS_DIR
 
 # What every command sees: no variable from the host, a fixed locale and clock zone (fewer flakes).
 BASE_ENV = {"LANG": "C.UTF-8", "LC_ALL": "C.UTF-8", "TZ": "UTC", "HOME": "/home/hf", "PYTHONDONTWRITEBYTECODE": "1"}
@@ -53,8 +53,8 @@ class Limits:
     @property
     def memory_bytes(self) -> int:
         units = {"k": 1 << 10, "m": 1 << 20, "g": 1 << 30}
-        m = self.memory.lower()
-        return int(m[:-1]) * units[m[-1]] if m[-1] in units else int(m)
+        spelled = self.memory.lower()
+        return int(spelled[:-1]) * units[spelled[-1]] if spelled[-1] in units else int(spelled)
 
     @classmethod
     def from_rules(cls, env_rules) -> "Limits":
@@ -114,15 +114,17 @@ class Sandbox(ABC):
         """Run the recipe's per-checkout steps (e.g. the editable install of the workspace); again after a
         patch that may change the project's metadata (entry points, packages), so the tests see it."""
         for cmd in self.spec.prepare:
-            r = self.exec(cmd)
-            if r.exit_code != 0:
-                raise EnvError(f"prepare step {cmd!r} failed: {(r.stderr or r.stdout)[-500:]}", reason="install_failed")
+            result = self.exec(cmd)
+            if result.exit_code != 0:
+                raise EnvError(
+                    f"prepare step {cmd!r} failed: {(result.stderr or result.stdout)[-500:]}", reason="install_failed"
+                )
 
     def path(self, rel: str) -> str:
         """An absolute path inside the workspace; paths that climb out of it are refused."""
-        p = PurePosixPath(self.workdir, rel)
+        joined = PurePosixPath(self.workdir, rel)
         parts: list[str] = []
-        for part in p.parts[1:]:
+        for part in joined.parts[1:]:
             if part == "..":
                 if not parts:
                     raise EnvError(f"path {rel!r} leaves the workspace")
@@ -135,20 +137,20 @@ class Sandbox(ABC):
         return out
 
     def read_file(self, rel: str) -> bytes:
-        r = self._run(f"cat -- {shlex.quote(self.path(rel))}", self.spec.limits.exec_timeout_s, self.env)
-        if r.exit_code != 0:
-            raise EnvError(f"cannot read {rel}: {r.stderr.decode(errors='replace').strip()}")
-        return r.stdout
+        result = self._run(f"cat -- {shlex.quote(self.path(rel))}", self.spec.limits.exec_timeout_s, self.env)
+        if result.exit_code != 0:
+            raise EnvError(f"cannot read {rel}: {result.stderr.decode(errors='replace').strip()}")
+        return result.stdout
 
     def write_file(self, rel: str, data: bytes | str) -> None:
         self._put_file(self.path(rel), data.encode() if isinstance(data, str) else data)
 
     def list_dir(self, rel: str = ".") -> list[str]:
         """Entries of a directory, directories with a trailing slash."""
-        r = self.exec(f"find {shlex.quote(self.path(rel))} -mindepth 1 -maxdepth 1 -printf '%P%y\\n' | sort")
-        if r.exit_code != 0:
-            raise EnvError(f"cannot list {rel}: {r.stderr.strip()}")
-        return [line[:-1] + ("/" if line[-1] == "d" else "") for line in r.stdout.splitlines() if line]
+        result = self.exec(f"find {shlex.quote(self.path(rel))} -mindepth 1 -maxdepth 1 -printf '%P%y\\n' | sort")
+        if result.exit_code != 0:
+            raise EnvError(f"cannot list {rel}: {result.stderr.strip()}")
+        return [line[:-1] + ("/" if line[-1] == "d" else "") for line in result.stdout.splitlines() if line]
 
     def apply_patch(self, patch: bytes, *, check: bool = True) -> ExecResult:
         """`git apply` a patch to the working tree (nothing is committed)."""
@@ -156,10 +158,12 @@ class Sandbox(ABC):
             return ExecResult(exit_code=0, stdout="", duration_s=0.0)
         tmp = f"{self.scratch}/hf-{uuid.uuid4().hex}.patch"
         self._put_file(tmp, patch)
-        r = self.exec(f"git apply --whitespace=nowarn --binary {tmp}; rc=$?; rm -f {tmp}; exit $rc")
-        if check and r.exit_code != 0:
-            raise EnvError(f"patch does not apply at {self.commit[:10]}: {r.stderr.strip()[-500:]}", "patch_failed")
-        return r
+        result = self.exec(f"git apply --whitespace=nowarn --binary {tmp}; rc=$?; rm -f {tmp}; exit $rc")
+        if check and result.exit_code != 0:
+            raise EnvError(
+                f"patch does not apply at {self.commit[:10]}: {result.stderr.strip()[-500:]}", "patch_failed"
+            )
+        return result
 
     def diff(self) -> bytes:
         """Everything changed since the workspace's commit (untracked files included), as a patch.
@@ -167,23 +171,23 @@ class Sandbox(ABC):
         A throwaway index keeps the agent's own staging area untouched.
         """
         idx = f"{self.scratch}/hf-index-{uuid.uuid4().hex}"
-        r = self._run(
+        result = self._run(
             f"export GIT_INDEX_FILE={idx}; git read-tree {self.commit} && git add -A . && "
             f"git diff --cached --binary --no-renames --no-color {self.commit}; rc=$?; rm -f {idx}; exit $rc",
             self.spec.limits.exec_timeout_s,
             self.env,
         )
-        if r.exit_code != 0:
-            raise EnvError(f"git diff failed: {r.stderr.decode(errors='replace').strip()[-500:]}")
-        return r.stdout
+        if result.exit_code != 0:
+            raise EnvError(f"git diff failed: {result.stderr.decode(errors='replace').strip()[-500:]}")
+        return result.stdout
 
     def read_results(self) -> dict[str, str]:
         """The files test runners wrote into `results_dir` (name -> text)."""
         files = {}
         listing = self._run(f"ls -1 {self.results_dir}", 60, self.env).stdout.decode(errors="replace")
         for name in listing.split():
-            r = self._run(f"cat {self.results_dir}/{shlex.quote(name)}", 120, self.env)
-            files[name] = r.stdout.decode(errors="replace")
+            result = self._run(f"cat {self.results_dir}/{shlex.quote(name)}", 120, self.env)
+            files[name] = result.stdout.decode(errors="replace")
         return files
 
     def clear_results(self) -> None:
@@ -197,9 +201,9 @@ class Sandbox(ABC):
 
     def clean(self) -> None:
         """Undo changes to tracked files and remove untracked ones; ignored files (caches) stay."""
-        r = self.exec(f"git checkout -q -f {self.commit} -- . && git clean -q -fd")
-        if r.exit_code != 0:
-            raise EnvError(f"cannot clean the workspace: {r.stderr.strip()}")
+        result = self.exec(f"git checkout -q -f {self.commit} -- . && git clean -q -fd")
+        if result.exit_code != 0:
+            raise EnvError(f"cannot clean the workspace: {result.stderr.strip()}")
 
     def __enter__(self):
         return self

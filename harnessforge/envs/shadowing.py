@@ -39,21 +39,22 @@ def _inside(path: str, root: str) -> bool:
     return path == root or path.startswith(root.rstrip("/") + "/")
 
 
-def shadowed_packages(sb: Sandbox, recipe: Recipe) -> dict[str, str]:
+def shadowed_packages(sandbox: Sandbox, recipe: Recipe) -> dict[str, str]:
     """Import name -> where it is imported from, for each of the recipe's packages found outside the
     workspace. A name found nowhere is not shadowed (the tests say what is missing)."""
     if recipe.language != "python" or not recipe.packages:
         return {}
-    r = sb.exec(f"python -c {shlex.quote(LOCATE)} {' '.join(shlex.quote(p) for p in recipe.packages)}", timeout=120)
+    names = " ".join(shlex.quote(package) for package in recipe.packages)
+    result = sandbox.exec(f"python -c {shlex.quote(LOCATE)} {names}", timeout=120)
     try:
-        found = json.loads(r.stdout.strip().splitlines()[-1]) if r.exit_code == 0 else {}
+        found = json.loads(result.stdout.strip().splitlines()[-1]) if result.exit_code == 0 else {}
     except (ValueError, IndexError):
         found = {}
-    root = os.path.normpath(sb.workdir)
+    root = os.path.normpath(sandbox.workdir)
     return {
         name: paths[0]
         for name, paths in sorted(found.items())
-        if paths and not any(_inside(str(p), root) for p in paths)
+        if paths and not any(_inside(str(path), root) for path in paths)
     }
 
 
@@ -66,29 +67,29 @@ def _install_error(log: str) -> str:
     """The line of pip's log that says why the build failed (the backend's exception, else pip's error)."""
     lines = [line.strip() for line in log.splitlines() if line.strip()]
     for pattern in (r"\b\w*(Error|Exception): .*", r"^(ERROR|error): .*"):
-        found = [m[0] for line in lines if (m := re.search(pattern, line))]
+        found = [match[0] for line in lines if (match := re.search(pattern, line))]
         if found:
             return found[-1]
     return lines[-1] if lines else "no output"
 
 
-def check_workspace(sb: Sandbox, recipe: Recipe) -> None:
+def check_workspace(sandbox: Sandbox, recipe: Recipe) -> None:
     """Before a verdict is trusted: the checkout's own install worked (else `install_failed`: its
     metadata, entry points and generated files are missing), and none of the project's packages
     loads from outside the workspace (else `package_shadowed`)."""
     if recipe.language != "python":
         return
-    status = sb.exec(f"cat {WORKSPACE_INSTALL_STATUS}")
+    status = sandbox.exec(f"cat {WORKSPACE_INSTALL_STATUS}")
     if status.exit_code == 0 and status.stdout.strip() not in ("", "0"):
-        why = _install_error(sb.exec(f"tail -c 20000 {WORKSPACE_INSTALL_LOG}").stdout)
+        why = _install_error(sandbox.exec(f"tail -c 20000 {WORKSPACE_INSTALL_LOG}").stdout)
         raise EnvError(
             f"the checkout's own install (pip install --editable .) failed with exit {status.stdout.strip()}: "
             f"{why} (log: {WORKSPACE_INSTALL_LOG} in the sandbox)",
             "install_failed",
         )
-    shadowed = shadowed_packages(sb, recipe)
+    shadowed = shadowed_packages(sandbox, recipe)
     if shadowed:
-        raise EnvError(shadowing_detail(shadowed, sb.workdir), "package_shadowed")
+        raise EnvError(shadowing_detail(shadowed, sandbox.workdir), "package_shadowed")
 
 
 __all__ = ["check_workspace", "shadowed_packages", "shadowing_detail"]

@@ -28,9 +28,9 @@ from dataclasses import dataclass, field
 from .. import __version__
 from ..agents.base import AgentBackend
 from ..agents.oracle import OracleAgent, task_from_patch
+from ..envs.candidate_grading import filter_candidate
 from ..envs.environment import Environment
 from ..envs.sandbox import Sandbox
-from ..envs.validate import filter_candidate
 from ..errors import SandboxLost
 from ..files import FileClassifier
 from ..models.plan import Milestone

@@ -12,9 +12,8 @@ import shlex
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..envs.runners import test_files_of
+from ..envs.runners import FILE_RUNNERS, run_tests, test_files_of
 from ..envs.sandbox import Sandbox
-from ..envs.validate import FILE_RUNNERS, run_tests
 from ..errors import EnvError, SandboxLost
 from ..files import FileClassifier
 from ..models.env import Recipe, TestRun

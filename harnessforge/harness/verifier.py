@@ -5,8 +5,8 @@ from __future__ import annotations
 import re
 
 from ..diffs import split_diff
+from ..envs.candidate_grading import grade_candidate
 from ..envs.environment import Environment
-from ..envs.validate import grade_candidate
 from ..files import FileClassifier
 from ..models.plan import Milestone
 from ..models.trajectory import TestCounts, VerifierReport

@@ -43,12 +43,15 @@ def sanitize(text: str) -> str:
     text = _MD_LINK.sub(r"\1", text)
     text = _URL.sub("", text)
     text = _ROLE.sub(
-        lambda m: "" if m[1] in _REFERENCE_ROLES else m[2].split("<")[0].strip().lstrip("~!.").rsplit(".", 1)[-1], text
+        lambda match: (
+            "" if match[1] in _REFERENCE_ROLES else match[2].split("<")[0].strip().lstrip("~!.").rsplit(".", 1)[-1]
+        ),
+        text,
     )
     text = strip_refs(text)
-    text = _CODE_SPAN.sub(lambda m: m[1] if _IDENT.match(m[1].strip()) else "", text)
+    text = _CODE_SPAN.sub(lambda match: match[1] if _IDENT.match(match[1].strip()) else "", text)
     text = _CALL.sub(r"\1", text)
-    text = _PATH_TOKEN.sub(lambda m: "" if _path_token_is_path(m[0]) else m[0], text)
+    text = _PATH_TOKEN.sub(lambda match: "" if _path_token_is_path(match[0]) else match[0], text)
     text = _FILE_TOKEN.sub("", text)
     text = re.sub(r"\(\s*\)|\[\s*\]", "", text)
     text = re.sub(r"\s+([,.;:])", r"\1", text)
@@ -57,15 +60,15 @@ def sanitize(text: str) -> str:
 
 def find_leaks(text: str, changed_files: list[str]) -> list[str]:
     """Paths, file names and code that a description must not contain (empty list = clean)."""
-    leaks = [p for p in changed_files if p in text]
-    for p in changed_files:
-        name = PurePosixPath(p).name
+    leaks = [path for path in changed_files if path in text]
+    for path in changed_files:
+        name = PurePosixPath(path).name
         if "." in name and re.search(rf"(?<![\w.-]){re.escape(name)}(?![\w-])", text):
             leaks.append(name)
-    leaks += [m[0] for m in _FILE_TOKEN.finditer(text)]
-    leaks += [m[0] for m in _PATH_TOKEN.finditer(text) if _path_token_is_path(m[0])]
+    leaks += [match[0] for match in _FILE_TOKEN.finditer(text)]
+    leaks += [match[0] for match in _PATH_TOKEN.finditer(text) if _path_token_is_path(match[0])]
     leaks += ["```"] if "```" in text else []
-    leaks += [m[0] for m in _CODE_LIKE.finditer(text)]
+    leaks += [match[0] for match in _CODE_LIKE.finditer(text)]
     return sorted(set(leaks))
 
 
@@ -110,29 +113,35 @@ def readable_title(text: str, limit: int = 70) -> str | None:
 def describe(features: list[Feature], changed_files: list[str], release: str | None) -> tuple[str, str, str]:
     """(title, description, title source) for a milestone; the title names its seed features (in the
     order given: highest priority first); lines that would leak a path or code are dropped."""
-    titled = [(t, f.source) for f in (f for f in features if f.seed) if (t := _short_title(f.title))]
-    titled = [(t, src) for t, src in titled if not find_leaks(t, changed_files)]  # the next feature titles instead
-    titles = [t for t, _ in titled]
+    titled = [
+        (short, feature.source)
+        for feature in (feature for feature in features if feature.seed)
+        if (short := _short_title(feature.title))
+    ]
+    titled = [
+        (short, named_by) for short, named_by in titled if not find_leaks(short, changed_files)
+    ]  # the next feature titles instead
+    titles = [short for short, _ in titled]
     title = "; ".join(titles[:2]) + (f" (+{len(titles) - 2} more)" if len(titles) > 2 else "")
     source = titled[0][1] if titled else "none"
     lines: list[str] = []
-    for f in features:
-        heading = _short_title(f.title)
+    for feature in features:
+        heading = _short_title(feature.title)
         if heading and len(features) > 1:
             lines += [f"### {heading}", ""]
-        motivation = _sentence(f.motivation)
+        motivation = _sentence(feature.motivation)
         if motivation:
             lines += [motivation, ""]
         seen = set()
-        for point in f.points:
-            p = _sentence(point)
-            if p and p.lower() not in seen:
-                seen.add(p.lower())
-                lines.append(f"- {p}")
+        for point in feature.points:
+            sentence = _sentence(point)
+            if sentence and sentence.lower() not in seen:
+                seen.add(sentence.lower())
+                lines.append(f"- {sentence}")
         lines.append("")
     shipped = f" They shipped in release {release}." if release else ""
     lines.append(f"Users should get the behaviour above.{shipped} Everything that worked before must keep working.")
-    clean = [ln for ln in lines if not find_leaks(ln, changed_files)]
+    clean = [line for line in lines if not find_leaks(line, changed_files)]
     body = re.sub(r"\n{3,}", "\n\n", "\n".join(clean)).strip()
     if find_leaks(title, changed_files):
         title, source = "Milestone" + (f" towards {release}" if release else ""), "none"

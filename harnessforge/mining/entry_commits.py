@@ -33,33 +33,37 @@ def link_entry_commits(
     repo: GitRepo, units: list[Unit], entries: list[ChangelogEntry], classify: FileClassifier, kinds: KindReader
 ) -> list[ChangelogEntry]:
     """`entries` with `commits` extended by the code-changing units whose diff added one of their lines."""
-    files = {e.source.rsplit(" (", 1)[0] for e in entries if "fragment" not in e.source and "reno" not in e.source}
+    files = {
+        entry.source.rsplit(" (", 1)[0]
+        for entry in entries
+        if "fragment" not in entry.source and "reno" not in entry.source
+    }
     added: dict[str, list[tuple[str, str]]] = {}  # file -> [(normalised added line, unit sha)]
-    for u in units:
-        paths = {f.path for f in u.files}
-        if not paths & files or not any(classify.is_source(p) or classify.is_test(p) for p in paths):
+    for unit in units:
+        paths = {file.path for file in unit.files}
+        if not paths & files or not any(classify.is_source(path) or classify.is_test(path) for path in paths):
             continue
-        if kinds.title(u.title) == "housekeeping":
+        if kinds.title(unit.title) == "housekeeping":
             continue
-        parent = u.commit.parents[0] if u.commit.parents else None
+        parent = unit.commit.parents[0] if unit.commit.parents else None
         if parent is None:
             continue
-        for pf in parse_text_diff(repo, parent, u.sha, sorted(paths & files)):
-            for hunk in pf:
+        for patched_file in parse_text_diff(repo, parent, unit.sha, sorted(paths & files)):
+            for hunk in patched_file:
                 for line in hunk:
                     text = _normal(line.value)
                     if line.is_added and len(text) >= MIN_LINE_CHARS:
-                        added.setdefault(pf.path, []).append((text, u.sha))
+                        added.setdefault(patched_file.path, []).append((text, unit.sha))
     found: list[set[str]] = []
-    for e in entries:
-        body = _normal(e.text)
-        found.append({sha for text, sha in added.get(e.source.rsplit(" (", 1)[0], []) if text in body})
+    for entry in entries:
+        body = _normal(entry.text)
+        found.append({sha for text, sha in added.get(entry.source.rsplit(" (", 1)[0], []) if text in body})
     per_commit = Counter(sha for shas in found for sha in shas)
-    out = []
-    for e, shas in zip(entries, found):
+    linked = []
+    for entry, shas in zip(entries, found):
         shas = {sha for sha in shas if per_commit[sha] <= MAX_ENTRIES_PER_COMMIT}
-        out.append(e.model_copy(update={"commits": sorted({*e.commits, *shas})}) if shas else e)
-    return out
+        linked.append(entry.model_copy(update={"commits": sorted({*entry.commits, *shas})}) if shas else entry)
+    return linked
 
 
 def parse_text_diff(repo: GitRepo, base: str, head: str, paths: list[str]):

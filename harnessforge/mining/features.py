@@ -23,10 +23,14 @@ from .segment import UnitInfo
 
 def _first_paragraph(body: str) -> str:
     """The first paragraph of a message body that is prose (not a list, a reference or a trailer)."""
-    for para in body.strip().split("\n\n"):
-        para = para.strip()
-        if para and not para.startswith(("*", "-", "Co-authored-by", "Signed-off-by")) and strip_refs(para):
-            return para
+    for paragraph in body.strip().split("\n\n"):
+        paragraph = paragraph.strip()
+        if (
+            paragraph
+            and not paragraph.startswith(("*", "-", "Co-authored-by", "Signed-off-by"))
+            and strip_refs(paragraph)
+        ):
+            return paragraph
     return ""
 
 
@@ -40,38 +44,40 @@ class FeatureGroup:
 
     @property
     def seed(self) -> bool:
-        return any(i.seed for i in self.infos)
+        return any(info.seed for info in self.infos)
 
     @property
     def kind(self) -> Kind:
-        return strongest([i.kind for i in self.infos if i.kind]) or "feature"
+        return strongest([info.kind for info in self.infos if info.kind]) or "feature"
 
     @property
     def lines(self) -> int:
-        return sum(i.unit.lines for i in self.infos)
+        return sum(info.unit.lines for info in self.infos)
 
     def feature(self, kinds: KindReader) -> Feature:
-        code = [i.unit for i in self.infos if i.role == "feature"] or [i.unit for i in self.infos]
-        main = next((u for u in code if u.pr), None) or max(code, key=lambda u: u.lines)  # the PR that opened it
+        code = [info.unit for info in self.infos if info.role == "feature"] or [info.unit for info in self.infos]
+        main = next((unit for unit in code if unit.pr), None) or max(
+            code, key=lambda unit: unit.lines
+        )  # the PR that opened it
         unit_source = "pull request" if main.pr else "commit"
         unit_title = without_prefix(main.title) if kinds.title(main.title) != "housekeeping" else None
         # Release notes name a feature best, unless sanitising them (no code, no paths) left a stub.
         candidates = [
-            *((i.title, "issue") for i in self.issues[:1]),
-            *((readable_title(e.text), "changelog") for e in self.entries[:1]),
+            *((info.title, "issue") for info in self.issues[:1]),
+            *((readable_title(entry.text), "changelog") for entry in self.entries[:1]),
             (unit_title and readable_title(unit_title, limit=100), unit_source),
-            *((e.text, "changelog") for e in self.entries[:1]),
+            *((entry.text, "changelog") for entry in self.entries[:1]),
             (without_prefix(main.title), unit_source),
         ]
-        title, source = next((t, src) for t, src in candidates if t)
+        title, source = next((text, named_by) for text, named_by in candidates if text)
         if self.issues:
             motivation = self.issues[0].body.split("\n\n", 1)[0]
         elif not self.entries:  # no release notes: the PR's (or commit's) own first paragraph says why
             motivation = _first_paragraph(main.body)
         else:
             motivation = ""
-        points = list(dict.fromkeys(e.text for e in self.entries))
-        points = points or list(dict.fromkeys(without_prefix(u.title) for u in code))
+        points = list(dict.fromkeys(entry.text for entry in self.entries))
+        points = points or list(dict.fromkeys(without_prefix(unit.title) for unit in code))
         return Feature(title=title, points=points, motivation=motivation, seed=self.seed, source=source)
 
 
@@ -83,19 +89,19 @@ def feature_groups(infos: list[UnitInfo], issues: dict[int, IssueText]) -> list[
             group = groups.setdefault(next(iter(info.groups)), FeatureGroup([]))
             group.infos.append(info)
     for group in groups.values():
-        group.entries = list({id(e): e for i in group.infos for e in i.entries}.values())
-        numbers = sorted({n for i in group.infos for n in i.unit.issues})
-        group.issues = [issues[n] for n in numbers if n in issues]
+        group.entries = list({id(entry): entry for member in group.infos for entry in member.entries}.values())
+        numbers = sorted({number for member in group.infos for number in member.unit.issues})
+        group.issues = [issues[number] for number in numbers if number in issues]
     ordered = list(groups.values())
-    return sorted(ordered, key=lambda g: (not g.seed, WORK_KINDS.index(g.kind) if g.seed else 0))
+    return sorted(ordered, key=lambda ranked: (not ranked.seed, WORK_KINDS.index(ranked.kind) if ranked.seed else 0))
 
 
 def milestone_type(groups: list[FeatureGroup]) -> Kind:
     """The kind most of the milestone's seed work is (by lines changed), ties broken by priority."""
     weight: Counter = Counter()
-    for g in [g for g in groups if g.seed] or groups:
-        weight[g.kind] += max(g.lines, 1)
+    for group in [group for group in groups if group.seed] or groups:
+        weight[group.kind] += max(group.lines, 1)
     if not weight:
         return "housekeeping"
     best = max(weight.values())
-    return next(k for k in WORK_KINDS if weight.get(k) == best)
+    return next(kind for kind in WORK_KINDS if weight.get(kind) == best)

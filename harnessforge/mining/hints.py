@@ -25,8 +25,8 @@ from .refs import strip_refs
 _TRAILER = re.compile(r"^\s*(?:[\w-]+-by|change-id)\s*:|^\s*\(?cherry picked from", re.I)
 
 
-def _unit_ref(u: Unit) -> str:
-    return f"PR #{u.pr}" if u.pr else f"commit {u.sha[:10]}"
+def _unit_ref(unit: Unit) -> str:
+    return f"PR #{unit.pr}" if unit.pr else f"commit {unit.sha[:10]}"
 
 
 def _normal(text: str) -> str:
@@ -35,8 +35,8 @@ def _normal(text: str) -> str:
 
 def _message_text(body: str) -> str:
     """A commit message body without trailers and lines that are only references ("Closes #3")."""
-    kept = [ln for ln in body.strip().splitlines() if not _TRAILER.match(ln)]
-    kept = [ln for ln in kept if _normal(ln) or not ln.strip()]
+    kept = [line for line in body.strip().splitlines() if not _TRAILER.match(line)]
+    kept = [line for line in kept if _normal(line) or not line.strip()]
     return "\n".join(kept).strip()
 
 
@@ -44,7 +44,7 @@ class _Seen:
     """What earlier levels (and the description) already said, to keep each level's own material."""
 
     def __init__(self, *texts: str):
-        self.text = " ".join(_normal(t) for t in texts)
+        self.text = " ".join(_normal(text) for text in texts)
 
     def new(self, text: str) -> bool:
         words = _normal(text)
@@ -61,18 +61,22 @@ def _empty(level: int, name: str, reason: str, sources: list[str] | None = None)
 def level0(issues: list[IssueText], features: list[tuple[str, list[Unit]]], seen: _Seen) -> Hint:
     """Issue titles; else each feature's name with its issue and PR numbers."""
     if issues:
-        lines = [f"- #{i.number}: {i.title}" for i in issues]
-        sources = [f"issue:#{i.number}" for i in issues]
+        lines = [f"- #{issue.number}: {issue.title}" for issue in issues]
+        sources = [f"issue:#{issue.number}" for issue in issues]
     else:
         lines, sources = [], []
         for name, units in features:
-            issues_ = ", ".join(f"#{n}" for n in sorted({n for u in units for n in u.issues}))
-            prs = ", ".join(f"#{u.pr}" for u in units if u.pr)
-            where = "; ".join(part for part in (issues_ and f"issue {issues_}", prs and f"PR {prs}") if part)
+            issue_numbers = ", ".join(
+                f"#{number}" for number in sorted({number for unit in units for number in unit.issues})
+            )
+            prs = ", ".join(f"#{unit.pr}" for unit in units if unit.pr)
+            where = "; ".join(
+                part for part in (issue_numbers and f"issue {issue_numbers}", prs and f"PR {prs}") if part
+            )
             named = strip_refs(name) if seen.new(name) else ""  # a name the description already says is left out
             if named or where:
                 lines.append(f"- {named} ({where})" if named and where else f"- {named or where}")
-                sources += [_unit_ref(u) for u in units]
+                sources += [_unit_ref(unit) for unit in units]
     lines = list(dict.fromkeys(lines))
     if not lines:
         return _empty(
@@ -85,20 +89,22 @@ def level0(issues: list[IssueText], features: list[tuple[str, list[Unit]]], seen
 
 def level1(issues: list[IssueText], units: list[Unit], seen: _Seen) -> Hint:
     """Issue bodies; else the bodies of the individual commits (a squash commit's body is its PR's: L2)."""
-    with_body = [i for i in issues if i.body.strip() and seen.new(i.body)]
+    with_body = [issue for issue in issues if issue.body.strip() and seen.new(issue.body)]
     if with_body:
-        content = "\n\n".join(f"#{i.number} {i.title}\n{i.body.strip()}" for i in with_body)
+        content = "\n\n".join(f"#{issue.number} {issue.title}\n{issue.body.strip()}" for issue in with_body)
         seen.add(content)
-        return Hint(level=1, name="issue_bodies", content=content, sources=[f"issue:#{i.number}" for i in with_body])
+        return Hint(
+            level=1, name="issue_bodies", content=content, sources=[f"issue:#{issue.number}" for issue in with_body]
+        )
     parts, sources = [], []
-    for u in units:
-        if u.kind == "squash":
+    for unit in units:
+        if unit.kind == "squash":
             continue
-        for subject, body in u.side_messages or [(u.commit.subject, u.commit.body)]:
+        for subject, body in unit.side_messages or [(unit.commit.subject, unit.commit.body)]:
             text = _message_text(body)
             if text and seen.new(text):
                 parts.append(f"{subject}\n{text}")
-                sources.append(_unit_ref(u))
+                sources.append(_unit_ref(unit))
     if not parts:
         why = "no issue texts (no GitHub token) and no commit message body beyond references and trailers"
         return _empty(1, "issue_bodies", why)
@@ -110,21 +116,21 @@ def level1(issues: list[IssueText], units: list[Unit], seen: _Seen) -> Hint:
 def level2(units: list[Unit], pulls: dict[int, PullText], seen: _Seen) -> Hint:
     """PR descriptions: GitHub's, else the merge or squash commit's own message (title and body)."""
     parts, sources = [], []
-    for u in units:
-        gh = pulls.get(u.pr) if u.pr else None
-        if gh is None and u.kind == "direct":
+    for unit in units:
+        pull = pulls.get(unit.pr) if unit.pr else None
+        if pull is None and unit.kind == "direct":
             continue  # a direct commit has no PR: its message is L1's
-        title, body = (gh.title, gh.body) if gh else (u.title, u.body)
+        title, body = (pull.title, pull.body) if pull else (unit.title, unit.body)
         body = _message_text(body or "")
         extra = ""
-        if gh and gh.labels:
-            extra += f"\nLabels: {', '.join(gh.labels)}"
-        if gh and gh.review_comments:
-            extra += "\nReview comments:\n" + "\n".join(f"> {c.strip()}" for c in gh.review_comments[:10])
+        if pull and pull.labels:
+            extra += f"\nLabels: {', '.join(pull.labels)}"
+        if pull and pull.review_comments:
+            extra += "\nReview comments:\n" + "\n".join(f"> {comment.strip()}" for comment in pull.review_comments[:10])
         if not (body and seen.new(body)) and not extra:
             continue
-        parts.append(f"{_unit_ref(u)}: {title}" + (f"\n{body}" if body else "") + extra)
-        sources.append(_unit_ref(u))
+        parts.append(f"{_unit_ref(unit)}: {title}" + (f"\n{body}" if body else "") + extra)
+        sources.append(_unit_ref(unit))
     if not parts:
         why = "no PR descriptions: the merge and squash messages carry no text beyond their titles"
         return _empty(2, "pr_descriptions", why)
@@ -134,15 +140,21 @@ def level2(units: list[Unit], pulls: dict[int, PullText], seen: _Seen) -> Hint:
 
 
 def level3(source_stats: list[tuple[str, int, int]]) -> Hint:
-    lines = [f"{display(p)} (+{a} -{d})" for p, a, d in source_stats] or ["(no non-test files change)"]
+    lines = [f"{display(path)} (+{added} -{deleted})" for path, added, deleted in source_stats] or [
+        "(no non-test files change)"
+    ]
     return Hint(level=3, name="files_touched", content="\n".join(lines), sources=["diff"])
 
 
 def level4(patch: list[PatchedFile], centrality: Counter, max_chars: int, max_hunks: int) -> Hint:
     """Hunks ranked by how many of the milestone's commits touched their file, then by size."""
     ranked = sorted(
-        ((centrality[pf.path], h.added + h.removed, pf.path, str(h)) for pf in patch for h in pf),
-        key=lambda x: (-x[0], -x[1], x[2]),
+        (
+            (centrality[patched_file.path], hunk.added + hunk.removed, patched_file.path, str(hunk))
+            for patched_file in patch
+            for hunk in patched_file
+        ),
+        key=lambda item: (-item[0], -item[1], item[2]),
     )
     chosen, used = [], 0
     for _, _, path, text in ranked:
@@ -168,7 +180,7 @@ def build_ladder(
     description: str = "",
 ) -> HintLadder:
     """`units`: the work the description covers; `features`: (name, units) per feature, seeds first."""
-    centrality = Counter(f.path for u in units for f in u.files)
+    centrality = Counter(file.path for unit in units for file in unit.files)
     seen = _Seen(description)
     return HintLadder(
         milestone_id=milestone_id,

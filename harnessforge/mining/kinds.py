@@ -39,43 +39,48 @@ class KindReader:
 
     def __init__(self, rules: PlanningRules):
         self.rules = rules
-        k = rules.kinds
+        kind_rules = rules.kinds
 
         def compiled(table: dict, whole_words: bool = False) -> list[tuple[str, re.Pattern]]:
-            wrap = (lambda p: rf"(?<![a-z])(?:{p})(?![a-z])") if whole_words else (lambda p: p)
-            return [(kind, re.compile(wrap(p), re.I)) for kind, patterns in table.items() for p in patterns]
+            wrap = (lambda pattern: rf"(?<![a-z])(?:{pattern})(?![a-z])") if whole_words else (lambda pattern: pattern)
+            return [(kind, re.compile(wrap(pattern), re.I)) for kind, patterns in table.items() for pattern in patterns]
 
         self._sections = compiled(
-            {**k.sections, AMBIGUOUS: k.ambiguous_sections, NEUTRAL: k.neutral_sections}, whole_words=True
+            {**kind_rules.sections, AMBIGUOUS: kind_rules.ambiguous_sections, NEUTRAL: kind_rules.neutral_sections},
+            whole_words=True,
         )
-        self._labels, self._words, self._says = compiled(k.labels), compiled(k.words), compiled(k.says)
-        self._housekeeping = [re.compile(p, re.I) for p in k.housekeeping_text]
-        self._chores = [re.compile(p, re.I) for p in rules.noise_subjects]
+        self._labels, self._words, self._says = (
+            compiled(kind_rules.labels),
+            compiled(kind_rules.words),
+            compiled(kind_rules.says),
+        )
+        self._housekeeping = [re.compile(pattern, re.I) for pattern in kind_rules.housekeeping_text]
+        self._chores = [re.compile(pattern, re.I) for pattern in rules.noise_subjects]
 
     def section(self, category: str | None) -> str | None:
         """A changelog section, towncrier type or reno section -> a kind, `feature?` (a feature unless
         the text says otherwise) or None (nothing, or two kinds of work: the text decides)."""
         if not category:
             return None
-        kinds = {kind for kind, p in self._sections if p.search(category)}
+        kinds = {kind for kind, pattern in self._sections if pattern.search(category)}
         if "housekeeping" in kinds:  # "Improved Documentation", "Trivial/Internal Changes"
             return "housekeeping"
         kinds.discard(NEUTRAL)
         return kinds.pop() if len(kinds) == 1 else None
 
     def label(self, labels: list[str]) -> Kind | None:
-        kinds = {kind for kind, p in self._labels for name in labels if p.search(name.strip())}
-        return next((k for k in (*WORK_KINDS, "housekeeping") if k in kinds), None)
+        kinds = {kind for kind, pattern in self._labels for name in labels if pattern.search(name.strip())}
+        return next((found for found in (*WORK_KINDS, "housekeeping") if found in kinds), None)
 
     def prefix(self, title: str) -> Kind | None:
-        m = _PREFIX.match(title)
-        return self.rules.kinds.prefixes.get(m[1].lower()) if m else None
+        match = _PREFIX.match(title)
+        return self.rules.kinds.prefixes.get(match[1].lower()) if match else None
 
     def words(self, text: str) -> Kind | None:
         """The kind the opening words say, else the words anywhere (None when nothing says)."""
         words = plain(_PREFIX.sub("", text, count=1)).strip()
         for table in (self._words, self._says):
-            kind = next((kind for kind, p in table if p.search(words)), None)
+            kind = next((kind for kind, pattern in table if pattern.search(words)), None)
             if kind:
                 return kind
         return None
@@ -85,7 +90,7 @@ class KindReader:
         also the chores of `planning.noise_subjects` (CI, bumps, linters, releases)."""
         words = plain(text).strip()
         patterns = self._housekeeping + (self._chores if subject else [])
-        return any(p.search(words) for p in patterns)
+        return any(pattern.search(words) for pattern in patterns)
 
     def entry(self, category: str | None, text: str) -> Kind:
         """A changelog entry's kind: housekeeping text first, then its section, then its words; an entry
@@ -114,4 +119,4 @@ class KindReader:
 
 def strongest(kinds: list[Kind]) -> Kind | None:
     """The highest-priority work kind among `kinds` (housekeeping only when nothing else)."""
-    return next((k for k in WORK_KINDS if k in kinds), "housekeeping" if "housekeeping" in kinds else None)
+    return next((kind for kind in WORK_KINDS if kind in kinds), "housekeeping" if "housekeeping" in kinds else None)

@@ -42,7 +42,7 @@ from .pulls import Unit, attribute
 from .ranges import plan_range
 from .refs import Refs, linked_issues
 from .releases import find_releases
-from .segment import RoleReader, Segment, Segmenter, UnitInfo, group_features
+from .segment import MilestoneCut, RoleReader, Segmenter, UnitInfo, group_features
 
 Progress = Callable[[str], None]
 
@@ -70,44 +70,44 @@ class _Context:
 def _link_entries(entries: list[ChangelogEntry], units: list[Unit]) -> tuple[list[ChangelogEntry], list[set[int]]]:
     """Resolve bare refs against the PRs history knows; link each entry to the units it cites (by PR,
     by issue, and by the commit that added its fragment or note)."""
-    known = {u.pr for u in units if u.pr}
-    by_pr = {u.pr: i for i, u in enumerate(units) if u.pr}
+    known = {unit.pr for unit in units if unit.pr}
+    by_pr = {unit.pr: position for position, unit in enumerate(units) if unit.pr}
     by_issue: dict[int, set[int]] = {}
-    for i, u in enumerate(units):
-        for n in u.issues:
-            by_issue.setdefault(n, set()).add(i)
-    by_sha = {u.sha: i for i, u in enumerate(units)}
+    for position, unit in enumerate(units):
+        for number in unit.issues:
+            by_issue.setdefault(number, set()).add(position)
+    by_sha = {unit.sha: position for position, unit in enumerate(units)}
     linked_entries, links = [], []
-    for e in entries:
-        prs, issues = Refs(set(e.prs), set(e.issues), set(e.refs)).resolve(known)
-        idx = {by_pr[p] for p in prs if p in by_pr}
-        idx |= {i for n in issues for i in by_issue.get(n, ())}
-        idx |= {by_sha[sha] for sha in e.commits if sha in by_sha}  # a fragment's or note's own commit
-        if not idx:
+    for entry in entries:
+        prs, issues = Refs(set(entry.prs), set(entry.issues), set(entry.refs)).resolve(known)
+        linked = {by_pr[pr] for pr in prs if pr in by_pr}
+        linked |= {position for number in issues for position in by_issue.get(number, ())}
+        linked |= {by_sha[sha] for sha in entry.commits if sha in by_sha}  # a fragment's or note's own commit
+        if not linked:
             continue
-        for i in idx:
-            units[i].issues |= set(issues)
-            for n in issues:
-                by_issue.setdefault(n, set()).add(i)
-        linked_entries.append(e.model_copy(update={"prs": prs, "issues": issues, "refs": []}))
-        links.append(idx)
+        for position in linked:
+            units[position].issues |= set(issues)
+            for number in issues:
+                by_issue.setdefault(number, set()).add(position)
+        linked_entries.append(entry.model_copy(update={"prs": prs, "issues": issues, "refs": []}))
+        links.append(linked)
     return linked_entries, links
 
 
 def _enrich(github, full_name: str, units: list[Unit], ctx: _Context, warnings: list[str], progress: Progress) -> bool:
     """Fetch PR descriptions and issue texts; an outage becomes a warning (and False), not a lost plan."""
     try:
-        for u in units:
-            if u.pr:
-                pr = github.pull(full_name, u.pr)
-                if pr:
-                    ctx.pulls[u.pr] = pr
-                    u.issues |= linked_issues(pr.body) - {u.pr}
+        for unit in units:
+            if unit.pr:
+                pull = github.pull(full_name, unit.pr)
+                if pull:
+                    ctx.pulls[unit.pr] = pull
+                    unit.issues |= linked_issues(pull.body) - {unit.pr}
         progress(f"GitHub: {len(ctx.pulls)} pull requests")
-        for n in sorted({i for u in units for i in u.issues}):
-            issue = github.issue(full_name, n)
+        for number in sorted({issue_number for unit in units for issue_number in unit.issues}):
+            issue = github.issue(full_name, number)
             if issue:
-                ctx.issues[n] = issue
+                ctx.issues[number] = issue
         progress(f"GitHub: {len(ctx.issues)} issues")
         return True
     except GitHubError as e:
@@ -116,7 +116,7 @@ def _enrich(github, full_name: str, units: list[Unit], ctx: _Context, warnings: 
 
 
 def _difficulty(lines: int, files: int, prs: int, thresholds: list[int]) -> int:
-    level = 1 + sum(lines >= t for t in thresholds)
+    level = 1 + sum(lines >= threshold for threshold in thresholds)
     if files > 15 or prs > 4:
         level += 1
     return min(level, 5)
@@ -124,8 +124,8 @@ def _difficulty(lines: int, files: int, prs: int, thresholds: list[int]) -> int:
 
 def expected_turns(source_files: int, lines: int, rules: PlanningRules) -> int:
     """A rough estimate of the Dev turns a milestone takes: reported when far from the target, never used to cut."""
-    e = rules.expected_turns
-    return round(e.base + e.per_source_file * source_files + e.per_100_lines * lines / 100)
+    estimate = rules.expected_turns
+    return round(estimate.base + estimate.per_source_file * source_files + estimate.per_100_lines * lines / 100)
 
 
 def _is_far(turns: int, rules: PlanningRules) -> bool:
@@ -136,51 +136,42 @@ def _is_far(turns: int, rules: PlanningRules) -> bool:
 def _milestone(
     ordinal: int, base: str, infos: list[UnitInfo], flags: list[str], ctx: _Context
 ) -> tuple[Milestone, bytes, bytes, HintLadder]:
-    mid = milestone_id(ordinal)
-    units = [i.unit for i in infos]
+    """One milestone from its units: its patches, traced tests, description, size and hint ladder."""
+    units = [info.unit for info in infos]
     verify = units[-1].sha
     files = split_diff(ctx.repo.diff(base, verify))
-    tests: list[FileDiff] = [f for f in files if ctx.classify.is_test(f.path)]
-    others: list[FileDiff] = [f for f in files if not ctx.classify.is_test(f.path)]
-    text = {pf.path: pf for pf in parse_text(files)}  # binary files have no text entry
-    source_stats = []
-    for f in others:
-        pf = text.get(display(f.path))
-        source_stats.append((f.path, pf.added if pf else 0, pf.removed if pf else 0))
-    changed_lines = {
-        f.path: [ln.target_line_no for h in text[display(f.path)] for ln in h if ln.is_added]
-        for f in tests
-        if display(f.path) in text and not f.deleted
-    }
-    described = {i.unit.sha: i.described for i in infos}
-    labels = {i.unit.sha: f"commit {i.unit.sha[:10]} ({i.unit.commit.subject[:60]!r})" for i in infos}
-    touched_by: dict[str, set[str]] = {}
-    for i in infos:
-        for f in i.unit.files:
-            touched_by.setdefault(f.path, set()).add(i.unit.sha)
-    accepted, excluded = trace_tests(ctx.repo, base, verify, changed_lines, touched_by, described, labels)
-
+    tests: list[FileDiff] = [file for file in files if ctx.classify.is_test(file.path)]
+    others: list[FileDiff] = [file for file in files if not ctx.classify.is_test(file.path)]
+    text = {parsed.path: parsed for parsed in parse_text(files)}  # binary files have no text entry
+    accepted, excluded = _traced_tests(ctx, base, verify, infos, tests, text)
     release = next(
-        (r.tag for r in ctx.releases if ctx.mainline_index[r.mainline_commit] >= ctx.mainline_index[verify]), None
+        (
+            release.tag
+            for release in ctx.releases
+            if ctx.mainline_index[release.mainline_commit] >= ctx.mainline_index[verify]
+        ),
+        None,
     )
-    changed = [display(f.path) for f in files]
+    changed = [display(file.path) for file in files]
     groups = feature_groups(infos, ctx.issues)
     kinds = KindReader(ctx.rules.planning)
-    title, description, title_source = describe([g.feature(kinds) for g in groups], changed, release)
-    prs = [u.pr for u in units if u.pr]
-    added = sum(p.added for p in text.values())
-    deleted = sum(p.removed for p in text.values())
+    title, description, title_source = describe([group.feature(kinds) for group in groups], changed, release)
+    prs = [unit.pr for unit in units if unit.pr]
+    added = sum(parsed.added for parsed in text.values())
+    deleted = sum(parsed.removed for parsed in text.values())
     planning = ctx.rules.planning
-    work = [i.unit for i in infos if i.described]
-    work_files = {f.path for u in work for f in u.files if ctx.classify.is_source(f.path)}
-    work_lines = sum(f.added + f.deleted for u in work for f in u.files if ctx.classify.is_source(f.path))
+    work = [info.unit for info in infos if info.described]
+    work_files = {file.path for unit in work for file in unit.files if ctx.classify.is_source(file.path)}
+    work_lines = sum(
+        file.added + file.deleted for unit in work for file in unit.files if ctx.classify.is_source(file.path)
+    )
     turns = expected_turns(len(work_files), work_lines, planning)
     if not accepted:
         flags = [*flags, "no_traced_tests"]  # an annotation only: validation finds the tests by running them
     if _is_far(turns, planning):
         flags = [*flags, "expected_turns_far_from_target"]
     milestone = Milestone(
-        id=mid,
+        id=milestone_id(ordinal),
         ordinal=ordinal,
         title=title,
         description=description,
@@ -188,10 +179,10 @@ def _milestone(
         verify_commit=verify,
         release=release,
         source_prs=prs,
-        issues=sorted({i for u in units for i in u.issues}),
-        commits=[u.sha for u in units],
+        issues=sorted({issue for unit in units for issue in unit.issues}),
+        commits=[unit.sha for unit in units],
         changed_files=changed,
-        test_files=[display(f.path) for f in tests],
+        test_files=[display(file.path) for file in tests],
         lines_added=added,
         lines_deleted=deleted,
         difficulty=_difficulty(added + deleted, len(others), len(prs), planning.difficulty_lines),
@@ -202,27 +193,64 @@ def _milestone(
         excluded_tests=excluded,
         flags=sorted(set(flags)),
     )
-    hint_units = [i.unit for i in infos if i.described] or units
-    issues = [i for g in groups for i in g.issues]
-    named = [(without_prefix(u.title), [u]) for g in groups for u in (i.unit for i in g.infos if i.role == "feature")]
-    work_paths = {f.path for u in hint_units for f in u.files}
+    ladder = _hint_ladder(milestone, infos, groups, others, text, ctx)
+    return milestone, b"".join(file.raw for file in others), b"".join(file.raw for file in tests), ladder
+
+
+def _traced_tests(
+    ctx: _Context, base: str, verify: str, infos: list[UnitInfo], tests: list[FileDiff], text: dict
+) -> tuple[list[str], list]:
+    """(acceptance tests, excluded tests) by the static trace of the test files' added lines."""
+    changed_lines = {
+        file.path: [line.target_line_no for hunk in text[display(file.path)] for line in hunk if line.is_added]
+        for file in tests
+        if display(file.path) in text and not file.deleted
+    }
+    described = {info.unit.sha: info.described for info in infos}
+    labels = {info.unit.sha: f"commit {info.unit.sha[:10]} ({info.unit.commit.subject[:60]!r})" for info in infos}
+    touched_by: dict[str, set[str]] = {}
+    for info in infos:
+        for file in info.unit.files:
+            touched_by.setdefault(file.path, set()).add(info.unit.sha)
+    return trace_tests(ctx.repo, base, verify, changed_lines, touched_by, described, labels)
+
+
+def _hint_ladder(
+    milestone: Milestone, infos: list[UnitInfo], groups, others: list[FileDiff], text: dict, ctx: _Context
+) -> HintLadder:
+    """The hints from the described work: its issues, feature names, PRs, files (L3) and code hunks (L4)."""
+    planning = ctx.rules.planning
+    hint_units = [info.unit for info in infos if info.described] or [info.unit for info in infos]
+    issues = [issue for group in groups for issue in group.issues]
+    named = [
+        (without_prefix(unit.title), [unit])
+        for group in groups
+        for unit in (info.unit for info in group.infos if info.role == "feature")
+    ]
+    source_stats = []
+    for file in others:
+        parsed = text.get(display(file.path))
+        source_stats.append((file.path, parsed.added if parsed else 0, parsed.removed if parsed else 0))
+    work_paths = {file.path for unit in hint_units for file in unit.files}
     # L3 lists what the work touched (source first): a reformatting chore riding along is not a hint.
-    l3 = [s for s in source_stats if s[0] in work_paths and ctx.classify.is_source(s[0])] or source_stats
-    hunks = [text[display(f.path)] for f in others if display(f.path) in text]
-    l4 = [pf for pf in hunks if ctx.classify.is_source(pf.path)] or hunks  # code first: docs and config are no key
-    ladder = build_ladder(
-        mid,
+    files_hint = [
+        stat for stat in source_stats if stat[0] in work_paths and ctx.classify.is_source(stat[0])
+    ] or source_stats
+    hunks = [text[display(file.path)] for file in others if display(file.path) in text]
+    # code first: docs and config are no key
+    code_hint = [parsed for parsed in hunks if ctx.classify.is_source(parsed.path)] or hunks
+    return build_ladder(
+        milestone.id,
         hint_units,
         issues,
         named,
         ctx.pulls,
-        l3,
-        l4,
+        files_hint,
+        code_hint,
         planning.hint_l4_max_chars,
         planning.hint_l4_max_hunks,
-        description=f"{title}\n{description}",
+        description=f"{milestone.title}\n{milestone.description}",
     )
-    return milestone, b"".join(f.raw for f in others), b"".join(f.raw for f in tests), ladder
 
 
 @dataclass
@@ -236,7 +264,7 @@ class Mined:
     releases: list[Release]  # every release the range holds, maintenance releases included
     units: list[Unit]
     infos: list[UnitInfo]
-    segments: list[Segment]
+    segments: list[MilestoneCut]
     entries: list[ChangelogEntry]  # the range's entries linked to units
     range_entries: list[ChangelogEntry]  # every entry of the range's releases (and unreleased)
     backport_entries: int
@@ -253,25 +281,27 @@ def mine_history(
     from_ref: str | None = None,
     to_ref: str | None = None,
     github=None,
-    progress: Progress = lambda msg: None,
+    progress: Progress = lambda message: None,
 ) -> Mined:
     """Range, releases, PR attribution, changelog links, roles, features and segments: one pass over history."""
     tags = repo.tags()
-    rng = plan_range(repo, tags, rules, from_ref, to_ref)
-    index = {sha: i for i, sha in enumerate(rng.mainline)}
-    lo, hi = index[rng.start], index[rng.end]
-    releases, release_warnings = find_releases(repo, tags, rng.mainline, rules.planning.skip_prereleases, (lo, hi))
-    releases = [r for r in releases if index[r.mainline_commit] <= hi]
-    chain = [r for r in releases if not r.maintenance]
-    warnings = [*rng.warnings, *release_warnings]
+    chosen = plan_range(repo, tags, rules, from_ref, to_ref)
+    index = {sha: position for position, sha in enumerate(chosen.mainline)}
+    first, last = index[chosen.start], index[chosen.end]
+    releases, release_warnings = find_releases(
+        repo, tags, chosen.mainline, rules.planning.skip_prereleases, (first, last)
+    )
+    releases = [release for release in releases if index[release.mainline_commit] <= last]
+    chain = [release for release in releases if not release.maintenance]
+    warnings = [*chosen.warnings, *release_warnings]
     progress(f"{len(chain)} releases, {len(releases) - len(chain)} maintenance releases")
 
-    commits = repo.first_parent_log(rng.start, rng.end)
-    units = attribute(repo, commits, rng.start)
-    progress(f"{len(units)} mainline commits, {sum(1 for u in units if u.pr)} pull requests")
+    commits = repo.first_parent_log(chosen.start, chosen.end)
+    units = attribute(repo, commits, chosen.start)
+    progress(f"{len(units)} mainline commits, {sum(1 for unit in units if unit.pr)} pull requests")
 
     def release_of(sha: str) -> str | None:
-        return next((r.version for r in chain if index[r.mainline_commit] >= index[sha]), None)
+        return next((release.version for release in chain if index[release.mainline_commit] >= index[sha]), None)
 
     classify = FileClassifier(rules.planning)
     ctx = _Context(repo, rules, classify, chain, index)
@@ -282,94 +312,117 @@ def mine_history(
                 release_texts = github.releases(spec.github)
             except GitHubError as e:
                 warnings.append(f"{e}; release notes come from the repository's files only")
-    raw_entries, sources = read_changelog(repo, rng.end, units, release_of, release_texts, warnings)
+    raw_entries, sources = read_changelog(repo, chosen.end, units, release_of, release_texts, warnings)
     # The range's releases: after its start and not the from-ref's own (tagged off the line, a from-ref's
     # release first shows up on it later); unreleased notes only when the range does not end at a release.
     released = [
-        r for r in releases if lo < index[r.mainline_commit] and not repo.is_ancestor(r.commit, rng.from_commit)
+        release
+        for release in releases
+        if first < index[release.mainline_commit] and not repo.is_ancestor(release.commit, chosen.from_commit)
     ]
-    in_range = {r.version for r in released if not r.maintenance}
-    patches = {r.version for r in released if r.maintenance}
-    ends_at_release = any(r.commit == rng.end for r in chain)
-    range_entries = [e for e in raw_entries if e.release in in_range or (e.release is None and not ends_at_release)]
-    backport_entries = sum(1 for e in raw_entries if e.release in patches and e.release not in in_range)
+    in_range = {release.version for release in released if not release.maintenance}
+    patches = {release.version for release in released if release.maintenance}
+    ends_at_release = any(release.commit == chosen.end for release in chain)
+    range_entries = [
+        entry for entry in raw_entries if entry.release in in_range or (entry.release is None and not ends_at_release)
+    ]
+    backport_entries = sum(1 for entry in raw_entries if entry.release in patches and entry.release not in in_range)
     range_entries = link_entry_commits(repo, units, range_entries, classify, KindReader(rules.planning))
     entries, links = _link_entries(range_entries, units)
     if not sources:
         warnings.append("no changelog found; PR titles and commit subjects stand in for changelog entries")
     else:
-        linked = {e.text for e in entries}
-        orphans = [e for e in range_entries if e.text not in linked]
+        linked = {entry.text for entry in entries}
+        orphans = [entry for entry in range_entries if entry.text not in linked]
         if orphans:
             warnings.append(
                 f"{len(orphans)} changelog entries in this range cite no PR, issue or commit in it; "
                 "they are not in any description"
             )
 
-    roles = RoleReader(rules.planning, classify, {r.commit for r in releases if r.maintenance})
-    labels = {n: p.labels for n, p in ctx.pulls.items()}
+    roles = RoleReader(rules.planning, classify, {release.commit for release in releases if release.maintenance})
+    labels = {number: pull.labels for number, pull in ctx.pulls.items()}
     infos = group_features(units, links, entries, roles, labels)
-    segments = Segmenter(rules.planning, classify).segment(infos, {r.mainline_commit for r in chain})
+    segments = Segmenter(rules.planning, classify).segment(infos, {release.mainline_commit for release in chain})
     return Mined(
-        rng.from_ref, rng.to_ref, rng.start, rng.end, releases, units, infos, segments, entries, range_entries,
-        backport_entries, sources, ctx, rng.notes, warnings,
-    )  # fmt: skip
+        chosen.from_ref,
+        chosen.to_ref,
+        chosen.start,
+        chosen.end,
+        releases,
+        units,
+        infos,
+        segments,
+        entries,
+        range_entries,
+        backport_entries,
+        sources,
+        ctx,
+        chosen.notes,
+        warnings,
+    )
 
 
-def _entry_key(e: ChangelogEntry) -> tuple:
-    return (e.text, e.release, e.source)
+def _entry_key(entry: ChangelogEntry) -> tuple:
+    return (entry.text, entry.release, entry.source)
 
 
 def plan_report(mined: Mined, milestones: list[Milestone]) -> PlanReport:
     """Release-note coverage (what the range's entries that cite a PR, an issue or a commit became),
     the milestones' type mix, how many are titled by a feature, and the size outliers."""
     kinds = KindReader(mined.ctx.rules.planning)
-    covered = {_entry_key(e) for info in mined.infos if info.described for e in info.entries}
-    citing = [e for e in mined.range_entries if e.prs or e.issues or e.refs or e.commits]
-    housekeeping = [e for e in mined.range_entries if kinds.entry_kind(e) == "housekeeping"]
-    work = [e for e in citing if kinds.entry_kind(e) != "housekeeping"]
+    covered = {_entry_key(entry) for info in mined.infos if info.described for entry in info.entries}
+    citing = [entry for entry in mined.range_entries if entry.prs or entry.issues or entry.refs or entry.commits]
+    housekeeping = [entry for entry in mined.range_entries if kinds.entry_kind(entry) == "housekeeping"]
+    work = [entry for entry in citing if kinds.entry_kind(entry) != "housekeeping"]
     planning = mined.ctx.rules.planning
     low, high = planning.expected_turns.target
     return PlanReport(
         entries_in_range=len(mined.range_entries),
         entries_citing=len(work),
-        entries_covered=sum(1 for e in work if _entry_key(e) in covered),
+        entries_covered=sum(1 for entry in work if _entry_key(entry) in covered),
         housekeeping_entries=len(housekeeping),
         backport_entries=mined.backport_entries,
-        uncovered=[e.text[:200] for e in work if _entry_key(e) not in covered][:20],
-        type_mix=dict(Counter(m.type or "housekeeping" for m in milestones)),
-        feature_titled=sum(1 for m in milestones if m.title_source not in (None, "none")),
+        uncovered=[entry.text[:200] for entry in work if _entry_key(entry) not in covered][:20],
+        type_mix=dict(Counter(milestone.type or "housekeeping" for milestone in milestones)),
+        feature_titled=sum(1 for milestone in milestones if milestone.title_source not in (None, "none")),
         size_outliers=[
-            f"{m.id}: ~{m.expected_turns} Dev turns expected (target {low}-{high})"
-            for m in milestones
-            if "expected_turns_far_from_target" in m.flags
+            f"{milestone.id}: ~{milestone.expected_turns} Dev turns expected (target {low}-{high})"
+            for milestone in milestones
+            if "expected_turns_far_from_target" in milestone.flags
         ],
     )
 
 
-def build_plan(mined: Mined, spec: RepoSpec, progress: Progress = lambda msg: None) -> PlanResult:
+def build_plan(mined: Mined, spec: RepoSpec, progress: Progress = lambda message: None) -> PlanResult:
     """Turn mined history into milestones: patches, acceptance tests, descriptions, hint ladders."""
     rules = mined.ctx.rules
-    info_of = {i.unit.sha: i for i in mined.infos}
+    info_of = {info.unit.sha: info for info in mined.infos}
     milestones, patches, hints = [], {}, {}
     base = mined.start
-    for ordinal, seg in enumerate(mined.segments, start=1):
-        m, gt, tp, ladder = _milestone(ordinal, base, [info_of[u.sha] for u in seg.units], seg.flags, mined.ctx)
-        milestones.append(m)
-        patches[m.id] = (gt, tp)
-        hints[m.id] = ladder
-        base = m.verify_commit
-        progress(f"{m.id}: {m.title}")
+    for ordinal, cut in enumerate(mined.segments, start=1):
+        milestone, ground_truth, test_patch, ladder = _milestone(
+            ordinal, base, [info_of[unit.sha] for unit in cut.units], cut.flags, mined.ctx
+        )
+        milestones.append(milestone)
+        patches[milestone.id] = (ground_truth, test_patch)
+        hints[milestone.id] = ladder
+        base = milestone.verify_commit
+        progress(f"{milestone.id}: {milestone.title}")
     warnings = list(mined.warnings)
-    for m in milestones:
-        for ex in m.excluded_tests:
-            warnings.append(f"{m.id}: left out {ex.test}: {ex.reason}")
+    for milestone in milestones:
+        for exclusion in milestone.excluded_tests:
+            warnings.append(f"{milestone.id}: left out {exclusion.test}: {exclusion.reason}")
     report = plan_report(mined, milestones)
     for outlier in report.size_outliers:
         warnings.append(f"{outlier}: its size is far from what one milestone should take")
 
     index = mined.ctx.mainline_index
-    in_range = [r for r in mined.releases if index[mined.start] <= index[r.mainline_commit] <= index[mined.end]]
+    in_range = [
+        release
+        for release in mined.releases
+        if index[mined.start] <= index[release.mainline_commit] <= index[mined.end]
+    ]
     plan = MilestonePlan(
         repo=spec,
         from_ref=mined.from_ref,
@@ -378,7 +431,7 @@ def build_plan(mined: Mined, spec: RepoSpec, progress: Progress = lambda msg: No
         to_commit=mined.end,
         releases=in_range,
         changelog_sources=mined.sources,
-        pulls=[u.to_pull() for u in mined.units if u.pr],
+        pulls=[unit.to_pull() for unit in mined.units if unit.pr],
         changelog=mined.entries,
         milestones=milestones,
         report=report,
@@ -396,7 +449,7 @@ def plan(
     from_ref: str | None = None,
     to_ref: str | None = None,
     github_factory=None,
-    progress: Progress = lambda msg: None,
+    progress: Progress = lambda message: None,
     clone_progress=None,
 ) -> PlanResult:
     """Resolve, clone (or fetch), plan, and write `repos/<key>/plan.json` and the milestone files."""

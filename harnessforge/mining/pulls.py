@@ -49,18 +49,18 @@ class Unit:
 
     @property
     def lines(self) -> int:
-        return sum(f.added + f.deleted for f in self.commit.files)
+        return sum(file.added + file.deleted for file in self.commit.files)
 
     def to_pull(self) -> PullRef:
         files = [
             FileChange(
-                path=display(f.path),
-                added=f.added,
-                deleted=f.deleted,
-                binary=f.binary,
-                old_path=display(f.old_path) if f.old_path else None,
+                path=display(file.path),
+                added=file.added,
+                deleted=file.deleted,
+                binary=file.binary,
+                old_path=display(file.old_path) if file.old_path else None,
             )
-            for f in self.commit.files
+            for file in self.commit.files
         ]
         return PullRef(
             number=self.pr or 0,
@@ -70,31 +70,31 @@ class Unit:
             mainline_commit=self.sha,
             commits=self.side_commits or [self.sha],
             files=files,
-            additions=sum(f.added for f in files),
-            deletions=sum(f.deleted for f in files),
+            additions=sum(file.added for file in files),
+            deletions=sum(file.deleted for file in files),
             issues=sorted(self.issues),
         )
 
 
-def _classify(c: Commit) -> tuple[int | None, str, str, str]:
+def _classify(commit: Commit) -> tuple[int | None, str, str, str]:
     """(pr, kind, title, body) of a mainline commit."""
-    if c.is_merge:
+    if commit.is_merge:
         for pattern in MERGE_PR:
-            m = pattern.match(c.subject)
-            if m:
-                title, _, body = c.body.partition("\n\n")
-                return int(m[1]), "merge", title.strip() or c.subject, body.strip()
-        m = GITLAB_MR.search(c.body)
-        if m:
-            return int(m[1]), "merge", c.subject, c.body
-        m = SQUASH_PR.match(c.subject)  # a merge commit titled like its PR: `Title (#N)` (pallets style)
-        if m and m[1]:
-            return int(m[2]), "merge", m[1], c.body
-        return None, "merge", c.subject, c.body
-    m = SQUASH_PR.match(c.subject)
-    if m and m[1]:
-        return int(m[2]), "squash", m[1], c.body
-    return None, "direct", c.subject, c.body
+            match = pattern.match(commit.subject)
+            if match:
+                title, _, body = commit.body.partition("\n\n")
+                return int(match[1]), "merge", title.strip() or commit.subject, body.strip()
+        match = GITLAB_MR.search(commit.body)
+        if match:
+            return int(match[1]), "merge", commit.subject, commit.body
+        match = SQUASH_PR.match(commit.subject)  # a merge commit titled like its PR: `Title (#N)` (pallets style)
+        if match and match[1]:
+            return int(match[2]), "merge", match[1], commit.body
+        return None, "merge", commit.subject, commit.body
+    match = SQUASH_PR.match(commit.subject)
+    if match and match[1]:
+        return int(match[2]), "squash", match[1], commit.body
+    return None, "direct", commit.subject, commit.body
 
 
 def side_commits(mainline: list[Commit], parents: dict[str, list[str]]) -> dict[str, list[str]]:
@@ -103,13 +103,13 @@ def side_commits(mainline: list[Commit], parents: dict[str, list[str]]) -> dict[
     Walking merges in mainline order and claiming each commit once gives `git rev-list
     p1..merge` for every merge, in one pass over the graph instead of one git call per merge.
     """
-    claimed = {c.sha for c in mainline}
+    claimed = {commit.sha for commit in mainline}
     out: dict[str, list[str]] = {}
-    for c in mainline:
-        if not c.is_merge:
+    for commit in mainline:
+        if not commit.is_merge:
             continue
         found: list[str] = []
-        todo = deque(c.parents[1:])
+        todo = deque(commit.parents[1:])
         while todo:
             sha = todo.popleft()
             if sha in claimed or sha not in parents:
@@ -117,20 +117,21 @@ def side_commits(mainline: list[Commit], parents: dict[str, list[str]]) -> dict[
             claimed.add(sha)
             found.append(sha)
             todo.extend(parents[sha])
-        out[c.sha] = found[::-1]
+        out[commit.sha] = found[::-1]
     return out
 
 
 def attribute(repo: GitRepo, mainline: list[Commit], start: str | None) -> list[Unit]:
     """Units for `mainline` (the first-parent commits after `start`), PRs attributed."""
-    graph = repo.graph(start, mainline[-1].sha) if any(c.is_merge for c in mainline) else {}
+    graph = repo.graph(start, mainline[-1].sha) if any(commit.is_merge for commit in mainline) else {}
     sides = side_commits(mainline, {sha: parents for sha, (parents, _, _) in graph.items()})
     units = []
-    for c in mainline:
-        pr, kind, title, body = _classify(c)
-        shas = sides.get(c.sha, [])
-        msgs = [graph[s][1:] for s in shas]
-        text = "\n".join([c.subject, c.body, *(f"{s}\n{b}" for s, b in msgs)])
+    for commit in mainline:
+        pr, kind, title, body = _classify(commit)
+        shas = sides.get(commit.sha, [])
+        messages = [graph[sha][1:] for sha in shas]
+        texts = [f"{side_subject}\n{side_body}" for side_subject, side_body in messages]
+        text = "\n".join([commit.subject, commit.body, *texts])
         issues = linked_issues(text) - ({pr} if pr else set())
-        units.append(Unit(c, pr, kind, title, body, shas, msgs, issues))
+        units.append(Unit(commit, pr, kind, title, body, shas, messages, issues))
     return units

@@ -53,9 +53,9 @@ def _releases(tags: list[Tag], skip_prereleases: bool) -> list[tuple[Version, Ta
     """One tag per release version, oldest version first."""
     versions: dict[Version, Tag] = {}
     for tag in tags:
-        v = parse_version(tag.name)
-        if v is not None and not (skip_prereleases and (v.is_prerelease or v.is_devrelease)):
-            versions.setdefault(v, tag)
+        version = parse_version(tag.name)
+        if version is not None and not (skip_prereleases and (version.is_prerelease or version.is_devrelease)):
+            versions.setdefault(version, tag)
     return sorted(versions.items())
 
 
@@ -71,7 +71,9 @@ def _default_range(
     """
     minimum = rules.planning.default_range_min_commits
     releases = _releases(tags, rules.planning.skip_prereleases)
-    features = [(v, t) for v, t in feature_releases(tags, rules.planning.skip_prereleases)]
+    features = [
+        (version, release_tag) for version, release_tag in feature_releases(tags, rules.planning.skip_prereleases)
+    ]
     name = repo.path.name.removesuffix(".git")
     if not releases:
         raise PlanningError(
@@ -93,7 +95,9 @@ def _default_range(
     # Older releases; one tagged on its own release branch need not be an ancestor of the to-ref (its fork
     # point then starts the chain), so versions decide when the to-ref has one.
     older = [
-        t for v, t in candidates if t.commit != end and (v < newest if newest else repo.is_ancestor(t.commit, end))
+        release_tag
+        for version, release_tag in candidates
+        if release_tag.commit != end and (version < newest if newest else repo.is_ancestor(release_tag.commit, end))
     ]
     if not older:
         raise PlanningError(
@@ -128,7 +132,7 @@ def plan_range(repo: GitRepo, tags: list[Tag], rules: Rules, from_ref: str | Non
         notes.append(note)
     end = _resolve(repo, to_ref, tags)
     mainline = repo.text("rev-list", "--first-parent", "--reverse", end).split()
-    index = {sha: i for i, sha in enumerate(mainline)}
+    index = {sha: position for position, sha in enumerate(mainline)}
     first = _resolve(repo, from_ref, tags)
     warnings = []
     if first in index:

@@ -63,7 +63,7 @@ class Refs:
 
 
 def _numbers(group: str) -> set[int]:
-    return {int(n) for n in re.findall(r"\d+", group)}
+    return {int(number) for number in re.findall(r"\d+", group)}
 
 
 def extract_refs(text: str) -> Refs:
@@ -71,10 +71,10 @@ def extract_refs(text: str) -> Refs:
     named_issues: set[int] = set()  # typed as issues by a role or a word, not only by a URL
     rest = text
     for pattern, kind in _TYPED:
-        for m in pattern.finditer(rest):
+        for match in pattern.finditer(rest):
             if kind is None:
                 continue
-            numbers = _numbers(m[1])
+            numbers = _numbers(match[1])
             if kind == "pr":
                 refs.prs |= numbers
             elif kind == "bare":
@@ -83,14 +83,14 @@ def extract_refs(text: str) -> Refs:
                 refs.issues |= numbers
                 (refs.issue_links if kind == "issue_link" else named_issues).update(numbers)
         rest = pattern.sub(" ", rest)
-    refs.bare |= {int(n) for n in _BARE.findall(rest)} - refs.prs - refs.issues
+    refs.bare |= {int(number) for number in _BARE.findall(rest)} - refs.prs - refs.issues
     refs.issue_links -= named_issues | refs.prs
     return refs
 
 
 def linked_issues(text: str) -> set[int]:
     """Issues a commit message or PR body says it fixes or belongs to."""
-    return {int(n) for n in _LINKING.findall(text)}
+    return {int(number) for number in _LINKING.findall(text)}
 
 
 _EMPTIED = re.compile(r"\(\s*(?:(?:see|issues?|prs?|pull requests?|fix(?:es)?|closes?|refs?)\s*)?(?:[,;]\s*)*\)", re.I)

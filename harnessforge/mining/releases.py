@@ -40,7 +40,7 @@ def mainline_position(commit: str, mainline: list[str], index: dict[str, int], r
         return index[commit]
     if not mainline or not repo.is_ancestor(commit, mainline[-1]):
         return None
-    return bisect_left(range(len(mainline)), True, key=lambda i: repo.is_ancestor(commit, mainline[i]))
+    return bisect_left(range(len(mainline)), True, key=lambda position: repo.is_ancestor(commit, mainline[position]))
 
 
 def find_releases(
@@ -59,7 +59,7 @@ def find_releases(
     attribution and never bound a milestone. Tags the tip does not contain are outside the range.
     `within` (first, last) mainline indexes: warn only about skipped tags in (first, last].
     """
-    index = {sha: i for i, sha in enumerate(mainline)}
+    index = {sha: position for position, sha in enumerate(mainline)}
     warnings: list[str] = []
     parsed = []
     for tag in tags:
@@ -68,24 +68,24 @@ def find_releases(
             continue
         if skip_prereleases and (version.is_prerelease or version.is_devrelease):
             continue
-        pos = mainline_position(tag.commit, mainline, index, repo)
-        if pos is not None:
-            parsed.append((version, pos, tag))
+        position = mainline_position(tag.commit, mainline, index, repo)
+        if position is not None:
+            parsed.append((version, position, tag))
     # Walk in history order and keep versions that increase: a lower version tagged later
     # (a backport or maintenance release) would put the chain out of order.
-    parsed.sort(key=lambda x: (x[1], x[0]))
+    parsed.sort(key=lambda item: (item[1], item[0]))
     releases: list[Release] = []
     last_version = None
-    for version, pos, tag in parsed:
+    for version, position, tag in parsed:
         maintenance = tag.commit not in index and version.micro > 0
         if not maintenance and last_version is not None and version <= last_version:
-            last = next(r.tag for r in reversed(releases) if not r.maintenance)
+            last = next(release.tag for release in reversed(releases) if not release.maintenance)
             why = (
                 "repeats version"
                 if version == last_version
                 else f"is older than {last} but comes later in history (a backport?)"
             )
-            if within is None or within[0] < pos <= within[1]:
+            if within is None or within[0] < position <= within[1]:
                 warnings.append(f"tag {display(tag.name)} ({version}) {why}; skipped")
             continue
         releases.append(
@@ -93,7 +93,7 @@ def find_releases(
                 tag=display(tag.name),
                 version=str(version),
                 commit=tag.commit,
-                mainline_commit=mainline[pos],
+                mainline_commit=mainline[position],
                 date=tag.date,
                 maintenance=maintenance,
             )
@@ -112,7 +112,10 @@ def fork_point(repo: GitRepo, commit: str, mainline: list[str]) -> int | None:
     """
     if not mainline or not repo.is_ancestor(mainline[0], commit):
         return None
-    return bisect_left(range(len(mainline)), True, key=lambda i: not repo.is_ancestor(mainline[i], commit)) - 1
+    return (
+        bisect_left(range(len(mainline)), True, key=lambda position: not repo.is_ancestor(mainline[position], commit))
+        - 1
+    )
 
 
 def is_feature_release(version: Version, previous: Version | None) -> bool:
@@ -124,32 +127,37 @@ def feature_releases(tags: list[Tag], skip_prereleases: bool = True) -> list[tup
     """Tags that open a new major or minor version, oldest version first (one tag per version)."""
     versions: dict[Version, Tag] = {}
     for tag in tags:
-        v = parse_version(tag.name)
-        if v is None or (skip_prereleases and (v.is_prerelease or v.is_devrelease)):
+        version = parse_version(tag.name)
+        if version is None or (skip_prereleases and (version.is_prerelease or version.is_devrelease)):
             continue
-        versions.setdefault(v, tag)
-    out, previous = [], None
-    for v in sorted(versions):
-        if is_feature_release(v, previous):
-            out.append((v, versions[v]))
-        previous = v
-    return out
+        versions.setdefault(version, tag)
+    found, previous = [], None
+    for version in sorted(versions):
+        if is_feature_release(version, previous):
+            found.append((version, versions[version]))
+        previous = version
+    return found
 
 
 def remote_tags(url: str, timeout: int = 60) -> list[str]:
     """Tag names of a remote (URL or path) by `git ls-remote`: no clone, no objects fetched."""
     try:
-        out = Git().execute(["git", "ls-remote", "--tags", "--refs", url], kill_after_timeout=timeout,
-                            env={"GIT_TERMINAL_PROMPT": "0"})  # fmt: skip
+        listing = Git().execute(
+            ["git", "ls-remote", "--tags", "--refs", url], kill_after_timeout=timeout, env={"GIT_TERMINAL_PROMPT": "0"}
+        )
     except GitCommandError as e:
-        fatal = [ln.split("fatal:", 1)[1].strip() for ln in str(e.stderr).splitlines() if "fatal:" in ln]
+        fatal = [
+            output_line.split("fatal:", 1)[1].strip()
+            for output_line in str(e.stderr).splitlines()
+            if "fatal:" in output_line
+        ]
         raise RepoError(f"{url}: cannot list its tags: {fatal[0] if fatal else e}") from None
-    return [line.split("refs/tags/", 1)[1] for line in out.splitlines() if "refs/tags/" in line]
+    return [line.split("refs/tags/", 1)[1] for line in listing.splitlines() if "refs/tags/" in line]
 
 
 def newest_release(tags: list[str], skip_prereleases: bool = True) -> str | None:
     """The tag with the highest release version (None when no tag parses as a release)."""
-    versions = [(v, t) for t in tags if (v := parse_version(t)) is not None]
+    versions = [(version, tag) for tag in tags if (version := parse_version(tag)) is not None]
     if skip_prereleases:
-        versions = [(v, t) for v, t in versions if not (v.is_prerelease or v.is_devrelease)]
+        versions = [(version, tag) for version, tag in versions if not (version.is_prerelease or version.is_devrelease)]
     return max(versions)[1] if versions else None

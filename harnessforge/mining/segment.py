@@ -43,23 +43,26 @@ class UnitInfo:
 
 
 @dataclass
-class Segment:
+class MilestoneCut:
+    """The contiguous mainline units one milestone will hold, with what is unusual about it
+    (`undersized`, `oversized`, `split_feature`, `no_tests`)."""
+
     units: list[Unit]
     flags: list[str] = field(default_factory=list)
 
 
 class _UnionFind:
-    def __init__(self, n: int):
-        self.parent = list(range(n))
+    def __init__(self, size: int):
+        self.parent = list(range(size))
 
-    def find(self, i: int) -> int:
-        while self.parent[i] != i:
-            self.parent[i] = self.parent[self.parent[i]]
-            i = self.parent[i]
-        return i
+    def find(self, item: int) -> int:
+        while self.parent[item] != item:
+            self.parent[item] = self.parent[self.parent[item]]
+            item = self.parent[item]
+        return item
 
-    def union(self, a: int, b: int) -> None:
-        self.parent[self.find(a)] = self.find(b)
+    def union(self, first: int, second: int) -> None:
+        self.parent[self.find(first)] = self.find(second)
 
 
 class RoleReader:
@@ -69,7 +72,7 @@ class RoleReader:
         self.kinds = KindReader(rules)
         self.classify = classify
         self.maintenance_commits = set(maintenance_commits)
-        self.backport_subjects = [re.compile(p, re.I) for p in rules.backport_subjects]
+        self.backport_subjects = [re.compile(pattern, re.I) for pattern in rules.backport_subjects]
         self.described_seed_share = rules.described_seed_share
 
     def is_backport(self, unit: Unit) -> bool:
@@ -77,21 +80,23 @@ class RoleReader:
         if not unit.commit.is_merge:
             return False
         return bool(self.maintenance_commits & set(unit.side_commits)) or any(
-            p.search(unit.commit.subject) for p in self.backport_subjects
+            pattern.search(unit.commit.subject) for pattern in self.backport_subjects
         )
 
     def role(self, unit: Unit, entries: list[ChangelogEntry], labels: list[str] = ()) -> tuple[Role, Kind | None]:
         if self.is_backport(unit):
             return "backport", None
-        paths = [f.path for f in unit.files]
-        has_source = any(self.classify.is_source(p) for p in paths)
+        paths = [file.path for file in unit.files]
+        has_source = any(self.classify.is_source(path) for path in paths)
         if entries:
-            work = strongest([k for k in map(self.kinds.entry_kind, entries) if k != "housekeeping"])
+            work = strongest(
+                [work_kind for work_kind in map(self.kinds.entry_kind, entries) if work_kind != "housekeeping"]
+            )
             if work is None:
                 return "housekeeping", None
             return ("feature" if has_source else "test_only"), work
         kind = self.kinds.title(unit.title, labels)
-        if not paths or kind == "housekeeping" or all(self.classify.is_noise(p) for p in paths):
+        if not paths or kind == "housekeeping" or all(self.classify.is_noise(path) for path in paths):
             return "housekeeping", None
         if not has_source:
             return "test_only", None
@@ -108,38 +113,42 @@ def group_features(
     """`entry_links[k]`: the indexes of the units that `entries[k]` cites (by PR, issue or commit)."""
     by_unit: dict[int, list[ChangelogEntry]] = {}
     for entry, linked in zip(entries, entry_links):
-        for i in linked:
-            by_unit.setdefault(i, []).append(entry)
+        for position in linked:
+            by_unit.setdefault(position, []).append(entry)
     infos = []
-    for i, u in enumerate(units):
-        mine = by_unit.get(i, [])
-        role, kind = roles.role(u, mine, (labels or {}).get(u.pr or 0, []))
-        infos.append(UnitInfo(u, role, kind, [e for e in mine if roles.kinds.entry_kind(e) != "housekeeping"]))
+    for position, unit in enumerate(units):
+        mine = by_unit.get(position, [])
+        role, kind = roles.role(unit, mine, (labels or {}).get(unit.pr or 0, []))
+        infos.append(
+            UnitInfo(unit, role, kind, [cited for cited in mine if roles.kinds.entry_kind(cited) != "housekeeping"])
+        )
     # Where the release notes describe most of the work, they decide what opens a milestone; where they
     # tie to little of it (notes that cite no PR), every piece of work may.
     work = [info for info in infos if info.role == "feature"]
     described = sum(info.unit.lines for info in work if info.entries)
-    well_described = bool(work) and described >= roles.described_seed_share * sum(i.unit.lines for i in work)
+    well_described = bool(work) and described >= roles.described_seed_share * sum(
+        position.unit.lines for position in work
+    )
     for info in infos:
         info.seed = info.role == "feature" and (bool(info.entries) or not well_described)
-    uf = _UnionFind(len(units))
+    union_find = _UnionFind(len(units))
     linkable = {"feature", "test_only"}
     for linked in entry_links:
-        linked = sorted(i for i in linked if infos[i].role in linkable)
-        for i in linked[1:]:
-            uf.union(linked[0], i)
+        linked = sorted(position for position in linked if infos[position].role in linkable)
+        for position in linked[1:]:
+            union_find.union(linked[0], position)
     by_issue: dict[int, int] = {}
-    for i, info in enumerate(infos):
+    for position, info in enumerate(infos):
         if info.role != "feature":
             continue
         for issue in info.unit.issues:
             if issue in by_issue:
-                uf.union(by_issue[issue], i)
+                union_find.union(by_issue[issue], position)
             else:
-                by_issue[issue] = i
-    for i, info in enumerate(infos):
+                by_issue[issue] = position
+    for position, info in enumerate(infos):
         if info.role == "feature" or (info.role == "test_only" and info.entries):
-            info.groups = {uf.find(i)}
+            info.groups = {union_find.find(position)}
     return infos
 
 
@@ -151,11 +160,11 @@ class _Stats:
     has_tests: bool = False
 
     def add(self, unit: Unit, classify: FileClassifier) -> None:
-        for f in unit.files:
-            self.files.add(f.path)
-            if classify.is_source(f.path):
-                self.source_files.add(f.path)
-            if classify.is_test(f.path):
+        for file in unit.files:
+            self.files.add(file.path)
+            if classify.is_source(file.path):
+                self.source_files.add(file.path)
+            if classify.is_test(file.path):
                 self.has_tests = True
         self.lines += unit.lines
 
@@ -165,11 +174,11 @@ WORK_ROLES = ("feature", "test_only")
 
 def _stats(infos: list[UnitInfo], classify: FileClassifier) -> _Stats:
     """The size of the work in `infos`: housekeeping and backports ride along but do not count."""
-    s = _Stats()
+    stats = _Stats()
     for info in infos:
         if info.role in WORK_ROLES:
-            s.add(info.unit, classify)
-    return s
+            stats.add(info.unit, classify)
+    return stats
 
 
 class Segmenter:
@@ -177,34 +186,34 @@ class Segmenter:
         self.rules = rules
         self.classify = classify
 
-    def meets_min(self, s: _Stats) -> bool:
-        r = self.rules
+    def meets_min(self, stats: _Stats) -> bool:
+        rules = self.rules
         return (
-            len(s.source_files) >= r.min_source_files
-            and s.lines >= r.min_lines
-            and (s.has_tests or not r.require_tests)
+            len(stats.source_files) >= rules.min_source_files
+            and stats.lines >= rules.min_lines
+            and (stats.has_tests or not rules.require_tests)
         )
 
-    def exceeds_max(self, s: _Stats) -> bool:
-        return len(s.files) > self.rules.max_files or s.lines > self.rules.max_lines
+    def exceeds_max(self, stats: _Stats) -> bool:
+        return len(stats.files) > self.rules.max_files or stats.lines > self.rules.max_lines
 
     def atoms(self, infos: list[UnitInfo]) -> list[list[int]]:
         """Maximal runs of unit indexes that no milestone boundary may split."""
         last_of: dict[int, int] = {}
-        for i, info in enumerate(infos):
-            for g in info.groups:
-                last_of[g] = i
+        for position, info in enumerate(infos):
+            for group in info.groups:
+                last_of[group] = position
         atoms: list[list[int]] = []
         open_until = -1
-        for i, info in enumerate(infos):
-            if i > open_until:
+        for position, info in enumerate(infos):
+            if position > open_until:
                 atoms.append([])
-            atoms[-1].append(i)
-            for g in info.groups:
-                open_until = max(open_until, last_of[g])
+            atoms[-1].append(position)
+            for group in info.groups:
+                open_until = max(open_until, last_of[group])
         return atoms
 
-    def segment(self, infos: list[UnitInfo], release_ends: set[str]) -> list[Segment]:
+    def segment(self, infos: list[UnitInfo], release_ends: set[str]) -> list[MilestoneCut]:
         """`release_ends`: mainline shas at which a release tag sits."""
         segments: list[list[int]] = []
         current: list[int] = []
@@ -216,61 +225,65 @@ class Segmenter:
         if current:
             segments.append(current)
         segments = self._merge_small_tail(infos, self._merge_seedless(infos, segments))
-        out: list[Segment] = []
-        for seg in segments:
-            out.extend(self._split_oversized(infos, seg))
+        out: list[MilestoneCut] = []
+        for cut in segments:
+            out.extend(self._split_oversized(infos, cut))
         return out
 
     def _cut_before(self, infos, current: list[int], atom: list[int], release_ends: set[str]) -> bool:
-        if not any(infos[i].seed for i in current):
+        if not any(infos[position].seed for position in current):
             return False
-        if not self.meets_min(_stats([infos[i] for i in current], self.classify)):
+        if not self.meets_min(_stats([infos[position] for position in current], self.classify)):
             return False
         if self.rules.cut_at_releases and infos[current[-1]].unit.sha in release_ends:
             return True  # a milestone ends at its release tag; what follows opens the next one
         # Atoms are feature-closed, so two atoms holding seeds are always different features;
         # an atom without a seed (housekeeping, backports, undescribed work) folds into this one.
-        return any(infos[i].seed for i in atom)
+        return any(infos[position].seed for position in atom)
 
     def _merge_seedless(self, infos, segments: list[list[int]]) -> list[list[int]]:
         """A segment without a seed (housekeeping after the last release, say) joins its neighbour."""
         out: list[list[int]] = []
-        for seg in segments:
-            if out and not any(infos[i].seed for i in seg):
-                out[-1] = out[-1] + seg
-            elif out and not any(infos[i].seed for i in out[-1]):
-                out[-1] = out[-1] + seg
+        for cut in segments:
+            if out and not any(infos[position].seed for position in cut):
+                out[-1] = out[-1] + cut
+            elif out and not any(infos[position].seed for position in out[-1]):
+                out[-1] = out[-1] + cut
             else:
-                out.append(seg)
+                out.append(cut)
         return out
 
     def _merge_small_tail(self, infos, segments: list[list[int]]) -> list[list[int]]:
         if len(segments) < 2:
             return segments
-        tail = _stats([infos[i] for i in segments[-1]], self.classify)
-        both = _stats([infos[i] for i in segments[-2] + segments[-1]], self.classify)
+        tail = _stats([infos[position] for position in segments[-1]], self.classify)
+        both = _stats([infos[position] for position in segments[-2] + segments[-1]], self.classify)
         if not self.meets_min(tail) and not self.exceeds_max(both):
             return segments[:-2] + [segments[-2] + segments[-1]]
         return segments
 
-    def _split_oversized(self, infos, seg: list[int]) -> list[Segment]:
+    def _split_oversized(self, infos, cut: list[int]) -> list[MilestoneCut]:
         """A segment over the maximum is split at unit boundaries, each piece keeping a seed."""
-        stats = _stats([infos[i] for i in seg], self.classify)
+        stats = _stats([infos[position] for position in cut], self.classify)
         if not self.exceeds_max(stats):
             flags = [] if self.meets_min(stats) else ["undersized"]
             if not stats.has_tests:
                 flags.append("no_tests")
-            return [Segment([infos[i].unit for i in seg], flags)]
+            return [MilestoneCut([infos[position].unit for position in cut], flags)]
         pieces: list[list[int]] = [[]]
-        for i in seg:
-            if pieces[-1] and self.exceeds_max(_stats([infos[j] for j in pieces[-1] + [i]], self.classify)):
+        for position in cut:
+            if pieces[-1] and self.exceeds_max(
+                _stats([infos[other] for other in pieces[-1] + [position]], self.classify)
+            ):
                 pieces.append([])
-            pieces[-1].append(i)
+            pieces[-1].append(position)
         pieces = self._merge_seedless(infos, pieces)
         out = []
         for piece in pieces:
-            s = _stats([infos[i] for i in piece], self.classify)
-            flags = (["split_feature"] if len(pieces) > 1 else []) + (["oversized"] if self.exceeds_max(s) else [])
-            flags += [] if s.has_tests else ["no_tests"]
-            out.append(Segment([infos[i].unit for i in piece], flags))
+            piece_stats = _stats([infos[position] for position in piece], self.classify)
+            flags = (["split_feature"] if len(pieces) > 1 else []) + (
+                ["oversized"] if self.exceeds_max(piece_stats) else []
+            )
+            flags += [] if piece_stats.has_tests else ["no_tests"]
+            out.append(MilestoneCut([infos[position].unit for position in piece], flags))
         return out

@@ -1,4 +1,6 @@
-"""Pure rules turning repeated test runs into FAIL_TO_PASS / PASS_TO_PASS / flaky, and grades.
+"""Validation's classification: pure rules turning repeated test runs into FAIL_TO_PASS /
+PASS_TO_PASS / flaky, finding a milestone's candidate tests among a runner's ids, and judging
+whether a run proves anything at all (`run_problem`, shared with candidate grading).
 
 No containers here: every rule is a function of `TestRun`s, so each one is tested directly.
 """
@@ -11,7 +13,7 @@ from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from ..models.env import EnvErrorReason, Grade, TestRun, TestStatus
+from ..models.env import EnvErrorReason, TestRun, TestStatus
 from .declared_tests import TestSpan
 
 FAILING = {"failed", "error", "missing"}  # xfailed and skipped are neither a pass nor a failure here
@@ -38,7 +40,7 @@ def run_problem(run: TestRun) -> EnvErrorReason | None:
         return "timeout"
     if not run.suite_ran:
         return "collection_error" if run.collect_errors else "no_tests_ran"
-    failures = any(s in ("failed", "error") for s in run.statuses.values()) or run.collect_errors
+    failures = any(status in ("failed", "error") for status in run.statuses.values()) or run.collect_errors
     if run.exit_code != 0 and not failures and run.exit_code != 5:
         return "no_tests_ran"
     if not run.statuses and not run.collect_errors:
@@ -60,26 +62,27 @@ def _sample(tests: list[str], limit: int) -> list[str]:
     """A deterministic, file-spread sample: order by a hash of the id, keep `limit`, sort back."""
     if len(tests) <= limit:
         return sorted(tests)
-    return sorted(sorted(tests, key=lambda t: hashlib.sha256(t.encode()).hexdigest())[:limit])
+    return sorted(sorted(tests, key=lambda test: hashlib.sha256(test.encode()).hexdigest())[:limit])
 
 
 def _tally(statuses: list[TestStatus]) -> str:
     """`failed x3` or `passed x2, failed x1`: a test's statuses over the runs of one side."""
     counts = Counter(statuses)
-    return ", ".join(f"{s} x{n}" for s, n in counts.most_common())
+    return ", ".join(f"{status} x{count}" for status, count in counts.most_common())
 
 
 def _why_not(base: list[TestStatus], verify: list[TestStatus]) -> str | None:
     """Why a candidate with these statuses is not FAIL_TO_PASS (None when it is)."""
-    if len({s == "passed" for s in base}) > 1 or len({s == "passed" for s in verify}) > 1:
+    if len({status == "passed" for status in base}) > 1 or len({status == "passed" for status in verify}) > 1:
         return f"flaky: passed in some runs and not in others (base {_tally(base)}; verify {_tally(verify)})"
     if base[0] == "passed":
         return f"not_reproduced: passes at base ({_tally(base)})"
-    if all(s in ("skipped", "xfailed") for s in base + verify):  # e.g. it needs a package that is not installed
+    # e.g. it needs a package that is not installed
+    if all(status in ("skipped", "xfailed") for status in base + verify):
         return f"skipped: {_tally(base + verify)} at base and at verify"
     if verify[0] != "passed":
         return f"not_passing_at_verify: {_tally(verify)} at verify"
-    if any(s not in FAILING for s in base):
+    if any(status not in FAILING for status in base):
         return f"not_failing_at_base: {_tally(base)} at base"
     return None
 
@@ -99,29 +102,29 @@ def classify(
     excluded = excluded or {}
     chosen = set(candidates)
     seen = set(candidates)
-    for r in base_runs + verify_runs:
-        seen.update(r.statuses)
-    c = Classification()
+    for run in base_runs + verify_runs:
+        seen.update(run.statuses)
+    classification = Classification()
     p2p = []
     for test in sorted(seen):
-        base = [outcome(r, test, file_of) for r in base_runs]
-        verify = [outcome(r, test, file_of) for r in verify_runs]
-        base_ok, verify_ok = {s == "passed" for s in base}, {s == "passed" for s in verify}
+        base = [outcome(run, test, file_of) for run in base_runs]
+        verify = [outcome(run, test, file_of) for run in verify_runs]
+        base_ok, verify_ok = {status == "passed" for status in base}, {status == "passed" for status in verify}
         if len(base_ok) > 1 or len(verify_ok) > 1:
-            c.flaky.append(test)
+            classification.flaky.append(test)
         elif base_ok == {True}:
-            (p2p if verify_ok == {True} else c.broken).append(test)
+            (p2p if verify_ok == {True} else classification.broken).append(test)
         if test not in chosen:
             continue
         why = f"excluded: {excluded[test]}" if test in excluded else _why_not(base, verify)
         if why is None:
-            c.fail_to_pass.append(test)
+            classification.fail_to_pass.append(test)
         else:
-            c.rejected[test] = why
+            classification.rejected[test] = why
             if why.startswith("not_reproduced"):
-                c.not_reproduced.append(test)
-    c.pass_to_pass = _sample(p2p, max_pass_to_pass)
-    return c
+                classification.not_reproduced.append(test)
+    classification.pass_to_pass = _sample(p2p, max_pass_to_pass)
+    return classification
 
 
 # ---- candidates: the runner's ids of the milestone's changed test files -----------------------------
@@ -162,12 +165,18 @@ def owner_files(
     elif runner == "go":
         package, _, name = test_id.partition("::")
         top = name.split("/", 1)[0]
-        files = {f for f in test_files if top in declared.get(f, []) and _go_package(f, go_module) == package}
+        files = {
+            path for path in test_files if top in declared.get(path, []) and _go_package(path, go_module) == package
+        }
         if not go_module:  # no go.mod read: the package path ends with the file's folder
-            files = {f for f in test_files if top in declared.get(f, []) and package.endswith(posixpath.dirname(f))}
+            files = {
+                path
+                for path in test_files
+                if top in declared.get(path, []) and package.endswith(posixpath.dirname(path))
+            }
     elif runner == "cargo":
         binary = test_id.split("::", 1)[0]
-        files = {f for f in test_files if _cargo_binary(f) == binary}
+        files = {path for path in test_files if _cargo_binary(path) == binary}
     else:
         files = {test_id.split("::", 1)[0]}
         if test_id in defined_in:
@@ -186,7 +195,9 @@ def candidate_tests(
     """The ids the runner reported that belong to the milestone's changed test files: every test of a
     changed file (unittest classes of any name, parametrised ids), and the tests that classes elsewhere
     inherit from a changed mixin."""
-    return sorted(t for t in set(test_ids) if owner_files(runner, t, test_files, defined_in, declared, go_module))
+    return sorted(
+        test for test in set(test_ids) if owner_files(runner, test, test_files, defined_in, declared, go_module)
+    )
 
 
 def _unparametrised(test_id: str) -> str:
@@ -207,13 +218,13 @@ def static_ids(
     if runner in ("jest", "vitest"):
         return {f"{test_id.split(' > ', 1)[0]}::{test_id.rsplit(' > ', 1)[-1]}"}
     if runner == "go":
-        return {f"{f}::{test_id.partition('::')[2].split('/', 1)[0]}" for f in owners}
+        return {f"{path}::{test_id.partition('::')[2].split('/', 1)[0]}" for path in owners}
     if runner == "cargo":
-        return {f"{f}::{test_id.rsplit('::', 1)[-1]}" for f in owners}
+        return {f"{path}::{test_id.rsplit('::', 1)[-1]}" for path in owners}
     ids = {_unparametrised(test_id)}
     where, line = defined_in.get(test_id, ("", None))
     if line is not None:
-        ids.update(s.test_id for s in spans.get(where, []) if s.first <= line <= s.last)
+        ids.update(span.test_id for span in spans.get(where, []) if span.first <= line <= span.last)
     return ids
 
 
@@ -237,27 +248,3 @@ def excluded_candidates(
         if hits and not ids & set(accepted):
             out[test] = excluded[hits[0]]
     return out
-
-
-def grade(
-    milestone_id: str,
-    run: TestRun,
-    fail_to_pass: list[str],
-    pass_to_pass: list[str],
-    file_of: Callable[[str], str],
-    excluded_files: list[str],
-) -> Grade:
-    """Resolved only if the run is trustworthy and every F2P and P2P test passed (skips do not)."""
-    problem = run_problem(run)
-    f2p = {t: outcome(run, t, file_of) for t in fail_to_pass}
-    p2p = {t: outcome(run, t, file_of) for t in pass_to_pass}
-    resolved = problem is None and all(s == "passed" for s in [*f2p.values(), *p2p.values()]) and bool(f2p)
-    return Grade(
-        milestone_id=milestone_id,
-        resolved=resolved,
-        fail_to_pass=f2p,
-        pass_to_pass=p2p,
-        excluded_files=excluded_files,
-        reason=problem,
-        run=run,
-    )

@@ -1,0 +1,88 @@
+"""What every test runner shares: where reports go in a sandbox, the `RunnerSpec` interface, and the
+rules for reading a report (JSON lines, a test reported twice keeps its worst status).
+
+The runners themselves live in `runners.py` (pytest, go, cargo, jest, vitest) and `tap_runners.py`
+(ava, node, tape, mocha).
+"""
+
+from __future__ import annotations
+
+import json
+import shlex
+
+from ..models.env import Runner, TestRun, TestStatus
+
+RESULTS_DIR = "/hf/out"  # where commands write structured reports inside a sandbox
+PLUGIN_DIR = "/hf/plugins"  # where hf_results.py lives inside a sandbox
+LOG_TAIL_CHARS = 4000
+
+_WORST_LAST = ("skipped", "xfailed", "passed", "failed", "error")
+
+Parsed = tuple[dict[str, TestStatus], list[str], bool]  # statuses, collect errors, suite ran
+
+
+def quoted(*words: str) -> str:
+    """The words quoted for bash and joined by spaces."""
+    return " ".join(shlex.quote(word) for word in words)
+
+
+def unique(items) -> list[str]:
+    """The items in their first order, each once."""
+    return list(dict.fromkeys(items))
+
+
+def to_test_run(name: Runner, parsed: Parsed, exit_code: int, log: str) -> TestRun:
+    statuses, errors, ran = parsed
+    return TestRun(
+        runner=name,
+        statuses=statuses,
+        collect_errors=unique(errors),
+        suite_ran=ran,
+        exit_code=exit_code,
+        log_tail=log[-LOG_TAIL_CHARS:],
+    )
+
+
+def json_lines(text: str):
+    """The JSON objects of a JSON-lines report; a line cut short by a killed run, or any other text, is skipped."""
+    for line in text.splitlines():
+        try:
+            record = json.loads(line)
+        except ValueError:
+            continue
+        if isinstance(record, dict):
+            yield record
+
+
+def merge_status(statuses: dict[str, TestStatus], test_id: str, status: TestStatus) -> None:
+    """A test reported twice keeps its worst status (duplicate names, or a forged line next to a real one)."""
+    old = statuses.get(test_id)
+    if old is None or _WORST_LAST.index(status) > _WORST_LAST.index(old):
+        statuses[test_id] = status
+
+
+class RunnerSpec:
+    """One test runner: `command()` runs tests and writes `report` into out_dir, `parse()` reads it back."""
+
+    name: Runner
+    report: str
+
+    def command(self, test_ids: list[str], out_dir: str = RESULTS_DIR, plugin_dir: str = PLUGIN_DIR) -> str:
+        """A `bash -c` command, run from the repository root, running exactly `test_ids` (all when empty)."""
+        out = out_dir.rstrip("/") or "/"
+        clear = f"mkdir -p {quoted(out)} && rm -f {quoted(f'{out}/{self.report}')} && "
+        return clear + self._run(test_ids, out, plugin_dir)
+
+    def parse(self, files: dict[str, str], exit_code: int, log: str) -> TestRun:
+        """Build a TestRun from the files found in out_dir (name -> text), the exit code and the log."""
+        return to_test_run(self.name, self._parse(files, log), exit_code, log)
+
+    def file_of(self, test_id: str) -> str:
+        """Where a test lives, spelled like the entries of `collect_errors`."""
+        return test_id.split("::", 1)[0]
+
+    def _run(self, test_ids: list[str], out: str, plugin_dir: str) -> str:
+        raise NotImplementedError
+
+    def _parse(self, files: dict[str, str], log: str) -> Parsed:
+        raise NotImplementedError

@@ -1,0 +1,329 @@
+"""Changelog text: finding changelog files in a tree, and parsing one document into entries.
+
+Text changelogs (Markdown: Keep a Changelog or free form; reStructuredText with Sphinx roles; plain
+text), per-release files (`docs/releases/4.2.txt`) and GitHub release bodies (Markdown) all go
+through one parser: a stream of headings, bullets and paragraphs, where a heading naming a version
+opens a release.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import PurePosixPath
+
+from ..models import ChangelogEntry
+from .refs import extract_refs, strip_refs
+from .releases import parse_version
+
+CHANGELOG_NAME = re.compile(
+    r"^(?:changelog|changes|history|news|releases?|release[-_]notes|versions?|whats[-_]?new)"
+    r"(?:\.(?:md|markdown|rst|txt))?$",
+    re.I,
+)
+CHANGELOG_DIRS = ("", "docs", "doc", "docs/source", "doc/source")
+RELEASE_DIRS = (
+    "docs/releases/",
+    "docs/release-notes/",
+    "docs/release_notes/",
+    "docs/whatsnew/",
+    "docs/changelog/",
+    "release-notes/",
+)
+# `123.feature.md`, `123.feature.1.md`, `+orphan.misc.md`, `123.bugfix` (towncrier's names)
+VERSION_TOKEN = re.compile(r"(?<![\w.])v?(\d+(?:\.\d+)+(?:[-.]?(?:a|b|rc|alpha|beta|dev|post)\.?\d*)?)(?![\w.])", re.I)
+UNRELEASED = re.compile(
+    r"\b(?:unreleased|in development|not (?:yet )?released|upcoming|under development|development version)\b", re.I
+)
+_ATX = re.compile(r"^(#{1,6})\s+(.*?)\s*#*\s*$")
+_UNDERLINE = re.compile(r"^([=\-~^*+#`':.\"_])\1{2,}\s*$")
+_BULLET = re.compile(r"^(\s*)(?:[-*+•]|\d+[.)])\s+(.*)$")
+_BOLD_LABEL = re.compile(r"^\s*(?:\*\*|__)([^*_]{1,80}?)(?:\*\*|__)\s*:?\s*$")
+_DIRECTIVE = re.compile(r"^(\s*)\.\.(?:\s|$)")  # RST comment or directive: `.. note::`, `.. include::`
+_FENCE = re.compile(r"^\s*(```|~~~)")
+_MD_LINK = re.compile(r"\[([^\]\n]*)\]\([^)\s]*\)")
+_RST_LINK = re.compile(r"`([^`<]*?)\s*<[^>]*>`__?")
+_NOT_ENTRY = re.compile(
+    r"^(?:released\b|release date\b|date:|\(?\d{4}-\d{2}-\d{2}\)?\.?$|\*\*full changelog\*\*|full changelog\b)",
+    re.I,
+)
+# towncrier's rendered prefix: "`#12 <https://...>`_, `#13 <...>`_: " or "[#12](https://...): " (refs are kept apart)
+_LEADING_LINKS = re.compile(r"^(?:(?:`#\d+ <[^>]*>`__?|\[#\d+\]\([^)]*\))[,\s]*)+:\s*")
+_SKIPPED_SECTIONS = re.compile(r"^(?:new contributors|contributors|thanks|acknowledge?ments)\b", re.I)
+
+
+@dataclass
+class ChangelogFile:
+    path: str
+    text: str
+    release: str | None = None  # for per-release files and release bodies: the version they describe
+    source: str | None = None  # what entries name as their source (default: "path (format)")
+
+
+# ---- finding files -----------------------------------------------------------------------------
+def find_changelog_files(paths: list[str]) -> tuple[list[str], list[str]]:
+    """(single changelog files, per-release note files) among a tree's paths."""
+    singles, per_release = [], []
+    for path in paths:
+        pure = PurePosixPath(path)
+        parent = str(pure.parent) if str(pure.parent) != "." else ""
+        if parent in CHANGELOG_DIRS and CHANGELOG_NAME.match(pure.name):
+            singles.append(path)
+        elif (
+            path.startswith(RELEASE_DIRS) and pure.suffix in (".md", ".rst", ".txt") and VERSION_TOKEN.search(pure.stem)
+        ):
+            per_release.append(path)
+    singles.sort(key=lambda path: (path.count("/"), not path.lower().startswith(("changelog", "changes")), path))
+    return singles, per_release
+
+
+def version_in(text: str) -> str | None:
+    for match in VERSION_TOKEN.finditer(text):
+        version = parse_version(match[1])
+        if version is not None:
+            return str(version)
+    return None
+
+
+def _unlink(text: str) -> str:
+    """Link texts without their targets: `[1.2.0](https://.../compare/1.1.0...1.2.0)` -> `[1.2.0]`."""
+    return _RST_LINK.sub(r"\1", _MD_LINK.sub(r"[\1]", text))
+
+
+# ---- the text parser ---------------------------------------------------------------------------
+def _indent(line: str) -> int:
+    return len(line) - len(line.lstrip())
+
+
+def _is_heading_text(line: str) -> bool:
+    return bool(line.strip()) and not _UNDERLINE.match(line) and not _BULLET.match(line) and _indent(line) == 0
+
+
+def _blocks(lines: list[str]) -> Iterator[tuple]:
+    """("heading", level, text), ("bullet", [lines]) and ("paragraph", [lines]) blocks.
+
+    A bullet keeps its continuation lines and nested bullets; code fences, RST directives and
+    comments, and HTML comments are skipped. RST/setext heading levels follow first use."""
+    styles: dict[str, int] = {}
+    block: list[str] = []
+    kind = None  # "bullet" | "paragraph" | None
+    blank = False
+    fence = None
+    skip_deeper_than: int | None = None  # inside an RST directive: skip what is indented under it
+    in_comment = False
+    position = 0
+
+    def flush():
+        nonlocal block, kind
+        out = (kind, block) if kind and block else None
+        block, kind = [], None
+        return out
+
+    while position < len(lines):
+        line = lines[position].rstrip()
+        following = lines[position + 1].rstrip() if position + 1 < len(lines) else ""
+        position += 1
+        if fence:
+            if line.strip().startswith(fence):
+                fence = None
+            continue
+        if match := _FENCE.match(line):
+            fence = match[1]
+            continue
+        if in_comment:
+            in_comment = "-->" not in line
+            continue
+        if line.strip().startswith("<!--"):
+            in_comment = "-->" not in line
+            continue
+        if skip_deeper_than is not None:
+            if not line.strip() or _indent(line) > skip_deeper_than:
+                continue
+            skip_deeper_than = None
+        if match := _DIRECTIVE.match(line):
+            if kind != "bullet" or _indent(line) <= _indent(block[0]):
+                if out := flush():
+                    yield out
+            skip_deeper_than = len(match[1])
+            continue
+        if match := _ATX.match(line):
+            if out := flush():
+                yield out
+            yield ("heading", len(match[1]), match[2])
+            continue
+        if _is_heading_text(line) and _UNDERLINE.match(following) and len(following.strip()) >= len(line.strip()) * 0.6:
+            if out := flush():
+                yield out
+            over = position >= 2 and _UNDERLINE.match(lines[position - 2].rstrip()) is not None
+            level = styles.setdefault(("over" if over else "") + following.strip()[0], 10 + len(styles))
+            yield ("heading", level, line.strip())
+            position += 1
+            continue
+        if _UNDERLINE.match(line):  # an RST overline or transition, a Markdown rule
+            if out := flush():
+                yield out
+            continue
+        if not line.strip():
+            blank = True
+            if kind == "paragraph":
+                if out := flush():
+                    yield out
+            continue
+        if match := _BOLD_LABEL.match(line):
+            if out := flush():
+                yield out
+            yield ("heading", 100, match[1])
+            blank = False
+            continue
+        bullet = _BULLET.match(line)
+        if bullet and (kind != "bullet" or _indent(line) <= _indent(block[0])):
+            if out := flush():
+                yield out
+            kind, block = "bullet", [line]
+        elif kind == "bullet" and not (blank and _indent(line) <= _indent(block[0])):
+            block += ["", line] if blank else [line]  # continuation, nested bullet, or a further paragraph
+        elif kind == "paragraph":
+            block.append(line)
+        else:
+            if out := flush():
+                yield out
+            kind, block = "paragraph", [line]
+        blank = False
+    if out := flush():
+        yield out
+
+
+def _join(lines: list[str]) -> str:
+    return " ".join(line.strip() for line in lines if line.strip())
+
+
+# an entry that introduces its details ("Added benchmarking tools:"), not a group's name
+_ENTRY_VERB = re.compile(
+    r"^(?:\w+ed|add|adds|fix|fixes|update|updates|implement|support|allow|use|make|remove|deprecate|drop)\b", re.I
+)
+
+
+def _is_label(text: str) -> bool:
+    """A bullet or paragraph that names a group of entries ("New functions", "Changes to x:")."""
+    text = text.strip()
+    if not text or len(text) > 80 or extract_refs(text).any:
+        return False
+    words = len(text.split())
+    if words > 2 and _ENTRY_VERB.match(text) and not text.isupper():
+        return False
+    return (text.endswith(":") and words <= 8) or (words <= 5 and not text.endswith((".", "!", "?", ")", "`")))
+
+
+def _bullet_items(lines: list[str]) -> tuple[str | None, list[str]]:
+    """(label, item texts) of a top-level bullet: a label bullet ("New functions:", "POSSIBLE
+    BREAKING CHANGES") gives one item per nested bullet, and its intro paragraphs are dropped;
+    any other bullet is one item (its nested bullets are details of it)."""
+    first = _BULLET.match(lines[0])
+    label, rest = [first[2]], lines[1:]
+    while rest and rest[0].strip() and not _BULLET.match(rest[0]):
+        label.append(rest.pop(0))
+    nested = [line for line in rest if _BULLET.match(line)]
+    if not nested or not _is_label(_join(label)):
+        return None, [_join([first[2], *lines[1:]])]
+    base = min(_indent(line) for line in nested)
+    items: list[list[str]] = []
+    for line in rest:
+        match = _BULLET.match(line)
+        if match and _indent(line) == base:
+            items.append([match[2]])
+        elif items and _indent(line) > base:
+            items[-1].append(line)
+    return _join(label).rstrip(":").strip(), [_join(item) for item in items]
+
+
+@dataclass
+class _Item:
+    release: str | None
+    category: str | None
+    text: str
+    is_paragraph: bool
+
+
+def _release_heading(text: str) -> tuple[bool, str | None]:
+    """(names a release, its version or None when unreleased)."""
+    text = _unlink(text)
+    if re.match(r"^\W*(?:unreleased|upcoming release|next release|in development)\b", text, re.I):
+        return True, None
+    version = version_in(text)
+    if version is None:
+        return False, None
+    return True, (None if UNRELEASED.search(text) else version)
+
+
+def parse_changelog(document: ChangelogFile, text_format: str = "text") -> list[ChangelogEntry]:
+    """Entries of one changelog document (Markdown, reStructuredText or plain text).
+
+    Bullets are entries (continuation lines and nested bullets join their parent, unless the parent
+    is a label such as "New functions:"). Paragraphs are entries only in a section without bullets
+    (Django-style prose), never the release's preamble when the release has bullets."""
+    entries: list[ChangelogEntry] = []
+    release, category = document.release, None
+    headed = False  # the category is a heading's, not a label paragraph's ("Deprecations:")
+    release_level: int | None = None
+    in_release = document.release is not None
+    skipping = False  # inside a "New Contributors" section
+    items: list[_Item] = []
+    source = document.source or f"{document.path} ({text_format})"
+
+    def close_release() -> None:
+        with_bullets = {item.category for item in items if not item.is_paragraph}
+        for item in items:
+            if item.is_paragraph and (item.category in with_bullets or (item.category is None and with_bullets)):
+                continue
+            prs, issues, bare = extract_refs(item.text).for_entry()
+            entries.append(
+                ChangelogEntry(
+                    text=_LEADING_LINKS.sub("", item.text),
+                    release=item.release,
+                    category=item.category,
+                    source=source,
+                    prs=prs,
+                    issues=issues,
+                    refs=bare,
+                )
+            )
+        items.clear()
+
+    def add(text: str, is_paragraph: bool, label: str | None = None) -> None:
+        if is_paragraph and _NOT_ENTRY.match(text):
+            return  # "Released 2024-11-13", "**Full Changelog**: ..."
+        if in_release and not skipping and text and strip_refs(text):
+            items.append(_Item(release, label or category, text, is_paragraph))
+
+    for block in _blocks(document.text.splitlines()):
+        if block[0] == "heading":
+            _, level, text = block
+            is_release, version = _release_heading(text)
+            if is_release and (release_level is None or level <= release_level) and level < 100:
+                close_release()
+                release = version if document.release is None else document.release
+                release_level, category, in_release, skipping, headed = level, None, True, False, False
+            elif release_level is not None and level > release_level or document.release is not None:
+                category = strip_refs(_unlink(text)).strip(" :*_`") or None
+                headed = category is not None
+                skipping = bool(category and _SKIPPED_SECTIONS.match(category))
+            else:  # a heading beside the releases ("Required Python versions"): not release notes
+                close_release()
+                in_release = False
+            continue
+        kind, lines = block
+        if kind == "bullet":
+            label, texts = _bullet_items(lines)
+            for text in texts:
+                add(text, False, label)
+            continue
+        text = _join(lines)
+        if in_release and not items and UNRELEASED.fullmatch(text.strip(" .*_")):
+            release = None  # "Version 3.2.0" / "Unreleased": not shipped yet
+        elif len(lines) == 1 and text.endswith(":") and _is_label(text) and not headed:
+            category = text.rstrip(":").strip(" *_") or category  # under a heading, "For example:" is prose
+        else:
+            add(text, True)
+    close_release()
+    return entries
