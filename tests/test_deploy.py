@@ -12,6 +12,8 @@ import shutil
 import subprocess
 import sys
 import time
+import zipfile
+from importlib.metadata import version
 from pathlib import Path
 
 import dagster as dg
@@ -21,9 +23,12 @@ from dagster._config import process_config
 from dagster._core.run_coordinator import QueuedRunCoordinator
 from dagster_docker import docker_executor
 from dagster_docker.utils import validate_docker_config
+from packaging.version import Version
 
+from harnessforge.analytics import analytics_version
 from harnessforge.envs.engine import LABEL
 from harnessforge.envs.images import HOST_CA
+from harnessforge.rules import load_rules
 from harnessforge_assets.definitions import defs
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -206,6 +211,69 @@ def test_helm_values_mount_the_store_and_reach_the_engine_that_infra_yaml_create
     assert engine["securityContext"]["privileged"] is True
 
 
+# ---- the distribution -----------------------------------------------------------------------------
+# What the deploy image installs: the wheel, with the SQL models of dbt_like_sql/ as package data.
+DISTRIBUTED = ("pyproject.toml", "README.md", "harnessforge", "harnessforge_assets", "resources", "sensors")
+
+
+@pytest.fixture(scope="module")
+def wheel(tmp_path_factory) -> Path:
+    """The project's wheel, built from a copy of the sources (so the build leaves nothing in the tree)."""
+    work = tmp_path_factory.mktemp("wheel")
+    source = work / "source"
+    source.mkdir()
+    for name in (*DISTRIBUTED, "dbt_like_sql"):
+        if (ROOT / name).is_dir():
+            shutil.copytree(ROOT / name, source / name, ignore=shutil.ignore_patterns("__pycache__", "*.egg-info"))
+        else:
+            shutil.copy2(ROOT / name, source / name)
+    command = [sys.executable, "-m", "pip", "wheel", "--no-deps", "--quiet", "-w", str(work / "dist"), str(source)]
+    if Version(version("setuptools")) >= Version("77"):  # the build-system's floor: build without fetching it
+        command.append("--no-build-isolation")
+    proc = subprocess.run(command, capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 0, proc.stderr
+    (built,) = (work / "dist").glob("harnessforge-*.whl")
+    return built
+
+
+def test_the_wheel_ships_every_sql_model_as_package_data(wheel):
+    with zipfile.ZipFile(wheel) as archive:
+        names = set(archive.namelist())
+    models = sorted(path.name for path in (ROOT / "dbt_like_sql").glob("*.sql"))
+    assert len(models) == 12
+    assert {f"dbt_like_sql/{name}" for name in models} | {"dbt_like_sql/__init__.py"} <= names
+
+
+def test_a_non_editable_install_builds_the_sql_models_it_ships(wheel, tmp_path):
+    """Installed into a bare target directory (no source tree on the path), the analytics find the SQL
+    models inside the installed distribution and build every one of them over an empty store."""
+    target = tmp_path / "site"
+    install = [sys.executable, "-m", "pip", "install", "--no-deps", "--no-index", "--quiet", "--target", str(target)]
+    proc = subprocess.run([*install, str(wheel)], capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    probe = (
+        "import json, sys\n"
+        "import harnessforge\n"
+        "from harnessforge.analytics import analytics_version, analyze\n"
+        "from harnessforge.analytics.sqlmodels import SQL_DIR\n"
+        "from harnessforge.rules import load_rules\n"
+        "from harnessforge.store import Store\n"
+        "report = analyze(Store(sys.argv[1]), load_rules())\n"
+        "print(json.dumps({'package': harnessforge.__file__, 'sql_dir': str(SQL_DIR),\n"
+        "                  'built': [model.name for model in report.models],\n"
+        "                  'version': analytics_version(load_rules())}))\n"
+    )
+    environment = {**os.environ, "PYTHONPATH": str(target)}  # the worktree is not on the path
+    command = [sys.executable, "-c", probe, str(tmp_path / "store")]
+    proc = subprocess.run(command, cwd=tmp_path, env=environment, capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    found = json.loads(proc.stdout.splitlines()[-1])
+    assert found["package"] == str(target / "harnessforge" / "__init__.py")
+    assert found["sql_dir"] == str(target / "dbt_like_sql")
+    assert sorted(found["built"]) == sorted(path.stem for path in (ROOT / "dbt_like_sql").glob("*.sql"))
+    assert found["version"] == analytics_version(load_rules())  # the same SQL, byte for byte
+
+
 # ---- Dockerfile -----------------------------------------------------------------------------------
 
 
@@ -230,9 +298,16 @@ def test_dockerfile_takes_the_base_image_as_an_arg_and_serves_the_code_location(
     (from_at,) = [i for i, (word, _) in enumerate(steps) if word == "FROM"]
     assert steps[0] == ("ARG", "BASE_IMAGE=python:3.11-slim") and 0 < from_at
     assert steps[from_at] == ("FROM", "${BASE_IMAGE}")
-    copy_all = steps.index(("COPY", ". ."))
-    assert any(w == "RUN" and "pip install --no-deps -e ." in a for w, a in steps[copy_all:])
-    deps = [i for i, (w, a) in enumerate(steps) if w == "RUN" and "pyproject.toml" in a and "pip install" in a]
+    (copy_all,) = [index for index, (word, arguments) in enumerate(steps) if word == "COPY" and arguments[:2] == ". "]
+    sources = steps[copy_all][1].split()[1]
+    installs = [arguments for word, arguments in steps[copy_all:] if word == "RUN" and "pip install" in arguments]
+    # the project is installed non-editable from a copy that is then removed: nothing imports the sources
+    assert installs == [f"pip install --no-deps {sources} && rm -rf {sources}"]
+    deps = [
+        index
+        for index, (word, arguments) in enumerate(steps)
+        if word == "RUN" and "pyproject.toml" in arguments and "pip install" in arguments
+    ]
     assert deps and deps[0] < copy_all  # dependencies in their own layer, before the code
     (cmd,) = [json.loads(a) for w, a in steps if w == "CMD"]
     assert cmd[:3] == ["dagster", "api", "grpc"]
@@ -294,10 +369,11 @@ def test_image_builds_from_the_local_base_image_and_serves_the_code_location(doc
             "import json, shutil\n"
             "from dagster._grpc.client import DagsterGrpcClient\n"
             "from dagster_shared.serdes import deserialize_value\n"
-            "from harnessforge.analytics.sqlmodels import SQL_DIR\n"
-            "r = deserialize_value(DagsterGrpcClient(port=4000, host='localhost').list_repositories())\n"
-            "print(json.dumps({'image': r.container_image, 'entry_point': r.entry_point, 'git': shutil.which('git'),\n"
-            "                  'sql': sorted(p.name for p in SQL_DIR.glob('*.sql'))}))\n"
+            "from harnessforge.analytics.sqlmodels import SQL_DIR, discover\n"
+            "served = deserialize_value(DagsterGrpcClient(port=4000, host='localhost').list_repositories())\n"
+            "print(json.dumps({'image': served.container_image, 'entry_point': served.entry_point,\n"
+            "                  'git': shutil.which('git'), 'sql_dir': str(SQL_DIR),\n"
+            "                  'sql': sorted(f'{name}.sql' for name in discover())}))\n"
         )
         code, out = container.exec_run(["python", "-c", probe], stderr=False)
         assert code == 0, out.decode()
@@ -307,4 +383,6 @@ def test_image_builds_from_the_local_base_image_and_serves_the_code_location(doc
     assert served["image"] == "harnessforge:latest"  # DAGSTER_CURRENT_IMAGE: what runs and steps start
     assert served["entry_point"] == ["dagster"]  # steps run `dagster api execute_step` from the image's venv
     assert served["git"]
-    assert served["sql"] == sorted(p.name for p in (ROOT / "dbt_like_sql").glob("*.sql"))  # the editable install
+    # the SQL models come from the installed distribution, not from a source tree
+    assert served["sql_dir"].startswith("/opt/venv/lib/") and served["sql_dir"].endswith("/site-packages/dbt_like_sql")
+    assert served["sql"] == sorted(path.name for path in (ROOT / "dbt_like_sql").glob("*.sql"))
