@@ -7,6 +7,7 @@ import pytest
 
 from harnessforge.analytics import analyze
 from harnessforge.analytics.load import connect
+from harnessforge.analytics.rows import ROW_MODELS, ProgressCurveRow, StuckPointRow, has_tables, read_rows
 from harnessforge.rules import load_rules
 from tests.trajectories import GROUND_TRUTH, GT_FILE, CraftedRun, diff_adding
 
@@ -118,6 +119,40 @@ def test_the_load_and_the_models(analysed):
     assert curve == [(1, True), (2, True), (3, True)]
     assert waste == [("unused_read", "README.md"), ("reverted_edit", GT_FILE)]
     assert memo == (True, 1.0, True)
+
+
+def test_every_row_model_reads_its_table_column_for_column(analysed):
+    """A row model declares its table's columns in the table's order (the staging views' rows leave out
+    the load-time keys): a column added to, renamed in or reordered in a model's SQL fails here."""
+    store, _ = analysed
+    with connect(store) as con:
+        for model in ROW_MODELS:
+            columns = [column for column, *_ in con.execute(f"DESCRIBE {model.table}").fetchall()]
+            fields = list(model.model_fields)
+            if model.table.startswith("stg_"):
+                assert fields == [column for column in columns if column in fields], model.__name__
+                assert set(columns) - set(fields) <= {"mrun", "prev_test_run"}, model.__name__
+            else:
+                assert fields == columns, model.__name__
+            count = con.execute(f"SELECT count(*) FROM {model.table}").fetchone()[0]
+            assert len(read_rows(con, model)) == count > 0, model.__name__
+
+
+def test_rows_are_filtered_and_ordered_through_parameters(analysed):
+    store, _ = analysed
+    with connect(store) as con:
+        stuck = read_rows(con, StuckPointRow, {"run_id": "stuck"})
+        assert [(point.kind, point.signal_turn, point.length) for point in stuck] == [("same_error", 8, 3)]
+        assert stuck[0].key == ("acme__app", "stuck", "m01")
+        assert read_rows(con, StuckPointRow, {"run_id": "stuck' OR '1'='1"}) == []  # a value, never SQL
+        curve = read_rows(con, ProgressCurveRow, {"run_id": "progressive_success"}, order_by=("seq",))
+        assert [point.tests_passed for point in curve] == [1, 2, 3]
+        with pytest.raises(ValueError, match="no column"):
+            read_rows(con, StuckPointRow, {"run_id = run_id OR TRUE; --": "x"})
+        with pytest.raises(ValueError, match="no column"):
+            read_rows(con, StuckPointRow, order_by=("random()",))
+        assert has_tables(con, "stuck_points", "milestone_summary")
+        assert not has_tables(con, "stuck_points", "no_such_model")
 
 
 def stuck_kinds(store, run_id: str) -> list[tuple[str, int]]:

@@ -5,14 +5,16 @@ import dagster as dg
 from dagster._core.definitions.data_version import CachingStaleStatusResolver, StaleStatus
 from dagster._core.loader import LoadingContextForTest
 
+from harnessforge.distill.outputs import DISTILLED_OUTPUTS
 from harnessforge.rules import load_rules
 from harnessforge.store import Store
-from harnessforge_assets.distill import DISTILLED, stage3_assets
+from harnessforge_assets.distill import stage3_assets
 from harnessforge_assets.partitions import repo_milestone_key
 from resources import StoreResource
 from tests.test_analytics import craft
 from tests.test_distill import craft_more
 
+DISTILLED = [output.asset for output in DISTILLED_OUTPUTS]
 PARTITIONED = (*DISTILLED, "verified_tasks")  # per (repo, milestone)
 STAGE3 = ("trajectory_analytics", *PARTITIONED, "training_datasets")
 REPO = "acme__app"  # the crafted runs' repo: m01 has nine runs, m02 two
