@@ -59,7 +59,7 @@ def test_dagster_yaml_is_a_queued_instance_with_stage_limits_retries_and_monitor
     queue = instance.get_concurrency_config().run_queue_config
     assert queue.max_concurrent_runs == cfg["concurrency"]["runs"]["max_concurrent_runs"] == 6
     assert queue.tag_concurrency_limits == cfg["concurrency"]["runs"]["tag_concurrency_limits"]
-    limits = {(t["key"], t["value"]): t["limit"] for t in queue.tag_concurrency_limits}
+    limits = {(limit["key"], limit["value"]): limit["limit"] for limit in queue.tag_concurrency_limits}
     assert limits == {(STAGE, "agent"): 2, (STAGE, "env"): 2, (STAGE, "distill"): 1}
     assert instance.run_retries_enabled and instance.run_retries_max_retries == 2
     assert instance.run_retries_retry_on_asset_or_op_failure is False
@@ -68,7 +68,7 @@ def test_dagster_yaml_is_a_queued_instance_with_stage_limits_retries_and_monitor
 
 def test_stage_limits_name_stages_the_code_locations_jobs_tag():
     """A limit on a stage no job tags (a typo, a renamed stage) would silently limit nothing."""
-    limited = {t["value"] for t in load("dagster.yaml")["concurrency"]["runs"]["tag_concurrency_limits"]}
+    limited = {limit["value"] for limit in load("dagster.yaml")["concurrency"]["runs"]["tag_concurrency_limits"]}
     tagged = {job.tags.get(STAGE) for job in defs.jobs} - {None}
     assert limited <= tagged, f"limits on stages no job tags: {limited - tagged}"
 
@@ -77,7 +77,7 @@ def test_pools_default_to_one_step_and_the_documented_agent_widening_sticks(inst
     """The code location's pools get `default_limit` (1) when a step first claims them; the README's
     `dagster instance concurrency set agent 2` then holds (an explicit limit is not reset to the
     default), and duckdb stays at 1."""
-    pools = {a.op.pool for a in defs.assets if isinstance(a, dg.AssetsDefinition) and a.op.pool}
+    pools = {asset.op.pool for asset in defs.assets if isinstance(asset, dg.AssetsDefinition) and asset.op.pool}
     assert pools == {"duckdb", "agent"}, "a new pool gets default_limit 1: give it a limit in deploy/ docs"
 
     @dg.asset(pool="duckdb")
@@ -89,14 +89,20 @@ def test_pools_default_to_one_step_and_the_documented_agent_widening_sticks(inst
     storage = instance.event_log_storage
     assert storage.get_concurrency_keys() == set()  # nothing until a step claims a slot
     assert dg.materialize([uses_duckdb, uses_agent], instance=instance).success
-    assert {p: storage.get_concurrency_info(p).slot_count for p in ("duckdb", "agent")} == {"duckdb": 1, "agent": 1}
+    assert {pool: storage.get_concurrency_info(pool).slot_count for pool in ("duckdb", "agent")} == {
+        "duckdb": 1,
+        "agent": 1,
+    }
 
     env = {**os.environ, "DAGSTER_HOME": str(tmp_path)}
     cmd = [str(DAGSTER), "instance", "concurrency", "set", "agent", "2"]
     proc = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=120)
     assert proc.returncode == 0, proc.stderr
     assert dg.materialize([uses_duckdb, uses_agent], instance=instance).success
-    assert {p: storage.get_concurrency_info(p).slot_count for p in ("duckdb", "agent")} == {"duckdb": 1, "agent": 2}
+    assert {pool: storage.get_concurrency_info(pool).slot_count for pool in ("duckdb", "agent")} == {
+        "duckdb": 1,
+        "agent": 2,
+    }
 
 
 # ---- docker_executor.yaml -------------------------------------------------------------------------
@@ -106,7 +112,7 @@ def test_docker_executor_run_config_fits_the_executor_and_the_factory_in_docker_
     cfg = load("docker_executor.yaml")
     executor_cfg = cfg["execution"]["config"]
     result = process_config(docker_executor.config_schema.config_type, executor_cfg)
-    assert result.success, [e.message for e in result.errors]
+    assert result.success, [error.message for error in result.errors]
     # The same check rejects a misspelled key: the validation above is not vacuous.
     typo = copy.deepcopy(executor_cfg)
     typo["container_kwarg"] = typo.pop("container_kwargs")
@@ -121,9 +127,9 @@ def test_docker_executor_run_config_fits_the_executor_and_the_factory_in_docker_
 def test_docker_executor_mounts_the_paths_it_points_the_steps_at():
     executor_cfg = load("docker_executor.yaml")["execution"]["config"]
     kwargs = executor_cfg["container_kwargs"]
-    mounts = dict(v.split(":")[1::-1] for v in kwargs["volumes"])  # container path -> host path
+    mounts = dict(volume.split(":")[1::-1] for volume in kwargs["volumes"])  # container path -> host path
     assert mounts["/var/run/docker.sock"] == "/var/run/docker.sock"  # steps start sandboxes
-    env = dict(e.split("=", 1) for e in executor_cfg["env_vars"] if "=" in e)
+    env = dict(variable.split("=", 1) for variable in executor_cfg["env_vars"] if "=" in variable)
     for var in ("HARNESSFORGE_HOME", "DAGSTER_HOME"):
         assert mounts.get(env[var]) == env[var], f"{var}={env[var]} is not mounted at the same path"
     assert kwargs.get("network_mode") != "none"  # the agent step calls the model API
@@ -131,8 +137,10 @@ def test_docker_executor_mounts_the_paths_it_points_the_steps_at():
     dockerfile = (DEPLOY / "Dockerfile").read_text()
     assert all(f"{var}={env[var]}" in dockerfile for var in ("HARNESSFORGE_HOME", "DAGSTER_HOME"))
     # Variables passed by name are ones the code reads (a typo would fail every step launch).
-    sources = "".join(p.read_text() for d in ("harnessforge", "resources") for p in (ROOT / d).rglob("*.py"))
-    for name in (e for e in executor_cfg["env_vars"] if "=" not in e):
+    sources = "".join(
+        path.read_text() for directory in ("harnessforge", "resources") for path in (ROOT / directory).rglob("*.py")
+    )
+    for name in (variable for variable in executor_cfg["env_vars"] if "=" not in variable):
         assert f'"{name}"' in sources, name
 
 
@@ -141,20 +149,56 @@ def test_docker_executor_mounts_the_paths_it_points_the_steps_at():
 # subschema/run_launcher.py, subschema/daemon.py, subschema/concurrency.py): a misspelled key there
 # is silently ignored by the templates, so it is checked here.
 USER_DEPLOYMENT_KEYS = {
-    "name", "image", "dagsterApiGrpcArgs", "codeServerArgs", "includeConfigInLaunchedRuns", "port", "env",
-    "envConfigMaps", "envSecrets", "annotations", "nodeSelector", "affinity", "tolerations", "podSecurityContext",
-    "securityContext", "resources", "livenessProbe", "readinessProbe", "startupProbe", "labels", "volumeMounts",
-    "volumes", "schedulerName",
-}  # fmt: skip
+    "name",
+    "image",
+    "dagsterApiGrpcArgs",
+    "codeServerArgs",
+    "includeConfigInLaunchedRuns",
+    "port",
+    "env",
+    "envConfigMaps",
+    "envSecrets",
+    "annotations",
+    "nodeSelector",
+    "affinity",
+    "tolerations",
+    "podSecurityContext",
+    "securityContext",
+    "resources",
+    "livenessProbe",
+    "readinessProbe",
+    "startupProbe",
+    "labels",
+    "volumeMounts",
+    "volumes",
+    "schedulerName",
+}
 K8S_RUN_LAUNCHER_KEYS = {
-    "image", "imagePullPolicy", "jobNamespace", "loadInclusterConfig", "kubeconfigFile", "envConfigMaps",
-    "envSecrets", "envVars", "volumeMounts", "volumes", "labels", "failPodOnRunFailure", "resources",
-    "schedulerName", "securityContext", "runK8sConfig",
-}  # fmt: skip
+    "image",
+    "imagePullPolicy",
+    "jobNamespace",
+    "loadInclusterConfig",
+    "kubeconfigFile",
+    "envConfigMaps",
+    "envSecrets",
+    "envVars",
+    "volumeMounts",
+    "volumes",
+    "labels",
+    "failPodOnRunFailure",
+    "resources",
+    "schedulerName",
+    "securityContext",
+    "runK8sConfig",
+}
 QUEUED_RUN_COORDINATOR_KEYS = {
-    "maxConcurrentRuns", "tagConcurrencyLimits", "dequeueIntervalSeconds", "dequeueNumWorkers", "dequeueUseThreads",
+    "maxConcurrentRuns",
+    "tagConcurrencyLimits",
+    "dequeueIntervalSeconds",
+    "dequeueNumWorkers",
+    "dequeueUseThreads",
     "blockOpConcurrencyLimitedRuns",
-}  # fmt: skip
+}
 
 
 def test_helm_values_use_the_charts_keys_and_the_same_limits_as_dagster_yaml():
@@ -196,8 +240,11 @@ def test_helm_values_use_the_charts_keys_and_the_same_limits_as_dagster_yaml():
 def test_helm_values_mount_the_store_and_reach_the_engine_that_infra_yaml_creates():
     values = load("k8s/values.yaml")
     (dep,) = values["dagster-user-deployments"]["deployments"]
-    infra = {(d["kind"], d["metadata"]["name"]): d for d in yaml.safe_load_all((DEPLOY / "k8s/infra.yaml").read_text())}
-    env = {e["name"]: e["value"] for e in dep["env"]}
+    infra = {
+        (document["kind"], document["metadata"]["name"]): document
+        for document in yaml.safe_load_all((DEPLOY / "k8s/infra.yaml").read_text())
+    }
+    env = {variable["name"]: variable["value"] for variable in dep["env"]}
     (volume,) = dep["volumes"]
     (mount,) = dep["volumeMounts"]
     assert mount["name"] == volume["name"]
@@ -206,7 +253,7 @@ def test_helm_values_mount_the_store_and_reach_the_engine_that_infra_yaml_create
     assert env["HARNESSFORGE_HOME"].startswith(mount["mountPath"].rstrip("/") + "/")
     host, port = env["DOCKER_HOST"].removeprefix("tcp://").split(":")
     service = infra[("Service", host)]
-    assert [p["port"] for p in service["spec"]["ports"]] == [int(port)]
+    assert [entry["port"] for entry in service["spec"]["ports"]] == [int(port)]
     engine = infra[("StatefulSet", host)]["spec"]["template"]["spec"]["containers"][0]
     assert engine["securityContext"]["privileged"] is True
 
@@ -309,7 +356,7 @@ def test_dockerfile_takes_the_base_image_as_an_arg_and_serves_the_code_location(
         if word == "RUN" and "pyproject.toml" in arguments and "pip install" in arguments
     ]
     assert deps and deps[0] < copy_all  # dependencies in their own layer, before the code
-    (cmd,) = [json.loads(a) for w, a in steps if w == "CMD"]
+    (cmd,) = [json.loads(arguments) for word, arguments in steps if word == "CMD"]
     assert cmd[:3] == ["dagster", "api", "grpc"]
     assert cmd[cmd.index("--module-name") + 1] == "harnessforge_assets.definitions"
     assert cmd[cmd.index("--attribute") + 1] == "defs"
@@ -327,7 +374,7 @@ def build_context_files() -> set[str]:
     from docker.utils.build import exclude_paths
 
     lines = (ROOT / ".dockerignore").read_text().splitlines()
-    patterns = [p.strip() for p in lines if p.strip() and not p.startswith("#")]
+    patterns = [pattern.strip() for pattern in lines if pattern.strip() and not pattern.startswith("#")]
     return set(exclude_paths(str(ROOT), patterns, dockerfile="deploy/Dockerfile"))
 
 
@@ -350,9 +397,16 @@ def test_image_builds_from_the_local_base_image_and_serves_the_code_location(doc
     context = create_archive(files=sorted(build_context_files()), root=str(ROOT), extra_files=extra)
     previous = [i.id for i in docker_client.images.list(name=TEST_IMAGE)]
     image, _ = docker_client.images.build(
-        fileobj=context, custom_context=True, dockerfile="Dockerfile.test", tag=TEST_IMAGE, rm=True, forcerm=True,
-        buildargs={"BASE_IMAGE": base_image}, network_mode="host", timeout=900,
-    )  # fmt: skip
+        fileobj=context,
+        custom_context=True,
+        dockerfile="Dockerfile.test",
+        tag=TEST_IMAGE,
+        rm=True,
+        forcerm=True,
+        buildargs={"BASE_IMAGE": base_image},
+        network_mode="host",
+        timeout=900,
+    )
 
     for stale in set(previous) - {image.id}:  # the last session's image, now untagged; shared layers stay
         docker_client.images.remove(stale, noprune=False)
