@@ -17,6 +17,11 @@ BIN = Path(sys.executable).parent / "harnessforge"
 CHAINS = 8
 
 
+def oracle_run(store, key: str, *options: str) -> list[str]:
+    """The command line of a `harnessforge run` of oracle chains in Docker."""
+    return [str(BIN), "--store", str(store.root), "run", key, "--agent", "oracle", "--sandbox", "docker", *options]
+
+
 def _ours(docker_client, prefix: str) -> list:
     """HarnessForge containers of this test's runs only (other tests share the engine)."""
     every = docker_client.containers.list(all=True, filters={"label": LABEL})
@@ -27,25 +32,9 @@ def test_eight_chains_at_once_finish_whole_and_leave_no_container(validated, doc
     store, key, _ = validated
     base = f"load-{uuid.uuid4().hex[:6]}"
     assert not _ours(docker_client, base)
-    cmd = [
-        str(BIN),
-        "--store",
-        str(store.root),
-        "run",
-        key,
-        "--agent",
-        "oracle",
-        "--chains",
-        str(CHAINS),
-        "--workers",
-        str(CHAINS),
-        "--run-id",
-        base,
-        "--milestones",
-        "m01,m02",
-        "--sandbox",
-        "docker",
-    ]
+    cmd = oracle_run(
+        store, key, "--chains", str(CHAINS), "--workers", str(CHAINS), "--run-id", base, "--milestones", "m01,m02"
+    )
     proc = subprocess.run(cmd, capture_output=True, text=True, env={**os.environ, "COLUMNS": "250"}, timeout=900)
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
     rows = [line for line in proc.stdout.splitlines() if f" {base}-" in line and " m0" in line]
@@ -79,21 +68,7 @@ def test_env_cleanup_removes_a_killed_runs_containers_and_only_those(validated, 
     store, key, _ = validated
     run_id = f"leak-{uuid.uuid4().hex[:6]}"
     log = store.root / "trajectories" / key / run_id / "m01" / "trajectory.jsonl"
-    cmd = [
-        str(BIN),
-        "--store",
-        str(store.root),
-        "run",
-        key,
-        "--agent",
-        "oracle",
-        "--run-id",
-        run_id,
-        "--milestones",
-        "m01",
-        "--sandbox",
-        "docker",
-    ]
+    cmd = oracle_run(store, key, "--run-id", run_id, "--milestones", "m01")
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True)
     bystanders = []
     try:

@@ -155,23 +155,13 @@ RUN_SCHEMA = pa.schema(
     + [("synthetic", pa.bool_()), ("config", pa.string())]
 )
 MILESTONE_SCHEMA = pa.schema(
-    [
-        ("repo", pa.string()),
-        ("run_id", pa.string()),
-        ("milestone_id", pa.string()),
-        ("status", pa.string()),
-        ("turns", pa.int32()),
-        ("hints_released", pa.list_(pa.int32())),
-        ("cost_usd", pa.float64()),
-        ("wall_s", pa.float64()),
-        ("reset_to", pa.string()),
-        ("carried_from", pa.string()),
-        ("synthetic", pa.bool_()),
-        ("ground_truth_files", pa.list_(pa.string())),
-        ("candidate_files", pa.list_(pa.string())),
-        ("final_diff", pa.string()),
-        ("ground_truth", pa.string()),
-    ]
+    [(name, pa.string()) for name in ("repo", "run_id", "milestone_id", "status")]
+    + [("turns", pa.int32()), ("hints_released", pa.list_(pa.int32()))]
+    + [(name, pa.float64()) for name in ("cost_usd", "wall_s")]
+    + [(name, pa.string()) for name in ("reset_to", "carried_from")]
+    + [("synthetic", pa.bool_())]
+    + [(name, pa.list_(pa.string())) for name in ("ground_truth_files", "candidate_files")]
+    + [(name, pa.string()) for name in ("final_diff", "ground_truth")]
 )
 
 

@@ -10,6 +10,7 @@ row model, so no caller writes SQL.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from functools import cache
 from typing import Any, ClassVar, TypeVar
 
 import duckdb
@@ -184,11 +185,11 @@ def read_rows(
     unknown = [name for name in (*match, *order_by) if name not in model.model_fields]
     if unknown:
         raise ValueError(f"{model.__name__} has no column(s) {', '.join(unknown)}")
-    sql = f"SELECT {', '.join(_quoted(c) for c in columns)} FROM {model.table}"
+    sql = f"SELECT {', '.join(_quoted(column) for column in columns)} FROM {model.table}"
     if match:
-        sql += " WHERE " + " AND ".join(f"{_quoted(c)} = ?" for c in match)
+        sql += " WHERE " + " AND ".join(f"{_quoted(column)} = ?" for column in match)
     if order_by:
-        sql += " ORDER BY " + ", ".join(_quoted(c) for c in order_by)
+        sql += " ORDER BY " + ", ".join(_quoted(column) for column in order_by)
     rows = con.execute(sql, list(match.values())).fetchall()
     return _adapter(model).validate_python([dict(zip(columns, row, strict=True)) for row in rows])
 
@@ -206,10 +207,6 @@ def _quoted(column: str) -> str:
     return '"' + column + '"'
 
 
-_ADAPTERS: dict[type, TypeAdapter] = {}
-
-
+@cache
 def _adapter(model: type[Row]) -> TypeAdapter[list[Row]]:
-    if model not in _ADAPTERS:
-        _ADAPTERS[model] = TypeAdapter(list[model])
-    return _ADAPTERS[model]
+    return TypeAdapter(list[model])

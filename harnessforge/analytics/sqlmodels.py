@@ -60,7 +60,8 @@ def discover(directory: Traversable = SQL_DIR) -> dict[str, SqlModel]:
     if not directory.is_dir():
         raise ConfigError(f"no SQL models directory at {directory}")
     models = {}
-    for path in sorted((p for p in directory.iterdir() if p.name.endswith(".sql")), key=lambda p: p.name):
+    files = (entry for entry in directory.iterdir() if entry.name.endswith(".sql"))
+    for path in sorted(files, key=lambda entry: entry.name):
         text = path.read_text()
         first = text.splitlines()[0] if text.strip() else ""
         header = _HEADER.match(first)

@@ -6,6 +6,8 @@
 plus `manifest.json` with the counts. Synthetic runs are distilled like any other and stay
 labelled; exports decide whether they go out.
 
+The outputs, their files and their Dagster assets are one table, `outputs.DISTILLED_OUTPUTS`.
+
 `distill(..., only=(repo, milestone))` cuts the rows of one milestone (all its runs) into
 `distilled/milestones/<repo>/<milestone>/`, the unit Dagster partitions by; `assemble(store)` then
 joins every milestone's files into the top-level ones that exports read.

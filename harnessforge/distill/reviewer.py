@@ -44,19 +44,10 @@ class Reviewer:
             value = "medium"
         else:
             value = "low"
+        identity = summary.model_dump(include={"repo", "run_id", "milestone_id", "status", "max_hint_level"})
+        grade = {"difficulty": difficulty, "rl_value": value, "discard_reasons": reasons, "why": why}
         return Review(
-            repo=summary.repo,
-            run_id=summary.run_id,
-            milestone_id=summary.milestone_id,
-            status=summary.status,
-            difficulty=difficulty,
-            max_hint_level=summary.max_hint_level,
-            rl_value=value,
-            discard_reasons=reasons,
-            why=why,
-            reviewer=self.name,
-            synthetic=bool(summary.synthetic),
-            rules_hash=self.rules_hash,
+            **identity, **grade, reviewer=self.name, synthetic=bool(summary.synthetic), rules_hash=self.rules_hash
         )
 
     def difficulty(self, summary: MilestoneSummaryRow) -> tuple[int, str]:

@@ -71,9 +71,9 @@ def _check(client: docker.DockerClient, card: TaskCard, folder: Path, rules: Rul
     context = folder / "environment"
     shutil.copyfile(HOST_CA, context / "hf-build-ca.crt")
     lines = (context / "Dockerfile").read_text().splitlines()
-    ca = "/tmp/hf-build-ca.crt"  # for the build only: removed, and its variables unset, at the end
-    lines[1:1] = [f"COPY hf-build-ca.crt {ca}", "ENV " + " ".join(f"{name}={ca}" for name in CA_VARS)]
-    lines += ["USER root", f"RUN rm -f {ca}", "ENV " + " ".join(f"{name}=" for name in CA_VARS), "USER 1000"]
+    build_ca = "/tmp/hf-build-ca.crt"  # for the build only: removed, and its variables unset, at the end
+    lines[1:1] = [f"COPY hf-build-ca.crt {build_ca}", "ENV " + " ".join(f"{name}={build_ca}" for name in CA_VARS)]
+    lines += ["USER root", f"RUN rm -f {build_ca}", "ENV " + " ".join(f"{name}=" for name in CA_VARS), "USER 1000"]
     (context / "Dockerfile.verify").write_text("\n".join(lines) + "\n")
     build = {
         "path": str(context),

@@ -17,16 +17,7 @@ import matplotlib
 from matplotlib.figure import Figure
 from matplotlib.patches import Rectangle
 
-from ..analytics.rows import (
-    AnalyticsRow,
-    EditRow,
-    HintResponseRow,
-    MilestoneSummaryRow,
-    ProgressCurveRow,
-    RunKey,
-    StuckPointRow,
-    TestRunRow,
-)
+from ..analytics import rows as analytics
 
 RC = {
     "svg.fonttype": "none",  # text stays <text>: selectable, searchable, small
@@ -89,12 +80,12 @@ def empty(name: str, text: str) -> str:
 
 
 def timeline(
-    runs: list[MilestoneSummaryRow],
-    labels: dict[RunKey, str],
-    edits: list[EditRow],
-    tests: list[TestRunRow],
-    hints: list[HintResponseRow],
-    stuck: list[StuckPointRow],
+    runs: list[analytics.MilestoneSummaryRow],
+    labels: dict[analytics.RunKey, str],
+    edits: list[analytics.EditRow],
+    tests: list[analytics.TestRunRow],
+    hints: list[analytics.HintResponseRow],
+    stuck: list[analytics.StuckPointRow],
 ) -> str:
     """One row per milestone run over its turns: edits, test runs (green or red), hints (with their
     level) and where a stuck signal fired, ending in the run's status."""
@@ -116,9 +107,9 @@ def timeline(
                 fontweight="bold",
             )
 
-        def points(rows: list[AnalyticsRow], turn: str = "turn_id") -> tuple[list[int], list[float]]:
-            rows = [row for row in rows if row.key in height]
-            return [getattr(row, turn) for row in rows], [height[row.key] for row in rows]
+        def points(marks: list[analytics.AnalyticsRow], turn: str = "turn_id") -> tuple[list[int], list[float]]:
+            shown = [mark for mark in marks if mark.key in height]
+            return [getattr(mark, turn) for mark in shown], [height[mark.key] for mark in shown]
 
         xs, ys = points(edits)
         axes.scatter(xs, [y - 0.18 for y in ys], marker="s", s=14, color=EDIT, label="edit", zorder=3)
@@ -144,9 +135,13 @@ def timeline(
     return to_svg(figure, "timeline")
 
 
-def progress(runs: list[MilestoneSummaryRow], labels: dict[RunKey, str], curves: list[ProgressCurveRow]) -> str:
+def progress(
+    runs: list[analytics.MilestoneSummaryRow],
+    labels: dict[analytics.RunKey, str],
+    curves: list[analytics.ProgressCurveRow],
+) -> str:
     """Passing tests after each test run, one line per milestone run (from `progress_curves`)."""
-    by_run: dict[RunKey, list[ProgressCurveRow]] = defaultdict(list)
+    by_run: dict[analytics.RunKey, list[analytics.ProgressCurveRow]] = defaultdict(list)
     for point in curves:
         by_run[point.key].append(point)
     figure = _figure(10, 4)
@@ -177,7 +172,7 @@ def progress(runs: list[MilestoneSummaryRow], labels: dict[RunKey, str], curves:
     return to_svg(figure, "progress")
 
 
-def hints_vs_outcome(runs: list[MilestoneSummaryRow]) -> str:
+def hints_vs_outcome(runs: list[analytics.MilestoneSummaryRow]) -> str:
     """How many milestone runs ended in each status, by the highest hint level they received."""
     counts = Counter((run.max_hint_level or 0, run.status) for run in runs)
     known = list(STATUS_COLOURS)
