@@ -13,6 +13,7 @@ from pathlib import Path
 
 import duckdb
 
+from .analytics.rows import CheatingFlagRow, read_rows
 from .diffs import split_diff
 from .errors import ArtifactError, RepoError
 from .files import FileClassifier
@@ -35,17 +36,19 @@ def plan_problems(store: Store, key: str) -> list[str]:
         return [str(e)]
     repo = GitRepo(store.git_cache(key))
     problems = []
-    for m in plan.milestones:
-        if m.base_commit == m.verify_commit:
-            problems.append(f"{m.id}: base and verify commit are the same ({m.base_commit[:12]})")
-        if not m.test_files:  # which of their tests are acceptance tests, validation establishes by running them
-            problems.append(f"{m.id}: changes no test file")
+    for milestone in plan.milestones:
+        if milestone.base_commit == milestone.verify_commit:
+            problems.append(f"{milestone.id}: base and verify commit are the same ({milestone.base_commit[:12]})")
+        if (
+            not milestone.test_files
+        ):  # which of their tests are acceptance tests, validation establishes by running them
+            problems.append(f"{milestone.id}: changes no test file")
         try:
-            ground_truth, test_patch = store.read_patches(key, m.id)
-            repo.tree_with(m.base_commit, ground_truth)
-            repo.tree_with(m.base_commit, test_patch)
+            ground_truth, test_patch = store.read_patches(key, milestone.id)
+            repo.tree_with(milestone.base_commit, ground_truth)
+            repo.tree_with(milestone.base_commit, test_patch)
         except (ArtifactError, RepoError) as e:
-            problems.append(f"{m.id}: {e}")
+            problems.append(f"{milestone.id}: {e}")
     return problems
 
 
@@ -77,7 +80,9 @@ def trajectory_problems(milestone_dir: Path, rules: Rules) -> list[str]:
         problems.append("summary says PASS but test_results.json says the submission failed")
     classify = FileClassifier(rules.planning)
     credited = sorted(
-        f.path for f in split_diff(final) if classify.is_test(f.path) and f.path not in report.excluded_files
+        change.path
+        for change in split_diff(final)
+        if classify.is_test(change.path) and change.path not in report.excluded_files
     )
     if credited:
         problems.append(f"test-file edits were graded as part of the solution: {', '.join(credited)}")
@@ -86,12 +91,14 @@ def trajectory_problems(milestone_dir: Path, rules: Rules) -> list[str]:
 
 def unreviewed_cheating(con: duckdb.DuckDBPyConnection, reviews: list[Review], repo: str, milestone: str) -> list[str]:
     """Every run with a cheating flag in the analytics has a review that discards it for cheating."""
-    flagged = con.execute(
-        "SELECT run_id, count(*) FROM cheating_flags WHERE repo = ? AND milestone_id = ? GROUP BY run_id ORDER BY 1",
-        [repo, milestone],
-    ).fetchall()
-    rejected = {r.run_id for r in reviews if "cheating" in r.discard_reasons}
-    return [f"run {run}: {n} cheating probe(s) but no review rejects it" for run, n in flagged if run not in rejected]
+    flags = read_rows(con, CheatingFlagRow, {"repo": repo, "milestone_id": milestone})
+    probes = Counter(flag.run_id for flag in flags)
+    rejected = {review.run_id for review in reviews if "cheating" in review.discard_reasons}
+    return [
+        f"run {run_id}: {count} cheating probe(s) but no review rejects it"
+        for run_id, count in sorted(probes.items())
+        if run_id not in rejected
+    ]
 
 
 def dataset_problems(out: Path, allow_synthetic: bool) -> list[str]:
@@ -109,7 +116,7 @@ def dataset_problems(out: Path, allow_synthetic: bool) -> list[str]:
         name = path.relative_to(out)
         if synthetic and not allow_synthetic:
             problems.append(f"{name}: {synthetic} synthetic row(s), and synthetic rows are not allowed")
-        twice = sorted(str(i) for i, n in ids.items() if i is not None and n > 1)
+        twice = sorted(str(row_id) for row_id, count in ids.items() if row_id is not None and count > 1)
         if twice:
             problems.append(f"{name}: duplicate id(s) {', '.join(twice[:5])}")
     return problems

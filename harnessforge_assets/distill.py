@@ -4,7 +4,8 @@ tasks, and the exported datasets.
 - `trajectory_analytics` (unpartitioned, pool `duckdb`): new trajectories into Parquet, every SQL
   model rebuilt once for all repos.
 - `stuck_slices`, `dpo_pairs`, `kto_rows`, `sft_segments`, `reviews`, `task_cards` (repo x milestone):
-  one multi-asset cuts one milestone's runs into `distilled/milestones/<repo>/<mid>/`.
+  one multi-asset cuts one milestone's runs into `distilled/milestones/<repo>/<mid>/` (the assets and
+  their files are `harnessforge.distill.outputs.DISTILLED_OUTPUTS`).
 - `verified_tasks` (repo x milestone): the milestone's task card rebuilt from itself in Docker.
 - `training_datasets` (unpartitioned): every milestone's rows assembled, then exported.
 
@@ -20,9 +21,10 @@ import dagster as dg
 from pydantic import Field
 
 from harnessforge.analytics import analytics_version, analyze, distill_version
-from harnessforge.analytics.load import connect
+from harnessforge.analytics.database import connect
 from harnessforge.checks import dataset_problems, unreviewed_cheating
 from harnessforge.distill import assemble, distill
+from harnessforge.distill.outputs import DISTILLED_OUTPUTS, REVIEWS, TASK_CARDS, VERIFIED_TASKS
 from harnessforge.errors import HarnessForgeError
 from harnessforge.export import FORMATS, export
 from harnessforge.export.verify import verify_tasks
@@ -32,10 +34,6 @@ from resources import StoreResource
 
 from .partitions import has_runs_to_distill, repo_milestone_partitions, split_repo_milestone
 from .runs import raw_trajectories
-
-# asset name -> the file the core writes for it
-DISTILLED = {"stuck_slices": "stuck_slices", "dpo_pairs": "dpo_pairs", "kto_rows": "kto", "sft_segments": "sft",
-             "reviews": "reviews", "task_cards": "task_cards"}  # fmt: skip
 
 
 class ExportConfig(dg.Config):
@@ -51,105 +49,135 @@ def _failure(e: HarnessForgeError) -> dg.Failure:
 def stage3_assets(rules: Rules) -> list:
     """The Stage 3 assets, versioned by `rules` (the code location passes the rules it loaded)."""
 
-    @dg.asset(group_name="distill", deps=[raw_trajectories], code_version=analytics_version(rules),
-              pool="duckdb", kinds={"duckdb"})  # fmt: skip
+    @dg.asset(
+        group_name="distill",
+        deps=[raw_trajectories],
+        code_version=analytics_version(rules),
+        pool="duckdb",
+        kinds={"duckdb"},
+    )
     def trajectory_analytics(store: StoreResource) -> dg.MaterializeResult:
         """New or changed trajectories into Parquet and DuckDB; the `dbt_like_sql/` models rebuilt."""
         try:
             report = analyze(store.store(), store.rules())
         except HarnessForgeError as e:
             raise _failure(e) from None
-        rows = "\n".join(f"| {m.name} | {m.materialization} | {m.rows} |" for m in report.models)
-        bad = "\n".join(f"- {b}" for b in report.load.bad_lines[:50]) or "none"
-        return dg.MaterializeResult(metadata={
-            "trajectories_loaded": len(report.load.loaded), "unchanged": report.load.unchanged,
-            "events_loaded": report.load.events, "bad_lines": len(report.load.bad_lines),
-            "models": dg.MetadataValue.md(f"| model | kind | rows |\n|---|---|---|\n{rows}\n\nBad lines:\n{bad}"),
-            "database": dg.MetadataValue.path(str(store.store().analytics_database())),
-        })  # fmt: skip
+        models = "\n".join(f"| {model.name} | {model.materialization} | {model.rows} |" for model in report.models)
+        bad = "\n".join(f"- {line}" for line in report.load.bad_lines[:50]) or "none"
+        table = f"| model | kind | rows |\n|---|---|---|\n{models}\n\nBad lines:\n{bad}"
+        return dg.MaterializeResult(
+            metadata={
+                "trajectories_loaded": len(report.load.loaded),
+                "unchanged": report.load.unchanged,
+                "events_loaded": report.load.events,
+                "bad_lines": len(report.load.bad_lines),
+                "models": dg.MetadataValue.md(table),
+                "database": dg.MetadataValue.path(str(store.store().analytics_database())),
+            }
+        )
 
     version = distill_version(rules)
 
     @dg.multi_asset(
         specs=[
             dg.AssetSpec(
-                name,
+                output.asset,
                 group_name="distill",
                 deps=[trajectory_analytics, raw_trajectories],
                 code_version=version,
                 skippable=True,
                 kinds={"duckdb"},
             )
-            for name in DISTILLED
-        ],  # fmt: skip
+            for output in DISTILLED_OUTPUTS
+        ],
         partitions_def=repo_milestone_partitions,
         pool="duckdb",
         can_subset=True,  # a no-op yields nothing; a subset yields only what was selected
         check_specs=[
             dg.AssetCheckSpec(
                 "cheating_reviewed",
-                asset="reviews",
+                asset=REVIEWS.asset,
                 blocking=True,
                 description="Every run with a cheating flag in the analytics is rejected by its review.",
             ),
-        ],  # fmt: skip
+        ],
     )
     def distilled(context: dg.AssetExecutionContext, store: StoreResource):
         """Stuck slices, DPO pairs, KTO rows, SFT segments, reviews and the task card cut from one
         milestone's runs (all run ids) in the analytics."""
-        s = store.store()
-        key, mid = split_repo_milestone(context.partition_key)
-        if not has_runs_to_distill(s, key, mid, context.log.info):
+        forge_store = store.store()
+        key, milestone_id = split_repo_milestone(context.partition_key)
+        if not has_runs_to_distill(forge_store, key, milestone_id, context.log.info):
             return
         try:
-            report = distill(s, store.rules(), log=context.log.warning, only=(key, mid))
+            report = distill(forge_store, store.rules(), log=context.log.warning, only=(key, milestone_id))
         except HarnessForgeError as e:
             raise _failure(e) from None
-        reviews_file = s.distilled_file("reviews", (key, mid))
-        reviews = [Review.model_validate_json(x) for x in reviews_file.read_bytes().splitlines() if x]
-        with connect(s) as con:
-            cheating = unreviewed_cheating(con, reviews, key, mid)
-        selected = {k.to_user_string() for k in context.selected_asset_keys}
-        for name, stem in DISTILLED.items():
-            if name not in selected:
+        with connect(forge_store) as con:
+            cheating = unreviewed_cheating(con, report.reviews, key, milestone_id)
+        selected = {asset_key.to_user_string() for asset_key in context.selected_asset_keys}
+        for output in DISTILLED_OUTPUTS:
+            if output.asset not in selected:
                 continue
-            path = s.distilled_file(stem, (key, mid))
-            metadata = {"rows": report.counts[stem], "path": dg.MetadataValue.path(str(path)),
-                        "runs_skipped": len(report.skipped)}  # fmt: skip
-            if name == "reviews":
-                metadata["verdicts"] = dg.MetadataValue.md(reviews_markdown(reviews))
-            checks = [dg.AssetCheckResult(check_name="cheating_reviewed", passed=not cheating,
-                                          metadata={"problems": dg.MetadataValue.json(cheating)})]  # fmt: skip
-            yield dg.MaterializeResult(asset_key=name, metadata=metadata,
-                                       check_results=checks if name == "reviews" else None)  # fmt: skip
+            path = forge_store.distilled_file(output.stem, (key, milestone_id))
+            metadata = {
+                "rows": report.counts[output.stem],
+                "path": dg.MetadataValue.path(str(path)),
+                "runs_skipped": len(report.skipped),
+            }
+            checks = None
+            if output is REVIEWS:
+                metadata["verdicts"] = dg.MetadataValue.md(reviews_markdown(report.reviews))
+                problems = dg.MetadataValue.json(cheating)
+                checks = [
+                    dg.AssetCheckResult(
+                        check_name="cheating_reviewed", passed=not cheating, metadata={"problems": problems}
+                    )
+                ]
+            yield dg.MaterializeResult(asset_key=output.asset, metadata=metadata, check_results=checks)
 
     @dg.multi_asset(
-        specs=[dg.AssetSpec("verified_tasks", group_name="distill", deps=["task_cards"], code_version=version,
-                            kinds={"docker"}, skippable=True)],
+        specs=[
+            dg.AssetSpec(
+                VERIFIED_TASKS.asset,
+                group_name="distill",
+                deps=[TASK_CARDS.asset],
+                code_version=version,
+                kinds={"docker"},
+                skippable=True,
+            )
+        ],
         partitions_def=repo_milestone_partitions,
         can_subset=True,  # lets a no-op yield no check result either
-        check_specs=[dg.AssetCheckSpec("tasks_reproduce", asset="verified_tasks",
-                                       description="The milestone's task card rebuilds from itself: reference 1, "
-                                       "empty attempt 0 (else it is dropped from verified_tasks)")],
-    )  # fmt: skip
+        check_specs=[
+            dg.AssetCheckSpec(
+                "tasks_reproduce",
+                asset=VERIFIED_TASKS.asset,
+                description="The milestone's task card rebuilds from itself: reference 1, "
+                "empty attempt 0 (else it is dropped from verified_tasks)",
+            )
+        ],
+    )
     def verified_tasks(context: dg.AssetExecutionContext, store: StoreResource):
         """The milestone's task card, kept only if it reproduces from the card alone in Docker."""
-        s = store.store()
-        key, mid = split_repo_milestone(context.partition_key)
-        if not has_runs_to_distill(s, key, mid, context.log.info):
+        forge_store = store.store()
+        key, milestone_id = split_repo_milestone(context.partition_key)
+        if not has_runs_to_distill(forge_store, key, milestone_id, context.log.info):
             return
         try:
-            checks = verify_tasks(s, store.rules(), log=context.log.info, milestone=(key, mid))
+            checks = verify_tasks(forge_store, store.rules(), log=context.log.info, milestone=(key, milestone_id))
         except HarnessForgeError as e:
             raise _failure(e) from None
-        dropped = {c.task_id: c.reason for c in checks if not c.reproduced}
+        dropped = {check.task_id: check.reason for check in checks if not check.reproduced}
         yield dg.MaterializeResult(
-            asset_key="verified_tasks",
+            asset_key=VERIFIED_TASKS.asset,
             metadata={
                 "cards": len(checks),
                 "reproduced": len(checks) - len(dropped),
                 "dropped": dg.MetadataValue.json(dropped),
-                "path": dg.MetadataValue.path(str(s.distilled_file("verified_tasks", (key, mid)))),
+                "path": dg.MetadataValue.path(
+                    str(forge_store.distilled_file(VERIFIED_TASKS.stem, (key, milestone_id)))
+                ),
             },
             check_results=[
                 dg.AssetCheckResult(
@@ -158,12 +186,12 @@ def stage3_assets(rules: Rules) -> list:
                     severity=dg.AssetCheckSeverity.WARN,
                     metadata={"dropped": dg.MetadataValue.json(dropped)},
                 )
-            ],  # fmt: skip
+            ],
         )
 
     @dg.asset(
         group_name="distill",
-        deps=[*DISTILLED, verified_tasks],
+        deps=[*(output.asset for output in DISTILLED_OUTPUTS), verified_tasks],
         code_version=version,
         check_specs=[
             dg.AssetCheckSpec(
@@ -172,36 +200,43 @@ def stage3_assets(rules: Rules) -> list:
                 blocking=True,
                 description="No synthetic row unless allowed; no id twice in one file.",
             ),
-        ],  # fmt: skip
+        ],
     )
     def training_datasets(config: ExportConfig, store: StoreResource) -> dg.MaterializeResult:
         """Every milestone's distilled rows assembled, then written in trainers' formats with a dataset card."""
-        s = store.store()
-        out = Path(config.out_dir or s.datasets_dir())
+        forge_store = store.store()
+        out = Path(config.out_dir or forge_store.datasets_dir())
         try:
-            assembled = assemble(s, store.rules().hash)
-            report = export(s, config.formats, out, allow_synthetic=config.allow_synthetic)
+            assembled = assemble(forge_store, store.rules().hash)
+            report = export(forge_store, config.formats, out, allow_synthetic=config.allow_synthetic)
         except HarnessForgeError as e:
             raise _failure(e) from None
         problems = dataset_problems(out, config.allow_synthetic)
         return dg.MaterializeResult(
             metadata={
-                "files": len(report.files), "refused_synthetic": sum(report.refused_synthetic.values()),
-                "discarded": sum(report.discarded.values()), "path": dg.MetadataValue.path(str(out)),
+                "files": len(report.files),
+                "refused_synthetic": sum(report.refused_synthetic.values()),
+                "discarded": sum(report.discarded.values()),
+                "path": dg.MetadataValue.path(str(out)),
                 "dataset_card": dg.MetadataValue.md((report.out / "README.md").read_text()),
                 "assembled": dg.MetadataValue.json(assembled),
-                **{f"rows/{k}": v for k, v in sorted(report.rows.items())},
+                **{f"rows/{name}": count for name, count in sorted(report.rows.items())},
             },
-            check_results=[dg.AssetCheckResult(check_name="dataset_clean", passed=not problems,
-                                               metadata={"problems": dg.MetadataValue.json(problems)})],
-        )  # fmt: skip
+            check_results=[
+                dg.AssetCheckResult(
+                    check_name="dataset_clean",
+                    passed=not problems,
+                    metadata={"problems": dg.MetadataValue.json(problems)},
+                )
+            ],
+        )
 
     return [trajectory_analytics, distilled, verified_tasks, training_datasets]
 
 
 def reviews_markdown(reviews: list[Review]) -> str:
     rows = ["| run | status | value | difficulty | reasons |", "|---|---|---|---|---|"]
-    for r in reviews:
-        rows.append(f"| {r.run_id} | {r.status} | {r.rl_value} | {r.difficulty} | "
-                    f"{', '.join(r.discard_reasons) or '—'} |")  # fmt: skip
+    for review in reviews:
+        reasons = ", ".join(review.discard_reasons) or "—"
+        rows.append(f"| {review.run_id} | {review.status} | {review.rl_value} | {review.difficulty} | {reasons} |")
     return "\n".join(rows)

@@ -11,7 +11,9 @@ from __future__ import annotations
 
 import dagster as dg
 
-DISTILL_ASSETS = ("stuck_slices", "dpo_pairs", "kto_rows", "sft_segments", "reviews", "task_cards", "verified_tasks")
+from harnessforge.distill.outputs import DISTILLED_OUTPUTS, VERIFIED_TASKS
+
+DISTILL_ASSETS = (*(output.asset for output in DISTILLED_OUTPUTS), VERIFIED_TASKS.asset)
 
 
 def _records(instance: dg.DagsterInstance, asset: str, after: int | None, limit: int, ascending: bool):

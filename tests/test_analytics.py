@@ -7,6 +7,7 @@ import pytest
 
 from harnessforge.analytics import analyze
 from harnessforge.analytics.load import connect
+from harnessforge.analytics.rows import ROW_MODELS, ProgressCurveRow, StuckPointRow, has_tables, read_rows
 from harnessforge.rules import load_rules
 from tests.trajectories import GROUND_TRUTH, GT_FILE, CraftedRun, diff_adding
 
@@ -36,38 +37,38 @@ def explore(run: CraftedRun) -> CraftedRun:
 
 
 def craft(store) -> None:
-    r = explore(CraftedRun(store, "stuck"))
+    run = explore(CraftedRun(store, "stuck"))
     for i in range(3):  # edit, test, the same failure, three times
-        r.say().edit(sha=f"s{i}").say().test(0, 2, "sig-a")
-    r.finish("STUCK", OWN_DIFF)
+        run.say().edit(sha=f"s{i}").say().test(0, 2, "sig-a")
+    run.finish("STUCK", OWN_DIFF)
 
-    r = explore(CraftedRun(store, "hint_followed")).say().edit(sha="h1").say().test(0, 1, "sig-a")
-    r.hint(1, "same_error").say("New idea.").search("priority", "src/order.py:3:def by_priority").say()
-    r.read("src/order.py").say().edit("src/order.py", "o1").say().test(1, 0)
-    r.finish("PASS", OWN_DIFF)
+    run = explore(CraftedRun(store, "hint_followed")).say().edit(sha="h1").say().test(0, 1, "sig-a")
+    run.hint(1, "same_error").say("New idea.").search("priority", "src/order.py:3:def by_priority").say()
+    run.read("src/order.py").say().edit("src/order.py", "o1").say().test(1, 0)
+    run.finish("PASS", OWN_DIFF)
 
-    r = explore(CraftedRun(store, "hint_ignored")).say().edit(sha="i1").say().test(0, 1, "sig-a")
-    r.hint(1, "same_error").say("Same again.").edit(sha="i2").say().test(0, 1, "sig-b")
-    r.finish("STUCK", OWN_DIFF)
+    run = explore(CraftedRun(store, "hint_ignored")).say().edit(sha="i1").say().test(0, 1, "sig-a")
+    run.hint(1, "same_error").say("Same again.").edit(sha="i2").say().test(0, 1, "sig-b")
+    run.finish("STUCK", OWN_DIFF)
 
-    r = explore(CraftedRun(store, "progressive_success"))
+    run = explore(CraftedRun(store, "progressive_success"))
     for i, passed in enumerate((1, 2, 3)):
-        r.say().edit(sha=f"p{i}").say().test(passed, 3 - passed, f"sig-{i}")
-    pad(r).finish("PASS", OWN_DIFF)
+        run.say().edit(sha=f"p{i}").say().test(passed, 3 - passed, f"sig-{i}")
+    pad(run).finish("PASS", OWN_DIFF)
 
-    r = explore(CraftedRun(store, "wasted_exploration")).say().read("README.md", "# app")
-    r.say().edit(sha="w1").say().edit(sha="w2").say().edit(sha="w1").say().test(1, 0)  # w2 undone
-    r.finish("FAIL", OWN_DIFF)
+    run = explore(CraftedRun(store, "wasted_exploration")).say().read("README.md", "# app")
+    run.say().edit(sha="w1").say().edit(sha="w2").say().edit(sha="w1").say().test(1, 0)  # w2 undone
+    run.finish("FAIL", OWN_DIFF)
 
-    r = explore(CraftedRun(store, "efficient_path")).say().edit(sha="e1").say().test(1, 0)
-    r.finish("PASS", OWN_DIFF)
+    run = explore(CraftedRun(store, "efficient_path")).say().edit(sha="e1").say().test(1, 0)
+    run.finish("PASS", OWN_DIFF)
 
-    r = CraftedRun(store, "memorisation").say("I know this one.").edit(sha="m1").say().test(1, 0)  # blind edit
-    pad(r).finish("PASS", GROUND_TRUTH)
+    run = CraftedRun(store, "memorisation").say("I know this one.").edit(sha="m1").say().test(1, 0)  # blind edit
+    pad(run).finish("PASS", GROUND_TRUTH)
 
-    r = explore(CraftedRun(store, "git_history_probe")).say().bash("git log --all --oneline | head", "abc123 fix")
-    r.say().edit(sha="g1").say().test(1, 0)
-    pad(r).finish("PASS", OWN_DIFF)
+    run = explore(CraftedRun(store, "git_history_probe")).say().bash("git log --all --oneline | head", "abc123 fix")
+    run.say().edit(sha="g1").say().test(1, 0)
+    pad(run).finish("PASS", OWN_DIFF)
 
 
 @pytest.fixture(scope="module")
@@ -84,7 +85,7 @@ def fired(store) -> dict[str, set[str]]:
     with connect(store) as con:
         cols = ", ".join(f"{expr} AS {name}" for name, expr in SIGNALS.items())
         rows = con.execute(f"SELECT run_id, {cols} FROM milestone_summary").fetchall()
-    return {row[0]: {name for name, on in zip(SIGNALS, row[1:], strict=True) if on} for row in rows}
+    return {row[0]: {name for name, fired_here in zip(SIGNALS, row[1:], strict=True) if fired_here} for row in rows}
 
 
 @pytest.mark.parametrize("signal", list(SIGNALS))
@@ -96,7 +97,7 @@ def test_each_crafted_run_fires_exactly_its_signal(analysed, signal):
 def test_the_load_and_the_models(analysed):
     store, report = analysed
     assert len(report.load.loaded) == len(SIGNALS) and not report.load.bad_lines
-    assert [m.name for m in report.models][:1] == ["stg_events"] and len(report.models) == 12
+    assert [model.name for model in report.models][:1] == ["stg_events"] and len(report.models) == 12
     with connect(store) as con:
         kinds = con.execute("SELECT kind, signal_turn, length FROM stuck_points WHERE run_id = 'stuck'").fetchall()
         hint = con.execute(
@@ -120,6 +121,40 @@ def test_the_load_and_the_models(analysed):
     assert memo == (True, 1.0, True)
 
 
+def test_every_row_model_reads_its_table_column_for_column(analysed):
+    """A row model declares its table's columns in the table's order (the staging views' rows leave out
+    the load-time keys): a column added to, renamed in or reordered in a model's SQL fails here."""
+    store, _ = analysed
+    with connect(store) as con:
+        for model in ROW_MODELS:
+            columns = [column for column, *_ in con.execute(f"DESCRIBE {model.table}").fetchall()]
+            fields = list(model.model_fields)
+            if model.table.startswith("stg_"):
+                assert fields == [column for column in columns if column in fields], model.__name__
+                assert set(columns) - set(fields) <= {"mrun", "prev_test_run"}, model.__name__
+            else:
+                assert fields == columns, model.__name__
+            count = con.execute(f"SELECT count(*) FROM {model.table}").fetchone()[0]
+            assert len(read_rows(con, model)) == count > 0, model.__name__
+
+
+def test_rows_are_filtered_and_ordered_through_parameters(analysed):
+    store, _ = analysed
+    with connect(store) as con:
+        stuck = read_rows(con, StuckPointRow, {"run_id": "stuck"})
+        assert [(point.kind, point.signal_turn, point.length) for point in stuck] == [("same_error", 8, 3)]
+        assert stuck[0].key == ("acme__app", "stuck", "m01")
+        assert read_rows(con, StuckPointRow, {"run_id": "stuck' OR '1'='1"}) == []  # a value, never SQL
+        curve = read_rows(con, ProgressCurveRow, {"run_id": "progressive_success"}, order_by=("seq",))
+        assert [point.tests_passed for point in curve] == [1, 2, 3]
+        with pytest.raises(ValueError, match="no column"):
+            read_rows(con, StuckPointRow, {"run_id = run_id OR TRUE; --": "x"})
+        with pytest.raises(ValueError, match="no column"):
+            read_rows(con, StuckPointRow, order_by=("random()",))
+        assert has_tables(con, "stuck_points", "milestone_summary")
+        assert not has_tables(con, "stuck_points", "no_such_model")
+
+
 def stuck_kinds(store, run_id: str) -> list[tuple[str, int]]:
     with connect(store) as con:
         return con.execute(
@@ -128,22 +163,22 @@ def stuck_kinds(store, run_id: str) -> list[tuple[str, int]]:
 
 
 def test_openhands_loop_detectors(store):
-    r = explore(CraftedRun(store, "same_call"))
+    run = explore(CraftedRun(store, "same_call"))
     for _ in range(4):  # one action, one observation, four times in a row
-        r.say().bash("ls src", "app.py")
-    r.finish("STUCK", OWN_DIFF)
-    r = explore(CraftedRun(store, "failing_call"))
+        run.say().bash("ls src", "app.py")
+    run.finish("STUCK", OWN_DIFF)
+    run = explore(CraftedRun(store, "failing_call"))
     for i in range(3):  # one failing action three times (different error texts)
-        r.say().bash("python -m app", f"Traceback {i}", code=1)
-    r.finish("STUCK", OWN_DIFF)
-    r = explore(CraftedRun(store, "ping_pong"))
+        run.say().bash("python -m app", f"Traceback {i}", code=1)
+    run.finish("STUCK", OWN_DIFF)
+    run = explore(CraftedRun(store, "ping_pong"))
     for _ in range(4):  # A B A B A B A B: eight steps, three windows of six
-        r.say().bash("cat a", "1").say().bash("cat b", "2")
-    r.finish("STUCK", OWN_DIFF)
-    r = explore(CraftedRun(store, "three_only"))
+        run.say().bash("cat a", "1").say().bash("cat b", "2")
+    run.finish("STUCK", OWN_DIFF)
+    run = explore(CraftedRun(store, "three_only"))
     for _ in range(3):  # below the threshold of four
-        r.say().bash("ls src", "app.py")
-    r.finish("STUCK", OWN_DIFF)
+        run.say().bash("ls src", "app.py")
+    run.finish("STUCK", OWN_DIFF)
     analyze(store, load_rules())
     assert stuck_kinds(store, "same_call") == [("repeat_action_observation", 4)]
     assert stuck_kinds(store, "failing_call") == [("repeat_action_error", 3)]
@@ -155,11 +190,11 @@ def test_neighbours_follow_seq_even_when_the_lines_do_not(store):
     """The loop detectors compare each call with the ones before it (columns computed at load):
     a trajectory written out of order gives the same stretches as one written in order."""
     for run_id in ("in_order", "shuffled"):
-        r = explore(CraftedRun(store, run_id))
+        run = explore(CraftedRun(store, run_id))
         for _ in range(4):
-            r.say().bash("cat a", "1").say().bash("cat b", "2")
-        r.say().test(0, 1, "sig-a").say().test(0, 1, "sig-a").say().test(0, 1, "sig-a")
-        r.finish("STUCK", OWN_DIFF)
+            run.say().bash("cat a", "1").say().bash("cat b", "2")
+        run.say().test(0, 1, "sig-a").say().test(0, 1, "sig-a").say().test(0, 1, "sig-a")
+        run.finish("STUCK", OWN_DIFF)
     log = store.root / "trajectories" / "acme__app" / "shuffled" / "m01" / "trajectory.jsonl"
     lines = log.read_bytes().splitlines(keepends=True)
     log.write_bytes(b"".join(lines[1::2] + lines[0::2]))  # odd lines first, then even ones
@@ -177,9 +212,9 @@ def test_neighbours_follow_seq_even_when_the_lines_do_not(store):
             "ORDER BY seq LIMIT 3"
         ).fetchall()
     assert rows["shuffled"] == rows["in_order"]
-    assert {k for k, *_ in rows["in_order"]} == {"alternating", "same_error", "repeat_action_error"}
-    (s1, *n1), (s2, *n2), (_, *n3) = calls
-    assert (n1, n2, n3) == ([1, None, None], [2, s1, None], [3, s2, s1])
+    assert {kind for kind, *_ in rows["in_order"]} == {"alternating", "same_error", "repeat_action_error"}
+    (first_seq, *first), (second_seq, *second), (_, *third) = calls
+    assert (first, second, third) == ([1, None, None], [2, first_seq, None], [3, second_seq, first_seq])
 
 
 def test_loading_is_incremental(store):
@@ -211,7 +246,7 @@ def test_a_corrupt_line_is_reported_with_file_and_line_and_the_rest_loads(store)
     lines[3] = re.sub(rb'"turn_id":\d+', b'"turn_id":"one"', lines[3])  # JSON, but not an event
     log.write_bytes(b"".join(lines))
     report = analyze(store, load_rules()).load
-    assert [(b.path, b.line) for b in report.bad_lines] == [
+    assert [(line.path, line.line) for line in report.bad_lines] == [
         ("trajectories/acme__app/torn/m01/trajectory.jsonl", 3),
         ("trajectories/acme__app/torn/m01/trajectory.jsonl", 4),
     ]
@@ -224,8 +259,8 @@ def test_a_changed_threshold_changes_the_hash_and_exactly_the_outputs_that_read_
     rules = load_rules()
     stricter = rules.model_copy(update={"analytics": rules.analytics.model_copy(update={"stuck_same_error_cycles": 4})})
     assert stricter.hash != rules.hash
-    after = {m.name: m.hash for m in analyze(store, stricter).models}
-    before = {m.name: m.hash for m in report.models}
+    after = {model.name: model.hash for model in analyze(store, stricter).models}
+    before = {model.name: model.hash for model in report.models}
     changed = {name for name in before if before[name] != after[name]}
     assert changed == {"stuck_points", "milestone_summary"}
     assert "stuck" not in fired(store)["stuck"]  # three failures no longer make a stuck point

@@ -13,8 +13,10 @@ from harnessforge.store import Store
 from tests.test_analytics import explore
 from tests.trajectories import GROUND_TRUTH, CraftedRun
 
-TEST_EDIT = "diff --git a/tests/test_app.py b/tests/test_app.py\n--- a/tests/test_app.py\n+++ b/tests/test_app.py\n" \
-            "@@ -1 +1 @@\n-assert run([]) == []\n+assert True\n"  # fmt: skip
+TEST_EDIT = (
+    "diff --git a/tests/test_app.py b/tests/test_app.py\n--- a/tests/test_app.py\n+++ b/tests/test_app.py\n"
+    "@@ -1 +1 @@\n-assert run([]) == []\n+assert True\n"
+)
 
 
 def test_plan_problems_find_a_broken_chain_and_a_patch_that_does_not_apply(planned, tmp_path):
@@ -61,8 +63,8 @@ def test_trajectory_problems_refuse_a_pass_that_credited_a_test_edit(tmp_path):
 
 def test_every_cheating_flag_needs_a_review_that_rejects_it(tmp_path):
     store, rules = Store(tmp_path / "store"), load_rules()
-    r = explore(CraftedRun(store, "probe")).say().bash("git log --all --oneline | head", "abc123 fix")
-    r.say().edit(sha="g1").say().test(1, 0).finish("PASS", GROUND_TRUTH)
+    run = explore(CraftedRun(store, "probe")).say().bash("git log --all --oneline | head", "abc123 fix")
+    run.say().edit(sha="g1").say().test(1, 0).finish("PASS", GROUND_TRUTH)
     distill(store, rules, log=lambda *_: None)
     reviews = [Review.model_validate_json(x) for x in store.distilled_file("reviews").read_text().splitlines()]
     with connect(store) as con:

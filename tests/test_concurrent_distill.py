@@ -22,8 +22,10 @@ def crafted(tmp_path) -> Store:
 def hold_lock(store: Store, seconds: float) -> subprocess.Popen:
     """Another process writing the analytics database for `seconds` (returns once it holds the lock)."""
     store.analytics_database().parent.mkdir(parents=True, exist_ok=True)
-    code = (f"import duckdb, time; c = duckdb.connect({str(store.analytics_database())!r}); "
-            f"print('locked', flush=True); time.sleep({seconds})")  # fmt: skip
+    code = (
+        f"import duckdb, time; c = duckdb.connect({str(store.analytics_database())!r}); "
+        f"print('locked', flush=True); time.sleep({seconds})"
+    )
     proc = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True)
     assert proc.stdout.readline().strip() == "locked"
     return proc
@@ -62,7 +64,7 @@ def test_after_its_wait_a_distill_fails_with_one_line_and_the_database_stays_who
 def test_two_distills_at_once_both_finish(crafted):
     cmd = [str(Path(sys.executable).parent / "harnessforge"), "--store", str(crafted.root), "distill"]
     procs = [subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) for _ in range(2)]
-    results = [p.communicate(timeout=300) for p in procs]
-    assert [p.returncode for p in procs] == [0, 0], results
+    results = [process.communicate(timeout=300) for process in procs]
+    assert [process.returncode for process in procs] == [0, 0], results
     assert models_readable(crafted) == 8
     assert (crafted.root / "distilled" / "manifest.json").exists()

@@ -5,14 +5,16 @@ import dagster as dg
 from dagster._core.definitions.data_version import CachingStaleStatusResolver, StaleStatus
 from dagster._core.loader import LoadingContextForTest
 
+from harnessforge.distill.outputs import DISTILLED_OUTPUTS
 from harnessforge.rules import load_rules
 from harnessforge.store import Store
-from harnessforge_assets.distill import DISTILLED, stage3_assets
+from harnessforge_assets.distill import stage3_assets
 from harnessforge_assets.partitions import repo_milestone_key
 from resources import StoreResource
 from tests.test_analytics import craft
 from tests.test_distill import craft_more
 
+DISTILLED = [output.asset for output in DISTILLED_OUTPUTS]
 PARTITIONED = (*DISTILLED, "verified_tasks")  # per (repo, milestone)
 STAGE3 = ("trajectory_analytics", *PARTITIONED, "training_datasets")
 REPO = "acme__app"  # the crafted runs' repo: m01 has nine runs, m02 two
@@ -21,7 +23,9 @@ REPO = "acme__app"  # the crafted runs' repo: m01 has nine runs, m02 two
 def with_rules(**changes):
     """The shipped rules with some section fields changed: {"analytics": {...}, ...}."""
     rules = load_rules()
-    return rules.model_copy(update={sec: getattr(rules, sec).model_copy(update=v) for sec, v in changes.items()})
+    return rules.model_copy(
+        update={section: getattr(rules, section).model_copy(update=fields) for section, fields in changes.items()}
+    )
 
 
 def stale(instance, assets) -> dict[tuple[str, str | None], StaleStatus]:
@@ -30,9 +34,9 @@ def stale(instance, assets) -> dict[tuple[str, str | None], StaleStatus]:
     resolver = CachingStaleStatusResolver(instance, graph, LoadingContextForTest(instance))
     out = {}
     for name in STAGE3:
-        for mid in ("m01", "m02", "m03") if name in PARTITIONED else (None,):
-            partition = str(repo_milestone_key(REPO, mid)) if mid else None
-            out[(name, mid)] = resolver.get_status(dg.AssetKey(name), partition)
+        for milestone_id in ("m01", "m02", "m03") if name in PARTITIONED else (None,):
+            partition = str(repo_milestone_key(REPO, milestone_id)) if milestone_id else None
+            out[(name, milestone_id)] = resolver.get_status(dg.AssetKey(name), partition)
     return out
 
 
@@ -50,16 +54,17 @@ def test_stage3_materializes_per_milestone_and_a_changed_threshold_marks_exactly
         result = dg.materialize(shipped, instance=instance, resources=resources, selection=selection, **kwargs)
         assert result.success
         return {
-            e.asset_key.to_user_string(): e.materialization.metadata for e in result.get_asset_materialization_events()
+            event.asset_key.to_user_string(): event.materialization.metadata
+            for event in result.get_asset_materialization_events()
         }
 
     meta = materialize(["trajectory_analytics"])
     assert meta["trajectory_analytics"]["trajectories_loaded"].value == 11
     assert "| stuck_points | table |" in meta["trajectory_analytics"]["models"].value
     rows = {}
-    for mid in ("m01", "m02"):
-        meta = materialize(list(PARTITIONED), partition_key=repo_milestone_key(REPO, mid))
-        rows[mid] = {name: meta[name]["rows"].value for name in DISTILLED}
+    for milestone_id in ("m01", "m02"):
+        meta = materialize(list(PARTITIONED), partition_key=repo_milestone_key(REPO, milestone_id))
+        rows[milestone_id] = {name: meta[name]["rows"].value for name in DISTILLED}
         assert meta["verified_tasks"]["cards"].value == 0  # no plan, no task card
     assert rows["m01"]["reviews"] == 9 and rows["m02"]["reviews"] == 2  # each partition cuts its own runs
     assert rows["m02"]["dpo_pairs"] >= 1  # the twins' fail-vs-pass pair lives in m02
@@ -75,17 +80,17 @@ def test_stage3_materializes_per_milestone_and_a_changed_threshold_marks_exactly
     assert (store.root / "datasets" / "dpo" / "trl.parquet").exists()
 
     before = stale(instance, shipped)
-    assert {s for (name, mid), s in before.items() if mid != "m03"} == {StaleStatus.FRESH}
-    assert {s for (name, mid), s in before.items() if mid == "m03"} == {StaleStatus.MISSING}
+    assert {status for (name, milestone_id), status in before.items() if milestone_id != "m03"} == {StaleStatus.FRESH}
+    assert {status for (name, milestone_id), status in before.items() if milestone_id == "m03"} == {StaleStatus.MISSING}
     # a mentor threshold: no Stage 3 output reads it
     mentor = with_rules(harness={"mentor": load_rules().harness.mentor.model_copy(update={"cooldown_turns": 3})})
     assert stale(instance, stage3_assets(mentor)) == before
     # a distillation threshold: exactly the materialized partitions of the distilled rows, and the datasets
     slices = stale(instance, stage3_assets(with_rules(distill={"slice_context_messages": 2})))
     assert slices[("trajectory_analytics", None)] == StaleStatus.FRESH
-    assert {slices[(n, m)] for n in PARTITIONED for m in ("m01", "m02")} == {StaleStatus.STALE}
-    assert {slices[(n, "m03")] for n in PARTITIONED} == {StaleStatus.MISSING}  # never materialized: not unsynced
+    assert {slices[(name, milestone)] for name in PARTITIONED for milestone in ("m01", "m02")} == {StaleStatus.STALE}
+    assert {slices[(name, "m03")] for name in PARTITIONED} == {StaleStatus.MISSING}  # never materialized: not unsynced
     assert slices[("training_datasets", None)] == StaleStatus.STALE
     # an analytics threshold: everything downstream of the SQL models
     stuck = stale(instance, stage3_assets(with_rules(analytics={"stuck_same_error_cycles": 4})))
-    assert {s for (name, mid), s in stuck.items() if mid != "m03"} == {StaleStatus.STALE}
+    assert {status for (name, milestone_id), status in stuck.items() if milestone_id != "m03"} == {StaleStatus.STALE}

@@ -16,7 +16,6 @@ from tests.llm_servers import AnthropicServer
 from tests.test_analytics import OWN_DIFF, craft, explore, pad
 from tests.trajectories import GT_FILE, CraftedRun
 
-A = AnthropicServer
 BIN = Path(sys.executable).parent / "harnessforge"
 
 
@@ -28,19 +27,19 @@ def rows(store, name, model):
 def craft_more(store) -> None:
     """Runs distillation needs beyond the analytics signals."""
     # stuck, then a hint that names a file, and out of it: a slice resolved after L2, a marked pair
-    r = explore(CraftedRun(store, "rescued"))
+    run = explore(CraftedRun(store, "rescued"))
     for i in range(3):
-        r.say().edit(sha=f"r{i}").say().test(0, 2, "sig-a")
-    r.hint(2, "same_error", "The ordering lives in src/order.py")
-    r.say("Trying the hint.").read("src/order.py").say().edit("src/order.py", "o1").say().test(2, 0)
-    r.finish("PASS", OWN_DIFF)
+        run.say().edit(sha=f"r{i}").say().test(0, 2, "sig-a")
+    run.hint(2, "same_error", "The ordering lives in src/order.py")
+    run.say("Trying the hint.").read("src/order.py").say().edit("src/order.py", "o1").say().test(2, 0)
+    run.finish("PASS", OWN_DIFF)
     # two runs of one milestone that part ways at their second turn, one passing
     for run_id, model, passes in (("twin-pass", "strong", True), ("twin-fail", "weak", False)):
-        r = explore(CraftedRun(store, run_id, mid="m02", model=model))
+        run = explore(CraftedRun(store, run_id, mid="m02", model=model))
         if passes:
-            r.say().edit(sha="t1").say().test(1, 0).finish("PASS", OWN_DIFF)
+            run.say().edit(sha="t1").say().test(1, 0).finish("PASS", OWN_DIFF)
         else:
-            r.say().bash("ls -R").say().test(0, 1).finish("STUCK", OWN_DIFF)
+            run.say().bash("ls -R").say().test(0, 1).finish("STUCK", OWN_DIFF)
 
 
 @pytest.fixture(scope="module")
@@ -54,33 +53,33 @@ def distilled(tmp_path_factory):
 
 def test_stuck_slices_run_from_the_signal_to_the_resolution(distilled):
     store, report = distilled
-    slices = {s.provenance.run_id: s for s in rows(store, "stuck_slices", Segment)}
+    slices = {segment.provenance.run_id: segment for segment in rows(store, "stuck_slices", Segment)}
     assert slices["stuck"].label == "unresolved" and slices["stuck"].kind == "same_error"
     rescued = slices["rescued"]
     assert rescued.label == "resolved_after_hint" and rescued.hint_level == 2
     body = rescued.messages[rescued.train_from :]
     assert body[0]["role"] == "assistant" and body[-1]["role"] == "tool" and "2 passed" in body[-1]["content"]
-    assert any("[hint L2]" in str(m["content"]) for m in body)  # the hint the Dev got inside the slice
+    assert any("[hint L2]" in str(message["content"]) for message in body)  # the hint the Dev got inside the slice
     assert rescued.messages[0]["role"] == "system" and rescued.messages[1]["role"] == "user"
     # every tool result in a slice follows the assistant message that called it
-    for s in slices.values():
+    for segment in slices.values():
         called = set()
-        for m in s.messages:
-            called |= {c["id"] for c in m.get("tool_calls") or []}
-            if m["role"] == "tool":
-                assert m["tool_call_id"] in called
+        for message in segment.messages:
+            called |= {call["id"] for call in message.get("tool_calls") or []}
+            if message["role"] == "tool":
+                assert message["tool_call_id"] in called
 
 
 def test_pairs_at_the_divergence_turn(distilled):
     store, _ = distilled
-    pairs = {p.id: p for p in rows(store, "dpo_pairs", PreferencePair)}
+    pairs = {pair.id: pair for pair in rows(store, "dpo_pairs", PreferencePair)}
     hinted = pairs["acme__app/rescued/m01/hint-" + next(i.split("-")[-1] for i in pairs if "rescued" in i)]
     assert hinted.pair_type == "pre_vs_post_hint" and len(hinted.chosen) == len(hinted.rejected) == 1
     assert hinted.chosen[0]["tool_calls"][0]["function"]["name"] == "read_file"
     assert hinted.rejected[0]["tool_calls"][0]["function"]["name"] == "run_tests"
     assert not hinted.hint_in_prompt and "[hint" not in json.dumps(hinted.prompt)
     assert hinted.depends_on_hint  # src/order.py appears only in the hint
-    followed = next(p for p in pairs.values() if p.provenance.run_id == "hint_followed")
+    followed = next(pair for pair in pairs.values() if pair.provenance.run_id == "hint_followed")
     assert not followed.depends_on_hint  # it searched for "priority", which the hint never said
     twin = pairs["acme__app/twin-pass/m02~twin-fail"]
     assert twin.pair_type == "fail_vs_pass" and twin.rejected_provenance.model == "weak"
@@ -94,31 +93,38 @@ def test_hint_handling_is_configurable(tmp_path):
     rules = load_rules()
     keep = rules.model_copy(update={"distill": rules.distill.model_copy(update={"hint_in_prompt": "keep"})})
     distill(store, keep, log=lambda *_: None)
-    (pair,) = [p for p in rows(store, "dpo_pairs", PreferencePair) if p.pair_type == "pre_vs_post_hint"]
+    (pair,) = [
+        candidate for candidate in rows(store, "dpo_pairs", PreferencePair) if candidate.pair_type == "pre_vs_post_hint"
+    ]
     assert pair.hint_in_prompt and pair.prompt[-1]["content"].startswith("[hint L2]") and not pair.depends_on_hint
     drop = rules.model_copy(update={"distill": rules.distill.model_copy(update={"hint_dependent_pairs": "drop"})})
     distill(store, drop, log=lambda *_: None)
-    assert [p.pair_type for p in rows(store, "dpo_pairs", PreferencePair)] == ["fail_vs_pass"]
+    assert [candidate.pair_type for candidate in rows(store, "dpo_pairs", PreferencePair)] == ["fail_vs_pass"]
 
 
 def test_kto_rows_label_loop_turns_and_progress_turns(distilled):
     store, _ = distilled
     kto = rows(store, "kto", KTORow)
-    stuck = [k for k in kto if k.provenance.run_id == "stuck"]
-    assert stuck and not any(k.label for k in stuck)
-    progressive = [k for k in kto if k.provenance.run_id == "progressive_success"]
-    assert len(progressive) == 3 and all(k.label for k in progressive)
-    assert all(len(k.completion) == 1 and k.completion[0]["role"] == "assistant" for k in kto)
+    stuck = [row for row in kto if row.provenance.run_id == "stuck"]
+    assert stuck and not any(row.label for row in stuck)
+    progressive = [row for row in kto if row.provenance.run_id == "progressive_success"]
+    assert len(progressive) == 3 and all(row.label for row in progressive)
+    assert all(len(row.completion) == 1 and row.completion[0]["role"] == "assistant" for row in kto)
 
 
 def test_sft_segments_of_passing_runs(distilled):
     store, _ = distilled
     sft = rows(store, "sft", Segment)
-    assert {s.provenance.run_id for s in sft if s.kind == "milestone"} == {
-        "hint_followed", "progressive_success", "efficient_path", "memorisation", "git_history_probe", "rescued",
+    assert {segment.provenance.run_id for segment in sft if segment.kind == "milestone"} == {
+        "hint_followed",
+        "progressive_success",
+        "efficient_path",
+        "memorisation",
+        "git_history_probe",
+        "rescued",
         "twin-pass",
-    }  # fmt: skip
-    phases = {s.kind: s for s in sft if s.provenance.run_id == "progressive_success"}
+    }
+    phases = {segment.kind: segment for segment in sft if segment.provenance.run_id == "progressive_success"}
     assert set(phases) == {"milestone", "explore", "implement", "verify"}
     explore_cut, implement = phases["explore"], phases["implement"]
     assert implement.train_from == len(explore_cut.messages)  # the phases follow each other
@@ -127,7 +133,7 @@ def test_sft_segments_of_passing_runs(distilled):
 
 def test_reviews_grade_difficulty_and_value(distilled):
     store, report = distilled
-    reviews = {r.run_id: r for r in rows(store, "reviews", Review)}
+    reviews = {review.run_id: review for review in rows(store, "reviews", Review)}
     assert (reviews["efficient_path"].difficulty, reviews["efficient_path"].discard_reasons) == (1, ["too_easy"])
     assert (reviews["progressive_success"].difficulty, reviews["progressive_success"].rl_value) == (3, "medium")
     assert (reviews["hint_followed"].difficulty, reviews["hint_followed"].rl_value) == (4, "high")
@@ -135,7 +141,7 @@ def test_reviews_grade_difficulty_and_value(distilled):
     assert "suspected_memorisation" in reviews["memorisation"].discard_reasons
     assert "cheating" in reviews["git_history_probe"].discard_reasons
     assert reviews["stuck"].rl_value == "reject" and "agent_loop" in reviews["stuck"].discard_reasons
-    assert all(r.rules_hash == load_rules().hash for r in reviews.values())
+    assert all(review.rules_hash == load_rules().hash for review in reviews.values())
     manifest = json.loads((store.root / "distilled" / "manifest.json").read_text())
     assert manifest["counts"] == report.counts and manifest["runs"] == 11
 
@@ -149,9 +155,9 @@ def test_a_run_with_a_corrupt_log_is_skipped_and_the_rest_distils(tmp_path):
     log.write_bytes(b"".join(lines[:3] + [b"{broken\n"] + lines[3:]))
     messages = []
     report = distill(store, load_rules(), log=messages.append)
-    assert any("bad/m01" in m and "trajectory.jsonl:4: not valid JSON" in m for m in report.skipped)
+    assert any("bad/m01" in message and "trajectory.jsonl:4: not valid JSON" in message for message in report.skipped)
     assert report.analytics.load.bad_lines and report.analytics.load.bad_lines[0].line == 4
-    assert {s.provenance.run_id for s in rows(store, "sft", Segment)} == {"good"}
+    assert {segment.provenance.run_id for segment in rows(store, "sft", Segment)} == {"good"}
 
 
 def test_the_distill_command(tmp_path):
@@ -175,17 +181,17 @@ def test_an_llm_judge_grades_through_the_reviewer_interface_and_the_rules_eviden
     failure keeps the rule-based review and says why."""
     store = Store(tmp_path / "store")
     for run_id in ("a-normal", "b-probe", "c-garbage", "d-outage"):
-        r = explore(CraftedRun(store, run_id))
+        run = explore(CraftedRun(store, run_id))
         if run_id == "b-probe":
-            r.say().bash("git log --all --oneline | head", "abc123 fix")
-        r.say().edit(sha="n1").say().test(1, 0)
-        pad(r).finish("PASS", OWN_DIFF)
+            run.say().bash("git log --all --oneline | head", "abc123 fix")
+        run.say().edit(sha="n1").say().test(1, 0)
+        pad(run).finish("PASS", OWN_DIFF)
     verdict = {"difficulty": 4, "rl_value": "high", "discard_reasons": [], "why": "hard-won and clean"}
     with AnthropicServer() as server:
         server.push(
-            A.message(A.text(f"My grade:\n```json\n{json.dumps(verdict)}\n```")),
-            A.message(A.text(json.dumps({**verdict, "why": "looks fine to me"}))),
-            A.message(A.text("A fine run, 4 out of 5.")),
+            AnthropicServer.message(AnthropicServer.text(f"My grade:\n```json\n{json.dumps(verdict)}\n```")),
+            AnthropicServer.message(AnthropicServer.text(json.dumps({**verdict, "why": "looks fine to me"}))),
+            AnthropicServer.message(AnthropicServer.text("A fine run, 4 out of 5.")),
             server.error(400, "prompt is malformed"),
         )
         env = {**os.environ, "ANTHROPIC_BASE_URL": server.url, "ANTHROPIC_API_KEY": "test", "COLUMNS": "200"}
@@ -202,8 +208,8 @@ def test_an_llm_judge_grades_through_the_reviewer_interface_and_the_rules_eviden
         proc = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=300)
         bodies = server.bodies
     assert proc.returncode == 0, proc.stderr
-    reviews = {r.run_id: r for r in rows(store, "reviews", Review)}
-    normal, probe, garbage, outage = (reviews[k] for k in ("a-normal", "b-probe", "c-garbage", "d-outage"))
+    reviews = {review.run_id: review for review in rows(store, "reviews", Review)}
+    normal, probe, garbage, outage = (reviews[run_id] for run_id in ("a-normal", "b-probe", "c-garbage", "d-outage"))
     assert (normal.reviewer, normal.difficulty, normal.rl_value, normal.why) == (
         "llm:claude-sonnet-4-5",
         4,

@@ -59,11 +59,18 @@ def jsonl(path):
 
 def test_every_file_loads_back_with_datasets_exactly(exported):
     _, out, report = exported
-    parquets = [p for p in report.files if p.suffix == ".parquet"]
-    assert {p.relative_to(out).as_posix() for p in parquets} >= {
-        "sft/trl.parquet", "sft/swift.parquet", "sft/openrlhf.parquet", "stuck_slices/trl.parquet",
-        "dpo/trl.parquet", "dpo/swift.parquet", "dpo/openrlhf.parquet", "kto/trl.parquet", "kto/swift.parquet",
-    }  # fmt: skip
+    parquets = [path for path in report.files if path.suffix == ".parquet"]
+    assert {path.relative_to(out).as_posix() for path in parquets} >= {
+        "sft/trl.parquet",
+        "sft/swift.parquet",
+        "sft/openrlhf.parquet",
+        "stuck_slices/trl.parquet",
+        "dpo/trl.parquet",
+        "dpo/swift.parquet",
+        "dpo/openrlhf.parquet",
+        "kto/trl.parquet",
+        "kto/swift.parquet",
+    }
     for parquet in parquets:
         loaded = datasets.load_dataset("parquet", data_files=str(parquet), split="train")
         assert loaded.to_list() == jsonl(parquet.with_suffix(".jsonl")), parquet
@@ -80,9 +87,12 @@ def test_trl_rows_render_through_a_chat_template_with_tools(exported, tokenizer)
                 assert json.dumps(call["function"]["arguments"]) in text
     for row in jsonl(out / "sft" / "trl.jsonl"):
         rendered = tokenizer.apply_chat_template(
-            row["prompt"] + row["completion"], tools=row["tools"], tokenize=True, return_dict=True,
+            row["prompt"] + row["completion"],
+            tools=row["tools"],
+            tokenize=True,
+            return_dict=True,
             return_assistant_tokens_mask=True,
-        )  # fmt: skip
+        )
         assert any(rendered["assistant_masks"])  # the completion has assistant tokens to train on
     kto = jsonl(out / "kto" / "trl.jsonl")
     assert {row["label"] for row in kto} == {True, False}
@@ -91,11 +101,11 @@ def test_trl_rows_render_through_a_chat_template_with_tools(exported, tokenizer)
 def test_dialects(exported):
     _, out, _ = exported
     swift = jsonl(out / "sft" / "swift.jsonl")
-    phase = next(r for r in swift if r["kind"] == "implement")
-    losses = [m.get("loss") for m in phase["messages"] if m["role"] == "assistant"]
+    phase = next(row for row in swift if row["kind"] == "implement")
+    losses = [message.get("loss") for message in phase["messages"] if message["role"] == "assistant"]
     assert False in losses and losses[-1] is True  # context turns are not trained
     assert isinstance(json.loads(swift[0]["tools"]), list)
-    call = next(c for r in swift for m in r["messages"] for c in m.get("tool_calls") or [])
+    call = next(call for row in swift for message in row["messages"] for call in message.get("tool_calls") or [])
     assert isinstance(call["function"]["arguments"], str)
     dpo_swift = jsonl(out / "dpo" / "swift.jsonl")[0]
     assert dpo_swift["messages"][-1]["role"] == "assistant" and dpo_swift["rejected_response"][0]["role"] == "assistant"
@@ -105,8 +115,8 @@ def test_dialects(exported):
 
 def test_synthetic_and_rejected_runs_stay_out_unless_allowed(exported, tmp_path):
     store, out, report = exported
-    runs = {r["run_id"] for r in jsonl(out / "sft" / "trl.jsonl")}
-    assert "oracle-run" not in runs and not any(r["synthetic"] for r in jsonl(out / "sft" / "trl.jsonl"))
+    runs = {row["run_id"] for row in jsonl(out / "sft" / "trl.jsonl")}
+    assert "oracle-run" not in runs and not any(row["synthetic"] for row in jsonl(out / "sft" / "trl.jsonl"))
     assert report.refused_synthetic["sft"] == 3  # the oracle run as a whole, its explore and implement phases
     assert {"memorisation", "git_history_probe"}.isdisjoint(runs)
     assert report.discarded["sft"] > 0
@@ -115,7 +125,7 @@ def test_synthetic_and_rejected_runs_stay_out_unless_allowed(exported, tmp_path)
     assert "| highest hint level | runs |" in card and "| 5 | 1 |" in card
     allowed = export(store, ["sft"], tmp_path / "with", allow_synthetic=True)
     assert not allowed.refused_synthetic
-    assert "oracle-run" in {r["run_id"] for r in jsonl(tmp_path / "with" / "sft" / "trl.jsonl")}
+    assert "oracle-run" in {row["run_id"] for row in jsonl(tmp_path / "with" / "sft" / "trl.jsonl")}
 
 
 def test_atif_and_bad_requests(exported, tmp_path):

@@ -17,18 +17,24 @@ BIN = Path(sys.executable).parent / "harnessforge"
 CHAINS = 8
 
 
+def oracle_run(store, key: str, *options: str) -> list[str]:
+    """The command line of a `harnessforge run` of oracle chains in Docker."""
+    return [str(BIN), "--store", str(store.root), "run", key, "--agent", "oracle", "--sandbox", "docker", *options]
+
+
 def _ours(docker_client, prefix: str) -> list:
     """HarnessForge containers of this test's runs only (other tests share the engine)."""
     every = docker_client.containers.list(all=True, filters={"label": LABEL})
-    return [c for c in every if c.labels.get("harnessforge.run", "").startswith(prefix)]
+    return [container for container in every if container.labels.get("harnessforge.run", "").startswith(prefix)]
 
 
 def test_eight_chains_at_once_finish_whole_and_leave_no_container(validated, docker_client):
     store, key, _ = validated
     base = f"load-{uuid.uuid4().hex[:6]}"
     assert not _ours(docker_client, base)
-    cmd = [str(BIN), "--store", str(store.root), "run", key, "--agent", "oracle", "--chains", str(CHAINS),
-           "--workers", str(CHAINS), "--run-id", base, "--milestones", "m01,m02", "--sandbox", "docker"]  # fmt: skip
+    cmd = oracle_run(
+        store, key, "--chains", str(CHAINS), "--workers", str(CHAINS), "--run-id", base, "--milestones", "m01,m02"
+    )
     proc = subprocess.run(cmd, capture_output=True, text=True, env={**os.environ, "COLUMNS": "250"}, timeout=900)
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
     rows = [line for line in proc.stdout.splitlines() if f" {base}-" in line and " m0" in line]
@@ -42,12 +48,12 @@ def test_eight_chains_at_once_finish_whole_and_leave_no_container(validated, doc
         for mid in ("m01", "m02"):
             summary = read_summary(run_dir / mid)
             assert summary.status == "PASS" and summary.run_id == f"{base}-{i}"
-            rec = Recorder.open(run_dir / mid)
-            events = rec.events()
-            assert not rec.warnings and [e.seq for e in events] == list(range(len(events)))
-            assert {e.run_id for e in events} == {f"{base}-{i}"}  # no chain wrote into another's log
+            recorder = Recorder.open(run_dir / mid)
+            events = recorder.events()
+            assert not recorder.warnings and [event.seq for event in events] == list(range(len(events)))
+            assert {event.run_id for event in events} == {f"{base}-{i}"}  # no chain wrote into another's log
             assert events[0].action.type == "milestone_start" and events[-1].action.type == "milestone_end"
-            assert [e.action.content for e in events if e.role == "verifier"][-1] == "PASS"
+            assert [event.action.content for event in events if event.role == "verifier"][-1] == "PASS"
             atif = json.loads((run_dir / mid / "trajectory.atif.json").read_text())
             assert len(atif["steps"]) >= summary.turns
             assert not list((run_dir / mid).glob("workspace.*.patch"))
@@ -62,8 +68,7 @@ def test_env_cleanup_removes_a_killed_runs_containers_and_only_those(validated, 
     store, key, _ = validated
     run_id = f"leak-{uuid.uuid4().hex[:6]}"
     log = store.root / "trajectories" / key / run_id / "m01" / "trajectory.jsonl"
-    cmd = [str(BIN), "--store", str(store.root), "run", key, "--agent", "oracle", "--run-id", run_id,
-           "--milestones", "m01", "--sandbox", "docker"]  # fmt: skip
+    cmd = oracle_run(store, key, "--run-id", run_id, "--milestones", "m01")
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True)
     bystanders = []
     try:
@@ -74,7 +79,7 @@ def test_env_cleanup_removes_a_killed_runs_containers_and_only_those(validated, 
         os.killpg(proc.pid, signal.SIGKILL)  # mid-milestone: its sandbox is left running
         assert proc.wait() == -signal.SIGKILL
         mine = {"label": [LABEL, f"harnessforge.run={run_id}"]}
-        leaked = {c.id for c in docker_client.containers.list(all=True, filters=mine)}
+        leaked = {container.id for container in docker_client.containers.list(all=True, filters=mine)}
         assert leaked, "the killed run left no container to clean up"
 
         # A container without our label, and one of another HarnessForge run: neither is this run's.
@@ -88,12 +93,12 @@ def test_env_cleanup_removes_a_killed_runs_containers_and_only_those(validated, 
         cleaned = run_cli("env", "cleanup", "--run-id", run_id, store=store.root, check=True)
         assert f"removed {len(leaked)} container(s)" in cleaned.stdout
         assert not docker_client.containers.list(all=True, filters=mine)
-        assert not leaked & {c.id for c in docker_client.containers.list(all=True)}
-        for c in bystanders:
-            c.reload()
-            assert c.status == "running", f"{c.name} was touched by the cleanup"
+        assert not leaked & {container.id for container in docker_client.containers.list(all=True)}
+        for container in bystanders:
+            container.reload()
+            assert container.status == "running", f"{container.name} was touched by the cleanup"
     finally:
         if proc.poll() is None:
             os.killpg(proc.pid, signal.SIGKILL)
-        for c in bystanders:
-            c.remove(force=True)
+        for container in bystanders:
+            container.remove(force=True)

@@ -44,23 +44,23 @@ class Page(HTMLParser):
         self.feed(text)
 
     def handle_starttag(self, tag, attrs):
-        a = dict(attrs)
-        self.attrs += [(tag, k, v or "") for k, v in attrs]
+        attributes = dict(attrs)
+        self.attrs += [(tag, name, value or "") for name, value in attrs]
         if tag == "figure":
-            self._figure = a.get("id")
+            self._figure = attributes.get("id")
             self.figures[self._figure] = Counter()
         elif self._figure:
             self.figures[self._figure][tag] += 1
         if tag == "table":
-            self._table = a.get("class")
+            self._table = attributes.get("class")
         elif tag == "tbody":
             self._in_body = True
         elif tag == "tr" and self._in_body:
             self.tables[self._table].append([])
         elif tag == "td" and self._in_body:
             self._cell = []
-        if tag == "a" and "href" in a:
-            self.hrefs.append(a["href"])
+        if tag == "a" and "href" in attributes:
+            self.hrefs.append(attributes["href"])
 
     def handle_endtag(self, tag):
         if tag == "figure":
@@ -82,8 +82,10 @@ def jsonl_rows(path: Path) -> int:
 
 
 def milestone_runs(store: Store) -> list[tuple[str, str, str]]:
-    return sorted(tuple(p.parent.relative_to(store.root / "trajectories").parts)
-                  for p in (store.root / "trajectories").glob("*/*/*/summary.json"))  # fmt: skip
+    return sorted(
+        tuple(path.parent.relative_to(store.root / "trajectories").parts)
+        for path in (store.root / "trajectories").glob("*/*/*/summary.json")
+    )
 
 
 @pytest.fixture(scope="module")
@@ -111,19 +113,25 @@ def reported(tmp_path_factory, planned):
 def test_the_report_is_one_self_contained_file_with_every_part(reported):
     store, exported, report = reported
     site = report.parent
-    assert sorted(p.relative_to(site).as_posix() for p in site.rglob("*") if p.is_file()) == sorted(
-        ["report.html", next(p.relative_to(site).as_posix() for p in (site / "runs").rglob("*.html"))]
+    assert sorted(path.relative_to(site).as_posix() for path in site.rglob("*") if path.is_file()) == sorted(
+        ["report.html", next(path.relative_to(site).as_posix() for path in (site / "runs").rglob("*.html"))]
     )
     text = report.read_text()
     page = Page(text)
     # nothing fetched: no URL in any attribute, no external stylesheet or script, no raster images
-    assert not [a for a in page.attrs if "http://" in a[2] or "https://" in a[2]], page.attrs
-    assert not [a for a in page.attrs if a[1] in ("src", "srcset") or a[0] in ("link", "script", "image", "img")]
+    assert not [attribute for attribute in page.attrs if "http://" in attribute[2] or "https://" in attribute[2]], (
+        page.attrs
+    )
+    assert not [
+        attribute
+        for attribute in page.attrs
+        if attribute[1] in ("src", "srcset") or attribute[0] in ("link", "script", "image", "img")
+    ]
     assert "@import" not in text and "url(http" not in text and "data:image" not in text
     # five figures, each an svg with shapes in it and a caption
     assert list(page.figures) == list(FIGURES)
     for name, tags in page.figures.items():
-        assert tags["svg"] == 1 and sum(tags[s] for s in SHAPES) > 5 and tags["figcaption"] == 1, (name, tags)
+        assert tags["svg"] == 1 and sum(tags[shape] for shape in SHAPES) > 5 and tags["figcaption"] == 1, (name, tags)
     # a link to every milestone run's viewer page; the missing ones are noted
     runs = milestone_runs(store)
     for repo, run_id, mid in runs:
@@ -164,8 +172,8 @@ def test_no_analytics_is_a_clear_error_and_missing_parts_are_not_yet(tmp_path):
 
     # analysed, never distilled nor exported nor planned: an oracle run that used no tokens
     store = Store(tmp_path / "store")
-    r = CraftedRun(store, "oracle", synthetic=True).say("read", tokens=0).read("src/app.py")
-    r.say("fix", tokens=0).edit().say("test", tokens=0).test(1, 0).finish("PASS")
+    run = CraftedRun(store, "oracle", synthetic=True).say("read", tokens=0).read("src/app.py")
+    run.say("fix", tokens=0).edit().say("test", tokens=0).test(1, 0).finish("PASS")
     analyze(store, load_rules())
     page = Page(build_report(store, tmp_path / "site" / "report.html").read_text())
     text = " ".join(" ".join(page.texts).split())
@@ -173,7 +181,7 @@ def test_no_analytics_is_a_clear_error_and_missing_parts_are_not_yet(tmp_path):
         assert note in text
     assert "no tokens: synthetic oracle run" in text
     assert list(page.figures) == list(FIGURES)
-    assert all(sum(tags[s] for s in SHAPES) > 0 for tags in page.figures.values())
+    assert all(sum(tags[shape] for shape in SHAPES) > 0 for tags in page.figures.values())
 
 
 def test_the_report_renders_in_headless_chromium(reported, tmp_path):
@@ -186,7 +194,7 @@ def test_the_report_renders_in_headless_chromium(reported, tmp_path):
     dom = Page(proc.stdout)
     assert list(dom.figures) == list(FIGURES), f"DOM in {out / 'report_dom.html'}"
     for name, tags in dom.figures.items():
-        assert tags["svg"] == 1 and sum(tags[s] for s in SHAPES) > 5, (name, tags)
+        assert tags["svg"] == 1 and sum(tags[shape] for shape in SHAPES) > 5, (name, tags)
     assert png.exists(), f"no screenshot; chromium stderr:\n{proc.stderr[-3000:]}"
     assert png.stat().st_size > 20_000, f"{png} is only {png.stat().st_size} bytes"
 

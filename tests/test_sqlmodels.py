@@ -14,26 +14,26 @@ def models(tmp_path, **files: str):
 
 
 def test_models_build_in_dependency_order_with_vars(tmp_path):
-    d = models(
+    directory = models(
         tmp_path,
         a_last="-- materialization: table\nSELECT n * 2 AS n FROM {{ ref('b_middle') }}",
         b_middle="-- materialization: view\nSELECT n FROM {{ ref('c_first') }} WHERE n >= {{ var('least') }}",
         c_first="-- materialization: table\nSELECT unnest([1, 2, 3]) AS n",
     )
-    assert order(discover(d)) == ["c_first", "b_middle", "a_last"]
+    assert order(discover(directory)) == ["c_first", "b_middle", "a_last"]
     con = duckdb.connect()
-    built = build(con, {"least": 2}, d)
-    assert [(m.name, m.rows) for m in built] == [("c_first", 3), ("b_middle", 2), ("a_last", 2)]
+    built = build(con, {"least": 2}, directory)
+    assert [(model.name, model.rows) for model in built] == [("c_first", 3), ("b_middle", 2), ("a_last", 2)]
     assert con.execute("SELECT list(n ORDER BY n) FROM a_last").fetchone()[0] == [4, 6]
     kinds = dict(con.execute("SELECT table_name, table_type FROM information_schema.tables").fetchall())
     assert kinds["b_middle"] == "VIEW" and kinds["a_last"] == "BASE TABLE"
     # a var change touches the models that read it and their dependents, not the others
-    again = {m.name: m.hash for m in build(con, {"least": 3}, d)}
-    first = {m.name: m.hash for m in built}
-    assert {n for n in first if first[n] != again[n]} == {"b_middle", "a_last"}
+    again = {model.name: model.hash for model in build(con, {"least": 3}, directory)}
+    first = {model.name: model.hash for model in built}
+    assert {name for name in first if first[name] != again[name]} == {"b_middle", "a_last"}
     # switching a model's materialization replaces the old object
-    (d / "b_middle.sql").write_text((d / "b_middle.sql").read_text().replace("view", "table"))
-    build(con, {"least": 3}, d)
+    (directory / "b_middle.sql").write_text((directory / "b_middle.sql").read_text().replace("view", "table"))
+    build(con, {"least": 3}, directory)
     assert con.execute("SELECT table_type FROM information_schema.tables WHERE table_name = 'b_middle'").fetchone() == (
         "BASE TABLE",
     )
@@ -42,8 +42,11 @@ def test_models_build_in_dependency_order_with_vars(tmp_path):
 def test_cycles_unknown_refs_headers_and_vars_are_errors_naming_the_file(tmp_path):
     for sub in ("cyc", "unk", "hdr", "var", "bad"):
         (tmp_path / sub).mkdir()
-    cyc = models(tmp_path / "cyc", x="-- materialization: view\nSELECT * FROM {{ ref('y') }}",
-                 y="-- materialization: view\nSELECT * FROM {{ ref('x') }}")  # fmt: skip
+    cyc = models(
+        tmp_path / "cyc",
+        x="-- materialization: view\nSELECT * FROM {{ ref('y') }}",
+        y="-- materialization: view\nSELECT * FROM {{ ref('x') }}",
+    )
     with pytest.raises(ConfigError, match=r"cycle: (x\.sql -> y\.sql -> x\.sql|y\.sql -> x\.sql -> y\.sql)"):
         discover(cyc)
     unk = models(tmp_path / "unk", z="-- materialization: view\nSELECT * FROM {{ ref('nowhere') }}")

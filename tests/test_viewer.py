@@ -30,22 +30,27 @@ LONG = "\n".join(f"src/module_{i}.py: {'x' * 30}" for i in range(60))  # 60 line
 def craft_viewed(store: Store) -> CraftedRun:
     """Explore, a script-bearing and a long tool output, the same failure three times (stuck), an L2 hint,
     a new direction (search + read of another file), and a pass."""
-    r = explore(CraftedRun(store, "view"))
-    r.say("Check the notes.").bash("cat docs/notes.html", SCRIPT)
-    r.say("Everything under src.").bash("ls -R src", LONG)
+    run = explore(CraftedRun(store, "view"))
+    run.say("Check the notes.").bash("cat docs/notes.html", SCRIPT)
+    run.say("Everything under src.").bash("ls -R src", LONG)
     for i in range(3):
-        r.say().edit(sha=f"s{i}").say().test(0, 2, "sig-a")
-    hint_turn = r.turn
-    r.hint(2, "same_error", "Items must be <b>sorted</b> by priority.")
-    r.say("New idea.").search("priority", "src/order.py:3:def by_priority").say().read("src/order.py")
-    r.say().edit("src/order.py", "o1").say().test(2, 0)
-    r.finish("PASS", OWN_DIFF)
-    decision = MentorDecision(milestone_id="m01", turn_id=hint_turn, level=2, rule="same_error",
-                              hint="Items must be <b>sorted</b> by priority.",
-                              snapshot={"test_runs": 3, "edit_count": 3, "best_passed": 0})  # fmt: skip
-    files = store.milestone_run(r.repo, r.run_id, r.mid)
+        run.say().edit(sha=f"s{i}").say().test(0, 2, "sig-a")
+    hint_turn = run.turn
+    run.hint(2, "same_error", "Items must be <b>sorted</b> by priority.")
+    run.say("New idea.").search("priority", "src/order.py:3:def by_priority").say().read("src/order.py")
+    run.say().edit("src/order.py", "o1").say().test(2, 0)
+    run.finish("PASS", OWN_DIFF)
+    decision = MentorDecision(
+        milestone_id="m01",
+        turn_id=hint_turn,
+        level=2,
+        rule="same_error",
+        hint="Items must be <b>sorted</b> by priority.",
+        snapshot={"test_runs": 3, "edit_count": 3, "best_passed": 0},
+    )
+    files = store.milestone_run(run.repo, run.run_id, run.mid)
     Recorder.open(files.dir).write_json(files.MENTOR_LOG, [decision.model_dump()])
-    return r
+    return run
 
 
 @pytest.fixture(scope="module")
@@ -64,9 +69,9 @@ def events_of(page: str) -> dict[int, tuple[set[str], str]]:
     body = page[page.index('<ol id="events">') : page.index("</ol>\n<script>")]
     found = {}
     for chunk in re.split(r'(?=<li id="e\d+")', body)[1:]:
-        m = re.match(r'<li id="e(\d+)" class="([^"]*)"', chunk)
-        assert m, chunk[:200]
-        found[int(m[1])] = (set(m[2].split()), chunk)
+        match = re.match(r'<li id="e(\d+)" class="([^"]*)"', chunk)
+        assert match, chunk[:200]
+        found[int(match[1])] = (set(match[2].split()), chunk)
     return found
 
 
@@ -84,35 +89,41 @@ def test_page_shows_every_event_hint_stuck_folds_and_escapes(viewed):
     store, run, pages, path = viewed
     assert pages == [path] and path == store.root.parent / "site/runs/acme__app/view/m01.html"
     page = path.read_text()
-    evs = events_of(page)
-    assert list(evs) == [e.seq for e in run.events] == list(range(len(run.events)))
+    events_by_seq = events_of(page)
+    assert list(events_by_seq) == [event.seq for event in run.events] == list(range(len(run.events)))
 
     # the hint: highlighted, with its level and the rule that fired (event and mentor_log.json)
-    (hint,) = [e for e in run.events if e.action.type == "hint"]
-    classes, chunk = evs[hint.seq]
+    (hint,) = [event for event in run.events if event.action.type == "hint"]
+    classes, chunk = events_by_seq[hint.seq]
     assert {"hint", "nav-mark"} <= classes
     assert "hint L2 · rule same_error" in chunk and f"turn {hint.turn_id}, level 2, rule same_error" in chunk
-    assert [s for s, (c, _) in evs.items() if "hint" in c] == [hint.seq]
+    assert [seq for seq, (classes, _) in events_by_seq.items() if "hint" in classes] == [hint.seq]
 
     # the stuck stretch, as the analytics found it: every event inside is marked with the detector
     with connect(store) as con:
         stretches = con.execute("SELECT kind, start_seq, end_seq FROM stuck_points WHERE run_id = 'view'").fetchall()
         changed = con.execute("SELECT direction_change FROM hint_responses WHERE run_id = 'view'").fetchall()
-    assert [k for k, _, _ in stretches] == ["same_error"] and changed == [(True,)]
+    assert [kind for kind, _, _ in stretches] == ["same_error"] and changed == [(True,)]
     (_, start, end), inside = stretches[0], set(range(stretches[0][1], stretches[0][2] + 1))
-    assert {s for s, (c, _) in evs.items() if "stuck" in c} == inside
-    assert all('data-stuck="same_error"' in evs[s][1] and "stuck · same_error" in evs[s][1] for s in inside)
-    assert "stuck-start" in evs[start][0] and "stuck-end" in evs[end][0]
+    assert {seq for seq, (classes, _) in events_by_seq.items() if "stuck" in classes} == inside
+    assert all(
+        'data-stuck="same_error"' in events_by_seq[seq][1] and "stuck · same_error" in events_by_seq[seq][1]
+        for seq in inside
+    )
+    assert "stuck-start" in events_by_seq[start][0] and "stuck-end" in events_by_seq[end][0]
     # the direction change after the hint: the search for the new pattern
-    search = next(e for e in run.events if e.seq > hint.seq and e.action.type == "search")
-    assert "direction-change" in evs[search.seq][0]
+    search = next(event for event in run.events if event.seq > hint.seq and event.action.type == "search")
+    assert "direction-change" in events_by_seq[search.seq][0]
 
     # long observations folded, short ones not
-    long_ev = next(e for e in run.events if e.observation.startswith(LONG))
-    lines = long_ev.observation.count("\n") + 1
-    assert '<details class="fold blk obs">' in evs[long_ev.seq][1] and f"{lines} lines" in evs[long_ev.seq][1]
-    read_ev = next(e for e in run.events if e.action.type == "read_file")
-    assert "<details" not in evs[read_ev.seq][1]
+    long_event = next(event for event in run.events if event.observation.startswith(LONG))
+    lines = long_event.observation.count("\n") + 1
+    assert (
+        '<details class="fold blk obs">' in events_by_seq[long_event.seq][1]
+        and f"{lines} lines" in events_by_seq[long_event.seq][1]
+    )
+    read_event = next(event for event in run.events if event.action.type == "read_file")
+    assert "<details" not in events_by_seq[read_event.seq][1]
 
     # escaped: the tool output's script and the hint's markup are text, never tags
     assert SCRIPT not in page and "&lt;script&gt;alert(1)&lt;/script&gt;" in page
@@ -120,8 +131,15 @@ def test_page_shows_every_event_hint_stuck_folds_and_escapes(viewed):
     script_of(page)  # the page's own script is its only one
 
     # the header: the summary
-    facts = ["<dt>status</dt><dd>PASS</dd>", f"<dt>turns</dt><dd>{run.turn}</dd>", "<dt>hints</dt><dd>L2</dd>",
-             "<dt>synthetic</dt><dd>no</dd>", "<dt>wall time</dt>", "<dt>cost</dt>", "<dt>tokens</dt>"]  # fmt: skip
+    facts = [
+        "<dt>status</dt><dd>PASS</dd>",
+        f"<dt>turns</dt><dd>{run.turn}</dd>",
+        "<dt>hints</dt><dd>L2</dd>",
+        "<dt>synthetic</dt><dd>no</dd>",
+        "<dt>wall time</dt>",
+        "<dt>cost</dt>",
+        "<dt>tokens</dt>",
+    ]
     assert [f for f in facts if f not in page] == []
     assert "<kbd>j</kbd>" in page and "<kbd>n</kbd>" in page
     assert "http://" not in page and "https://" not in page  # self-contained: nothing to fetch
@@ -133,40 +151,42 @@ def test_without_analytics_the_page_has_hints_but_no_marks(tmp_path):
     (path,) = write_viewers(store, tmp_path / "site")
     assert not (store.root / "analytics").exists()  # rendering does not create the database
     page = path.read_text()
-    evs = events_of(page)
-    assert list(evs) == list(range(len(run.events)))
-    assert sum("hint" in c for c, _ in evs.values()) == 1 and not any("stuck" in c for c, _ in evs.values())
+    events_by_seq = events_of(page)
+    assert list(events_by_seq) == list(range(len(run.events)))
+    assert sum("hint" in classes for classes, _ in events_by_seq.values()) == 1 and not any(
+        "stuck" in classes for classes, _ in events_by_seq.values()
+    )
     assert "no analytics database" in page
     assert render_run(store, run.repo, run.run_id, run.mid) == page
 
 
 def test_a_500_event_run_makes_a_light_page_with_one_delegated_listener(viewed, tmp_path):
     store = Store(tmp_path / "store")
-    r = CraftedRun(store, "long")
+    run = CraftedRun(store, "long")
     i = 0
-    while len(r.events) < 499:  # + milestone_end = 500
-        r.say(f"Step {i}: keep going.")
+    while len(run.events) < 499:  # + milestone_end = 500
+        run.say(f"Step {i}: keep going.")
         kind = i % 5
         if kind == 0:
-            r.read(GT_FILE, "\n".join(f"line {n}" for n in range(40)))  # folded
+            run.read(GT_FILE, "\n".join(f"line {number}" for number in range(40)))  # folded
         elif kind == 1:
-            r.search(f"pattern_{i}")
+            run.search(f"pattern_{i}")
         elif kind == 2:
-            r.edit(sha=f"x{i}")
+            run.edit(sha=f"x{i}")
         elif kind == 3:
-            r.test(i % 7, 3, f"sig-{i % 4}")
+            run.test(i % 7, 3, f"sig-{i % 4}")
         else:
-            r.bash(f"echo {i}", f"<i>{i}</i>")
+            run.bash(f"echo {i}", f"<i>{i}</i>")
         i += 1
-    r.finish("FAIL", OWN_DIFF)
+    run.finish("FAIL", OWN_DIFF)
     analyze(store, load_rules())
     (path,) = write_viewers(store, tmp_path / "site")
     page = path.read_text()
     assert list(events_of(page)) == list(range(500))
     assert len(page.encode()) < 2_000_000, f"{len(page.encode()):,} bytes"
-    js = script_of(page)
-    assert js == script_of(viewed[3].read_text())  # the script does not grow with the trajectory
-    assert js.count("addEventListener") == 1 and "document.addEventListener(type, handle)" in js
+    script = script_of(page)
+    assert script == script_of(viewed[3].read_text())  # the script does not grow with the trajectory
+    assert script.count("addEventListener") == 1 and "document.addEventListener(type, handle)" in script
     assert not re.search(r"<[a-z]+\b[^>]*\son[a-z]+\s*=", page, re.I)  # no inline handlers either
 
 
@@ -187,23 +207,23 @@ def test_the_page_in_headless_chromium(viewed, tmp_path):
     png = artifacts / "viewer.png"
     dom = _browse(path.as_uri(), tmp_path / "profile", png)
     (artifacts / "viewer.dom.html").write_text(dom)
-    evs = events_of(dom)
-    assert list(evs) == list(range(len(run.events)))
-    assert sum("hint" in c for c, _ in evs.values()) == 1
-    assert sum("stuck" in c for c, _ in evs.values()) >= 6  # three edit/test cycles
-    assert not any("hidden" in c for c, _ in evs.values())
+    events_by_seq = events_of(dom)
+    assert list(events_by_seq) == list(range(len(run.events)))
+    assert sum("hint" in classes for classes, _ in events_by_seq.values()) == 1
+    assert sum("stuck" in classes for classes, _ in events_by_seq.values()) >= 6  # three edit/test cycles
+    assert not any("hidden" in classes for classes, _ in events_by_seq.values())
     assert png.exists() and png.stat().st_size > 10_000, f"{png}: {png.stat().st_size if png.exists() else 0} bytes"
 
     # a link with #q=... prefills the search: events without the text are hidden, the others marked
     dom = _browse(path.as_uri() + "#q=priority", tmp_path / "profile", artifacts / "viewer_search.png")
     (artifacts / "viewer_search.dom.html").write_text(dom)
     server = events_of(path.read_text())
-    expected = {s for s, (_, chunk) in server.items() if "priority" in text_of(chunk).lower()}
-    evs = events_of(dom)
-    shown = {s for s, (c, _) in evs.items() if "hidden" not in c}
-    assert 0 < len(shown) < len(evs) and shown == expected
-    assert all("match" in evs[s][0] for s in shown)
-    assert f"{len(shown)} of {len(evs)} events" in dom
+    expected = {seq for seq, (_, chunk) in server.items() if "priority" in text_of(chunk).lower()}
+    events_by_seq = events_of(dom)
+    shown = {seq for seq, (classes, _) in events_by_seq.items() if "hidden" not in classes}
+    assert 0 < len(shown) < len(events_by_seq) and shown == expected
+    assert all("match" in events_by_seq[seq][0] for seq in shown)
+    assert f"{len(shown)} of {len(events_by_seq)} events" in dom
 
 
 def test_view_command_writes_the_page_of_a_run_directory_and_refuses_anything_else(viewed, run_cli, tmp_path):

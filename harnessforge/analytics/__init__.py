@@ -8,7 +8,8 @@ from dataclasses import dataclass
 
 from ..rules import Rules
 from ..store import Store
-from .load import LoadReport, connect, load, writing
+from .database import connect, writing
+from .load import LoadReport, load
 from .sqlmodels import SQL_DIR, BuiltModel, build, discover, hashes
 
 

@@ -6,6 +6,8 @@
 plus `manifest.json` with the counts. Synthetic runs are distilled like any other and stay
 labelled; exports decide whether they go out.
 
+The outputs, their files and their Dagster assets are one table, `outputs.DISTILLED_OUTPUTS`.
+
 `distill(..., only=(repo, milestone))` cuts the rows of one milestone (all its runs) into
 `distilled/milestones/<repo>/<milestone>/`, the unit Dagster partitions by; `assemble(store)` then
 joins every milestone's files into the top-level ones that exports read.
@@ -20,27 +22,29 @@ from pathlib import Path
 from pydantic import BaseModel
 
 from ..analytics import AnalyticsReport, analyze
-from ..analytics.load import connect
+from ..analytics.database import connect
+from ..analytics.rows import MilestoneSummaryRow, has_tables
 from ..errors import ArtifactError
 from ..models.common import utcnow
+from ..models.distill import Review, RunProvenance
 from ..rules import Rules
 from ..store import Store, atomic_write
+from .outputs import DISTILLED_OUTPUTS, DPO_PAIRS, KTO, REVIEWS, SFT, STUCK_SLICES, TASK_CARDS, VERIFIED_TASKS
 from .pairs import hint_pairs, kto_rows, outcome_pairs
 from .reviewer import Reviewer
-from .runs import load_runs
+from .runs import RunView, load_runs
 from .sft import sft_segments
 from .slices import stuck_slices
 from .tasks import task_cards
-
-OUTPUTS = ("stuck_slices", "dpo_pairs", "kto", "sft", "reviews", "task_cards")
 
 
 @dataclass
 class DistillReport:
     analytics: AnalyticsReport | None  # None: read the analytics as they stood (one milestone's cut)
-    counts: dict[str, int] = field(default_factory=dict)
+    counts: dict[str, int] = field(default_factory=dict)  # rows per output (`DistilledOutput.stem`)
     skipped: list[str] = field(default_factory=list)
     out_dir: Path | None = None
+    reviews: list[Review] = field(default_factory=list)  # as written to reviews.jsonl
 
 
 Milestone = tuple[str, str]  # (repo key, milestone id)
@@ -61,34 +65,50 @@ def distill(
     as they stand (the caller rebuilt them once for all milestones)."""
     if not only:
         analytics = analytics or analyze(store, rules, progress)
-    report = DistillReport(analytics)
     skipped: list[str] = []
+
+    def skip(message: str) -> None:
+        skipped.append(message)
+        log(message)
+
     with connect(store) as con:
-        if not con.execute("SELECT 1 FROM duckdb_tables() WHERE table_name = 'milestone_summary'").fetchall():
+        if not has_tables(con, MilestoneSummaryRow.table):
             raise ArtifactError(
                 f"{store.analytics_database()}: no trajectory analytics yet; run `harnessforge distill` "
                 "(or materialize trajectory_analytics) first"
             )
-        runs = load_runs(store, con, rules.hash, log=lambda msg: (skipped.append(msg), log(msg)), only=only)
-    reviewer = reviewer or Reviewer(rules.distill.reviewer, rules.hash)
-    rows: dict[str, list[BaseModel]] = {name: [] for name in OUTPUTS}
-    for run in runs:
-        rows["stuck_slices"] += stuck_slices(run, rules.distill)
-        rows["dpo_pairs"] += hint_pairs(run, rules.distill)
-        rows["kto"] += kto_rows(run)
-        rows["sft"] += sft_segments(run)
-        rows["reviews"].append(reviewer.review(run.summary, flaky=_flaky(store, run.provenance)))
-    rows["dpo_pairs"] += outcome_pairs(runs)
-    rows["task_cards"] = task_cards(store, rows["reviews"], rules.hash, only=only)
-    out = store.distilled_dir(only)
-    for name, items in rows.items():
-        atomic_write(store.distilled_file(name, only), b"".join(i.model_dump_json().encode() + b"\n" for i in items))
-    report.counts = {name: len(items) for name, items in rows.items()}
-    report.skipped, report.out_dir = skipped, out
-    manifest = {"rules_hash": rules.hash, "created_at": utcnow().isoformat(), "runs": len(runs),
-                "counts": report.counts, "skipped": skipped}  # fmt: skip
+        runs = load_runs(store, con, rules.hash, log=skip, only=only)
+    rows = _cut(store, rules, runs, reviewer or Reviewer(rules.distill.reviewer, rules.hash), only)
+    for stem, items in rows.items():
+        atomic_write(
+            store.distilled_file(stem, only), b"".join(item.model_dump_json().encode() + b"\n" for item in items)
+        )
+    counts = {stem: len(items) for stem, items in rows.items()}
+    manifest = {
+        "rules_hash": rules.hash,
+        "created_at": utcnow().isoformat(),
+        "runs": len(runs),
+        "counts": counts,
+        "skipped": skipped,
+    }
     atomic_write(store.distilled_manifest(only), (json.dumps(manifest, indent=2) + "\n").encode())
-    return report
+    return DistillReport(analytics, counts, skipped, store.distilled_dir(only), rows[REVIEWS.stem])
+
+
+def _cut(
+    store: Store, rules: Rules, runs: list[RunView], reviewer: Reviewer, only: Milestone | None
+) -> dict[str, list[BaseModel]]:
+    """Every output's rows, by `DistilledOutput.stem`, in `DISTILLED_OUTPUTS` order."""
+    rows: dict[str, list[BaseModel]] = {output.stem: [] for output in DISTILLED_OUTPUTS}
+    for run in runs:
+        rows[STUCK_SLICES.stem] += stuck_slices(run, rules.distill)
+        rows[DPO_PAIRS.stem] += hint_pairs(run, rules.distill)
+        rows[KTO.stem] += kto_rows(run)
+        rows[SFT.stem] += sft_segments(run)
+        rows[REVIEWS.stem].append(reviewer.review(run.summary, flaky=_flaky(store, run.provenance)))
+    rows[DPO_PAIRS.stem] += outcome_pairs(runs)
+    rows[TASK_CARDS.stem] = task_cards(store, rows[REVIEWS.stem], rules.hash, only=only)
+    return rows
 
 
 def assemble(store: Store, rules_hash: str) -> dict[str, int]:
@@ -101,26 +121,31 @@ def assemble(store: Store, rules_hash: str) -> dict[str, int]:
     if not folders:
         raise ArtifactError(f"{out}: no milestone is distilled yet; materialize the distilled assets")
     counts: dict[str, int] = {}
-    for name in (*OUTPUTS, "verified_tasks"):
-        files = [store.distilled_file(name, f) for f in folders]
+    for output in (*DISTILLED_OUTPUTS, VERIFIED_TASKS):
+        files = [store.distilled_file(output.stem, folder) for folder in folders]
         parts = [path.read_bytes() for path in files if path.exists()]
-        atomic_write(store.distilled_file(name), b"".join(parts))
-        counts[name] = sum(len(p.splitlines()) for p in parts)
-    verdicts = [store.task_checks_file(f) for f in folders if store.task_checks_file(f).exists()]
-    checks = [c for path in verdicts for c in json.loads(path.read_text())]
+        atomic_write(store.distilled_file(output.stem), b"".join(parts))
+        counts[output.stem] = sum(len(part.splitlines()) for part in parts)
+    verdicts = [store.task_checks_file(folder) for folder in folders if store.task_checks_file(folder).exists()]
+    checks = [check for path in verdicts for check in json.loads(path.read_text())]
     atomic_write(store.task_checks_file(), (json.dumps(checks, indent=2) + "\n").encode())
-    manifests = [json.loads(store.distilled_manifest(f).read_text()) for f in folders]
-    manifest = {"rules_hash": rules_hash, "created_at": utcnow().isoformat(), "runs": sum(m["runs"] for m in manifests),
-                "counts": counts, "skipped": [s for m in manifests for s in m["skipped"]],
-                "milestones": [f"{key}/{mid}" for key, mid in folders],
-                "stale_rules": sorted({m["rules_hash"] for m in manifests} - {rules_hash})}  # fmt: skip
+    manifests = [json.loads(store.distilled_manifest(folder).read_text()) for folder in folders]
+    manifest = {
+        "rules_hash": rules_hash,
+        "created_at": utcnow().isoformat(),
+        "runs": sum(part["runs"] for part in manifests),
+        "counts": counts,
+        "skipped": [line for part in manifests for line in part["skipped"]],
+        "milestones": [f"{key}/{milestone_id}" for key, milestone_id in folders],
+        "stale_rules": sorted({part["rules_hash"] for part in manifests} - {rules_hash}),
+    }
     atomic_write(store.distilled_manifest(), (json.dumps(manifest, indent=2) + "\n").encode())
     return counts
 
 
-def _flaky(store: Store, prov) -> bool:
+def _flaky(store: Store, provenance: RunProvenance) -> bool:
     """Did validation see flaky tests in this milestone? (False when the store has no validation.)"""
     try:
-        return bool(store.load_validation(prov.repo, prov.milestone_id).flaky)
+        return bool(store.load_validation(provenance.repo, provenance.milestone_id).flaky)
     except (ArtifactError, FileNotFoundError):
         return False

@@ -11,12 +11,13 @@ API failure loses nothing: the rule-based review is kept, and says why.
 from __future__ import annotations
 
 import json
-from typing import Any, Literal
+from typing import Literal
 
 from pydantic import Field, ValidationError
 
 from ..agents.base import AgentBackend
 from ..agents.errors import AgentError
+from ..analytics.rows import MilestoneSummaryRow
 from ..models.common import Model, first_error
 from ..models.distill import Review
 from ..rules import ReviewerRules
@@ -46,30 +47,37 @@ class LLMJudge(Reviewer):
         super().__init__(rules, rules_hash)
         self.agent, self.log = agent, log
 
-    def review(self, s: dict[str, Any], flaky: bool = False, env_issue: bool = False) -> Review:
-        base = super().review(s, flaky, env_issue)
-        signals = {k: v for k, v in s.items() if k not in ("repo", "run_id", "milestone_id")}
+    def review(self, summary: MilestoneSummaryRow, flaky: bool = False, env_issue: bool = False) -> Review:
+        base = super().review(summary, flaky, env_issue)
+        signals = summary.model_dump(exclude={"repo", "run_id", "milestone_id"})
+        reasons = f", discard reasons {', '.join(base.discard_reasons)}" if base.discard_reasons else ""
         prompt = (
-            f"Signals of run {s['run_id']}, milestone {s['milestone_id']}:\n{json.dumps(signals, default=str)}\n\n"
-            f"The rule-based grade: difficulty {base.difficulty} ({base.why}), rl_value {base.rl_value}"
-            + (f", discard reasons {', '.join(base.discard_reasons)}" if base.discard_reasons else "")
+            f"Signals of run {summary.run_id}, milestone {summary.milestone_id}:\n"
+            f"{json.dumps(signals, default=str)}\n\n"
+            f"The rule-based grade: difficulty {base.difficulty} ({base.why}), rl_value {base.rl_value}{reasons}"
         )
-        where = f"{s['run_id']}/{s['milestone_id']}"
+        where = f"{summary.run_id}/{summary.milestone_id}"
+        messages = [{"role": "system", "content": SYSTEM}, {"role": "user", "content": prompt}]
         try:
-            turn = self.agent.turn([{"role": "system", "content": SYSTEM}, {"role": "user", "content": prompt}], [])
+            turn = self.agent.turn(messages, [])
             verdict = Verdict.model_validate_json(_json_object(turn.text))
         except AgentError as e:
             return self._keep(base, where, f"the judge failed: {e}")
         except ValidationError as e:
             return self._keep(base, where, f"the judge's answer was unusable: {first_error(e)}")
         evidence = set(base.discard_reasons) - {"too_easy"}
-        reasons = sorted(evidence | set(verdict.discard_reasons) | ({"too_easy"} if verdict.difficulty == 1 else set()))
+        too_easy = {"too_easy"} if verdict.difficulty == 1 else set()
+        reasons = sorted(evidence | set(verdict.discard_reasons) | too_easy)
         if verdict.rl_value == "reject" and not reasons:
             return self._keep(base, where, "the judge rejected without a reason")
-        return base.model_copy(update={
-            "difficulty": verdict.difficulty, "rl_value": "reject" if reasons else verdict.rl_value,
-            "discard_reasons": reasons, "why": verdict.why, "reviewer": f"llm:{turn.model or self.agent.model}",
-        })  # fmt: skip
+        update = {
+            "difficulty": verdict.difficulty,
+            "rl_value": "reject" if reasons else verdict.rl_value,
+            "discard_reasons": reasons,
+            "why": verdict.why,
+            "reviewer": f"llm:{turn.model or self.agent.model}",
+        }
+        return base.model_copy(update=update)
 
     def _keep(self, base: Review, where: str, problem: str) -> Review:
         self.log(f"{where}: {problem}; the rule-based review is kept")

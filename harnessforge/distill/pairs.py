@@ -31,98 +31,135 @@ _WORD = re.compile(r"[A-Za-z_][\w./-]{2,}")
 
 
 def hint_pairs(run: RunView, rules: DistillRules) -> list[PreferencePair]:
-    out = []
-    for h in run.hints:
-        if not (h["direction_change"] or h["tests_improved"]):
+    pairs = []
+    for hint in run.hints:
+        if not (hint.direction_change or hint.tests_improved):
             continue  # the hint did not help: its aftermath is not a better choice
-        before = [e for e in run.events if e.role == "dev" and e.action.type == "message" and e.seq < h["hint_seq"]]
-        after = [e for e in run.events if e.role == "dev" and e.action.type == "message" and e.seq > h["hint_seq"]]
+        turns = [event for event in run.events if event.role == "dev" and event.action.type == "message"]
+        before = [event for event in turns if event.seq < hint.hint_seq]
+        after = [event for event in turns if event.seq > hint.hint_seq]
         if not before or not after:
             continue
-        r_at, c_at = run.assistant_at(before[-1].seq), run.assistant_at(after[0].seq)
-        if r_at is None or c_at is None:
+        rejected_at, chosen_at = run.assistant_at(before[-1].seq), run.assistant_at(after[0].seq)
+        if rejected_at is None or chosen_at is None:
             continue
-        rejected, chosen = run.messages[r_at], run.messages[c_at]
+        rejected, chosen = run.messages[rejected_at], run.messages[chosen_at]
         if _action(rejected) == _action(chosen):
             continue
-        prompt = run.messages[:r_at]
-        hint_text = run.events[h["hint_seq"]].action.content
+        prompt = run.messages[:rejected_at]
+        hint_text = run.events[hint.hint_seq].action.content
         keep = rules.hint_in_prompt == "keep"
         depends = not keep and _uses_hint_only_words(chosen, hint_text, prompt)
         if depends and rules.hint_dependent_pairs == "drop":
             continue
-        out.append(PreferencePair(
-            id=f"{run.id}/hint-{h['hint_seq']}", pair_type="pre_vs_post_hint",
-            prompt=prompt + ([{"role": "user", "content": hint_text}] if keep else []),
-            chosen=[chosen], rejected=[rejected], divergence_turn=before[-1].turn_id, hint_in_prompt=keep,
-            depends_on_hint=depends, provenance=run.provenance, rejected_provenance=run.provenance,
-            evidence={"hint_level": h["level"], "rule": h["rule"], "direction_change": h["direction_change"],
-                      "tests_improved": h["tests_improved"]},
-        ))  # fmt: skip
-    return out
+        evidence = {
+            "hint_level": hint.level,
+            "rule": hint.rule,
+            "direction_change": hint.direction_change,
+            "tests_improved": hint.tests_improved,
+        }
+        pairs.append(
+            PreferencePair(
+                id=f"{run.id}/hint-{hint.hint_seq}",
+                pair_type="pre_vs_post_hint",
+                prompt=prompt + ([{"role": "user", "content": hint_text}] if keep else []),
+                chosen=[chosen],
+                rejected=[rejected],
+                divergence_turn=before[-1].turn_id,
+                hint_in_prompt=keep,
+                depends_on_hint=depends,
+                provenance=run.provenance,
+                rejected_provenance=run.provenance,
+                evidence=evidence,
+            )
+        )
+    return pairs
 
 
 def outcome_pairs(runs: list[RunView]) -> list[PreferencePair]:
     """Passing against non-passing runs of the same milestone, at their first differing turn."""
     by_milestone: dict[tuple[str, str], list[RunView]] = defaultdict(list)
-    for r in runs:
-        by_milestone[(r.provenance.repo, r.provenance.milestone_id)].append(r)
-    out = []
+    for run in runs:
+        by_milestone[(run.provenance.repo, run.provenance.milestone_id)].append(run)
+    pairs = []
     for group in by_milestone.values():
-        passed = [r for r in group if r.summary["status"] == "PASS"]
-        failed = [r for r in group if r.summary["status"] not in ("PASS", "ENV_ERROR")]  # a lost sandbox is no verdict
+        passed = [run for run in group if run.summary.status == "PASS"]
+        # a lost sandbox (ENV_ERROR) is no verdict on the Dev
+        failed = [run for run in group if run.summary.status not in ("PASS", "ENV_ERROR")]
         for good, bad in product(passed, failed):
-            i = _divergence(good.messages, bad.messages)
-            if i is None:
+            index = _divergence(good.messages, bad.messages)
+            if index is None:
                 continue
-            turn = next(e.turn_id for e in good.events if e.seq == good.conversation.origins[i])
-            out.append(PreferencePair(
-                id=f"{good.id}~{bad.provenance.run_id}", pair_type="fail_vs_pass", prompt=good.messages[:i],
-                chosen=[good.messages[i]], rejected=[bad.messages[i]], divergence_turn=turn,
-                provenance=good.provenance, rejected_provenance=bad.provenance,
-                evidence={"chosen_status": "PASS", "rejected_status": bad.summary["status"],
-                          "chosen_model": good.provenance.model, "rejected_model": bad.provenance.model},
-            ))  # fmt: skip
-    return out
+            turn = next(event.turn_id for event in good.events if event.seq == good.conversation.origins[index])
+            evidence = {
+                "chosen_status": "PASS",
+                "rejected_status": bad.summary.status,
+                "chosen_model": good.provenance.model,
+                "rejected_model": bad.provenance.model,
+            }
+            pairs.append(
+                PreferencePair(
+                    id=f"{good.id}~{bad.provenance.run_id}",
+                    pair_type="fail_vs_pass",
+                    prompt=good.messages[:index],
+                    chosen=[good.messages[index]],
+                    rejected=[bad.messages[index]],
+                    divergence_turn=turn,
+                    provenance=good.provenance,
+                    rejected_provenance=bad.provenance,
+                    evidence=evidence,
+                )
+            )
+    return pairs
 
 
 def kto_rows(run: RunView) -> list[KTORow]:
-    loop_seqs = {(p["start_seq"], p["end_seq"]) for p in run.stuck}
-    raised = {p["seq"] for p in run.progress if p["improved"]}
-    out = []
-    turns = [e for e in run.events if e.role == "dev" and e.action.type == "message"]
-    for i, e in enumerate(turns):
-        end = turns[i + 1].seq if i + 1 < len(turns) else run.events[-1].seq + 1
-        tools = [t.seq for t in run.events if t.role == "dev" and t.call_id and e.seq < t.seq < end]
-        at = run.assistant_at(e.seq)
+    loop_seqs = {(point.start_seq, point.end_seq) for point in run.stuck}
+    raised = {point.seq for point in run.progress if point.improved}
+    rows = []
+    turns = [event for event in run.events if event.role == "dev" and event.action.type == "message"]
+    for index, turn in enumerate(turns):
+        end = turns[index + 1].seq if index + 1 < len(turns) else run.events[-1].seq + 1
+        tools = [
+            event.seq for event in run.events if event.role == "dev" and event.call_id and turn.seq < event.seq < end
+        ]
+        at = run.assistant_at(turn.seq)
         if at is None or not tools:
             continue
-        if any(s in raised for s in tools):
+        if any(seq in raised for seq in tools):
             label, reason = True, "its test run raised the passing count"
-        elif any(lo <= s <= hi for s in tools for lo, hi in loop_seqs):
+        elif any(low <= seq <= high for seq in tools for low, high in loop_seqs):
             label, reason = False, "inside a stuck stretch"
         else:
             continue
-        out.append(KTORow(id=f"{run.id}/turn-{e.turn_id}", prompt=run.messages[:at], completion=[run.messages[at]],
-                          label=label, reason=reason, provenance=run.provenance))  # fmt: skip
-    return out
+        rows.append(
+            KTORow(
+                id=f"{run.id}/turn-{turn.turn_id}",
+                prompt=run.messages[:at],
+                completion=[run.messages[at]],
+                label=label,
+                reason=reason,
+                provenance=run.provenance,
+            )
+        )
+    return rows
 
 
 def _action(message: Message) -> str:
-    calls = [(c["function"]["name"], c["function"]["arguments"]) for c in message.get("tool_calls") or []]
+    calls = [(call["function"]["name"], call["function"]["arguments"]) for call in message.get("tool_calls") or []]
     return json.dumps([message.get("content") or "", calls])
 
 
-def _divergence(a: list[Message], b: list[Message]) -> int | None:
-    """The first index where `a` and `b` differ, if both have an assistant message there."""
-    for i, (x, y) in enumerate(zip(a, b, strict=False)):
-        if x != y:
-            return i if x["role"] == y["role"] == "assistant" else None
+def _divergence(first: list[Message], second: list[Message]) -> int | None:
+    """The first index where the two conversations differ, if both have an assistant message there."""
+    for index, (one, other) in enumerate(zip(first, second, strict=False)):
+        if one != other:
+            return index if one["role"] == other["role"] == "assistant" else None
     return None
 
 
 def _uses_hint_only_words(chosen: Message, hint: str, prompt: list[Message]) -> bool:
     """Does the chosen turn use a word (identifier, path) that only the hint, not the prompt, had?"""
-    seen = {w for m in prompt for w in _WORD.findall(json.dumps(m))}
+    seen = {word for message in prompt for word in _WORD.findall(json.dumps(message))}
     hint_only = set(_WORD.findall(hint)) - seen
     return bool(hint_only & set(_WORD.findall(json.dumps(chosen))))

@@ -12,8 +12,7 @@ test, a loop it never left, suspected memorisation, cheating, or is too easy (di
 
 from __future__ import annotations
 
-from typing import Any
-
+from ..analytics.rows import MilestoneSummaryRow
 from ..models.distill import Review
 from ..rules import ReviewerRules
 
@@ -24,39 +23,41 @@ class Reviewer:
     def __init__(self, rules: ReviewerRules, rules_hash: str):
         self.rules, self.rules_hash = rules, rules_hash
 
-    def review(self, s: dict[str, Any], flaky: bool = False, env_issue: bool = False) -> Review:
-        """`s` is a `milestone_summary` row; `flaky`: the milestone's validation saw flaky tests."""
-        r = self.rules
-        difficulty, why = self.difficulty(s)
-        reasons = [name for name, hit in (
-            ("env_issue", env_issue), ("flaky_test", flaky),
-            ("agent_loop", s["status"] != "PASS" and s["stuck_points"] > 0),
-            ("suspected_memorisation", bool(s["memorisation_flag"])), ("cheating", s["cheating_probes"] > 0),
-            ("too_easy", difficulty == 1),
-        ) if hit]  # fmt: skip
+    def review(self, summary: MilestoneSummaryRow, flaky: bool = False, env_issue: bool = False) -> Review:
+        """`flaky`: the milestone's validation saw flaky tests."""
+        rules = self.rules
+        difficulty, why = self.difficulty(summary)
+        evidence = {
+            "env_issue": env_issue,
+            "flaky_test": flaky,
+            "agent_loop": summary.status != "PASS" and summary.stuck_points > 0,
+            "suspected_memorisation": summary.memorisation_flag,
+            "cheating": summary.cheating_probes > 0,
+            "too_easy": difficulty == 1,
+        }
+        reasons = [reason for reason, hit in evidence.items() if hit]
         if reasons:
             value = "reject"
-        elif difficulty >= r.high_value_difficulty and s["status"] == "PASS":
+        elif difficulty >= rules.high_value_difficulty and summary.status == "PASS":
             value = "high"
-        elif difficulty >= r.medium_value_difficulty:
+        elif difficulty >= rules.medium_value_difficulty:
             value = "medium"
         else:
             value = "low"
+        identity = summary.model_dump(include={"repo", "run_id", "milestone_id", "status", "max_hint_level"})
+        grade = {"difficulty": difficulty, "rl_value": value, "discard_reasons": reasons, "why": why}
         return Review(
-            repo=s["repo"], run_id=s["run_id"], milestone_id=s["milestone_id"], status=s["status"],
-            difficulty=difficulty, max_hint_level=s["max_hint_level"], rl_value=value, discard_reasons=reasons,
-            why=why, reviewer=self.name,
-            synthetic=bool(s["synthetic"]), rules_hash=self.rules_hash,
-        )  # fmt: skip
+            **identity, **grade, reviewer=self.name, synthetic=bool(summary.synthetic), rules_hash=self.rules_hash
+        )
 
-    def difficulty(self, s: dict[str, Any]) -> tuple[int, str]:
-        r = self.rules
-        if s["max_hint_level"] >= r.hard_hint_level and s["direction_changes"] > 0:
-            return 5, f"needed an L{s['max_hint_level']} hint and changed direction after a hint"
-        if s["max_hint_level"] >= 1 or s["turns"] > r.long_turns:
-            return 4, f"needed an L{s['max_hint_level']} hint" if s["max_hint_level"] else f"took {s['turns']} turns"
-        if s["iterations"] >= r.meaningful_iterations:
-            return 3, f"no hint, {s['iterations']} edit -> test cycles"
-        if s["iterations"] > 1:
-            return 2, f"no hint, {s['iterations']} edit -> test cycles"
+    def difficulty(self, summary: MilestoneSummaryRow) -> tuple[int, str]:
+        rules, level, iterations = self.rules, summary.max_hint_level, summary.iterations
+        if level >= rules.hard_hint_level and summary.direction_changes > 0:
+            return 5, f"needed an L{level} hint and changed direction after a hint"
+        if level >= 1 or summary.turns > rules.long_turns:
+            return 4, f"needed an L{level} hint" if level else f"took {summary.turns} turns"
+        if iterations >= rules.meaningful_iterations:
+            return 3, f"no hint, {iterations} edit -> test cycles"
+        if iterations > 1:
+            return 2, f"no hint, {iterations} edit -> test cycles"
         return 1, "solved in one go"

@@ -5,32 +5,40 @@ from __future__ import annotations
 
 from collections import defaultdict
 from dataclasses import dataclass, field
-from typing import Any
 
 import duckdb
 
+from ..analytics.rows import (
+    HintResponseRow,
+    MilestoneSummaryRow,
+    ProgressCurveRow,
+    Row,
+    RunKey,
+    StuckPointRow,
+    read_rows,
+)
 from ..errors import ArtifactError
 from ..harness.conversation import Conversation, rebuild
 from ..harness.recorder import Recorder
-from ..models.distill import Provenance
+from ..models.distill import RunProvenance
 from ..models.trajectory import Event, Message
 from ..store import Store
 
-Key = tuple[str, str, str]  # repo, run_id, milestone_id
+KEY = ("repo", "run_id", "milestone_id")
 
 
 @dataclass
 class RunView:
-    summary: dict[str, Any]  # the milestone_summary row
+    summary: MilestoneSummaryRow
     events: list[Event]
     conversation: Conversation
-    provenance: Provenance
-    stuck: list[dict[str, Any]] = field(default_factory=list)
-    hints: list[dict[str, Any]] = field(default_factory=list)
-    progress: list[dict[str, Any]] = field(default_factory=list)
+    provenance: RunProvenance
+    stuck: list[StuckPointRow] = field(default_factory=list)
+    hints: list[HintResponseRow] = field(default_factory=list)
+    progress: list[ProgressCurveRow] = field(default_factory=list)
 
     @property
-    def key(self) -> Key:
+    def key(self) -> RunKey:
         return self.provenance.repo, self.provenance.run_id, self.provenance.milestone_id
 
     @property
@@ -44,19 +52,20 @@ class RunView:
     def first_index_from(self, seq: int) -> int:
         """Index of the first message that came from event `seq` or later."""
         origins = self.conversation.origins
-        return next((i for i, o in enumerate(origins) if o is not None and o >= seq), len(self.messages))
+        found = (index for index, origin in enumerate(origins) if origin is not None and origin >= seq)
+        return next(found, len(self.messages))
 
     def last_index_upto(self, seq: int) -> int:
         """Index just past the last message that came from event `seq` or earlier."""
         last = 0
-        for i, o in enumerate(self.conversation.origins):
-            if o is not None and o <= seq:
-                last = i + 1
+        for index, origin in enumerate(self.conversation.origins):
+            if origin is not None and origin <= seq:
+                last = index + 1
         return last
 
     def assistant_at(self, seq: int) -> int | None:
         """Index of the assistant message recorded as event `seq`."""
-        return next((i for i, o in enumerate(self.conversation.origins) if o == seq), None)
+        return next((index for index, origin in enumerate(self.conversation.origins) if origin == seq), None)
 
     def turn_start_before(self, index: int) -> int:
         """The nearest assistant message at or before `index`: a cut there keeps tool calls and
@@ -66,48 +75,45 @@ class RunView:
         return index
 
 
-def _literal(value: str) -> str:
-    return "'" + value.replace("'", "''") + "'"
-
-
-def _rows(con: duckdb.DuckDBPyConnection, sql: str) -> list[dict[str, Any]]:
-    cur = con.execute(sql)
-    names = [d[0] for d in cur.description]
-    return [dict(zip(names, row, strict=True)) for row in cur.fetchall()]
-
-
 def load_runs(
     store: Store, con: duckdb.DuckDBPyConnection, rules_hash: str, log=print, only: tuple[str, str] | None = None
 ) -> list[RunView]:
     """Every finished milestone run in the analytics database (or only those of milestone `only`:
     (repo, milestone id)), with its events from the store. A run whose log cannot be read is skipped
     with the reason; the others go on."""
-    where = ""
-    if only:
-        where = "WHERE repo = {} AND milestone_id = {}".format(*(_literal(v) for v in only))
-    by_key: dict[str, dict[Key, list[dict]]] = {}
-    for table, order in (("stuck_points", "start_seq"), ("hint_responses", "hint_seq"), ("progress_curves", "seq")):
-        grouped: dict[Key, list[dict]] = defaultdict(list)
-        for row in _rows(con, f"SELECT * FROM {table} {where} ORDER BY repo, run_id, milestone_id, {order}"):
-            grouped[(row["repo"], row["run_id"], row["milestone_id"])].append(row)
-        by_key[table] = grouped
+    match = {"repo": only[0], "milestone_id": only[1]} if only else {}
+    stuck = _by_run(read_rows(con, StuckPointRow, match, order_by=(*KEY, "start_seq")))
+    hints = _by_run(read_rows(con, HintResponseRow, match, order_by=(*KEY, "hint_seq")))
+    progress = _by_run(read_rows(con, ProgressCurveRow, match, order_by=(*KEY, "seq")))
     views = []
-    for s in _rows(con, f"SELECT * FROM milestone_summary {where} ORDER BY repo, run_id, milestone_id"):
-        key = (s["repo"], s["run_id"], s["milestone_id"])
+    for summary in read_rows(con, MilestoneSummaryRow, match, order_by=KEY):
+        where = "/".join(summary.key)
         try:
-            mdir = store.milestone_run(s["repo"], s["run_id"], s["milestone_id"]).dir
-            events = Recorder.open(mdir, on_warning=log, repair=False).events()
+            files = store.milestone_run(*summary.key)
+            events = Recorder.open(files.dir, on_warning=log, repair=False).events()
         except ArtifactError as e:
-            log(f"{'/'.join(key)}: not distilled: {e}")
+            log(f"{where}: not distilled: {e}")
             continue
         if not events:
-            log(f"{'/'.join(key)}: not distilled: its trajectory.jsonl has no events")
+            log(f"{where}: not distilled: its trajectory.jsonl has no events")
             continue
-        prov = Provenance(
-            repo=s["repo"], run_id=s["run_id"], milestone_id=s["milestone_id"], agent=s["agent"] or "",
-            model=s["model"] or "", harness_version=s["harness_version"] or "", rules_hash=rules_hash,
-            synthetic=bool(s["synthetic"]),
-        )  # fmt: skip
-        found = [by_key[t].get(key, []) for t in ("stuck_points", "hint_responses", "progress_curves")]
-        views.append(RunView(s, events, rebuild(events), prov, *found))
+        provenance = RunProvenance(
+            repo=summary.repo,
+            run_id=summary.run_id,
+            milestone_id=summary.milestone_id,
+            agent=summary.agent or "",
+            model=summary.model or "",
+            harness_version=summary.harness_version or "",
+            rules_hash=rules_hash,
+            synthetic=bool(summary.synthetic),
+        )
+        key = summary.key
+        views.append(RunView(summary, events, rebuild(events), provenance, stuck[key], hints[key], progress[key]))
     return views
+
+
+def _by_run(rows: list[Row]) -> defaultdict[RunKey, list[Row]]:
+    grouped: defaultdict[RunKey, list[Row]] = defaultdict(list)
+    for row in rows:
+        grouped[row.key].append(row)
+    return grouped

@@ -12,17 +12,35 @@ from .runs import RunView
 
 
 def sft_segments(run: RunView) -> list[Segment]:
-    if run.summary["status"] != "PASS":
+    if run.summary.status != "PASS":
         return []
-    msgs = run.messages
-    out = [Segment(id=f"{run.id}/milestone", kind="milestone", messages=msgs, train_from=2, provenance=run.provenance)]
-    edits = [e.seq for e in run.events if e.role == "dev" and e.action.type in ("write_file", "edit_file") and e.ok]
-    greens = [p["seq"] for p in run.progress if p["tests_failed"] == 0 and p["tests_total"] > 0]
-    first_edit = run.turn_start_before(run.first_index_from(edits[0])) if edits else len(msgs)
-    first_green = run.last_index_upto(min((g for g in greens if not edits or g > edits[0]), default=run.events[-1].seq))
-    for kind, start, end in (("explore", 2, first_edit), ("implement", first_edit, first_green),
-                             ("verify", first_green, len(msgs))):  # fmt: skip
-        if any(m["role"] == "assistant" for m in msgs[start:end]):
-            out.append(Segment(id=f"{run.id}/{kind}", kind=kind, messages=msgs[:end], train_from=start,
-                               provenance=run.provenance))  # fmt: skip
-    return out
+    messages = run.messages
+    segments = [
+        Segment(id=f"{run.id}/milestone", kind="milestone", messages=messages, train_from=2, provenance=run.provenance)
+    ]
+    edits = [
+        event.seq
+        for event in run.events
+        if event.role == "dev" and event.action.type in ("write_file", "edit_file") and event.ok
+    ]
+    greens = [point.seq for point in run.progress if point.tests_failed == 0 and point.tests_total > 0]
+    first_edit = run.turn_start_before(run.first_index_from(edits[0])) if edits else len(messages)
+    green_after_edit = min((seq for seq in greens if not edits or seq > edits[0]), default=run.events[-1].seq)
+    first_green = run.last_index_upto(green_after_edit)
+    phases = (
+        ("explore", 2, first_edit),
+        ("implement", first_edit, first_green),
+        ("verify", first_green, len(messages)),
+    )
+    for kind, start, end in phases:
+        if any(message["role"] == "assistant" for message in messages[start:end]):
+            segments.append(
+                Segment(
+                    id=f"{run.id}/{kind}",
+                    kind=kind,
+                    messages=messages[:end],
+                    train_from=start,
+                    provenance=run.provenance,
+                )
+            )
+    return segments

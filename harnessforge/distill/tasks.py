@@ -20,7 +20,8 @@ from ..errors import ArtifactError
 from ..gitio import GitRepo
 from ..models.common import utcnow
 from ..models.distill import CardHint, Review, TaskCard
-from ..models.env import Recipe
+from ..models.env import ImageRecord, Recipe
+from ..models.plan import Milestone
 from ..store import Store
 
 WORKDIR = "/workspace"
@@ -30,13 +31,15 @@ def dockerfile(recipe: Recipe, base_commit: str) -> str:
     """The environment as a Dockerfile; beside it `deps/` (the dependency manifests the install steps
     read) and `repo.bundle` (the history up to the base commit). Install runs without the offline
     switches the tests run with, as in `envs.images`."""
-    install_env = {k: v for k, v in sorted(recipe.env.items()) if k not in OFFLINE_VARS}
+    install_env = {name: value for name, value in sorted(recipe.env.items()) if name not in OFFLINE_VARS}
     lines = [f"FROM {recipe.base_image}", "USER root"]
     lines += [f"RUN id -u {SANDBOX_USER} >/dev/null 2>&1 || useradd -u {SANDBOX_UID} -m {SANDBOX_USER}"]
     lines += [f"COPY deps/ {DEPS_DIR}/", f"RUN chmod -R a+rX {DEPS_DIR}"]
-    lines += [f"ENV {k}={shlex.quote(v)}" for k, v in install_env.items()]
+    lines += [f"ENV {name}={shlex.quote(value)}" for name, value in install_env.items()]
     lines += [f"RUN {step}" for step in recipe.install]
-    lines += [f"ENV {k}={shlex.quote(v)}" for k, v in sorted(recipe.env.items()) if k not in install_env]
+    lines += [
+        f"ENV {name}={shlex.quote(value)}" for name, value in sorted(recipe.env.items()) if name not in install_env
+    ]
     lines += [
         "COPY repo.bundle /tmp/repo.bundle",
         f"RUN git clone -q /tmp/repo.bundle {WORKDIR} && git -c safe.directory='*' -C {WORKDIR} checkout -q "
@@ -51,7 +54,7 @@ def dockerfile(recipe: Recipe, base_commit: str) -> str:
 
 def test_command(recipe: Recipe, tests: list[str]) -> str:
     """Run the given tests; exit 0 only when all pass (the reward)."""
-    ids = " ".join(shlex.quote(t) for t in tests)
+    ids = " ".join(shlex.quote(test) for test in tests)
     by_runner = {
         "pytest": f"python -m pytest -p no:cacheprovider -q {ids}",
         "go": f"go test ./... -run {shlex.quote('^(' + '|'.join(tests) + ')$')}",
@@ -77,33 +80,59 @@ def task_cards(
             images = store.load_images(key)
         except ArtifactError:
             continue  # not planned, or no environment built: no task to pose
-        for m in plan.milestones:
-            record = images.for_milestone(m.id)
-            if m.status != "valid" or record is None or (only and m.id != only[1]):
+        for milestone in plan.milestones:
+            record = images.for_milestone(milestone.id)
+            if milestone.status != "valid" or record is None or (only and milestone.id != only[1]):
                 continue
-            validation = store.load_validation(key, m.id)
-            repo, at = GitRepo(store.git_cache(key)), m.verify_commit
-            deps = dependency_files(record.recipe, repo.files(at), lambda p, r=repo, c=at: r.show(c, p))
-            ladder = store.load_hints(key, m.id)
-            runs = [r for r in reviews if (r.repo, r.milestone_id) == (key, m.id)]
-            runs = [r for r in runs if allow_synthetic or not r.synthetic]
-            passed = [r for r in runs if r.status == "PASS"]
-            solved = Counter(r.max_hint_level for r in passed)
-            best = min(passed, key=lambda r: (r.synthetic, r.difficulty, r.run_id), default=None)
-            cards.append(TaskCard(
-                task_id=f"{key}-{m.id}", repo=key, milestone_id=m.id, title=m.title, statement=m.brief,
-                base_commit=m.base_commit, verify_commit=m.verify_commit, image=record.tag,
-                dockerfile=dockerfile(record.recipe, m.base_commit),
-                dependency_files={p: d.decode(errors="replace") for p, d in deps.items()},
-                test_cmd=test_command(record.recipe, validation.fail_to_pass + validation.pass_to_pass),
-                fail_to_pass=validation.fail_to_pass, pass_to_pass=validation.pass_to_pass,
-                reference_run=best.run_id if best else None,
-                hint_ladder=[CardHint(level=h.level, name=h.name, content=h.content, solved_runs=solved[h.level])
-                             for h in ladder.levels if not h.empty],
-                difficulty=best.difficulty if best else None, rl_value=best.rl_value if best else None,
-                tags=[record.recipe.language, record.recipe.runner, *([m.release] if m.release else [])],
-                provenance={"repo": key, "commits": m.commits, "harness_version": __version__, "rules_hash": rules_hash,
-                            "created_at": utcnow().isoformat(), "release": m.release},
-                synthetic_reference=bool(best and best.synthetic),
-            ))  # fmt: skip
+            runs = [review for review in reviews if (review.repo, review.milestone_id) == (key, milestone.id)]
+            runs = [review for review in runs if allow_synthetic or not review.synthetic]
+            cards.append(_card(store, key, milestone, record, runs, rules_hash))
     return cards
+
+
+def _card(
+    store: Store, key: str, milestone: Milestone, record: ImageRecord, runs: list[Review], rules_hash: str
+) -> TaskCard:
+    """One valid milestone's card, its reference the shortest passing run among `runs`."""
+    validation = store.load_validation(key, milestone.id)
+    repo, at = GitRepo(store.git_cache(key)), milestone.verify_commit
+    deps = dependency_files(record.recipe, repo.files(at), lambda path: repo.show(at, path))
+    ladder = store.load_hints(key, milestone.id)
+    passed = [review for review in runs if review.status == "PASS"]
+    solved = Counter(review.max_hint_level for review in passed)
+    best = min(passed, key=lambda review: (review.synthetic, review.difficulty, review.run_id), default=None)
+    hints = [
+        CardHint(level=hint.level, name=hint.name, content=hint.content, solved_runs=solved[hint.level])
+        for hint in ladder.levels
+        if not hint.empty
+    ]
+    provenance = {
+        "repo": key,
+        "commits": milestone.commits,
+        "harness_version": __version__,
+        "rules_hash": rules_hash,
+        "created_at": utcnow().isoformat(),
+        "release": milestone.release,
+    }
+    return TaskCard(
+        task_id=f"{key}-{milestone.id}",
+        repo=key,
+        milestone_id=milestone.id,
+        title=milestone.title,
+        statement=milestone.brief,
+        base_commit=milestone.base_commit,
+        dockerfile=dockerfile(record.recipe, milestone.base_commit),
+        verify_commit=milestone.verify_commit,
+        image=record.tag,
+        dependency_files={path: data.decode(errors="replace") for path, data in deps.items()},
+        test_cmd=test_command(record.recipe, validation.fail_to_pass + validation.pass_to_pass),
+        fail_to_pass=validation.fail_to_pass,
+        pass_to_pass=validation.pass_to_pass,
+        reference_run=best.run_id if best else None,
+        hint_ladder=hints,
+        difficulty=best.difficulty if best else None,
+        rl_value=best.rl_value if best else None,
+        tags=[record.recipe.language, record.recipe.runner, *([milestone.release] if milestone.release else [])],
+        provenance=provenance,
+        synthetic_reference=bool(best and best.synthetic),
+    )

@@ -28,12 +28,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from pydantic import ValidationError
-
+from ..distill.outputs import DPO_PAIRS, KTO, REVIEWS, SFT, STUCK_SLICES, TASK_CARDS, read_distilled
 from ..errors import ArtifactError, ConfigError
 from ..harness.tools import TOOLS
-from ..models.common import first_error
-from ..models.distill import KTORow, PreferencePair, Provenance, Review, Segment, TaskCard
+from ..models.distill import KTORow, PreferencePair, Review, RunProvenance, Segment
 from ..rules import Rules, load_rules
 from ..store import Store, atomic_file, atomic_write
 from . import chat
@@ -57,59 +55,64 @@ class ExportReport:
 def export(
     store: Store, formats: list[str], out: Path, allow_synthetic: bool = False, rules: Rules | None = None
 ) -> ExportReport:
-    unknown = [f for f in formats if f not in (*FORMATS, "all")]
+    unknown = [name for name in formats if name not in (*FORMATS, "all")]
     if unknown:
         raise ConfigError(f"unknown export format(s) {', '.join(unknown)}; use {', '.join(FORMATS)} or all")
     formats = list(FORMATS) if "all" in formats else formats
-    src = store.distilled_manifest()
-    if not src.exists():
-        raise ArtifactError(f"{src.parent}: nothing distilled yet; run `harnessforge distill` first")
+    source = store.distilled_manifest()
+    if not source.exists():
+        raise ArtifactError(f"{source.parent}: nothing distilled yet; run `harnessforge distill` first")
     try:
-        manifest = json.loads(src.read_bytes())
+        manifest = json.loads(source.read_bytes())
     except ValueError as e:
-        raise ArtifactError(f"{src}: not valid JSON ({e}); re-run `harnessforge distill`") from None
-    reviews = _read(store.distilled_file("reviews"), Review)
-    bad_runs = {(r.repo, r.run_id, r.milestone_id) for r in reviews if set(r.discard_reasons) & set(DISCARDED_FOR)}
+        raise ArtifactError(f"{source}: not valid JSON ({e}); re-run `harnessforge distill`") from None
+    reviews = read_distilled(store, REVIEWS)
+    discarded = {
+        (review.repo, review.run_id, review.milestone_id)
+        for review in reviews
+        if set(review.discard_reasons) & set(DISCARDED_FOR)
+    }
     report = ExportReport(out)
 
-    def keep(kind: str, prov: Provenance) -> bool:
-        if prov.synthetic and not allow_synthetic:
+    def keep(kind: str, provenance: RunProvenance) -> bool:
+        if provenance.synthetic and not allow_synthetic:
             report.refused_synthetic[kind] += 1
             return False
-        if (prov.repo, prov.run_id, prov.milestone_id) in bad_runs:
+        if (provenance.repo, provenance.run_id, provenance.milestone_id) in discarded:
             report.discarded[kind] += 1
             return False
         return True
 
     out.mkdir(parents=True, exist_ok=True)
     if "sft" in formats:
-        for name in ("sft", "stuck_slices"):
-            segs = [s for s in _read(store.distilled_file(name), Segment) if keep(name, s.provenance)]
-            _write(report, out / name, "trl", [_meta(s) | _sft_trl(s) for s in segs])
-            _write(report, out / name, "swift", [_meta(s) | _sft_swift(s) for s in segs])
-            _write(report, out / name, "openrlhf", [_meta(s) | _sft_openrlhf(s) for s in segs])
+        for output in (SFT, STUCK_SLICES):
+            segments = [segment for segment in read_distilled(store, output) if keep(output.stem, segment.provenance)]
+            _write(report, out / output.stem, "trl", [_meta(segment) | _sft_trl(segment) for segment in segments])
+            _write(report, out / output.stem, "swift", [_meta(segment) | _sft_swift(segment) for segment in segments])
+            _write(
+                report, out / output.stem, "openrlhf", [_meta(segment) | _sft_openrlhf(segment) for segment in segments]
+            )
     if "dpo" in formats:
-        pairs = [p for p in _read(store.distilled_file("dpo_pairs"), PreferencePair) if keep("dpo", p.provenance)]
-        _write(report, out / "dpo", "trl", [_meta(p) | _dpo_trl(p) for p in pairs])
-        _write(report, out / "dpo", "swift", [_meta(p) | _dpo_swift(p) for p in pairs])
-        _write(report, out / "dpo", "openrlhf", [_meta(p) | _dpo_openrlhf(p) for p in pairs])
+        pairs = [pair for pair in read_distilled(store, DPO_PAIRS) if keep("dpo", pair.provenance)]
+        _write(report, out / "dpo", "trl", [_meta(pair) | _dpo_trl(pair) for pair in pairs])
+        _write(report, out / "dpo", "swift", [_meta(pair) | _dpo_swift(pair) for pair in pairs])
+        _write(report, out / "dpo", "openrlhf", [_meta(pair) | _dpo_openrlhf(pair) for pair in pairs])
     if "kto" in formats:
-        rows = [k for k in _read(store.distilled_file("kto"), KTORow) if keep("kto", k.provenance)]
-        _write(report, out / "kto", "trl", [_meta(k) | _kto_trl(k) for k in rows])
-        _write(report, out / "kto", "swift", [_meta(k) | _kto_swift(k) for k in rows])
+        rows = [row for row in read_distilled(store, KTO) if keep("kto", row.provenance)]
+        _write(report, out / "kto", "trl", [_meta(row) | _kto_trl(row) for row in rows])
+        _write(report, out / "kto", "swift", [_meta(row) | _kto_swift(row) for row in rows])
     if "atif" in formats:
         _atif(store, report, reviews, keep)
     if "harbor" in formats:
-        cards = _read(store.distilled_file("task_cards"), TaskCard)
-        cards = [c for c in cards if allow_synthetic or not c.synthetic_reference]
+        cards = [card for card in read_distilled(store, TASK_CARDS) if allow_synthetic or not card.synthetic_reference]
         report.files += harbor_tasks(store, cards, out, rules or load_rules())
         report.rows["harbor_tasks"] = len(cards)
     if "swebench" in formats:
-        rows = instances(store)
+        found = instances(store)
         path = out / "swebench" / "instances.jsonl"
-        atomic_write(path, b"".join(json.dumps(r).encode() + b"\n" for r in rows))
+        atomic_write(path, b"".join(json.dumps(instance).encode() + b"\n" for instance in found))
         report.files.append(path)
-        report.rows["instances"] = len(rows)
+        report.rows["instances"] = len(found)
     card = dataset_card(report, reviews, manifest, allow_synthetic)
     atomic_write(out / "README.md", card.encode())
     report.files.append(out / "README.md")
@@ -118,9 +121,16 @@ def export(
 
 # ---- rows per trainer -------------------------------------------------------------------------
 def _meta(row: Segment | PreferencePair | KTORow) -> dict[str, Any]:
-    p = row.provenance
-    meta = {"id": row.id, "repo": p.repo, "run_id": p.run_id, "milestone_id": p.milestone_id, "model": p.model,
-            "synthetic": p.synthetic, "rules_hash": p.rules_hash}  # fmt: skip
+    provenance = row.provenance
+    meta = {
+        "id": row.id,
+        "repo": provenance.repo,
+        "run_id": provenance.run_id,
+        "milestone_id": provenance.milestone_id,
+        "model": provenance.model,
+        "synthetic": provenance.synthetic,
+        "rules_hash": provenance.rules_hash,
+    }
     if isinstance(row, Segment):
         meta |= {"kind": row.kind, "label": row.label, "hint_level": row.hint_level}
     if isinstance(row, PreferencePair):
@@ -128,60 +138,56 @@ def _meta(row: Segment | PreferencePair | KTORow) -> dict[str, Any]:
     return meta
 
 
-def _sft_trl(s: Segment) -> dict[str, Any]:
-    msgs = chat.trl(s.messages)
-    return {"prompt": msgs[: s.train_from], "completion": msgs[s.train_from :], "tools": TOOLS}
+def _sft_trl(segment: Segment) -> dict[str, Any]:
+    messages = chat.trl(segment.messages)
+    return {"prompt": messages[: segment.train_from], "completion": messages[segment.train_from :], "tools": TOOLS}
 
 
-def _sft_swift(s: Segment) -> dict[str, Any]:
-    return {"messages": chat.swift_loss(s.messages, s.train_from), "tools": json.dumps(TOOLS)}
+def _sft_swift(segment: Segment) -> dict[str, Any]:
+    return {"messages": chat.swift_loss(segment.messages, segment.train_from), "tools": json.dumps(TOOLS)}
 
 
-def _sft_openrlhf(s: Segment) -> dict[str, Any]:
-    msgs = chat.tools_in_system(s.messages, TOOLS)
-    cut = s.train_from + (0 if s.messages and s.messages[0]["role"] == "system" else 1)
-    return {"prompt": msgs[:cut], "response": msgs[cut:]}
+def _sft_openrlhf(segment: Segment) -> dict[str, Any]:
+    messages = chat.tools_in_system(segment.messages, TOOLS)
+    has_system = segment.messages and segment.messages[0]["role"] == "system"
+    cut = segment.train_from + (0 if has_system else 1)
+    return {"prompt": messages[:cut], "response": messages[cut:]}
 
 
-def _dpo_trl(p: PreferencePair) -> dict[str, Any]:
-    return {"prompt": chat.trl(p.prompt), "chosen": chat.trl(p.chosen), "rejected": chat.trl(p.rejected),
-            "tools": TOOLS}  # fmt: skip
+def _dpo_trl(pair: PreferencePair) -> dict[str, Any]:
+    return {
+        "prompt": chat.trl(pair.prompt),
+        "chosen": chat.trl(pair.chosen),
+        "rejected": chat.trl(pair.rejected),
+        "tools": TOOLS,
+    }
 
 
-def _dpo_swift(p: PreferencePair) -> dict[str, Any]:
-    return {"messages": chat.json_args(p.prompt + p.chosen), "rejected_response": chat.json_args(p.rejected),
-            "tools": json.dumps(TOOLS)}  # fmt: skip
+def _dpo_swift(pair: PreferencePair) -> dict[str, Any]:
+    return {
+        "messages": chat.json_args(pair.prompt + pair.chosen),
+        "rejected_response": chat.json_args(pair.rejected),
+        "tools": json.dumps(TOOLS),
+    }
 
 
-def _dpo_openrlhf(p: PreferencePair) -> dict[str, Any]:
-    return {"prompt": chat.tools_in_system(p.prompt, TOOLS), "chosen": chat.json_args(p.chosen),
-            "rejected": chat.json_args(p.rejected)}  # fmt: skip
+def _dpo_openrlhf(pair: PreferencePair) -> dict[str, Any]:
+    return {
+        "prompt": chat.tools_in_system(pair.prompt, TOOLS),
+        "chosen": chat.json_args(pair.chosen),
+        "rejected": chat.json_args(pair.rejected),
+    }
 
 
-def _kto_trl(k: KTORow) -> dict[str, Any]:
-    return {"prompt": chat.trl(k.prompt), "completion": chat.trl(k.completion), "label": k.label, "tools": TOOLS}
+def _kto_trl(row: KTORow) -> dict[str, Any]:
+    return {"prompt": chat.trl(row.prompt), "completion": chat.trl(row.completion), "label": row.label, "tools": TOOLS}
 
 
-def _kto_swift(k: KTORow) -> dict[str, Any]:
-    return {"messages": chat.json_args(k.prompt + k.completion), "label": k.label, "tools": json.dumps(TOOLS)}
+def _kto_swift(row: KTORow) -> dict[str, Any]:
+    return {"messages": chat.json_args(row.prompt + row.completion), "label": row.label, "tools": json.dumps(TOOLS)}
 
 
 # ---- files ------------------------------------------------------------------------------------
-def _read(path: Path, model):
-    if not path.exists():
-        return []
-    rows = []
-    for n, line in enumerate(path.read_bytes().splitlines(), start=1):
-        if not line.strip():
-            continue
-        try:
-            rows.append(model.model_validate_json(line))
-        except ValidationError as e:
-            why = f"invalid {model.__name__}: {first_error(e)}"
-            raise ArtifactError(f"{path}:{n}: {why}; re-run `harnessforge distill`") from None
-    return rows
-
-
 def _write(report: ExportReport, directory: Path, name: str, rows: list[dict[str, Any]]) -> None:
     """`<name>.jsonl` and `<name>.parquet` (nested values as datasets `Json` features)."""
     import datasets
@@ -189,15 +195,17 @@ def _write(report: ExportReport, directory: Path, name: str, rows: list[dict[str
     datasets.disable_progress_bars()  # stderr is for warnings and errors, one line each
     directory.mkdir(parents=True, exist_ok=True)
     jsonl = directory / f"{name}.jsonl"
-    atomic_write(jsonl, b"".join(json.dumps(r, ensure_ascii=False).encode() + b"\n" for r in rows))
+    atomic_write(jsonl, b"".join(json.dumps(row, ensure_ascii=False).encode() + b"\n" for row in rows))
     report.files.append(jsonl)
     report.rows[f"{directory.name}/{name}"] = len(rows)
     if rows:
-        sample = {k: next((r[k] for r in rows if r.get(k) is not None), None) for k in rows[0]}
-        features = datasets.Features({k: _feature(v) for k, v in sample.items()})
+        sample = {
+            column: next((row[column] for row in rows if row.get(column) is not None), None) for column in rows[0]
+        }
+        features = datasets.Features({column: _feature(value) for column, value in sample.items()})
         parquet = directory / f"{name}.parquet"
-        with atomic_file(parquet) as tmp:  # never half a Parquet file under the dataset's name
-            datasets.Dataset.from_list(rows, features=features).to_parquet(str(tmp))
+        with atomic_file(parquet) as partial:  # never half a Parquet file under the dataset's name
+            datasets.Dataset.from_list(rows, features=features).to_parquet(str(partial))
         report.files.append(parquet)
 
 
@@ -217,16 +225,21 @@ def _feature(value: Any):
 
 def _atif(store: Store, report: ExportReport, reviews: list[Review], keep) -> None:
     """Copy each kept run's ATIF trajectory to atif/<repo>/<run_id>/<milestone>.json."""
-    n = 0
-    for r in reviews:
-        prov = Provenance(repo=r.repo, run_id=r.run_id, milestone_id=r.milestone_id, rules_hash=r.rules_hash,
-                          synthetic=r.synthetic)  # fmt: skip
-        src = store.milestone_run(r.repo, r.run_id, r.milestone_id).atif
-        if not src.exists() or not keep("atif", prov):
+    copied = 0
+    for review in reviews:
+        provenance = RunProvenance(
+            repo=review.repo,
+            run_id=review.run_id,
+            milestone_id=review.milestone_id,
+            rules_hash=review.rules_hash,
+            synthetic=review.synthetic,
+        )
+        source = store.milestone_run(review.repo, review.run_id, review.milestone_id).atif
+        if not source.exists() or not keep("atif", provenance):
             continue
-        dest = report.out / "atif" / r.repo / r.run_id / f"{r.milestone_id}.json"
-        dest.parent.mkdir(parents=True, exist_ok=True)
-        shutil.copyfile(src, dest)
-        report.files.append(dest)
-        n += 1
-    report.rows["atif"] = n
+        destination = report.out / "atif" / review.repo / review.run_id / f"{review.milestone_id}.json"
+        destination.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(source, destination)
+        report.files.append(destination)
+        copied += 1
+    report.rows["atif"] = copied

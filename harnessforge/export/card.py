@@ -9,10 +9,10 @@ from ..models.distill import Review
 
 
 def dataset_card(report, reviews: list[Review], manifest: dict[str, Any], allow_synthetic: bool) -> str:
-    kept = [r for r in reviews if allow_synthetic or not r.synthetic]
-    difficulty = Counter(r.difficulty for r in kept)
-    value = Counter(r.rl_value for r in kept)
-    hints = Counter(r.max_hint_level for r in kept)
+    kept = [review for review in reviews if allow_synthetic or not review.synthetic]
+    difficulty = Counter(review.difficulty for review in kept)
+    value = Counter(review.rl_value for review in kept)
+    hints = Counter(review.max_hint_level for review in kept)
     lines = [
         "# HarnessForge export",
         "",
@@ -23,7 +23,7 @@ def dataset_card(report, reviews: list[Review], manifest: dict[str, Any], allow_
         "",
         "| file | rows |",
         "|---|---|",
-        *[f"| `{name}` | {n} |" for name, n in sorted(report.rows.items())],
+        *[f"| `{name}` | {count} |" for name, count in sorted(report.rows.items())],
         "",
         'Load a Parquet file with `datasets.load_dataset("parquet", data_files="dpo/trl.parquet", split="train")`.',
         "`trl` files are TRL's conversational format (tool arguments as objects, a `tools` column); `swift` files",
@@ -34,7 +34,7 @@ def dataset_card(report, reviews: list[Review], manifest: dict[str, Any], allow_
         "",
         "| difficulty | runs |",
         "|---|---|",
-        *[f"| {d} | {difficulty[d]} |" for d in range(1, 6)],
+        *[f"| {level} | {difficulty[level]} |" for level in range(1, 6)],
         "",
         "| highest hint level | runs |",
         "|---|---|",
@@ -42,15 +42,15 @@ def dataset_card(report, reviews: list[Review], manifest: dict[str, Any], allow_
         "",
         "| RL value | runs |",
         "|---|---|",
-        *[f"| {v} | {value[v]} |" for v in ("high", "medium", "low", "reject")],
+        *[f"| {rl_value} | {value[rl_value]} |" for rl_value in ("high", "medium", "low", "reject")],
         "",
         "## Left out",
         "",
         f"- synthetic rows (the offline oracle's runs) refused: {sum(report.refused_synthetic.values())}"
         + (" (synthetic rows were allowed in this export)" if allow_synthetic else ""),
-        *[f"  - {kind}: {n}" for kind, n in sorted(report.refused_synthetic.items())],
+        *[f"  - {kind}: {count}" for kind, count in sorted(report.refused_synthetic.items())],
         f"- rows of runs rejected for cheating or suspected memorisation: {sum(report.discarded.values())}",
-        *[f"  - {kind}: {n}" for kind, n in sorted(report.discarded.items())],
+        *[f"  - {kind}: {count}" for kind, count in sorted(report.discarded.items())],
         "",
     ]
     return "\n".join(lines)

@@ -19,24 +19,25 @@ def trl(messages: list[Message]) -> list[Message]:
     """Tool-call arguments as dicts; reasoning kept as `reasoning_content`; tool results named."""
     out = []
     names: dict[str, str] = {}
-    for m in copy.deepcopy(messages):
-        for c in m.get("tool_calls") or []:
-            names[c["id"]] = c["function"]["name"]
-            args = c["function"]["arguments"]
-            c["function"]["arguments"] = json.loads(args) if isinstance(args, str) and args else (args or {})
-        if m["role"] == "tool" and m.get("tool_call_id") in names:
-            m["name"] = names[m["tool_call_id"]]
-        out.append(m)
+    for message in copy.deepcopy(messages):
+        for call in message.get("tool_calls") or []:
+            names[call["id"]] = call["function"]["name"]
+            arguments = call["function"]["arguments"]
+            parsed = json.loads(arguments) if isinstance(arguments, str) and arguments else (arguments or {})
+            call["function"]["arguments"] = parsed
+        if message["role"] == "tool" and message.get("tool_call_id") in names:
+            message["name"] = names[message["tool_call_id"]]
+        out.append(message)
     return out
 
 
 def json_args(messages: list[Message]) -> list[Message]:
     """Tool-call arguments as JSON strings (ms-swift, OpenRLHF, published trajectory datasets)."""
     out = copy.deepcopy(messages)
-    for m in out:
-        for c in m.get("tool_calls") or []:
-            if not isinstance(c["function"]["arguments"], str):
-                c["function"]["arguments"] = json.dumps(c["function"]["arguments"])
+    for message in out:
+        for call in message.get("tool_calls") or []:
+            if not isinstance(call["function"]["arguments"], str):
+                call["function"]["arguments"] = json.dumps(call["function"]["arguments"])
     return out
 
 
@@ -54,7 +55,7 @@ def tools_in_system(messages: list[Message], tools: list[dict]) -> list[Message]
 def swift_loss(messages: list[Message], train_from: int) -> list[Message]:
     """ms-swift's per-message `loss`: assistant messages before `train_from` are context only."""
     out = json_args(messages)
-    for i, m in enumerate(out):
-        if m["role"] == "assistant":
-            m["loss"] = i >= train_from
+    for index, message in enumerate(out):
+        if message["role"] == "assistant":
+            message["loss"] = index >= train_from
     return out

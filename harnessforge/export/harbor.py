@@ -52,8 +52,8 @@ cd {workdir} && git apply /solution/solution.patch
 def harbor_tasks(store: Store, cards: list[TaskCard], out: Path, rules: Rules) -> list[Path]:
     written = []
     for card in cards:
-        d = out / "tasks" / card.task_id
-        gt, tests = store.read_patches(card.repo, card.milestone_id)
+        folder = out / "tasks" / card.task_id
+        ground_truth, tests = store.read_patches(card.repo, card.milestone_id)
         files = {
             "instruction.md": f"# {card.title}\n\n{card.statement}\n",
             "task.toml": task_toml(card, rules),
@@ -62,61 +62,70 @@ def harbor_tasks(store: Store, cards: list[TaskCard], out: Path, rules: Rules) -
             "tests/config.json": json.dumps(instance(store, card.repo, card.milestone_id), indent=2) + "\n",
             "solution/solve.sh": SOLVE_SH.format(workdir="/workspace"),
         }
-        files |= {f"environment/deps/{p}": text for p, text in card.dependency_files.items()}
+        files |= {f"environment/deps/{path}": text for path, text in card.dependency_files.items()}
         for name, text in files.items():
-            (d / name).parent.mkdir(parents=True, exist_ok=True)
-            (d / name).write_text(text)
-        (d / "tests" / "test.patch").write_bytes(tests)
-        (d / "solution" / "solution.patch").write_bytes(gt)
+            (folder / name).parent.mkdir(parents=True, exist_ok=True)
+            (folder / name).write_text(text)
+        (folder / "tests" / "test.patch").write_bytes(tests)
+        (folder / "solution" / "solution.patch").write_bytes(ground_truth)
         for script in ("tests/test.sh", "solution/solve.sh"):
-            (d / script).chmod(0o755)
-        bundle(store.git_cache(card.repo), card.base_commit, d / "environment" / "repo.bundle")
-        written.append(d)
+            (folder / script).chmod(0o755)
+        bundle(store.git_cache(card.repo), card.base_commit, folder / "environment" / "repo.bundle")
+        written.append(folder)
     return written
 
 
 def bundle(source: Path, commit: str, dest: Path) -> None:
     """A git bundle of the history up to `commit` and nothing after it (branch `main`)."""
-    with tempfile.TemporaryDirectory() as tmp:
-        repo = make_workspace(source, commit, Path(tmp) / "repo")
+    with tempfile.TemporaryDirectory() as scratch:
+        repo = make_workspace(source, commit, Path(scratch) / "repo")
         subprocess.run(["git", "-C", str(repo), "bundle", "create", "-q", str(dest), "HEAD", "main"], check=True)
 
 
 def task_toml(card: TaskCard, rules: Rules) -> str:
-    env = rules.environments
-    memory_mb = _megabytes(env.memory)
+    environments = rules.environments
+    memory_mb = _megabytes(environments.memory)
     hints = ", ".join(
-        f"{{level = {h.level}, name = {_s(h.name)}, text = {_s(h.content)}, solved_runs = {h.solved_runs}}}"
-        for h in card.hint_ladder
+        f"{{level = {hint.level}, name = {_string(hint.name)}, text = {_string(hint.content)}, "
+        f"solved_runs = {hint.solved_runs}}}"
+        for hint in card.hint_ladder
     )
-    meta = {
-        "difficulty": card.difficulty or 0, "category": "programming", "source": "harnessforge",
-        "created_at": card.provenance.get("created_at", ""), "base_commit": card.base_commit,
-        "verify_commit": card.verify_commit, "repo": card.repo, "milestone_id": card.milestone_id,
-        "rl_value": card.rl_value or "", "reference_run": card.reference_run or "", "image": card.image,
-        "fail_to_pass": card.fail_to_pass, "pass_to_pass": card.pass_to_pass,
-    }  # fmt: skip
+    metadata = {
+        "difficulty": card.difficulty or 0,
+        "category": "programming",
+        "source": "harnessforge",
+        "created_at": card.provenance.get("created_at", ""),
+        "base_commit": card.base_commit,
+        "verify_commit": card.verify_commit,
+        "repo": card.repo,
+        "milestone_id": card.milestone_id,
+        "rl_value": card.rl_value or "",
+        "reference_run": card.reference_run or "",
+        "image": card.image,
+        "fail_to_pass": card.fail_to_pass,
+        "pass_to_pass": card.pass_to_pass,
+    }
     lines = [
         'schema_version = "1.3"',
         "",
         "[task]",
-        f"name = {_s('harnessforge/' + card.task_id)}",
-        f"description = {_s(card.title)}",
+        f"name = {_string('harnessforge/' + card.task_id)}",
+        f"description = {_string(card.title)}",
         f"keywords = {json.dumps(card.tags)}",
         "",
         "[metadata]",
-        *[f"{k} = {_value(v)}" for k, v in meta.items()],
+        *[f"{name} = {_value(value)}" for name, value in metadata.items()],
         f"mentor_hints = [{hints}]",
         "",
         "[verifier]",
-        f"timeout_sec = {float(env.test_timeout_s)}",
+        f"timeout_sec = {float(environments.test_timeout_s)}",
         "",
         "[agent]",
         f"timeout_sec = {float(rules.harness.max_wall_s_per_milestone)}",
         "",
         "[environment]",
-        f"build_timeout_sec = {float(env.build_timeout_s)}",
-        f"cpus = {int(env.cpus)}",
+        f"build_timeout_sec = {float(environments.build_timeout_s)}",
+        f"cpus = {int(environments.cpus)}",
         f"memory_mb = {memory_mb}",
         "storage_mb = 10240",
         "allow_internet = false",
@@ -125,22 +134,22 @@ def task_toml(card: TaskCard, rules: Rules) -> str:
     return "\n".join(lines)
 
 
-def _s(text: str) -> str:
+def _string(text: str) -> str:
     """A TOML basic string (JSON escapes are valid TOML escapes)."""
     return json.dumps(text, ensure_ascii=False)
 
 
-def _value(v) -> str:
-    if isinstance(v, bool):
-        return "true" if v else "false"
-    if isinstance(v, int | float):
-        return str(v)
-    if isinstance(v, list):
-        return json.dumps(v, ensure_ascii=False)
-    return _s(str(v))
+def _value(value) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, int | float):
+        return str(value)
+    if isinstance(value, list):
+        return json.dumps(value, ensure_ascii=False)
+    return _string(str(value))
 
 
 def _megabytes(size: str) -> int:
     unit = size[-1].lower()
-    n = int(size[:-1]) if unit in "kmg" else int(size)
-    return {"k": n // 1024, "m": n, "g": n * 1024}.get(unit, n // (1024 * 1024))
+    number = int(size[:-1]) if unit in "kmg" else int(size)
+    return {"k": number // 1024, "m": number, "g": number * 1024}.get(unit, number // (1024 * 1024))

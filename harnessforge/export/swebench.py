@@ -16,34 +16,53 @@ from ..errors import ArtifactError
 from ..gitio import GitRepo
 from ..store import Store
 
-FIELDS = ("instance_id", "repo", "base_commit", "patch", "test_patch", "problem_statement", "hints_text",
-          "created_at", "version", "environment_setup_commit", "FAIL_TO_PASS", "PASS_TO_PASS")  # fmt: skip
+FIELDS = (
+    "instance_id",
+    "repo",
+    "base_commit",
+    "patch",
+    "test_patch",
+    "problem_statement",
+    "hints_text",
+    "created_at",
+    "version",
+    "environment_setup_commit",
+    "FAIL_TO_PASS",
+    "PASS_TO_PASS",
+)
 
 
 def instances(store: Store) -> list[dict[str, Any]]:
-    out = []
+    found = []
     for key in store.repo_keys():
         try:
             plan = store.load_plan(key)
         except ArtifactError:
             continue  # registered but not planned
-        out += [instance(store, key, m.id) for m in plan.milestones if m.status == "valid"]
-    return out
+        found += [instance(store, key, milestone.id) for milestone in plan.milestones if milestone.status == "valid"]
+    return found
 
 
-def instance(store: Store, key: str, mid: str) -> dict[str, Any]:
+def instance(store: Store, key: str, milestone_id: str) -> dict[str, Any]:
     """One valid milestone as a SWE-bench instance."""
-    m = store.load_milestone(key, mid)
+    milestone = store.load_milestone(key, milestone_id)
     spec = store.load_repo(key)
-    validation = store.load_validation(key, mid)
-    gt, tests = store.read_patches(key, mid)
-    created = GitRepo(store.git_cache(key)).text("log", "-1", "--format=%cI", m.verify_commit)
+    validation = store.load_validation(key, milestone_id)
+    ground_truth, tests = store.read_patches(key, milestone_id)
+    created = GitRepo(store.git_cache(key)).text("log", "-1", "--format=%cI", milestone.verify_commit)
     return {
-        "instance_id": f"{key}-{mid}", "repo": spec.github or key.replace("__", "/", 1),
-        "base_commit": m.base_commit, "patch": gt.decode(errors="replace"),
-        "test_patch": tests.decode(errors="replace"), "problem_statement": m.brief, "hints_text": "",
-        "created_at": created, "version": m.release or "", "environment_setup_commit": m.base_commit,
+        "instance_id": f"{key}-{milestone_id}",
+        "repo": spec.github or key.replace("__", "/", 1),
+        "base_commit": milestone.base_commit,
+        "patch": ground_truth.decode(errors="replace"),
+        "test_patch": tests.decode(errors="replace"),
+        "problem_statement": milestone.brief,
+        "hints_text": "",
+        "created_at": created,
+        "version": milestone.release or "",
+        "environment_setup_commit": milestone.base_commit,
         "FAIL_TO_PASS": json.dumps(validation.fail_to_pass),
         "PASS_TO_PASS": json.dumps(validation.pass_to_pass),
-        "image_name": validation.image, "milestone_id": mid,
-    }  # fmt: skip
+        "image_name": validation.image,
+        "milestone_id": milestone_id,
+    }

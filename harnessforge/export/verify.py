@@ -19,6 +19,7 @@ from pathlib import Path
 
 import docker
 
+from ..distill.outputs import TASK_CARDS, VERIFIED_TASKS, read_distilled
 from ..envs import engine
 from ..envs.images import CA_VARS, HOST_CA
 from ..errors import ArtifactError
@@ -44,24 +45,24 @@ def verify_tasks(
     store: Store, rules: Rules, only: list[str] | None = None, log=print, milestone: tuple[str, str] | None = None
 ) -> list[CardCheck]:
     """Check the cards (those in `only`, default all) of the store, or of one milestone's folder."""
-    path = store.distilled_file("task_cards", milestone)
+    path = store.distilled_file(TASK_CARDS.stem, milestone)
     if not path.exists():
         raise ArtifactError(f"{path}: no task cards yet; run `harnessforge distill` first")
-    cards = [TaskCard.model_validate_json(line) for line in path.read_bytes().splitlines() if line.strip()]
-    cards = [c for c in cards if not only or c.task_id in only]
+    cards = [card for card in read_distilled(store, TASK_CARDS, milestone) if not only or card.task_id in only]
     client = engine.connect() if cards else None
     checks, kept = [], []
-    with tempfile.TemporaryDirectory(prefix="hf-verify-") as tmp:
+    with tempfile.TemporaryDirectory(prefix="hf-verify-") as scratch:
         for card in cards:
-            (folder,) = harbor_tasks(store, [card], Path(tmp), rules)
+            (folder,) = harbor_tasks(store, [card], Path(scratch), rules)
             check = _check(client, card, folder, rules)
             log(f"{card.task_id}: {'reproduced' if check.reproduced else 'dropped: ' + check.reason}")
             checks.append(check)
             if check.reproduced:
                 kept.append(card)
-    rows = b"".join(c.model_dump_json().encode() + b"\n" for c in kept)
-    atomic_write(store.distilled_file("verified_tasks", milestone), rows)
-    atomic_write(store.task_checks_file(milestone), (json.dumps([asdict(c) for c in checks], indent=2) + "\n").encode())
+    rows = b"".join(card.model_dump_json().encode() + b"\n" for card in kept)
+    atomic_write(store.distilled_file(VERIFIED_TASKS.stem, milestone), rows)
+    verdicts = json.dumps([asdict(check) for check in checks], indent=2) + "\n"
+    atomic_write(store.task_checks_file(milestone), verdicts.encode())
     return checks
 
 
@@ -70,16 +71,24 @@ def _check(client: docker.DockerClient, card: TaskCard, folder: Path, rules: Rul
     context = folder / "environment"
     shutil.copyfile(HOST_CA, context / "hf-build-ca.crt")
     lines = (context / "Dockerfile").read_text().splitlines()
-    ca = "/tmp/hf-build-ca.crt"  # for the build only: removed, and its variables unset, at the end
-    lines[1:1] = [f"COPY hf-build-ca.crt {ca}", "ENV " + " ".join(f"{v}={ca}" for v in CA_VARS)]
-    lines += ["USER root", f"RUN rm -f {ca}", "ENV " + " ".join(f"{v}=" for v in CA_VARS), "USER 1000"]
+    build_ca = "/tmp/hf-build-ca.crt"  # for the build only: removed, and its variables unset, at the end
+    lines[1:1] = [f"COPY hf-build-ca.crt {build_ca}", "ENV " + " ".join(f"{name}={build_ca}" for name in CA_VARS)]
+    lines += ["USER root", f"RUN rm -f {build_ca}", "ENV " + " ".join(f"{name}=" for name in CA_VARS), "USER 1000"]
     (context / "Dockerfile.verify").write_text("\n".join(lines) + "\n")
-    build = {"path": str(context), "dockerfile": "Dockerfile.verify", "tag": tag, "network_mode": "host", "rm": True,
-             "forcerm": True, "labels": LABEL, "timeout": rules.environments.build_timeout_s}  # fmt: skip
+    build = {
+        "path": str(context),
+        "dockerfile": "Dockerfile.verify",
+        "tag": tag,
+        "network_mode": "host",
+        "rm": True,
+        "forcerm": True,
+        "labels": LABEL,
+        "timeout": rules.environments.build_timeout_s,
+    }
     try:
         client.images.build(**build)
     except (docker.errors.BuildError, docker.errors.APIError) as e:
-        tail = "".join(str(x.get("stream", "")) for x in getattr(e, "build_log", []) or [])[-600:]
+        tail = "".join(str(entry.get("stream", "")) for entry in getattr(e, "build_log", []) or [])[-600:]
         return CardCheck(card.task_id, False, reason=f"environment does not build: {e} {tail}".strip(), image=tag)
     reference = _reward(client, tag, folder, with_solution=True, timeout=rules.environments.test_timeout_s)
     empty = _reward(client, tag, folder, with_solution=False, timeout=rules.environments.test_timeout_s)
@@ -90,21 +99,22 @@ def _check(client: docker.DockerClient, card: TaskCard, folder: Path, rules: Rul
 
 def _reward(client: docker.DockerClient, tag: str, folder: Path, with_solution: bool, timeout: int) -> str:
     """Run tests (after the solution, or on the untouched checkout) in a fresh container, no network."""
-    c = client.containers.run(tag, ["sleep", str(timeout + 120)], detach=True, network_mode="none", user="root",
-                              labels=LABEL)  # fmt: skip
+    container = client.containers.run(
+        tag, ["sleep", str(timeout + 120)], detach=True, network_mode="none", user="root", labels=LABEL
+    )
     try:
-        c.put_archive("/", _tar(folder, ["tests", "solution"]))
+        container.put_archive("/", _tar(folder, ["tests", "solution"]))
         solve = "bash /solution/solve.sh && " if with_solution else ""
-        c.exec_run(["bash", "-c", f"{solve}timeout {timeout} bash /tests/test.sh"])
-        code, out = c.exec_run(["cat", "/logs/verifier/reward.txt"])
+        container.exec_run(["bash", "-c", f"{solve}timeout {timeout} bash /tests/test.sh"])
+        code, out = container.exec_run(["cat", "/logs/verifier/reward.txt"])
         return out.decode().strip() if code == 0 else ""
     finally:
-        c.remove(force=True)
+        container.remove(force=True)
 
 
-def _tar(folder: Path, dirs: list[str]) -> bytes:
-    buf = io.BytesIO()
-    with tarfile.open(fileobj=buf, mode="w") as tar:
-        for d in dirs:
-            tar.add(folder / d, arcname=d)
-    return buf.getvalue()
+def _tar(folder: Path, directories: list[str]) -> bytes:
+    buffer = io.BytesIO()
+    with tarfile.open(fileobj=buffer, mode="w") as tar:
+        for directory in directories:
+            tar.add(folder / directory, arcname=directory)
+    return buffer.getvalue()

@@ -15,7 +15,9 @@ from .common import Model
 from .trajectory import Message
 
 
-class Provenance(Model):
+class RunProvenance(Model):
+    """The milestone run a distilled row was cut from, and the rules it was cut with."""
+
     repo: str
     run_id: str
     milestone_id: str
@@ -33,7 +35,7 @@ class Segment(Model):
     kind: str = Field(description="milestone | explore | implement | verify | stuck slice kind(s)")
     messages: list[Message]
     train_from: int = Field(ge=0)
-    provenance: Provenance
+    provenance: RunProvenance
     label: str | None = Field(None, description="Stuck slices: resolved_by_self | resolved_after_hint | unresolved")
     hint_level: int | None = Field(None, description="Stuck slices resolved after a hint: its level")
     start_seq: int | None = None
@@ -52,8 +54,8 @@ class PreferencePair(Model):
     hint_in_prompt: bool = False
     depends_on_hint: bool = Field(False, description="The chosen turn uses words only the removed hint contained.")
     evidence: dict[str, Any] = Field(default_factory=dict)
-    provenance: Provenance
-    rejected_provenance: Provenance
+    provenance: RunProvenance
+    rejected_provenance: RunProvenance
 
 
 class KTORow(Model):
@@ -64,7 +66,7 @@ class KTORow(Model):
     completion: list[Message]
     label: bool
     reason: str
-    provenance: Provenance
+    provenance: RunProvenance
 
 
 class Review(Model):

@@ -13,35 +13,42 @@ from __future__ import annotations
 import html
 import json
 import re
-from collections import defaultdict
 from pathlib import Path
 from typing import Any
 from urllib.parse import quote
 
 import duckdb
-from pydantic import ValidationError
 
-from ..analytics.load import connect_read_only
+from ..analytics.database import connect_read_only
+from ..analytics.rows import (
+    EditRow,
+    HintResponseRow,
+    MilestoneSummaryRow,
+    ProgressCurveRow,
+    RunKey,
+    StuckPointRow,
+    TestRunRow,
+    has_tables,
+    read_rows,
+)
+from ..distill.outputs import REVIEWS, read_distilled
 from ..errors import ArtifactError
-from ..models.common import first_error
-from ..models.distill import Review
 from ..store import Store, atomic_write
 from . import plots
 
-Row = dict[str, Any]
-RUN_COLUMNS = ("repo, run_id, milestone_id, status, turns, hints, max_hint_level, tool_calls, test_runs, edits, "
-               "stuck_points, tokens_input, tokens_output, cost_usd, synthetic")  # fmt: skip
+KEY = ("repo", "run_id", "milestone_id")
 
 
 def build_report(store: Store, out: Path) -> Path:
     """Write the report to `out` (an .html file) and return its path."""
     con = _open(store)
     try:
-        runs = _rows(con, f"SELECT {RUN_COLUMNS} FROM milestone_summary ORDER BY repo, run_id, milestone_id")
+        runs = read_rows(con, MilestoneSummaryRow, order_by=KEY)
         figures = _figures(con, runs)
     except duckdb.Error as e:
-        raise ArtifactError(f"{store.analytics_database()}: cannot read the analytics models ({e}); "
-                            "run `harnessforge distill` again") from None  # fmt: skip
+        raise ArtifactError(
+            f"{store.analytics_database()}: cannot read the analytics models ({e}); run `harnessforge distill` again"
+        ) from None
     finally:
         con.close()
     out = Path(out)
@@ -63,121 +70,138 @@ def _open(store: Store) -> duckdb.DuckDBPyConnection:
     """Read-only: the report never changes the store."""
     path = store.analytics_database()
     con = connect_read_only(store)
-    if not con.execute("SELECT 1 FROM duckdb_tables() WHERE table_name = 'milestone_summary'").fetchall():
+    if not has_tables(con, MilestoneSummaryRow.table):
         con.close()
         raise ArtifactError(f"{path}: the analytics models are not built; run `harnessforge distill` first")
     return con
 
 
-def _rows(con: duckdb.DuckDBPyConnection, sql: str) -> list[Row]:
-    cursor = con.execute(sql)
-    names = [d[0] for d in cursor.description]
-    return [dict(zip(names, row)) for row in cursor.fetchall()]
-
-
-def _figures(con: duckdb.DuckDBPyConnection, runs: list[Row]) -> list[str]:
+def _figures(con: duckdb.DuckDBPyConnection, runs: list[MilestoneSummaryRow]) -> list[str]:
     """The five plots, each a <figure> with its caption."""
     labels = _labels(runs)
-    multi = len({r["repo"] for r in runs}) > 1
-    milestones = list(dict.fromkeys(_milestone(r, multi) for r in sorted(runs, key=lambda r: r["milestone_id"])))
-    stuck = _rows(con, "SELECT repo, run_id, milestone_id, kind, signal_turn FROM stuck_points")
+    multi = len({run.repo for run in runs}) > 1
+    milestones = list(dict.fromkeys(_milestone(run, multi) for run in sorted(runs, key=lambda run: run.milestone_id)))
+    stuck = read_rows(con, StuckPointRow)
     if not runs:
-        svgs = [plots.empty(name, "no milestone runs yet: run `harnessforge run`, then `harnessforge distill`")
-                for name in ("timeline", "progress", "hints", "stuck", "tokens")]  # fmt: skip
+        why = "no milestone runs yet: run `harnessforge run`, then `harnessforge distill`"
+        svgs = [plots.empty(name, why) for name in ("timeline", "progress", "hints", "stuck", "tokens")]
     else:
-        edits = _rows(con, "SELECT repo, run_id, milestone_id, turn_id FROM stg_edits")
-        tests = _rows(con, "SELECT repo, run_id, milestone_id, turn_id, green FROM stg_test_runs")
-        hints = _rows(con, "SELECT repo, run_id, milestone_id, hint_turn, level FROM hint_responses ORDER BY hint_seq")
-        curves = _rows(con, "SELECT repo, run_id, milestone_id, seq, turn_id, tests_passed FROM progress_curves")
-        per_milestone: dict[str, Row] = defaultdict(lambda: {"tokens_input": 0, "tokens_output": 0, "cost_usd": 0.0})
-        for r in sorted(runs, key=lambda r: r["milestone_id"]):
-            m = per_milestone[_milestone(r, multi)]
-            m["milestone"] = _milestone(r, multi)
-            for k in ("tokens_input", "tokens_output", "cost_usd"):
-                m[k] += r[k] or 0
+        edits = read_rows(con, EditRow)
+        tests = read_rows(con, TestRunRow)
+        hints = read_rows(con, HintResponseRow, order_by=("hint_seq",))
+        curves = read_rows(con, ProgressCurveRow)
         svgs = [
             plots.timeline(runs, labels, edits, tests, hints, stuck),
             plots.progress(runs, labels, curves),
             plots.hints_vs_outcome(runs),
-            plots.stuck_heatmap(milestones, [{**s, "milestone": _milestone(s, multi)} for s in stuck]),
-            plots.tokens_and_cost(list(per_milestone.values()), _token_note(runs)),
+            plots.stuck_heatmap(milestones, [(_milestone(point, multi), point.kind) for point in stuck]),
+            plots.tokens_and_cost(_costs(runs, multi), _token_note(runs)),
         ]
-    return [_figure(i, svg, caption) for i, (svg, caption) in enumerate(zip(svgs, CAPTIONS), 1)]
+    return [_figure(number, svg, caption) for number, (svg, caption) in enumerate(zip(svgs, CAPTIONS), 1)]
+
+
+def _costs(runs: list[MilestoneSummaryRow], multi: bool) -> list[plots.MilestoneCost]:
+    """Tokens and cost per milestone, summed over its runs, in milestone order."""
+    per_milestone: dict[str, plots.MilestoneCost] = {}
+    for run in sorted(runs, key=lambda run: run.milestone_id):
+        name = _milestone(run, multi)
+        cost = per_milestone.setdefault(name, plots.MilestoneCost(name))
+        cost.tokens_input += run.tokens_input or 0
+        cost.tokens_output += run.tokens_output or 0
+        cost.cost_usd += run.cost_usd or 0
+    return list(per_milestone.values())
 
 
 CAPTIONS = [
-    ("timeline", "Timeline of each milestone run over its turns: successful edits (squares), test runs (dots: "
-                 "green when every test passed, red otherwise), Mentor hints (diamonds, labelled with their level), "
-                 "stuck signals (crosses) and the run's outcome. From stg_edits, stg_test_runs, hint_responses, "
-                 "stuck_points and milestone_summary."),
+    (
+        "timeline",
+        "Timeline of each milestone run over its turns: successful edits (squares), test runs (dots: "
+        "green when every test passed, red otherwise), Mentor hints (diamonds, labelled with their level), "
+        "stuck signals (crosses) and the run's outcome. From stg_edits, stg_test_runs, hint_responses, "
+        "stuck_points and milestone_summary.",
+    ),
     ("progress", "Passing tests after each test run, per milestone run (progress_curves)."),
     ("hints", "Outcome by the highest hint level a milestone run received: counts of runs (milestone_summary)."),
-    ("stuck", "Stuck points by milestone and detector: same error again and again, one action with one "
-              "observation repeated, one failing action repeated, two actions alternating (stuck_points)."),
+    (
+        "stuck",
+        "Stuck points by milestone and detector: same error again and again, one action with one "
+        "observation repeated, one failing action repeated, two actions alternating (stuck_points).",
+    ),
     ("tokens", "Tokens (bars) and cost (dots) per milestone, summed over its runs (milestone_summary)."),
-]  # fmt: skip
+]
 
 
-def _figure(n: int, svg: str, caption: tuple[str, str]) -> str:
+def _figure(number: int, svg: str, caption: tuple[str, str]) -> str:
     name, text = caption
-    return (f'<figure id="fig-{name}">\n{svg}\n<figcaption><b>Figure {n}.</b> {html.escape(text)}</figcaption>\n'
-            "</figure>")  # fmt: skip
+    return (
+        f'<figure id="fig-{name}">\n{svg}\n<figcaption><b>Figure {number}.</b> {html.escape(text)}</figcaption>\n'
+        "</figure>"
+    )
 
 
-def _token_note(runs: list[Row]) -> str | None:
-    if any(r["tokens_input"] or r["tokens_output"] for r in runs):
+def _token_note(runs: list[MilestoneSummaryRow]) -> str | None:
+    if any(run.tokens_input or run.tokens_output for run in runs):
         return None
-    if runs and all(r["synthetic"] for r in runs):
+    if runs and all(run.synthetic for run in runs):
         return "no tokens: synthetic oracle run"
     return "no tokens recorded"
 
 
-def _labels(runs: list[Row]) -> dict[tuple[str, str, str], str]:
-    multi = len({r["repo"] for r in runs}) > 1
-    return {(r["repo"], r["run_id"], r["milestone_id"]): (f"{r['repo']} " if multi else "")
-            + f"{r['run_id']} {r['milestone_id']}" for r in runs}  # fmt: skip
+def _labels(runs: list[MilestoneSummaryRow]) -> dict[RunKey, str]:
+    multi = len({run.repo for run in runs}) > 1
+    return {run.key: (f"{run.repo} " if multi else "") + f"{run.run_id} {run.milestone_id}" for run in runs}
 
 
-def _milestone(row: Row, multi: bool) -> str:
-    return f"{row['repo']} {row['milestone_id']}" if multi else row["milestone_id"]
+def _milestone(row: MilestoneSummaryRow | StuckPointRow, multi: bool) -> str:
+    return f"{row.repo} {row.milestone_id}" if multi else row.milestone_id
 
 
 # ---- HTML --------------------------------------------------------------------------------------
-def _e(value: Any) -> str:
+def _escape(value: Any) -> str:
     return html.escape("" if value is None else str(value))
 
 
 def _table(headers: list[str], rows: list[list[str]], cls: str) -> str:
-    """Cells are HTML already (escape values with `_e`)."""
-    head = "".join(f"<th>{_e(h)}</th>" for h in headers)
-    body = "\n".join("<tr>" + "".join(f"<td>{c}</td>" for c in row) + "</tr>" for row in rows)
+    """Cells are HTML already (escape values with `_escape`)."""
+    head = "".join(f"<th>{_escape(header)}</th>" for header in headers)
+    body = "\n".join("<tr>" + "".join(f"<td>{cell}</td>" for cell in row) + "</tr>" for row in rows)
     return f'<table class="{cls}">\n<thead><tr>{head}</tr></thead>\n<tbody>\n{body}\n</tbody>\n</table>'
 
 
 def _not_yet(text: str) -> str:
-    return f'<p class="not-yet">Not yet: {_e(text)}</p>'
+    return f'<p class="not-yet">Not yet: {_escape(text)}</p>'
 
 
-def _section(sid: str, title: str, content: str) -> str:
-    return f'<section id="{sid}">\n<h2>{_e(title)}</h2>\n{content}\n</section>'
+def _section(section_id: str, title: str, content: str) -> str:
+    return f'<section id="{section_id}">\n<h2>{_escape(title)}</h2>\n{content}\n</section>'
 
 
 def _status(status: str) -> str:
-    return f'<span class="status s-{_e(status.lower())}">{_e(status)}</span>'
+    return f'<span class="status s-{_escape(status.lower())}">{_escape(status)}</span>'
 
 
-def _header(store: Store, runs: list[Row]) -> str:
-    repos = sorted({r["repo"] for r in runs})
-    synthetic = sum(bool(r["synthetic"]) for r in runs)
-    facts = [f"{len(runs)} milestone runs", f"{len({(r['repo'], r['run_id']) for r in runs})} chain runs",
-             f"{len(repos)} repositories"] + ([f"{synthetic} synthetic (oracle)"] if synthetic else [])  # fmt: skip
-    nav = " · ".join(f'<a href="#{s}">{t}</a>' for s, t in NAV)
-    return (f"<header><h1>HarnessForge report</h1>\n<p>{_e(', '.join(facts))} · store <code>{_e(store.root)}"
-            f"</code></p>\n<nav>{nav}</nav></header>")  # fmt: skip
+def _header(store: Store, runs: list[MilestoneSummaryRow]) -> str:
+    repos = sorted({run.repo for run in runs})
+    synthetic = sum(bool(run.synthetic) for run in runs)
+    facts = [
+        f"{len(runs)} milestone runs",
+        f"{len({(run.repo, run.run_id) for run in runs})} chain runs",
+        f"{len(repos)} repositories",
+    ] + ([f"{synthetic} synthetic (oracle)"] if synthetic else [])
+    nav = " · ".join(f'<a href="#{section}">{title}</a>' for section, title in NAV)
+    return (
+        f"<header><h1>HarnessForge report</h1>\n<p>{_escape(', '.join(facts))} · store "
+        f"<code>{_escape(store.root)}</code></p>\n<nav>{nav}</nav></header>"
+    )
 
 
-NAV = [("runs", "Milestone runs"), ("plots", "Plots"), ("plan", "Plan"), ("reviews", "Reviewer verdicts"),
-       ("exports", "Exports")]  # fmt: skip
+NAV = [
+    ("runs", "Milestone runs"),
+    ("plots", "Plots"),
+    ("plan", "Plan"),
+    ("reviews", "Reviewer verdicts"),
+    ("exports", "Exports"),
+]
 
 
 def viewer_path(repo: str, run_id: str, milestone_id: str) -> str:
@@ -185,24 +209,56 @@ def viewer_path(repo: str, run_id: str, milestone_id: str) -> str:
     return "/".join(["runs", quote(repo), quote(run_id), quote(milestone_id) + ".html"])
 
 
-def _runs_table(runs: list[Row], here: Path) -> str:
+def _runs_table(runs: list[MilestoneSummaryRow], here: Path) -> str:
     if not runs:
         return _not_yet("no milestone runs in the analytics; run `harnessforge run`, then `harnessforge distill`")
     rows, missing = [], 0
-    for r in runs:
-        link = viewer_path(r["repo"], r["run_id"], r["milestone_id"])
-        page = f'<a href="{_e(link)}">trajectory</a>'
+    for run in runs:
+        link = viewer_path(run.repo, run.run_id, run.milestone_id)
+        page = f'<a href="{_escape(link)}">trajectory</a>'
         if not (here / link).exists():
             missing += 1
             page += ' <span class="missing">(page missing)</span>'
-        rows.append([_e(r["repo"]), _e(r["run_id"]), _e(r["milestone_id"]), _status(r["status"]), _e(r["turns"]),
-                     _e(r["hints"]), _e(f"L{r['max_hint_level']}" if r["max_hint_level"] else "—"), _e(r["edits"]),
-                     _e(r["test_runs"]), _e(r["stuck_points"]), _e(f"{r['tokens_input']:,} / {r['tokens_output']:,}"),
-                     _e(f"${r['cost_usd'] or 0:.4f}"), _e("yes" if r["synthetic"] else ""), page])  # fmt: skip
-    note = (f'<p class="missing">{missing} of {len(runs)} trajectory pages are missing next to this report: write '
-            "them with the trajectory viewer (<code>write_viewers</code>).</p>") if missing else ""  # fmt: skip
-    headers = ["repo", "run", "milestone", "status", "turns", "hints", "max hint", "edits", "test runs",
-               "stuck points", "tokens in / out", "cost", "synthetic", "viewer"]  # fmt: skip
+        rows.append(
+            [
+                _escape(run.repo),
+                _escape(run.run_id),
+                _escape(run.milestone_id),
+                _status(run.status),
+                _escape(run.turns),
+                _escape(run.hints),
+                _escape(f"L{run.max_hint_level}" if run.max_hint_level else "—"),
+                _escape(run.edits),
+                _escape(run.test_runs),
+                _escape(run.stuck_points),
+                _escape(f"{run.tokens_input:,} / {run.tokens_output:,}"),
+                _escape(f"${run.cost_usd or 0:.4f}"),
+                _escape("yes" if run.synthetic else ""),
+                page,
+            ]
+        )
+    note = ""
+    if missing:
+        note = (
+            f'<p class="missing">{missing} of {len(runs)} trajectory pages are missing next to this report: write '
+            "them with the trajectory viewer (<code>write_viewers</code>).</p>"
+        )
+    headers = [
+        "repo",
+        "run",
+        "milestone",
+        "status",
+        "turns",
+        "hints",
+        "max hint",
+        "edits",
+        "test runs",
+        "stuck points",
+        "tokens in / out",
+        "cost",
+        "synthetic",
+        "viewer",
+    ]
     return note + _table(headers, rows, "runs")
 
 
@@ -215,37 +271,53 @@ def _plan_table(store: Store) -> str:
         try:
             plan = store.load_plan(key)
         except ArtifactError as e:
-            parts.append(f"<h3>{_e(key)}</h3>" + _not_yet(str(e)))
+            parts.append(f"<h3>{_escape(key)}</h3>" + _not_yet(str(e)))
             continue
         rows = []
-        for m in plan.milestones:
-            vpath = store.validation_file(key, m.id)
-            f2p = _e(len(store.load_validation(key, m.id).fail_to_pass)) if vpath.exists() else "not validated"
-            rows.append([_e(m.id), _e(m.title), _e(m.release or "—"), _e(m.status or "not validated"), f2p])
-        title = f"<h3>{_e(key)} <small>{_e(plan.from_ref)} → {_e(plan.to_ref)}</small></h3>"
+        for milestone in plan.milestones:
+            fail_to_pass = "not validated"
+            if store.validation_file(key, milestone.id).exists():
+                fail_to_pass = _escape(len(store.load_validation(key, milestone.id).fail_to_pass))
+            cells = (milestone.id, milestone.title, milestone.release or "—", milestone.status or "not validated")
+            rows.append([_escape(cell) for cell in cells] + [fail_to_pass])
+        title = f"<h3>{_escape(key)} <small>{_escape(plan.from_ref)} → {_escape(plan.to_ref)}</small></h3>"
         parts.append(title + _table(["id", "title", "release", "status", "FAIL_TO_PASS"], rows, "plan"))
     return "\n".join(parts)
 
 
 def _reviews_table(store: Store) -> str:
-    path = store.distilled_file("reviews")
-    if not path.exists():
+    if not store.distilled_file(REVIEWS.stem).exists():
         return _not_yet("no reviews; run `harnessforge distill`")
-    reviews = []
-    for n, line in enumerate(path.read_bytes().splitlines(), 1):
-        if line.strip():
-            try:
-                reviews.append(Review.model_validate_json(line))
-            except ValidationError as e:
-                raise ArtifactError(f"{path}:{n}: invalid Review: {first_error(e)}") from None
+    reviews = read_distilled(store, REVIEWS)
     if not reviews:
         return _not_yet("the Reviewer graded no milestone runs")
-    rows = [[_e(r.repo), _e(r.run_id), _e(r.milestone_id), _status(r.status), _e(r.difficulty),
-             _e(f"L{r.max_hint_level}" if r.max_hint_level else "—"), f'<span class="v-{_e(r.rl_value)}">'
-             f"{_e(r.rl_value)}</span>", _e(", ".join(r.discard_reasons)), _e(r.reviewer), _e(r.why)]
-            for r in reviews]  # fmt: skip
-    headers = ["repo", "run", "milestone", "status", "difficulty", "max hint", "RL value", "discarded for", "reviewer",
-               "why"]  # fmt: skip
+    rows = [
+        [
+            _escape(review.repo),
+            _escape(review.run_id),
+            _escape(review.milestone_id),
+            _status(review.status),
+            _escape(review.difficulty),
+            _escape(f"L{review.max_hint_level}" if review.max_hint_level else "—"),
+            f'<span class="v-{_escape(review.rl_value)}">{_escape(review.rl_value)}</span>',
+            _escape(", ".join(review.discard_reasons)),
+            _escape(review.reviewer),
+            _escape(review.why),
+        ]
+        for review in reviews
+    ]
+    headers = [
+        "repo",
+        "run",
+        "milestone",
+        "status",
+        "difficulty",
+        "max hint",
+        "RL value",
+        "discarded for",
+        "reviewer",
+        "why",
+    ]
     return _table(headers, rows, "reviews")
 
 
@@ -258,21 +330,23 @@ def export_counts(datasets: Path) -> list[tuple[str, int, int | None]]:
     JSON lines per .jsonl file, one per ATIF trajectory, one per Harbor task folder; and what the
     card lists but no file holds (found: 0)."""
     card_path = datasets / "README.md"
-    card = {k: int(n) for k, n in _CARD_ROW.findall(card_path.read_text())} if card_path.exists() else {}
+    card = {}
+    if card_path.exists():
+        card = {name: int(count) for name, count in _CARD_ROW.findall(card_path.read_text())}
     found: list[tuple[str, int, int | None]] = []
     used = set()
-    for f in sorted(datasets.rglob("*.jsonl")):
-        rel = f.relative_to(datasets).with_suffix("").as_posix()
-        key = rel if rel in card else f.stem if f.stem in card else None
+    for path in sorted(datasets.rglob("*.jsonl")):
+        relative = path.relative_to(datasets).with_suffix("").as_posix()
+        key = relative if relative in card else path.stem if path.stem in card else None
         used.add(key)
-        found.append((f"{rel}.jsonl", _lines(f), card.get(key)))
+        found.append((f"{relative}.jsonl", _lines(path), card.get(key)))
     folders = {"atif": ("atif/ (ATIF trajectories)", "*/*/*.json"), "harbor_tasks": ("tasks/ (Harbor tasks)", "*/")}
     for key, (what, pattern) in folders.items():
         folder = datasets / what.split("/")[0]
         if folder.is_dir() or key in card:
             used.add(key)
             found.append((what, len(list(folder.glob(pattern))) if folder.is_dir() else 0, card.get(key)))
-    found += [(f"{key} (card only)", 0, n) for key, n in card.items() if key not in used]
+    found += [(f"{key} (card only)", 0, count) for key, count in card.items() if key not in used]
     return found
 
 
@@ -287,9 +361,13 @@ def _exports_table(datasets: Path, distilled_manifest: Path) -> str:
     if not counts:
         return _not_yet(f"no exported rows in {datasets}")
     rows = []
-    for what, n, stated in counts:
-        check = "" if stated is None else ("✓" if stated == n else f'<span class="missing">card says {stated}</span>')
-        rows.append([f"<code>{_e(what)}</code>", _e(n), _e("—" if stated is None else stated), check])
+    for what, count, stated in counts:
+        check = (
+            "" if stated is None else ("✓" if stated == count else f'<span class="missing">card says {stated}</span>')
+        )
+        rows.append(
+            [f"<code>{_escape(what)}</code>", _escape(count), _escape("—" if stated is None else stated), check]
+        )
     note = "" if (datasets / "README.md").exists() else _not_yet("no dataset card (README.md) in the export")
     manifest = _manifest(distilled_manifest)
     return note + manifest + _table(["file", "rows", "dataset card", ""], rows, "exports")
@@ -299,7 +377,8 @@ def _manifest(path: Path) -> str:
     if not path.exists():
         return ""
     data = json.loads(path.read_text())
-    return f"<p>Distilled with rules <code>{_e(data.get('rules_hash'))}</code> at {_e(data.get('created_at'))}.</p>"
+    rules_hash, created_at = _escape(data.get("rules_hash")), _escape(data.get("created_at"))
+    return f"<p>Distilled with rules <code>{rules_hash}</code> at {created_at}.</p>"
 
 
 CSS = """

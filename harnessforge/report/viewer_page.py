@@ -181,15 +181,15 @@ TEMPLATE = """<!doctype html>
 <head>
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
-<title>{{ mid }} · {{ run_id }} · {{ repo }} — {{ s.status }}</title>
+<title>{{ milestone_id }} · {{ run_id }} · {{ repo }} — {{ summary.status }}</title>
 <style>{{ css }}</style>
 </head>
 <body>
 <header>
-<div><h1>{{ repo }} / {{ run_id }} / <b>{{ mid }}</b></h1>
-<span class="chip st-{{ status_class }}">{{ s.status }}</span>
-{% if s.synthetic %}<span class="chip synth" title="produced by a scripted agent, not a model: label, never train">\
-synthetic</span>{% endif %}
+<div><h1>{{ repo }} / {{ run_id }} / <b>{{ milestone_id }}</b></h1>
+<span class="chip st-{{ status_class }}">{{ summary.status }}</span>
+{% if summary.synthetic %}<span class="chip synth" \
+title="produced by a scripted agent, not a model: label, never train">synthetic</span>{% endif %}
 </div>
 <dl class="summary">
 {% for label, value in facts %}<div><dt>{{ label }}</dt><dd>{{ value }}</dd></div>
@@ -206,41 +206,42 @@ aria-label="search events">
 </header>
 {% if marks %}
 <nav id="marks"><details open><summary>{{ marks|length }} marks: hints, stuck stretches, direction changes</summary>
-<ul>{% for m in marks %}<li><a href="#e{{ m.seq }}">#{{ m.seq }}</a> <span class="b {{ m.cls }}">{{ m.badge }}</span> \
-{{ m.text }}</li>{% endfor %}</ul></details></nav>
+<ul>{% for mark in marks %}<li><a href="#e{{ mark.seq }}">#{{ mark.seq }}</a> \
+<span class="b {{ mark.cls }}">{{ mark.badge }}</span> {{ mark.text }}</li>{% endfor %}</ul></details></nav>
 {% endif %}
 {% if not analytics %}<p class="note" style="margin:8px 18px">{{ analytics_note }}</p>{% endif %}
 <ol id="events">
-{% for e in events %}
-<li id="e{{ e.seq }}" class="{{ e.cls }}" data-seq="{{ e.seq }}"\
-{% if e.stuck %} data-stuck="{{ e.stuck }}"{% endif %}>
-<div class="eh"><a class="seq" href="#e{{ e.seq }}">#{{ e.seq }}</a>\
-<span>turn {{ e.turn }}</span><span>{{ e.role }}</span><span class="kind">{{ e.kind }}</span>
-{% for cls, text, title in e.badges %}
+{% for event in events %}
+<li id="e{{ event.seq }}" class="{{ event.cls }}" data-seq="{{ event.seq }}"\
+{% if event.stuck %} data-stuck="{{ event.stuck }}"{% endif %}>
+<div class="eh"><a class="seq" href="#e{{ event.seq }}">#{{ event.seq }}</a>\
+<span>turn {{ event.turn }}</span><span>{{ event.role }}</span><span class="kind">{{ event.kind }}</span>
+{% for cls, text, title in event.badges %}
 <span class="b {{ cls }}"{% if title %} title="{{ title }}"{% endif %}>{{ text }}</span>
 {% endfor %}
-<span class="when">{{ e.when }}</span></div>
-{% for b in e.blocks %}
-{% if b.type == "text" %}
-<div class="blk text {{ b.cls }}">{{ b.text }}</div>
-{% elif b.type == "pre" and b.fold %}
-<details class="fold blk {{ b.cls }}"><summary>{{ b.label }} · {{ b.lines }} lines, {{ b.chars }} chars \
-<span class="pv">{{ b.preview }}</span></summary><pre>{{ b.text }}</pre></details>
-{% elif b.type == "pre" %}
-<div class="blk {{ b.cls }}"><span class="lbl">{{ b.label }}</span><pre>{{ b.text }}</pre></div>
-{% elif b.type == "calls" %}
+<span class="when">{{ event.when }}</span></div>
+{% for block in event.blocks %}
+{% if block.type == "text" %}
+<div class="blk text {{ block.cls }}">{{ block.text }}</div>
+{% elif block.type == "pre" and block.fold %}
+<details class="fold blk {{ block.cls }}"><summary>{{ block.label }} · {{ block.lines }} lines, \
+{{ block.chars }} chars <span class="pv">{{ block.preview }}</span></summary><pre>{{ block.text }}</pre></details>
+{% elif block.type == "pre" %}
+<div class="blk {{ block.cls }}"><span class="lbl">{{ block.label }}</span><pre>{{ block.text }}</pre></div>
+{% elif block.type == "calls" %}
 <div class="blk"><span class="lbl">tool calls</span><ul class="calls">
-{% for c in b.calls %}
-<li><code>{{ c.name }}</code>{% if c.seq is not none %} → <a href="#e{{ c.seq }}">#{{ c.seq }}</a>{% endif %}
-{% if c.error %} <span class="b bad">{{ c.error }}</span>{% endif %}
-{% if c.args %}<pre>{{ c.args }}</pre>{% endif %}
+{% for call in block.calls %}
+<li><code>{{ call.name }}</code>{% if call.seq is not none %} → \
+<a href="#e{{ call.seq }}">#{{ call.seq }}</a>{% endif %}
+{% if call.error %} <span class="b bad">{{ call.error }}</span>{% endif %}
+{% if call.args %}<pre>{{ call.args }}</pre>{% endif %}
 </li>
 {% endfor %}
 </ul></div>
-{% elif b.type == "facts" %}
-<dl class="facts blk">{% for k, v in b.facts %}<dt>{{ k }}</dt><dd>{{ v }}</dd>{% endfor %}</dl>
+{% elif block.type == "facts" %}
+<dl class="facts blk">{% for label, value in block.facts %}<dt>{{ label }}</dt><dd>{{ value }}</dd>{% endfor %}</dl>
 {% endif %}
-{% if b.note is defined and b.note %}<div class="note">{{ b.note }}</div>{% endif %}
+{% if block.note is defined and block.note %}<div class="note">{{ block.note }}</div>{% endif %}
 {% endfor %}
 </li>
 {% endfor %}

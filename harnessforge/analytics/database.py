@@ -1,0 +1,88 @@
+"""The analytics database, `analytics/harnessforge.duckdb`: opened for writing by one process at a
+time (others wait, then fail with one line) or read-only by the report and the viewer."""
+
+from __future__ import annotations
+
+import os
+import re
+import threading
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+import duckdb
+
+from ..errors import ArtifactError
+from ..store import Store, disk_full
+
+WAIT_ENV = "HARNESSFORGE_DB_WAIT_S"  # how long to wait for another process's write (default 300 s)
+
+
+def connect(store: Store, wait_s: float | None = None) -> duckdb.DuckDBPyConnection:
+    """The analytics database for writing. DuckDB allows one writing process per file: a second
+    `distill` waits for the first, then fails with one clear line (see `_open`)."""
+    path = store.analytics_database()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    if not path.exists():
+        _create(path)
+    return _open(path, read_only=False, wait_s=wait_s)
+
+
+def connect_read_only(store: Store, wait_s: float | None = None) -> duckdb.DuckDBPyConnection:
+    """For readers (the report, the viewer): never creates or changes the database."""
+    path = store.analytics_database()
+    if not path.exists():
+        raise ArtifactError(f"{path}: no analytics database; run `harnessforge distill` first")
+    return _open(path, read_only=True, wait_s=wait_s)
+
+
+@contextmanager
+def writing(store: Store) -> Iterator[None]:
+    """DuckDB says a full disk only in its message: turn it into the store's one-line error (the
+    failed statement was rolled back, so the database stays as it was)."""
+    try:
+        yield
+    except duckdb.Error as e:
+        raise disk_full(store.analytics_database(), e) from None
+
+
+def _create(path: Path) -> None:
+    """A new database is initialised beside `path`, then linked in whole: a full disk cannot leave a
+    half-initialised file there, which DuckDB would refuse to open ever after."""
+    fresh = path.with_name(f".{path.name}.{os.getpid()}.{threading.get_ident()}.new")
+    try:
+        duckdb.connect(str(fresh)).close()
+        os.link(fresh, path)  # not a rename: a database another process created meanwhile stays
+    except FileExistsError:
+        pass
+    except (OSError, duckdb.Error) as e:
+        raise disk_full(path, ArtifactError(f"{path}: cannot create the analytics database ({e})")) from None
+    finally:
+        for leftover in (fresh, Path(f"{fresh}.wal")):
+            leftover.unlink(missing_ok=True)
+
+
+def _open(path: Path, read_only: bool, wait_s: float | None) -> duckdb.DuckDBPyConnection:
+    """Open `path`, waiting while another process holds its lock (up to `wait_s`, default
+    $HARNESSFORGE_DB_WAIT_S or 300 s), then an ArtifactError naming the holder. The file is only ever
+    opened through DuckDB's own locking, so concurrent runs cannot corrupt it."""
+    wait_s = float(os.environ.get(WAIT_ENV, 300)) if wait_s is None else wait_s
+    deadline, delay = time.monotonic() + wait_s, 0.05
+    while True:
+        try:
+            return duckdb.connect(str(path), read_only=read_only)
+        except duckdb.IOException as e:
+            if "lock" not in str(e).lower():
+                raise disk_full(path, ArtifactError(f"{path}: cannot open the analytics database ({e})")) from None
+            if time.monotonic() + delay > deadline:
+                holder = re.search(r"\(PID (\d+)\)", str(e))
+                who = f"process {holder[1]}" if holder else "another process"
+                raise ArtifactError(
+                    f"{path}: {who} is writing the analytics database (another distill?); waited {wait_s:g} s. "
+                    f"Run one at a time, or wait longer with {WAIT_ENV}"
+                ) from None
+            time.sleep(delay)
+            delay = min(delay * 2, 1.0)
+        except duckdb.Error as e:
+            raise disk_full(path, ArtifactError(f"{path}: cannot open the analytics database ({e})")) from None
