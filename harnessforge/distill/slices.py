@@ -53,5 +53,5 @@ def _merged(points: list[dict]) -> list[tuple[list[str], int, int, int]]:
 def _resolution(run: RunView, signal: int) -> int | None:
     """The first event after `signal` that shows the Dev out of it: more tests passing, or a pass."""
     candidates = [p["seq"] for p in run.progress if p["improved"] and p["seq"] > signal]
-    candidates += [e.seq for e in run.events if e.role == "verifier" and e.action.content == "PASS" and e.seq > signal]
+    candidates += [e.seq for e in run.events if e.passed_verification and e.seq > signal]
     return min(candidates, default=None)

@@ -159,7 +159,7 @@ def _agent_step(msg: Message, turn: int, evs: list[Event], synthetic: bool) -> t
     calls = [_tool_call(c) for c in msg.get("tool_calls") or []]
     by_name: dict[str, list[Event]] = defaultdict(list)
     for e in evs:
-        by_name[e.action.type].append(e)
+        by_name[e.action.name].append(e)
     call_events = {}
     for c in calls:
         if by_name[c["function_name"]]:

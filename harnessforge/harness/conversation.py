@@ -79,6 +79,6 @@ def rebuild(events: list[Event], workdir: str | None = None) -> Conversation:
                 c.add({"role": "user", "content": NUDGE}, None)
         elif e.role == "dev" and e.call_id:
             c.add({"role": "tool", "tool_call_id": e.call_id, "content": e.observation}, e.seq)
-        elif e.role == "mentor" or (e.role == "verifier" and e.action.content != "PASS"):
+        elif e.role == "mentor" or (e.role == "verifier" and not e.passed_verification):
             c.pending.append((e.action.content, e.seq))
     return c

@@ -133,7 +133,7 @@ def content_hashes(event: Event) -> dict[str, str]:
     if isinstance(sha, str) and sha:
         return {_norm(path): sha}
     content = args.get("content")
-    if canonical_action(event.action.type) == "write_file" and isinstance(content, str):
+    if canonical_action(event.action.name) == "write_file" and isinstance(content, str):
         return {_norm(path): hashlib.sha256(content.encode()).hexdigest()}
     return {}
 
@@ -149,13 +149,13 @@ def _files(event: Event) -> set[str]:
     """
     files = {_norm(f) for f in event.files_touched if f} | set(content_hashes(event))
     path = event.action.args.get("path")
-    if canonical_action(event.action.type) == "read_file" and isinstance(path, str) and path:
+    if canonical_action(event.action.name) == "read_file" and isinstance(path, str) and path:
         files.add(_norm(path))
     return files
 
 
 def is_test_run(event: Event) -> bool:
-    return canonical_action(event.action.type) == "run_tests" or event.test_status is not None
+    return canonical_action(event.action.name) == "run_tests" or event.test_status is not None
 
 
 class Mentor:
@@ -224,7 +224,7 @@ class Mentor:
         if event.seq <= self._last_seq or self._closed:
             return None
         self._last_seq = event.seq
-        if canonical_action(event.action.type) == "milestone_end":
+        if canonical_action(event.action.name) == "milestone_end":
             self.close()
             return None
         if event.role != "dev":
@@ -250,7 +250,7 @@ class Mentor:
 
     def _take_in(self, event: Event) -> bool:
         """Update the Dev's state and the rules' evidence with one Dev event; True when it asks for a hint."""
-        kind = canonical_action(event.action.type)
+        kind = canonical_action(event.action.name)
         files = _files(event)
         self._touched |= files
         for watch in self._watches:
@@ -311,7 +311,7 @@ class Mentor:
             return None
         r, ev = self.rules, self._evidence
         if requested:
-            return EXPLICIT_REQUEST, {"action": canonical_action(event.action.type), "text": event.action.content[:500]}
+            return EXPLICIT_REQUEST, {"action": canonical_action(event.action.name), "text": event.action.content[:500]}
         if ev.error_runs >= r.same_error_runs:
             return SAME_ERROR, {"error_signature": ev.error_signature, "runs": ev.error_runs}
         thrashed = sorted((-n, path) for path, n in ev.reverts.items() if n > r.thrash_cycles)

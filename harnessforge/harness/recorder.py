@@ -209,27 +209,36 @@ def summarize(
     status: MilestoneStatus,
     wall_s: float,
     reset_to: str | None = None,
+    carried_from: str | None = None,
+    stopped_by: str | None = None,
+    error: str | None = None,
     synthetic: bool = False,
 ) -> MilestoneSummary:
-    """The summary the event log implies: turns, hint levels, and tokens/cost of every event that has some.
+    """The summary the event log implies: turns, hint levels, and tokens/cost of every event that has some;
+    the rest is what only the run loop knows. The one place a `MilestoneSummary` is built from a run.
 
     Usage is counted once per event that carries it, so the run loop sets `Event.usage` on one event per
     model call (the same contract `atif.to_atif` relies on).
     """
     if not events:
         raise ValueError("no events to summarize")
-    tokens = sum((e.usage for e in events if e.usage is not None), Usage())
+    tokens = sum((event.usage for event in events if event.usage is not None), Usage())
     return MilestoneSummary(
         run_id=events[0].run_id,
         milestone_id=events[0].milestone_id,
         status=status,
-        turns=max(e.turn_id for e in events),
-        hints_released=[e.hint_level for e in events if e.action.type == "hint" and e.hint_level is not None],
+        turns=max(event.turn_id for event in events),
+        hints_released=[
+            event.hint_level for event in events if event.action.type == "hint" and event.hint_level is not None
+        ],
         tokens=tokens,
-        cost_usd=round(sum(e.cost_usd for e in events), 6),
+        cost_usd=round(sum(event.cost_usd for event in events), 6),
         wall_s=wall_s,
         reset_to=reset_to,
-        synthetic=synthetic or any(e.synthetic for e in events),
+        carried_from=carried_from,
+        error=error,
+        stopped_by=stopped_by,
+        synthetic=synthetic or any(event.synthetic for event in events),
     )
 
 

@@ -1,0 +1,93 @@
+"""Where an interrupted milestone stands: read once from its event log, so the run loop has one path.
+
+The event log is the source of truth. A milestone killed (or whose sandbox was lost) part-way is
+continued from a `ResumePoint`: the conversation and the counters the events carry, whether it had
+already passed or ended, the tool calls of the interrupted turn that have no event yet, a submission
+whose grading was cut off, and the workspace snapshot saved before the last recorded edit.
+A log without `milestone_start` (nothing, or only a lost sandbox before the start) starts afresh.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from ..models.trajectory import Event, Message, ToolCall, Usage
+from .conversation import rebuild, turn_of
+
+
+@dataclass
+class Counters:
+    """Where the Dev stands inside one milestone: the counters its events carry."""
+
+    turn: int = 0
+    edits: int = 0
+    test_runs: int = 0
+    usage: Usage = field(default_factory=Usage)
+    cost: float = 0.0
+
+
+@dataclass(frozen=True)
+class ResumePoint:
+    """An unfinished milestone's state as its log records it (the default: nothing recorded yet)."""
+
+    next_seq: int = 0  # events already recorded
+    started: bool = False  # milestone_start is recorded: continue it, else start the milestone
+    counters: Counters = field(default_factory=Counters)
+    passed: bool = False  # the Verifier passed a submission
+    ended: bool = False  # milestone_end is recorded (killed before the summary was written)
+    unanswered: list[ToolCall] = field(default_factory=list)  # calls of the last turn with no event yet
+    unverified: bool = False  # the last `submit` has no verdict: its grading was cut off
+    hints_logged: int = 0  # hint events: the replayed Mentor's decisions after these were never recorded
+    snapshot: Path | None = None  # the workspace to restore (None: the start state again)
+    messages: list[Message] = field(default_factory=list)  # the conversation up to the last event
+    pending: list[str] = field(default_factory=list)  # hints and feedback recorded, not yet delivered
+    latency_s: float = 0.0  # what the recorded events took: the milestone's wall clock goes on from there
+
+    @classmethod
+    def read(cls, events: list[Event], snapshots: list[tuple[int, Path]], workdir: str | None = None) -> ResumePoint:
+        """The resume point of a milestone's `events`; `snapshots` are its saved workspaces as (seq, path)
+        and `workdir` the new sandbox's (the rebuilt system prompt names it)."""
+        return _read(events, snapshots, workdir)
+
+
+def _read(events: list[Event], snapshots: list[tuple[int, Path]], workdir: str | None) -> ResumePoint:
+    latency = sum(e.latency_s for e in events)
+    if not any(e.action.type == "milestone_start" for e in events):
+        return ResumePoint(next_seq=len(events), latency_s=latency)
+    conversation = rebuild(events, workdir)
+    counters = Counters()
+    last_calls: list[ToolCall] = []
+    answered: set[str] = set()
+    passed = ended = unverified = False
+    for e in events:
+        if e.role == "dev" and e.action.type == "submit":
+            unverified = True
+        elif e.role == "verifier":
+            unverified = False
+        if e.role == "dev" and e.action.type == "message":
+            last_calls, answered = turn_of(e).tool_calls, set()
+            counters.turn = e.turn_id
+            counters.usage, counters.cost = counters.usage + (e.usage or Usage()), counters.cost + e.cost_usd
+        elif e.role == "dev" and e.call_id:
+            answered.add(e.call_id)
+            counters.edits, counters.test_runs = e.cumulative_edits, e.cumulative_test_runs
+        elif e.passed_verification:
+            passed = True
+        elif e.role == "navigator" and e.action.type == "milestone_end":
+            ended = True
+    restorable = [path for seq, path in snapshots if seq < len(events)]
+    return ResumePoint(
+        next_seq=len(events),
+        started=True,
+        counters=counters,
+        passed=passed,
+        ended=ended,
+        unanswered=[call for call in last_calls if call.id not in answered],
+        unverified=unverified,
+        hints_logged=sum(e.role == "mentor" for e in events),
+        snapshot=restorable[-1] if restorable else None,
+        messages=conversation.messages,
+        pending=[text for text, _ in conversation.pending],
+        latency_s=latency,
+    )
