@@ -42,7 +42,6 @@ class ResumePoint:
     snapshot: Path | None = None  # the workspace to restore (None: the start state again)
     messages: list[Message] = field(default_factory=list)  # the conversation up to the last event
     pending: list[str] = field(default_factory=list)  # hints and feedback recorded, not yet delivered
-    latency_s: float = 0.0  # what the recorded events took: the milestone's wall clock goes on from there
 
     @classmethod
     def read(cls, events: list[Event], snapshots: list[tuple[int, Path]], workdir: str | None = None) -> ResumePoint:
@@ -52,29 +51,28 @@ class ResumePoint:
 
 
 def _read(events: list[Event], snapshots: list[tuple[int, Path]], workdir: str | None) -> ResumePoint:
-    latency = sum(e.latency_s for e in events)
-    if not any(e.action.type == "milestone_start" for e in events):
-        return ResumePoint(next_seq=len(events), latency_s=latency)
+    if not any(event.action.type == "milestone_start" for event in events):
+        return ResumePoint(next_seq=len(events))
     conversation = rebuild(events, workdir)
     counters = Counters()
     last_calls: list[ToolCall] = []
     answered: set[str] = set()
     passed = ended = unverified = False
-    for e in events:
-        if e.role == "dev" and e.action.type == "submit":
+    for event in events:
+        if event.role == "dev" and event.action.type == "submit":
             unverified = True
-        elif e.role == "verifier":
+        elif event.role == "verifier":
             unverified = False
-        if e.role == "dev" and e.action.type == "message":
-            last_calls, answered = turn_of(e).tool_calls, set()
-            counters.turn = e.turn_id
-            counters.usage, counters.cost = counters.usage + (e.usage or Usage()), counters.cost + e.cost_usd
-        elif e.role == "dev" and e.call_id:
-            answered.add(e.call_id)
-            counters.edits, counters.test_runs = e.cumulative_edits, e.cumulative_test_runs
-        elif e.passed_verification:
+        if event.role == "dev" and event.action.type == "message":
+            last_calls, answered = turn_of(event).tool_calls, set()
+            counters.turn = event.turn_id
+            counters.usage, counters.cost = counters.usage + (event.usage or Usage()), counters.cost + event.cost_usd
+        elif event.role == "dev" and event.call_id:
+            answered.add(event.call_id)
+            counters.edits, counters.test_runs = event.cumulative_edits, event.cumulative_test_runs
+        elif event.passed_verification:
             passed = True
-        elif e.role == "navigator" and e.action.type == "milestone_end":
+        elif event.role == "navigator" and event.action.type == "milestone_end":
             ended = True
     restorable = [path for seq, path in snapshots if seq < len(events)]
     return ResumePoint(
@@ -85,9 +83,8 @@ def _read(events: list[Event], snapshots: list[tuple[int, Path]], workdir: str |
         ended=ended,
         unanswered=[call for call in last_calls if call.id not in answered],
         unverified=unverified,
-        hints_logged=sum(e.role == "mentor" for e in events),
+        hints_logged=sum(event.role == "mentor" for event in events),
         snapshot=restorable[-1] if restorable else None,
         messages=conversation.messages,
         pending=[text for text, _ in conversation.pending],
-        latency_s=latency,
     )
