@@ -135,6 +135,7 @@ class MilestoneRun:
         return retry._env_error(f"{lost} (again, after a retry in a fresh sandbox)")
 
     def _attempt(self) -> MilestoneSummary:
+        """One sandbox: start the milestone or resume it, then Dev turns until it passes or a budget is spent."""
         context, milestone = self.context, self.milestone
         environment = context.environment
         context.agent.begin_milestone(
@@ -146,9 +147,7 @@ class MilestoneRun:
         self.started_at = time.monotonic() - sum(event.latency_s for event in events)
         opener = environment.opener(milestone, {"harnessforge.stage": "run", "harnessforge.run": context.run_id})
         with opener(milestone.base_commit) as sandbox:
-            tests = (
-                milestone.fail_to_pass or milestone.acceptance_tests
-            )  # validated FAIL_TO_PASS, else the static trace
+            tests = milestone.fail_to_pass or milestone.acceptance_tests  # validated, else the static trace
             timeout_s = context.rules.environments.test_timeout_s
             tools = ToolBox(sandbox, environment.recipe(milestone), tests, context.classifier, timeout_s)
             resume = ResumePoint.read(events, self.files.snapshots(), sandbox.workdir)
@@ -190,7 +189,7 @@ class MilestoneRun:
     def _resume(self, sandbox: Sandbox, tools: ToolBox, resume: ResumePoint) -> None:
         """Continue from the log: conversation, counters and workspace as recorded, then what the
         interruption cut off (a hint decided but not recorded, a grading, the turn's remaining calls)."""
-        self.messages, self.pending = resume.messages, resume.pending
+        self.messages, self.pending = list(resume.messages), list(resume.pending)
         self.counters = replace(resume.counters)
         self.passed, self.ended = resume.passed, resume.ended
         if resume.snapshot is not None:
