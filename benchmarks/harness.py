@@ -127,7 +127,9 @@ class Timeline:
 
         # One milestone: `MilestoneRun.run` (resumable runs), else the older `Navigator.run_milestone(m)`.
         if hasattr(nav, "MilestoneRun"):
-            self.wrap(nav.MilestoneRun, "run", "milestone", lambda _self, *a, **k: {"milestone": _self.m.id}, mark=True)
+            self.wrap(
+                nav.MilestoneRun, "run", "milestone", lambda run, *a, **k: {"milestone": run.milestone.id}, mark=True
+            )
             if hasattr(nav.MilestoneRun, "_snapshot"):  # the workspace diff saved after a mutating tool
                 self.wrap(nav.MilestoneRun, "_snapshot", "snapshot")
         else:

@@ -4,15 +4,16 @@ Chain order. A repo's milestones are one continuous chain: milestone k runs afte
 run, and its prompt recalls how the earlier ones went. Dagster cannot express this as a partition
 mapping: an asset may depend on its own earlier partitions only through a *time* dimension
 (`_validate_self_deps` rejects any other self-dependency), and the milestone dimension here is
-dynamic, shared by all repos, with no "previous milestone of this repo". So the order is enforced
-in code, from the store: milestone k runs only when every earlier *valid* milestone (the chain skips
-invalid ones) has a `summary.json` under the same run id. Otherwise the partition fails and names
-the partition to materialize first. An earlier milestone that was never validated blocks too: its
-place in the chain is unknown until `validated_milestones` has run for it.
+dynamic, shared by all repos, with no "previous milestone of this repo". So the order is the core's
+rule (`harnessforge.harness.chain`), checked from the store: milestone k runs only when every earlier
+*valid* milestone (the chain skips invalid ones) has a `summary.json` under the same run id. Otherwise
+the partition fails and names the partition to materialize first. An earlier milestone that was never
+validated blocks too: its place in the chain is unknown until `validated_milestones` has run for it.
 
-Re-materializing follows the core's resume rules for the same run id: an interrupted milestone
-continues from its event log, a finished one is not run again (its recorded summary is reported).
-A new attempt is a new run id (the `agent` resource's `run_id`).
+Re-materializing follows the core's attempt rule for the same run id (`chain.attempt_kind`, the one
+the Navigator applies): an interrupted milestone continues from its event log, a finished one is not
+run again (its recorded summary is reported). A new attempt is a new run id (the `agent` resource's
+`run_id`).
 """
 
 import json
@@ -23,8 +24,8 @@ from harnessforge.agents.base import AgentBackend
 from harnessforge.agents.errors import AgentError
 from harnessforge.checks import trajectory_problems
 from harnessforge.errors import HarnessForgeError, SandboxLost
+from harnessforge.harness import chain
 from harnessforge.harness.navigator import Navigator
-from harnessforge.harness.recorder import read_summary
 from harnessforge.models.plan import MilestonePlan
 from harnessforge.models.run import MilestoneSummary
 from harnessforge.store import RunFiles, Store
@@ -38,36 +39,28 @@ def _fail(description: str, **metadata) -> dg.Failure:
     return dg.Failure(description=description, metadata=metadata or None, allow_retries=False)
 
 
-def chain_predecessor(s: Store, plan: MilestonePlan, mid: str, run_id: str) -> str | None:
-    """The earlier milestone `mid` continues from (None: `mid` starts the chain), once the chain is there.
-
-    Raises `dg.Failure` naming the earliest partition to materialize first: an earlier milestone that
-    is not validated, or a valid one with no finished trajectory in `run_id`.
-    """
-    key = plan.repo.key
-    ids = [m.id for m in plan.milestones]
-    previous = None
-    for prev in plan.milestones[: ids.index(mid)]:
-        partition = str(repo_milestone_key(key, prev.id))
-        if prev.status is None:
-            raise _fail(
-                f"{key} {mid}: the chain runs in order, and earlier milestone {prev.id} is not validated yet: "
-                f"materialize validated_milestones partition '{partition}' first",
-                missing_partition=partition,
-            )
-        if prev.status != "valid":
-            continue  # the chain skips it and goes on from its verify commit
-        if not s.milestone_run(key, run_id, prev.id).finished():
-            raise _fail(
-                f"{key} {mid}: the chain runs in order, and run {run_id!r} has no finished trajectory for "
-                f"{prev.id} yet: materialize raw_trajectories partition '{partition}' first (same agent run_id)",
-                missing_partition=partition,
-            )
-        previous = prev.id
-    return previous
+# The asset to materialize first for each stage the core's chain rule names.
+_FIRST = {"validate": ("validated_milestones", ""), "run": ("raw_trajectories", " (same agent run_id)")}
 
 
-def summary_metadata(summary: MilestoneSummary, files: RunFiles, dev: AgentBackend, attempt: str, previous) -> dict:
+def chain_predecessor(store: Store, plan: MilestonePlan, milestone_id: str, run_id: str) -> str | None:
+    """The core's `chain_predecessor`, its `ChainOrderError` as a `dg.Failure` naming the earliest
+    partition to materialize first."""
+    try:
+        return chain.chain_predecessor(store, plan, milestone_id, run_id)
+    except chain.ChainOrderError as e:
+        partition = str(repo_milestone_key(e.repo_key, e.earlier))
+        asset, note = _FIRST[e.stage]
+        raise _fail(
+            f"{e.repo_key} {e.milestone_id}: the chain runs in order, and {e.reason}: "
+            f"materialize {asset} partition '{partition}' first{note}",
+            missing_partition=partition,
+        ) from None
+
+
+def summary_metadata(
+    summary: MilestoneSummary, files: RunFiles, dev: AgentBackend, attempt: str, previous: str | None
+) -> dict:
     return {
         "status": summary.status,
         "attempt": attempt,
@@ -97,43 +90,49 @@ def skipped(reason: str, run_id: str, **extra) -> dict:
     return {"status": "skipped", "skipped": True, "reason": reason, "run_id": run_id, **extra}
 
 
-def run_milestone(context, s: Store, plan: MilestonePlan, mid: str, dev: AgentBackend, run_id: str,
-                  store: StoreResource, sandbox: SandboxResource) -> dict:  # fmt: skip
-    """Run (or resume, or report) milestone `mid` of the chain; the metadata of its materialization."""
-    key, ids = plan.repo.key, [m.id for m in plan.milestones]
-    status = plan.milestone(mid).status
+def run_milestone(
+    context,
+    store: Store,
+    plan: MilestonePlan,
+    milestone_id: str,
+    dev: AgentBackend,
+    run_id: str,
+    store_resource: StoreResource,
+    sandbox: SandboxResource,
+) -> dict:
+    """Run (or resume, or report) milestone `milestone_id` of the chain; the metadata of its materialization."""
+    key, ids = plan.repo.key, [milestone.id for milestone in plan.milestones]
+    status = plan.milestone(milestone_id).status
     if status is None:
-        partition = str(repo_milestone_key(key, mid))
+        partition = str(repo_milestone_key(key, milestone_id))
         raise _fail(
-            f"{key} {mid} is not validated yet: materialize validated_milestones partition '{partition}' first",
+            f"{key} {milestone_id} is not validated yet: materialize validated_milestones partition '{partition}' "
+            "first",
             missing_partition=partition,
         )
     if status != "valid":
-        context.log.warning(f"{key} {mid}: skipped, its validation status is {status!r}")
-        return skipped(f"milestone status is {status!r}, not 'valid': the chain skips it", run_id,
-                       validation_status=status)  # fmt: skip
-    previous = chain_predecessor(s, plan, mid, run_id)
-    files = s.milestone_run(key, run_id, mid)
-    if files.finished() and read_summary(files.dir).status != "ENV_ERROR":
-        attempt = "reused"
-        context.log.info(f"{mid} already finished in run {run_id!r}: reporting its summary (a new attempt needs "
-                         "a new run_id on the agent resource)")  # fmt: skip
-    elif files.started():
-        attempt = "resumed"  # the Navigator continues an interrupted attempt from its event log
-    else:
-        attempt = "new"
-    nav = Navigator(
-        s, key, dev, sandbox.rules(store.rules()), run_id=run_id, backend=sandbox.backend, log=context.log.info
-    )
-    # The chain up to `mid`: earlier milestones are finished (checked above), so the Navigator only
-    # reads their summaries, which gives `mid` the same memory of them as a whole-chain run.
-    summaries = nav.run(milestones=ids[: ids.index(mid) + 1])
-    summary = next((x for x in summaries if x.milestone_id == mid), None)
+        context.log.warning(f"{key} {milestone_id}: skipped, its validation status is {status!r}")
+        reason = f"milestone status is {status!r}, not 'valid': the chain skips it"
+        return skipped(reason, run_id, validation_status=status)
+    previous = chain_predecessor(store, plan, milestone_id, run_id)
+    files = store.milestone_run(key, run_id, milestone_id)
+    attempt = chain.attempt_kind(files)
+    if attempt == "reused":
+        context.log.info(
+            f"{milestone_id} already finished in run {run_id!r}: reporting its summary (a new attempt needs "
+            "a new run_id on the agent resource)"
+        )
+    rules = sandbox.rules(store_resource.rules())
+    navigator = Navigator(store, key, dev, rules, run_id=run_id, backend=sandbox.backend, log=context.log.info)
+    # The chain up to `milestone_id`: earlier milestones are finished (checked above), so the Navigator
+    # only reads their summaries, which gives it the same memory of them as a whole-chain run.
+    summaries = navigator.run(milestones=ids[: ids.index(milestone_id) + 1])
+    summary = next((summary for summary in summaries if summary.milestone_id == milestone_id), None)
     if summary is None:  # its status changed under us: the Navigator skipped it
         return skipped("the Navigator skipped it (its status is no longer 'valid')", run_id)
-    meta = summary_metadata(summary, files, dev, attempt, previous)
-    meta["mentor_log"] = dg.MetadataValue.md(mentor_excerpt(files))
-    return meta
+    metadata = summary_metadata(summary, files, dev, attempt, previous)
+    metadata["mentor_log"] = dg.MetadataValue.md(mentor_excerpt(files))
+    return metadata
 
 
 def mentor_excerpt(files: RunFiles, last: int = 12) -> str:
@@ -145,16 +144,18 @@ def mentor_excerpt(files: RunFiles, last: int = 12) -> str:
     if not decisions:
         return "no hint was released"
     rows = ["| turn | level | rule | hint |", "|---|---|---|---|"]
-    for d in decisions[-last:]:
-        hint = " ".join(str(d.get("hint", "")).split()).replace("|", "/")[:100]
-        rows.append(f"| {d.get('turn_id', '')} | L{d.get('level', '')} | {d.get('rule', '')} | {hint} |")
+    for decision in decisions[-last:]:
+        hint = " ".join(str(decision.get("hint", "")).split()).replace("|", "/")[:100]
+        turn, level, rule = decision.get("turn_id", ""), decision.get("level", ""), decision.get("rule", "")
+        rows.append(f"| {turn} | L{level} | {rule} | {hint} |")
     return "\n".join(rows)
 
 
-def integrity(s: Store, key: str, run_id: str, mid: str, meta: dict, rules) -> list[str]:
-    if meta.get("skipped"):
+def integrity(store: Store, key: str, run_id: str, milestone_id: str, metadata: dict, rules) -> list[str]:
+    if metadata.get("skipped"):
         return []
-    return [f"{key} {mid}: {p}" for p in trajectory_problems(s.milestone_run(key, run_id, mid).dir, rules)]
+    problems = trajectory_problems(store.milestone_run(key, run_id, milestone_id).dir, rules)
+    return [f"{key} {milestone_id}: {problem}" for problem in problems]
 
 
 @dg.multi_asset(
@@ -175,9 +176,8 @@ def integrity(s: Store, key: str, run_id: str, mid: str, meta: dict, rules) -> l
     # A backfill over several milestones runs as one run, each repo's milestones in chain order.
     backfill_policy=dg.BackfillPolicy.single_run(),
     pool="agent",  # LLM-bound: dagster.yaml limits how many agent steps run at once
-    # An API outage or a lost engine is retried with backoff (finished milestones are reused, an interrupted one
-    # resumes);
-    # order and configuration errors are not (they raise with allow_retries=False).
+    # An API outage or a lost engine is retried with backoff (finished milestones are reused, an interrupted
+    # one resumes); order and configuration errors are not (they raise with allow_retries=False).
     retry_policy=dg.RetryPolicy(max_retries=2, delay=30, backoff=dg.Backoff.EXPONENTIAL, jitter=dg.Jitter.PLUS_MINUS),
     check_specs=[
         dg.AssetCheckSpec(
@@ -187,12 +187,12 @@ def integrity(s: Store, key: str, run_id: str, mid: str, meta: dict, rules) -> l
             description="The event log reads back against the schema with no gap, the run has a summary, and a "
             "PASS credited no edit to a test file.",
         )
-    ],  # fmt: skip
+    ],
 )
 def raw_trajectories(
     context: dg.AssetExecutionContext, store: StoreResource, sandbox: SandboxResource, agent: AgentResource
 ):
-    s = store.store()
+    data_store = store.store()
     run_id = agent.run_name()
     todo = chain_order(context.partition_keys)  # one key, or a single-run backfill's range
     done: list[tuple[str, str, dict]] = []
@@ -200,19 +200,21 @@ def raw_trajectories(
     error = None
     try:
         with agent.build() as dev:
-            for key, mid in todo:
-                plan = plan_with(s, key, mid, context.log.info)
+            for key, milestone_id in todo:
+                plan = plan_with(data_store, key, milestone_id, context.log.info)
                 if plan is None:
                     continue
-                meta = run_milestone(context, s, plan, mid, dev, run_id, store, sandbox)
-                problems += integrity(s, key, run_id, mid, meta, store.rules())
-                done.append((key, mid, meta))
-    except (AgentError, SandboxLost) as e:  # the model's API or the Docker engine: worth a retry (finished
-        error = dg.Failure(description=f"the agent run failed: {e}", metadata={"run_id": run_id})  # ones are reused)
+                metadata = run_milestone(context, data_store, plan, milestone_id, dev, run_id, store, sandbox)
+                problems += integrity(data_store, key, run_id, milestone_id, metadata, store.rules())
+                done.append((key, milestone_id, metadata))
+    except (AgentError, SandboxLost) as e:  # the model's API or the Docker engine: worth a retry (finished ones
+        error = dg.Failure(description=f"the agent run failed: {e}", metadata={"run_id": run_id})  # are reused)
     except HarnessForgeError as e:
         error = _fail(f"the agent run failed: {e}", run_id=run_id)
-    per_partition = [dg.AssetMaterialization("raw_trajectories", partition=str(repo_milestone_key(k, m)), metadata=d)
-                     for k, m, d in done]  # fmt: skip
+    per_partition = [
+        dg.AssetMaterialization("raw_trajectories", partition=str(repo_milestone_key(key, milestone_id)), metadata=data)
+        for key, milestone_id, data in done
+    ]
     if error:
         if len(todo) > 1:
             yield from per_partition  # the milestones that finished before the error stay recorded
@@ -227,10 +229,12 @@ def raw_trajectories(
     if len(todo) == 1:
         yield dg.MaterializeResult(asset_key="raw_trajectories", metadata=done[0][2], check_results=[check])
         return
-    rows = "\n".join(f"| {k} | {m} | {d['status']} | {d.get('turns', '')} | {d.get('hints', '')} |" for k, m, d in done)
-    yield dg.MaterializeResult(asset_key="raw_trajectories", check_results=[check], metadata={
-        "milestones": len(done), "run_id": run_id,
-        "chain": dg.MetadataValue.md(f"| repo | milestone | status | turns | hints |\n|---|---|---|---|---|\n{rows}"),
-    })  # fmt: skip
+    rows = "\n".join(
+        f"| {key} | {milestone_id} | {data['status']} | {data.get('turns', '')} | {data.get('hints', '')} |"
+        for key, milestone_id, data in done
+    )
+    table = f"| repo | milestone | status | turns | hints |\n|---|---|---|---|---|\n{rows}"
+    metadata = {"milestones": len(done), "run_id": run_id, "chain": dg.MetadataValue.md(table)}
+    yield dg.MaterializeResult(asset_key="raw_trajectories", check_results=[check], metadata=metadata)
     # after the run's summary, so each partition's latest materialization is its own milestone's
     yield from per_partition

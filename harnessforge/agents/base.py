@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 from abc import ABC, abstractmethod
+from collections.abc import Callable
 from typing import Any
 
 from ..models.trajectory import AgentTurn, Message
@@ -27,6 +28,13 @@ class AgentBackend(ABC):
     @abstractmethod
     def turn(self, messages: list[Message], tools: list[dict]) -> AgentTurn: ...
 
+    def begin_milestone(  # noqa: B027 - optional hook, a model needs nothing beyond its messages
+        self, milestone_id: str, ground_truth: bytes, final_content: Callable[[str], bytes | None]
+    ) -> None:
+        """Called before every attempt at a milestone (default: nothing to do). An agent that is not a
+        model may take privileged knowledge here: the oracle reads the ground truth patch and, through
+        `final_content(path)`, the files as the verify commit has them."""
+
     def close(self) -> None:  # noqa: B027 - optional hook, most backends hold nothing to release
         """Release connections or subprocesses (default: nothing to do)."""
 
@@ -38,9 +46,17 @@ class AgentBackend(ABC):
 
 
 def sdk_options(
-    provider: str, key_var: str, url_var: str, api_key: str | None, base_url: str | None, max_retries: int,
-    timeout: float, max_retry_after_s: float, http_client: type, advice: str = "",
-) -> dict[str, Any]:  # fmt: skip
+    provider: str,
+    key_var: str,
+    url_var: str,
+    api_key: str | None,
+    base_url: str | None,
+    max_retries: int,
+    timeout: float,
+    max_retry_after_s: float,
+    http_client: type,
+    advice: str = "",
+) -> dict[str, Any]:
     """The client arguments both vendor SDKs take, with the key and URL falling back to the environment;
     `http_client` (the SDK's `DefaultHttpxClient`) gets the transport that bounds what the SDK does not."""
     api_key = api_key or os.environ.get(key_var)
@@ -79,27 +95,27 @@ def parse_tool_args(raw: Any) -> tuple[dict, str | None]:
 def tool_results_first(messages: list[Message]) -> list[Message]:
     """Move messages that arrive between an assistant's tool calls and their results (a Mentor hint)
     after the results: both APIs require the results right after the calls."""
-    out: list[Message] = []
+    ordered: list[Message] = []
     held: list[Message] = []
     waiting: set[str] = set()
-    for m in messages:
-        if m.get("role") == "assistant":
-            out += held
+    for message in messages:
+        if message.get("role") == "assistant":
+            ordered += held
             held = []
-            waiting = {tc.get("id") for tc in m.get("tool_calls") or []}
-            out.append(m)
-        elif m.get("role") == "tool" and waiting:
-            out.append(m)
-            waiting.discard(m.get("tool_call_id"))
+            waiting = {call.get("id") for call in message.get("tool_calls") or []}
+            ordered.append(message)
+        elif message.get("role") == "tool" and waiting:
+            ordered.append(message)
+            waiting.discard(message.get("tool_call_id"))
             if not waiting:
-                out += held
+                ordered += held
                 held = []
         elif waiting:
-            held.append(m)
+            held.append(message)
         else:
-            out.append(m)
-    return out + held
+            ordered.append(message)
+    return ordered + held
 
 
-def _clip(s: str, n: int = 200) -> str:
-    return s if len(s) <= n else s[:n] + "..."
+def _clip(text: str, limit: int = 200) -> str:
+    return text if len(text) <= limit else text[:limit] + "..."

@@ -21,6 +21,7 @@ from __future__ import annotations
 import json
 import random
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from ..diffs import split_diff
@@ -40,16 +41,16 @@ class OracleTask:
     identifiers: list[str] = field(default_factory=list)
 
 
-def task_from_patch(ground_truth: bytes, final_content) -> OracleTask:
+def task_from_patch(ground_truth: bytes, final_content: Callable[[str], bytes | None]) -> OracleTask:
     """`final_content(path) -> bytes | None` reads a file at the verify commit."""
-    files, idents = {}, []
-    for f in split_diff(ground_truth):
-        if f.binary:
+    files, identifiers = {}, []
+    for file_diff in split_diff(ground_truth):
+        if file_diff.binary:
             continue
-        data = final_content(f.path)
-        files[f.path] = None if (f.deleted or data is None) else data.decode(errors="replace")
-        idents += re.findall(rb"^\+\s*(?:def|class|func|fn|function)\s+(\w+)", f.raw, re.M)
-    return OracleTask(files=files, identifiers=[i.decode() for i in idents][:5])
+        data = final_content(file_diff.path)
+        files[file_diff.path] = None if (file_diff.deleted or data is None) else data.decode(errors="replace")
+        identifiers += re.findall(rb"^\+\s*(?:def|class|func|fn|function)\s+(\w+)", file_diff.raw, re.M)
+    return OracleTask(files=files, identifiers=[name.decode() for name in identifiers][:5])
 
 
 class OracleAgent(AgentBackend):
@@ -65,26 +66,29 @@ class OracleAgent(AgentBackend):
         detours: bool = True,
         solve_at_level: int = 2,
     ):
-        unknown = {p for p in [default, *(profiles or {}).values()] if p not in PROFILES}
+        unknown = {profile for profile in [default, *(profiles or {}).values()] if profile not in PROFILES}
         if unknown:
             raise ValueError(f"unknown oracle profile(s) {sorted(unknown)}; use {', '.join(PROFILES)}")
         self.seed, self.profiles, self.default = seed, profiles or {}, default
         self.detours, self.solve_at_level = detours, solve_at_level
         self.milestone, self.task = "", OracleTask(files={})
 
-    def prepare(self, milestone_id: str, task: OracleTask) -> None:
-        self.milestone, self.task = milestone_id, task
+    def begin_milestone(
+        self, milestone_id: str, ground_truth: bytes, final_content: Callable[[str], bytes | None]
+    ) -> None:
+        """The oracle's privileged knowledge: the final content of every file the ground truth changes."""
+        self.milestone, self.task = milestone_id, task_from_patch(ground_truth, final_content)
 
     # ---- one turn ---------------------------------------------------------------------------------
     def turn(self, messages: list[Message], tools: list[dict]) -> AgentTurn:
         history = [
-            (c["function"]["name"], json.loads(c["function"]["arguments"] or "{}"))
-            for m in messages
-            if m.get("role") == "assistant"
-            for c in m.get("tool_calls", [])
+            (call["function"]["name"], json.loads(call["function"]["arguments"] or "{}"))
+            for message in messages
+            if message.get("role") == "assistant"
+            for call in message.get("tool_calls", [])
         ]
-        said = [str(m.get("content", "")) for m in messages if m.get("role") == "user"]
-        hint_level = max((int(x) for text in said for x in HINT_MARK.findall(text)), default=0)
+        said = [str(message.get("content", "")) for message in messages if message.get("role") == "user"]
+        hint_level = max((int(level) for text in said for level in HINT_MARK.findall(text)), default=0)
         rejected = any("verification failed" in text for text in said)
         profile = self.profiles.get(self.milestone, self.default)
         name, args, thought = self._decide(history, profile, hint_level, rejected)
@@ -96,43 +100,51 @@ class OracleAgent(AgentBackend):
         rng = random.Random(f"{self.seed}:{self.milestone}:{step}")
         files = sorted(self.task.files)
         explore = [("list_dir", {"path": "."}, "Look at the layout of the repository first.")]
-        explore += [("search", {"pattern": i}, f"Is `{i}` mentioned anywhere yet?") for i in self.task.identifiers[:1]]
-        explore += [("read_file", {"path": f}, f"Read {f}.") for f in files[:2] if self.task.files[f] is not None]
+        explore += [
+            ("search", {"pattern": name}, f"Is `{name}` mentioned anywhere yet?") for name in self.task.identifiers[:1]
+        ]
+        explore += [
+            ("read_file", {"path": path}, f"Read {path}.") for path in files[:2] if self.task.files[path] is not None
+        ]
         if step < len(explore):
             return explore[step]
         if profile == "stuck" or (profile in ("needs_hints", "asks") and hint_level < self.solve_at_level):
             return self._wander(step - len(explore), profile, hint_level, files, rng)
 
-        written = [a["path"] for n, a in history if n == "write_file" and a.get("content") != WRONG]
-        removed = [a["command"].split()[-1] for n, a in history if n == "bash" and a["command"].startswith("git rm")]
-        wrong = [a["path"] for n, a in history if n == "write_file" and a.get("content") == WRONG]
+        written = [args["path"] for tool, args in history if tool == "write_file" and args.get("content") != WRONG]
+        removed = [
+            args["command"].split()[-1]
+            for tool, args in history
+            if tool == "bash" and args["command"].startswith("git rm")
+        ]
+        wrong = [args["path"] for tool, args in history if tool == "write_file" and args.get("content") == WRONG]
         if self.detours and profile == "direct" and not wrong:
-            editable = [f for f in files if self.task.files[f] is not None]
+            editable = [path for path in files if self.task.files[path] is not None]
             if editable:
-                f = editable[rng.randrange(len(editable))]
-                return ("write_file", {"path": f, "content": WRONG}, f"Try a quick change to {f} first.")
+                path = editable[rng.randrange(len(editable))]
+                return ("write_file", {"path": path, "content": WRONG}, f"Try a quick change to {path} first.")
         if wrong and history[-1][0] == "write_file" and history[-1][1].get("content") == WRONG:
             return ("run_tests", {}, "Check whether that quick change works.")
-        todo = [f for f in files if f not in written and f not in removed]
+        todo = [path for path in files if path not in written and path not in removed]
         if profile == "partial" and not rejected:
             todo = todo[: max(0, len(todo) - len(files) // 2)]
         if todo:
-            f = todo[0]
-            if self.task.files[f] is None:
-                return ("bash", {"command": f"git rm -q {f}"}, f"{f} is no longer needed.")
-            return ("write_file", {"path": f, "content": self.task.files[f]}, f"Implement the change in {f}.")
+            path = todo[0]
+            if self.task.files[path] is None:
+                return ("bash", {"command": f"git rm -q {path}"}, f"{path} is no longer needed.")
+            return ("write_file", {"path": path, "content": self.task.files[path]}, f"Implement the change in {path}.")
         if history[-1][0] != "run_tests":
             return ("run_tests", {}, "Run the acceptance tests.")
         return ("submit", {"message": "Implemented the feature."}, "The tests pass; submit.")
 
-    def _wander(self, k: int, profile: str, hint_level: int, files: list[str], rng: random.Random):
+    def _wander(self, step: int, profile: str, hint_level: int, files: list[str], rng: random.Random):
         """What a blocked Dev does: re-run tests, poke at files, and (profile `asks`) ask for help."""
-        if profile == "asks" and k % 4 == 3:
+        if profile == "asks" and step % 4 == 3:
             return ("request_hint", {"reason": "I do not see where this feature belongs."}, "I am stuck.")
-        if hint_level and k % 4 == 1 and files:
-            f = files[rng.randrange(len(files))]
-            return ("read_file", {"path": f}, f"The hint points at {f}.")
-        if k % 2 == 0:
+        if hint_level and step % 4 == 1 and files:
+            path = files[rng.randrange(len(files))]
+            return ("read_file", {"path": path}, f"The hint points at {path}.")
+        if step % 2 == 0:
             return ("run_tests", {}, "Run the tests again to see what fails.")
         target = files[rng.randrange(len(files))] if files else "README.md"
         return ("bash", {"command": f"grep -n . {target} | head -20"}, f"Look around {target}.")

@@ -68,9 +68,5 @@ def _merged(points: list[StuckPointRow]) -> list[tuple[list[str], int, int, int]
 def _resolution(run: RunView, signal: int) -> int | None:
     """The first event after `signal` that shows the Dev out of it: more tests passing, or a pass."""
     candidates = [point.seq for point in run.progress if point.improved and point.seq > signal]
-    candidates += [
-        event.seq
-        for event in run.events
-        if event.role == "verifier" and event.action.content == "PASS" and event.seq > signal
-    ]
+    candidates += [event.seq for event in run.events if event.passed_verification and event.seq > signal]
     return min(candidates, default=None)

@@ -35,48 +35,52 @@ AGENT_NAME = "harnessforge"
 
 # ---- conversion ---------------------------------------------------------------------------------
 def to_atif(
-    events: list[Event], messages: list[Message], meta: RunMeta | dict, tools: list[dict], outcome: dict | None = None
+    events: list[Event],
+    messages: list[Message],
+    metadata: RunMeta | dict,
+    tools: list[dict],
+    outcome: dict | None = None,
 ) -> dict:
     """The ATIF document of one milestone attempt (see the module docstring for how inputs join).
 
-    `meta` is the run's `RunMeta` (or `metadata.json` as read); `outcome` (status, grade, final patch,
+    `metadata` is the run's `RunMeta` (or `metadata.json` as read); `outcome` (status, grade, final patch,
     ...) goes to the root's `extra.harnessforge.outcome`.
     """
-    meta = RunMeta.model_validate(meta)
+    metadata = RunMeta.model_validate(metadata)
     if not events:
         raise ValueError("no events: nothing to export")
-    if any(e.run_id != meta.run_id for e in events):
-        raise ValueError(f"events of another run than {meta.run_id}")
-    mid = events[0].milestone_id
-    synthetic = meta.synthetic or any(e.synthetic for e in events)
+    if any(event.run_id != metadata.run_id for event in events):
+        raise ValueError(f"events of another run than {metadata.run_id}")
+    milestone_id = events[0].milestone_id
+    synthetic = metadata.synthetic or any(event.synthetic for event in events)
     dev_turns: dict[int, list[Event]] = defaultdict(list)
-    for e in events:
-        if e.role == "dev":
-            dev_turns[e.turn_id].append(e)
-    hints = [e for e in events if e.action.type == "hint"]
+    for event in events:
+        if event.role == "dev":
+            dev_turns[event.turn_id].append(event)
+    hints = [event for event in events if event.action.type == "hint"]
 
     steps: list[dict] = []
     turn = 0
     agent: dict | None = None  # the agent step tool results attach to
     call_events: dict[str, Event] = {}
-    for i, msg in enumerate(messages):
-        role = msg.get("role")
+    for index, message in enumerate(messages):
+        role = message.get("role")
         if role == "tool":
-            _attach_result(agent, msg, call_events, where=f"messages[{i}]")
+            _attach_result(agent, message, call_events, where=f"messages[{index}]")
             continue
         if role in ("system", "developer"):
-            step = {"source": "system", "message": _message(msg.get("content"))}
+            step = {"source": "system", "message": _message(message.get("content"))}
             agent = None
         elif role == "user":
-            step = {"source": "user", "message": _message(msg.get("content"))}
-            if hints and _shows(msg, hints[0]):
+            step = {"source": "user", "message": _message(message.get("content"))}
+            if hints and _shows(message, hints[0]):
                 step.update(_hint_fields(hints.pop(0)))
             agent = None
         elif role == "assistant":
             turn += 1
-            step, call_events = _agent_step(msg, turn, dev_turns.get(turn, []), synthetic)
+            step, call_events = _agent_step(message, turn, dev_turns.get(turn, []), synthetic)
         else:
-            raise ValueError(f"messages[{i}]: unknown role {role!r}")
+            raise ValueError(f"messages[{index}]: unknown role {role!r}")
         steps.append({"step_id": len(steps) + 1, **step})
         if role == "assistant":
             agent = steps[-1]
@@ -88,23 +92,23 @@ def to_atif(
 
     doc: dict[str, Any] = {
         "schema_version": SCHEMA_VERSION,
-        "session_id": meta.run_id,
-        "trajectory_id": f"{meta.run_id}/{mid}",
+        "session_id": metadata.run_id,
+        "trajectory_id": f"{metadata.run_id}/{milestone_id}",
         "agent": _drop_empty(
             {
                 "name": AGENT_NAME,
-                "version": meta.harness_version,
-                "model_name": meta.model,
+                "version": metadata.harness_version,
+                "model_name": metadata.model,
                 "tool_definitions": tools,
-                "extra": {"backend": meta.agent, "rules_hash": meta.rules_hash},
+                "extra": {"backend": metadata.agent, "rules_hash": metadata.rules_hash},
             }
         ),
         "steps": steps,
         "final_metrics": _final_metrics(steps),
         "extra": {
             "harnessforge": {
-                "repo": meta.repo,
-                "milestone_id": mid,
+                "repo": metadata.repo,
+                "milestone_id": milestone_id,
                 "synthetic": synthetic,
                 "outcome": outcome,
             }
@@ -120,17 +124,17 @@ def _message(content: Any) -> str | list:
 
 def _text(content: Any) -> str:
     if isinstance(content, list):
-        return "".join(p.get("text", "") for p in content if isinstance(p, dict))
+        return "".join(part.get("text", "") for part in content if isinstance(part, dict))
     return "" if content is None else str(content)
 
 
-def _drop_empty(d: dict) -> dict:
-    return {k: v for k, v in d.items() if v not in (None, "", [], {})}
+def _drop_empty(data: dict) -> dict:
+    return {key: value for key, value in data.items() if value not in (None, "", [], {})}
 
 
-def _shows(msg: Message, hint: Event) -> bool:
+def _shows(message: Message, hint: Event) -> bool:
     text = (hint.mentor_hint or hint.action.content).strip()
-    return bool(text) and text in _text(msg.get("content"))
+    return bool(text) and text in _text(message.get("content"))
 
 
 def _hint_fields(hint: Event) -> dict:
@@ -140,9 +144,9 @@ def _hint_fields(hint: Event) -> dict:
 
 def _tool_call(raw: dict) -> dict:
     """OpenAI `{id, function: {name, arguments}}` (arguments a JSON string or an object) -> ATIF."""
-    fn = raw.get("function") or {}
-    args = fn.get("arguments")
-    call = {"tool_call_id": raw.get("id", ""), "function_name": fn.get("name", ""), "arguments": args or {}}
+    function = raw.get("function") or {}
+    args = function.get("arguments")
+    call = {"tool_call_id": raw.get("id", ""), "function_name": function.get("name", ""), "arguments": args or {}}
     if isinstance(args, str):
         try:
             call["arguments"] = json.loads(args) if args.strip() else {}
@@ -154,71 +158,77 @@ def _tool_call(raw: dict) -> dict:
     return call
 
 
-def _agent_step(msg: Message, turn: int, evs: list[Event], synthetic: bool) -> tuple[dict, dict[str, Event]]:
+def _agent_step(
+    message: Message, turn: int, turn_events: list[Event], synthetic: bool
+) -> tuple[dict, dict[str, Event]]:
     """One assistant message = one model call; returns the step and its tool calls' events by call id."""
-    calls = [_tool_call(c) for c in msg.get("tool_calls") or []]
+    calls = [_tool_call(call) for call in message.get("tool_calls") or []]
     by_name: dict[str, list[Event]] = defaultdict(list)
-    for e in evs:
-        by_name[e.action.type].append(e)
+    for event in turn_events:
+        by_name[event.action.name].append(event)
     call_events = {}
-    for c in calls:
-        if by_name[c["function_name"]]:
-            call_events[c["tool_call_id"]] = by_name[c["function_name"]].pop(0)
+    for call in calls:
+        if by_name[call["function_name"]]:
+            call_events[call["tool_call_id"]] = by_name[call["function_name"]].pop(0)
 
-    step: dict[str, Any] = {"source": "agent", "message": _message(msg.get("content"))}
-    if evs:
-        step["timestamp"] = min(e.ts for e in evs).isoformat()
-    if model := next((e.model for e in evs if e.model), ""):
+    step: dict[str, Any] = {"source": "agent", "message": _message(message.get("content"))}
+    if turn_events:
+        step["timestamp"] = min(event.ts for event in turn_events).isoformat()
+    if model := next((event.model for event in turn_events if event.model), ""):
         step["model_name"] = model
-    if reasoning := msg.get("reasoning_content") or msg.get("reasoning") or "":
+    if reasoning := message.get("reasoning_content") or message.get("reasoning") or "":
         step["reasoning_content"] = reasoning
     if calls:
         step["tool_calls"] = calls
-    usages = [e.usage for e in evs if e.usage is not None]
-    cost = sum(e.cost_usd for e in evs)
+    usages = [event.usage for event in turn_events if event.usage is not None]
+    cost = sum(event.cost_usd for event in turn_events)
     if usages or cost:
-        u = sum(usages, Usage())
+        usage = sum(usages, Usage())
         step["metrics"] = {
-            "prompt_tokens": u.input,
-            "completion_tokens": u.output,
-            "cached_tokens": u.cached,
+            "prompt_tokens": usage.input,
+            "completion_tokens": usage.output,
+            "cached_tokens": usage.cached,
             "cost_usd": round(cost, 6),
         }
     step["llm_call_count"] = 0 if synthetic else 1  # ATIF: deterministic (oracle) steps are kept out of SFT
-    info = {"turn_id": turn, "event_seqs": [e.seq for e in evs], "latency_s": round(sum(e.latency_s for e in evs), 3)}
+    info = {
+        "turn_id": turn,
+        "event_seqs": [event.seq for event in turn_events],
+        "latency_s": round(sum(event.latency_s for event in turn_events), 3),
+    }
     step["extra"] = {"harnessforge": info}
     return step, call_events
 
 
-def _attach_result(agent: dict | None, msg: Message, call_events: dict[str, Event], where: str) -> None:
-    call_id = msg.get("tool_call_id")
-    ids = [c["tool_call_id"] for c in (agent or {}).get("tool_calls", [])]
+def _attach_result(agent: dict | None, message: Message, call_events: dict[str, Event], where: str) -> None:
+    call_id = message.get("tool_call_id")
+    ids = [call["tool_call_id"] for call in (agent or {}).get("tool_calls", [])]
     if call_id not in ids:
         raise ValueError(f"{where}: tool result for call {call_id!r}, which the preceding assistant turn did not make")
-    result: dict[str, Any] = {"source_call_id": call_id, "content": _text(msg.get("content"))}
-    if (e := call_events.get(call_id)) is not None:
+    result: dict[str, Any] = {"source_call_id": call_id, "content": _text(message.get("content"))}
+    if (event := call_events.get(call_id)) is not None:
         extra: dict[str, Any] = {
-            "event_seq": e.seq,
-            "observation_chars": e.observation_chars,
-            "truncated": e.observation_chars > len(e.observation),
+            "event_seq": event.seq,
+            "observation_chars": event.observation_chars,
+            "truncated": event.observation_chars > len(event.observation),
         }
-        if e.test_status is not None:
-            extra["tests"] = e.test_status.model_dump()
-        if e.files_touched:
-            extra["files_touched"] = e.files_touched
-        if e.error_signature:
-            extra["error_signature"] = e.error_signature
+        if event.test_status is not None:
+            extra["tests"] = event.test_status.model_dump()
+        if event.files_touched:
+            extra["files_touched"] = event.files_touched
+        if event.error_signature:
+            extra["error_signature"] = event.error_signature
         result["extra"] = extra
     agent.setdefault("observation", {"results": []})["results"].append(result)
 
 
 def _final_metrics(steps: list[dict]) -> dict:
-    metrics = [s["metrics"] for s in steps if "metrics" in s]
+    metrics = [step["metrics"] for step in steps if "metrics" in step]
     return {
-        "total_prompt_tokens": sum(m["prompt_tokens"] for m in metrics),
-        "total_completion_tokens": sum(m["completion_tokens"] for m in metrics),
-        "total_cached_tokens": sum(m["cached_tokens"] for m in metrics),
-        "total_cost_usd": round(sum(m["cost_usd"] for m in metrics), 6),
+        "total_prompt_tokens": sum(metric["prompt_tokens"] for metric in metrics),
+        "total_completion_tokens": sum(metric["completion_tokens"] for metric in metrics),
+        "total_cached_tokens": sum(metric["cached_tokens"] for metric in metrics),
+        "total_cost_usd": round(sum(metric["cost_usd"] for metric in metrics), 6),
         "total_steps": len(steps),
     }
 
@@ -282,10 +292,10 @@ class AtifStep(_Strict):
                 raise ValueError(f"step {self.step_id}: {', '.join(present)} only belong on agent steps")
             if self.source == "user" and self.observation is not None:
                 raise ValueError(f"step {self.step_id}: a user step has no observation")
-        ids = {c.tool_call_id for c in self.tool_calls or []}
-        for r in self.observation.results if self.observation else []:
-            if r.source_call_id is not None and r.source_call_id not in ids:
-                raise ValueError(f"step {self.step_id}: result for {r.source_call_id!r}, not a call of this step")
+        ids = {call.tool_call_id for call in self.tool_calls or []}
+        for result in self.observation.results if self.observation else []:
+            if result.source_call_id is not None and result.source_call_id not in ids:
+                raise ValueError(f"step {self.step_id}: result for {result.source_call_id!r}, not a call of this step")
         return self
 
 
@@ -318,27 +328,27 @@ class AtifTrajectory(_Strict):
 
     @model_validator(mode="after")
     def _consistent(self) -> AtifTrajectory:
-        if [s.step_id for s in self.steps] != list(range(1, len(self.steps) + 1)):
+        if [step.step_id for step in self.steps] != list(range(1, len(self.steps) + 1)):
             raise ValueError("step_id must run 1, 2, 3, ... in order")
-        call_ids = [c.tool_call_id for s in self.steps for c in s.tool_calls or []]
+        call_ids = [call.tool_call_id for step in self.steps for call in step.tool_calls or []]
         if len(call_ids) != len(set(call_ids)):
             raise ValueError("tool_call_id values repeat across the trajectory")
-        fm = self.final_metrics
-        if fm is not None:
-            ms = [s.metrics for s in self.steps if s.metrics is not None]
+        final = self.final_metrics
+        if final is not None:
+            step_metrics = [step.metrics for step in self.steps if step.metrics is not None]
             sums = {
-                "total_prompt_tokens": sum(m.prompt_tokens or 0 for m in ms),
-                "total_completion_tokens": sum(m.completion_tokens or 0 for m in ms),
-                "total_cached_tokens": sum(m.cached_tokens or 0 for m in ms),
+                "total_prompt_tokens": sum(metric.prompt_tokens or 0 for metric in step_metrics),
+                "total_completion_tokens": sum(metric.completion_tokens or 0 for metric in step_metrics),
+                "total_cached_tokens": sum(metric.cached_tokens or 0 for metric in step_metrics),
             }
             for name, total in sums.items():
-                if getattr(fm, name) is not None and getattr(fm, name) != total:
-                    raise ValueError(f"final_metrics.{name} is {getattr(fm, name)}, the steps sum to {total}")
-            cost = sum(m.cost_usd or 0 for m in ms)
-            if fm.total_cost_usd is not None and abs(fm.total_cost_usd - cost) > 1e-6:
-                raise ValueError(f"final_metrics.total_cost_usd is {fm.total_cost_usd}, the steps sum to {cost}")
-            if fm.total_steps is not None and fm.total_steps != len(self.steps):
-                raise ValueError(f"final_metrics.total_steps is {fm.total_steps}, there are {len(self.steps)} steps")
+                if getattr(final, name) is not None and getattr(final, name) != total:
+                    raise ValueError(f"final_metrics.{name} is {getattr(final, name)}, the steps sum to {total}")
+            cost = sum(metric.cost_usd or 0 for metric in step_metrics)
+            if final.total_cost_usd is not None and abs(final.total_cost_usd - cost) > 1e-6:
+                raise ValueError(f"final_metrics.total_cost_usd is {final.total_cost_usd}, the steps sum to {cost}")
+            if final.total_steps is not None and final.total_steps != len(self.steps):
+                raise ValueError(f"final_metrics.total_steps is {final.total_steps}, there are {len(self.steps)} steps")
         return self
 
 

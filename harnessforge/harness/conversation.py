@@ -45,40 +45,40 @@ def system_prompt(workdir: str = DEFAULT_WORKDIR) -> Message:
     return {"role": "system", "content": SYSTEM.format(workdir=workdir)}
 
 
-def assistant_message(t: AgentTurn) -> Message:
-    msg: Message = {"role": "assistant", "content": t.text}
-    if t.reasoning:
-        msg["reasoning_content"] = t.reasoning
-    if t.tool_calls:
-        msg["tool_calls"] = [
-            {"id": c.id, "type": "function", "function": {"name": c.name, "arguments": json.dumps(c.args)}}
-            for c in t.tool_calls
+def assistant_message(turn: AgentTurn) -> Message:
+    message: Message = {"role": "assistant", "content": turn.text}
+    if turn.reasoning:
+        message["reasoning_content"] = turn.reasoning
+    if turn.tool_calls:
+        message["tool_calls"] = [
+            {"id": call.id, "type": "function", "function": {"name": call.name, "arguments": json.dumps(call.args)}}
+            for call in turn.tool_calls
         ]
-    return msg
+    return message
 
 
-def turn_of(e: Event) -> AgentTurn:
+def turn_of(event: Event) -> AgentTurn:
     """A recorded Dev `message` event as the AgentTurn it came from."""
-    calls = [ToolCall.model_validate(c) for c in e.action.args.get("tool_calls", [])]
-    return AgentTurn(text=e.action.content, reasoning=e.action.args.get("reasoning", ""), tool_calls=calls)
+    calls = [ToolCall.model_validate(call) for call in event.action.args.get("tool_calls", [])]
+    return AgentTurn(text=event.action.content, reasoning=event.action.args.get("reasoning", ""), tool_calls=calls)
 
 
 def rebuild(events: list[Event], workdir: str | None = None) -> Conversation:
     """The conversation the events describe, up to the last recorded event."""
-    c = Conversation()
-    for e in events:
-        if e.role == "navigator" and e.action.type == "milestone_start":
-            c.messages, c.origins = [], []
-            c.add(system_prompt(workdir or e.action.args.get("workdir") or DEFAULT_WORKDIR), None)
-            c.add({"role": "user", "content": e.action.content}, e.seq)
-        elif e.role == "dev" and e.action.type == "message":
-            c.deliver()
-            t = turn_of(e)
-            c.add(assistant_message(t), e.seq)
-            if not t.tool_calls:
-                c.add({"role": "user", "content": NUDGE}, None)
-        elif e.role == "dev" and e.call_id:
-            c.add({"role": "tool", "tool_call_id": e.call_id, "content": e.observation}, e.seq)
-        elif e.role == "mentor" or (e.role == "verifier" and e.action.content != "PASS"):
-            c.pending.append((e.action.content, e.seq))
-    return c
+    conversation = Conversation()
+    for event in events:
+        if event.role == "navigator" and event.action.type == "milestone_start":
+            conversation.messages, conversation.origins = [], []
+            conversation.add(system_prompt(workdir or event.action.args.get("workdir") or DEFAULT_WORKDIR), None)
+            conversation.add({"role": "user", "content": event.action.content}, event.seq)
+        elif event.role == "dev" and event.action.type == "message":
+            conversation.deliver()
+            turn = turn_of(event)
+            conversation.add(assistant_message(turn), event.seq)
+            if not turn.tool_calls:
+                conversation.add({"role": "user", "content": NUDGE}, None)
+        elif event.role == "dev" and event.call_id:
+            conversation.add({"role": "tool", "tool_call_id": event.call_id, "content": event.observation}, event.seq)
+        elif event.role == "mentor" or (event.role == "verifier" and not event.passed_verification):
+            conversation.pending.append((event.action.content, event.seq))
+    return conversation

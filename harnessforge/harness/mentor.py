@@ -52,8 +52,8 @@ DEFAULT_STUCK_PATTERNS = (
 READ_ONLY_ACTIONS = frozenset({"read_file", "list_dir", "search", "run_tests", "submit", "request_hint", "message"})
 
 
-class TestRun(Model):
-    """One Dev test run as the Mentor saw it."""
+class DevTestRun(Model):
+    """One Dev test run as the Mentor saw it (not `models.env.TestRun`, a runner's parsed result)."""
 
     __test__ = False
 
@@ -72,7 +72,7 @@ class DevSnapshot(Model):
     edit_count: int
     files_modified: list[str]
     best_passed: int | None
-    test_history: list[TestRun]
+    test_history: list[DevTestRun]
     evidence: dict[str, Any]
 
 
@@ -126,14 +126,14 @@ def content_hashes(event: Event) -> dict[str, str]:
     args = event.action.args
     sha = args.get("content_sha")
     if isinstance(sha, dict):
-        return {_norm(p): str(h) for p, h in sha.items() if h}
+        return {_norm(path): str(digest) for path, digest in sha.items() if digest}
     path = event.files_touched[0] if len(event.files_touched) == 1 else args.get("path")
     if not isinstance(path, str) or not path:
         return {}
     if isinstance(sha, str) and sha:
         return {_norm(path): sha}
     content = args.get("content")
-    if canonical_action(event.action.type) == "write_file" and isinstance(content, str):
+    if canonical_action(event.action.name) == "write_file" and isinstance(content, str):
         return {_norm(path): hashlib.sha256(content.encode()).hexdigest()}
     return {}
 
@@ -149,13 +149,13 @@ def _files(event: Event) -> set[str]:
     """
     files = {_norm(f) for f in event.files_touched if f} | set(content_hashes(event))
     path = event.action.args.get("path")
-    if canonical_action(event.action.type) == "read_file" and isinstance(path, str) and path:
+    if canonical_action(event.action.name) == "read_file" and isinstance(path, str) and path:
         files.add(_norm(path))
     return files
 
 
 def is_test_run(event: Event) -> bool:
-    return canonical_action(event.action.type) == "run_tests" or event.test_status is not None
+    return canonical_action(event.action.name) == "run_tests" or event.test_status is not None
 
 
 class Mentor:
@@ -173,7 +173,7 @@ class Mentor:
         self.milestone_id = milestone_id
         self.ladder = ladder
         self.rules = rules
-        self.stuck_patterns = [re.compile(p, re.IGNORECASE) for p in stuck_patterns]
+        self.stuck_patterns = [re.compile(pattern, re.IGNORECASE) for pattern in stuck_patterns]
         self.decisions: list[MentorDecision] = []
         self._last_seq = -1
         self._closed = False
@@ -182,7 +182,7 @@ class Mentor:
         self._edits = 0
         self._touched: set[str] = set()
         self._modified: set[str] = set()
-        self._history: list[TestRun] = []
+        self._history: list[DevTestRun] = []
         self._best_passed: int | None = None
         self._file_states: dict[str, list[str]] = {}
         self._evidence = _Evidence()
@@ -211,7 +211,10 @@ class Mentor:
     @property
     def next_level(self) -> int | None:
         """The next level with material of its own (levels the ladder marks empty are skipped)."""
-        return next((n for n in range(self.level + 1, self.max_level + 1) if not self.ladder.levels[n].empty), None)
+        return next(
+            (number for number in range(self.level + 1, self.max_level + 1) if not self.ladder.levels[number].empty),
+            None,
+        )
 
     @property
     def cooldown_over(self) -> bool:
@@ -224,7 +227,7 @@ class Mentor:
         if event.seq <= self._last_seq or self._closed:
             return None
         self._last_seq = event.seq
-        if canonical_action(event.action.type) == "milestone_end":
+        if canonical_action(event.action.name) == "milestone_end":
             self.close()
             return None
         if event.role != "dev":
@@ -244,13 +247,13 @@ class Mentor:
 
     def log(self) -> list[dict[str, Any]]:
         """The decisions as JSON-able dicts, for `mentor_log.json`."""
-        return [d.model_dump(mode="json") for d in self.decisions]
+        return [decision.model_dump(mode="json") for decision in self.decisions]
 
     # -- state ---------------------------------------------------------------------------------------------------
 
     def _take_in(self, event: Event) -> bool:
         """Update the Dev's state and the rules' evidence with one Dev event; True when it asks for a hint."""
-        kind = canonical_action(event.action.type)
+        kind = canonical_action(event.action.name)
         files = _files(event)
         self._touched |= files
         for watch in self._watches:
@@ -276,18 +279,18 @@ class Mentor:
 
     def _take_test_run(self, event: Event) -> None:
         counts = event.test_status
-        run = TestRun(turn=event.turn_id, error_signature=event.error_signature)
+        run = DevTestRun(turn=event.turn_id, error_signature=event.error_signature)
         if counts is not None:
             run = run.model_copy(update=counts.model_dump())
         self._test_runs += 1
         self._history.append(run)
-        ev = self._evidence
+        evidence = self._evidence
         if run.error_signature is None:
-            ev.error_signature, ev.error_runs = None, 0
-        elif run.error_signature == ev.error_signature:
-            ev.error_runs += 1
+            evidence.error_signature, evidence.error_runs = None, 0
+        elif run.error_signature == evidence.error_signature:
+            evidence.error_runs += 1
         else:
-            ev.error_signature, ev.error_runs = run.error_signature, 1
+            evidence.error_signature, evidence.error_runs = run.error_signature, 1
         if run.passed is None:
             return
         for watch in self._watches:
@@ -298,10 +301,10 @@ class Mentor:
         elif run.passed > self._best_passed:
             self._best_passed = run.passed
             self._progress_since_hint = True
-            ev.modified = set()
+            evidence.modified = set()
 
     def _sounds_stuck(self, text: str) -> bool:
-        return any(p.search(text) for p in self.stuck_patterns)
+        return any(pattern.search(text) for pattern in self.stuck_patterns)
 
     # -- rules ---------------------------------------------------------------------------------------------------
 
@@ -309,25 +312,30 @@ class Mentor:
         """The first rule that holds now, with its evidence; None during the cooldown or with no level left."""
         if self.next_level is None or not self.cooldown_over:
             return None
-        r, ev = self.rules, self._evidence
+        rules, evidence = self.rules, self._evidence
         if requested:
-            return EXPLICIT_REQUEST, {"action": canonical_action(event.action.type), "text": event.action.content[:500]}
-        if ev.error_runs >= r.same_error_runs:
-            return SAME_ERROR, {"error_signature": ev.error_signature, "runs": ev.error_runs}
-        thrashed = sorted((-n, path) for path, n in ev.reverts.items() if n > r.thrash_cycles)
+            return EXPLICIT_REQUEST, {"action": canonical_action(event.action.name), "text": event.action.content[:500]}
+        if evidence.error_runs >= rules.same_error_runs:
+            return SAME_ERROR, {"error_signature": evidence.error_signature, "runs": evidence.error_runs}
+        thrashed = sorted(
+            (-reverts, path) for path, reverts in evidence.reverts.items() if reverts > rules.thrash_cycles
+        )
         if thrashed:
             return THRASHING, {"file": thrashed[0][1], "reverts": -thrashed[0][0]}
-        if len(ev.modified) >= r.wrong_direction_files:
-            return WRONG_DIRECTION, {"files": sorted(ev.modified), "best_passed": self._best_passed}
+        if len(evidence.modified) >= rules.wrong_direction_files:
+            return WRONG_DIRECTION, {"files": sorted(evidence.modified), "best_passed": self._best_passed}
         if self.decisions and not self._progress_since_hint:
             since = self.decisions[-1].turn_id
-            if event.turn_id - since > r.escalate_after_turns:
+            if event.turn_id - since > rules.escalate_after_turns:
                 return NO_PROGRESS_AFTER_HINT, {"since_turn": since, "best_passed": self._best_passed}
         return None
 
     def _release(self, event: Event, rule: str, evidence: dict[str, Any]) -> MentorDecision:
         level = self.next_level
-        skipped = [{"level": n, "reason": self.ladder.levels[n].empty_reason} for n in range(self.level + 1, level)]
+        skipped = [
+            {"level": skipped_level, "reason": self.ladder.levels[skipped_level].empty_reason}
+            for skipped_level in range(self.level + 1, level)
+        ]
         snapshot = DevSnapshot(
             turn=event.turn_id,
             test_runs=self._test_runs,

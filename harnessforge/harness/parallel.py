@@ -39,9 +39,9 @@ def run_chains(
 
     def one(job: str) -> ChainResult:
         try:
-            nav = navigator(job)
-            with nav.agent:
-                return ChainResult(job, str(nav.run_dir), nav.run(milestones))
+            chain_navigator = navigator(job)
+            with chain_navigator.agent:
+                return ChainResult(job, str(chain_navigator.run_dir), chain_navigator.run(milestones))
         except HarnessForgeError as e:
             log(f"{job}: {e}")
             return ChainResult(job, error=str(e))

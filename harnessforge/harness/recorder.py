@@ -66,12 +66,12 @@ class Recorder:
     ) -> Recorder:
         """Resume: load and validate the log, repairing a torn last line (see the module docstring).
         `repair=False` reads without writing: a torn last line is skipped, and the Recorder cannot append."""
-        rec = cls.__new__(cls)
-        rec._setup(milestone_dir, on_warning)
-        rec._load(repair)
+        recorder = cls.__new__(cls)
+        recorder._setup(milestone_dir, on_warning)
+        recorder._load(repair)
         if not repair:
-            rec._broken = f"{rec.path}: opened read-only (repair=False); resume with Recorder.open()"
-        return rec
+            recorder._broken = f"{recorder.path}: opened read-only (repair=False); resume with Recorder.open()"
+        return recorder
 
     def _setup(self, milestone_dir: Path, on_warning: Callable[[str], None] | None) -> None:
         self.dir = Path(milestone_dir)
@@ -143,21 +143,21 @@ class Recorder:
         end = data.rfind(b"\n") + 1  # whole (newline-terminated) lines end here
         lines = data[:end].split(b"\n")[:-1]
         keep = end  # bytes to keep: shrinks if the last whole line is torn
-        for i, raw in enumerate(lines, start=1):
-            where = f"{self.path}:{i}"
+        for line_number, raw in enumerate(lines, start=1):
+            where = f"{self.path}:{line_number}"
             try:
-                obj = json.loads(raw)
+                payload = json.loads(raw)
             except ValueError as e:
-                if i == len(lines) and end == len(data):
+                if line_number == len(lines) and end == len(data):
                     keep -= len(raw) + 1  # the last line, terminated but garbled: also a torn write
                     break
                 raise ArtifactError(f"{where}: not valid JSON ({e}); the event log is damaged mid-file") from None
             try:
-                event = Event.model_validate(obj)
+                event = Event.model_validate(payload)
             except ValidationError as e:
                 raise ArtifactError(f"{where}: invalid Event: {first_error(e)}") from None
-            if event.seq != i - 1:
-                raise ArtifactError(f"{where}: seq {event.seq}, expected {i - 1} (events lost or repeated)")
+            if event.seq != line_number - 1:
+                raise ArtifactError(f"{where}: seq {event.seq}, expected {line_number - 1} (events lost or repeated)")
             if self._events and (event.run_id, event.milestone_id) != (
                 self._events[0].run_id,
                 self._events[0].milestone_id,
@@ -209,27 +209,36 @@ def summarize(
     status: MilestoneStatus,
     wall_s: float,
     reset_to: str | None = None,
+    carried_from: str | None = None,
+    stopped_by: str | None = None,
+    error: str | None = None,
     synthetic: bool = False,
 ) -> MilestoneSummary:
-    """The summary the event log implies: turns, hint levels, and tokens/cost of every event that has some.
+    """The summary the event log implies: turns, hint levels, and tokens/cost of every event that has some;
+    the rest is what only the run loop knows. The one place a `MilestoneSummary` is built from a run.
 
     Usage is counted once per event that carries it, so the run loop sets `Event.usage` on one event per
     model call (the same contract `atif.to_atif` relies on).
     """
     if not events:
         raise ValueError("no events to summarize")
-    tokens = sum((e.usage for e in events if e.usage is not None), Usage())
+    tokens = sum((event.usage for event in events if event.usage is not None), Usage())
     return MilestoneSummary(
         run_id=events[0].run_id,
         milestone_id=events[0].milestone_id,
         status=status,
-        turns=max(e.turn_id for e in events),
-        hints_released=[e.hint_level for e in events if e.action.type == "hint" and e.hint_level is not None],
+        turns=max(event.turn_id for event in events),
+        hints_released=[
+            event.hint_level for event in events if event.action.type == "hint" and event.hint_level is not None
+        ],
         tokens=tokens,
-        cost_usd=round(sum(e.cost_usd for e in events), 6),
+        cost_usd=round(sum(event.cost_usd for event in events), 6),
         wall_s=wall_s,
         reset_to=reset_to,
-        synthetic=synthetic or any(e.synthetic for e in events),
+        carried_from=carried_from,
+        error=error,
+        stopped_by=stopped_by,
+        synthetic=synthetic or any(event.synthetic for event in events),
     )
 
 
@@ -238,9 +247,9 @@ def read_summary(milestone_dir: Path) -> MilestoneSummary:
     return Store(path.parent).read_model(path, MilestoneSummary)
 
 
-def write_run_metadata(run_dir: Path, meta: RunMeta) -> Path:
+def write_run_metadata(run_dir: Path, metadata: RunMeta) -> Path:
     path = Path(run_dir) / RUN_METADATA
-    atomic_write(path, _json_bytes(meta))
+    atomic_write(path, _json_bytes(metadata))
     return path
 
 

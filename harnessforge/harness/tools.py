@@ -53,7 +53,7 @@ TOOLS = [
     _fn("request_hint", "Ask the mentor for a hint when you are stuck.", {"reason": {"type": "string"}}, []),
     _fn("submit", "Declare the milestone done; a verifier grades your work.", {"message": {"type": "string"}}, []),
 ]
-TOOL_NAMES = {t["function"]["name"] for t in TOOLS}
+TOOL_NAMES = {tool["function"]["name"] for tool in TOOLS}
 EDIT_TOOLS = {"write_file", "edit_file"}
 
 
@@ -71,7 +71,9 @@ class ToolResult:
 def error_signature(run: TestRun) -> str | None:
     """What makes two failing runs "the same failure": which tests fail and the last error line,
     with numbers and addresses blanked so a changed line number or object id does not count."""
-    failing = sorted(t for t, s in run.statuses.items() if s in ("failed", "error")) + sorted(run.collect_errors)
+    failing = sorted(test for test, status in run.statuses.items() if status in ("failed", "error")) + sorted(
+        run.collect_errors
+    )
     if not failing:
         return None
     errors = re.findall(r"^E\s+(.+)$", run.log_tail, re.M)
@@ -82,19 +84,23 @@ def error_signature(run: TestRun) -> str | None:
 class ToolBox:
     """Runs tool calls in one sandbox for one milestone."""
 
-    def __init__(self, sandbox: Sandbox, recipe: Recipe, tests: list[str], classify: FileClassifier, timeout_s: int):
-        self.sb, self.recipe, self.tests = sandbox, recipe, tests
-        self.classify, self.test_timeout_s = classify, timeout_s
+    def __init__(self, sandbox: Sandbox, recipe: Recipe, tests: list[str], classifier: FileClassifier, timeout_s: int):
+        self.sandbox, self.recipe, self.tests = sandbox, recipe, tests
+        self.classifier, self.test_timeout_s = classifier, timeout_s
 
-    def call(self, tc: ToolCall) -> ToolResult:
-        if tc.error:
-            return ToolResult(f"error: the arguments of {tc.name} are not a valid JSON object: {tc.error}", ok=False)
-        if tc.name not in TOOL_NAMES:
-            return ToolResult(f"error: unknown tool {tc.name!r}; available: {', '.join(sorted(TOOL_NAMES))}", ok=False)
+    def call(self, call: ToolCall) -> ToolResult:
+        if call.error:
+            return ToolResult(
+                f"error: the arguments of {call.name} are not a valid JSON object: {call.error}", ok=False
+            )
+        if call.name not in TOOL_NAMES:
+            return ToolResult(
+                f"error: unknown tool {call.name!r}; available: {', '.join(sorted(TOOL_NAMES))}", ok=False
+            )
         try:
-            return getattr(self, f"_{tc.name}")(**tc.args)
+            return getattr(self, f"_{call.name}")(**call.args)
         except TypeError as e:
-            return ToolResult(f"error: bad arguments for {tc.name}: {e}", ok=False)
+            return ToolResult(f"error: bad arguments for {call.name}: {e}", ok=False)
         except SandboxLost:  # not the call's outcome: the Navigator retries the milestone in a fresh sandbox
             raise
         except EnvError as e:
@@ -102,59 +108,66 @@ class ToolBox:
 
     # ---- tools ----------------------------------------------------------------------------------
     def _read_file(self, path: str) -> ToolResult:
-        return ToolResult(self.sb.read_file(path).decode(errors="replace"))
+        return ToolResult(self.sandbox.read_file(path).decode(errors="replace"))
 
     def _write_file(self, path: str, content: str) -> ToolResult:
-        self.sb.write_file(path, content)
+        self.sandbox.write_file(path, content)
         return self._edited(path, content.encode(), f"wrote {path} ({len(content)} chars)")
 
     def _edit_file(self, path: str, old: str, new: str) -> ToolResult:
-        text = self.sb.read_file(path).decode(errors="replace")
-        n = text.count(old) if old else 0
-        if n != 1:
-            return ToolResult(f"error: `old` occurs {n} times in {path}; it must occur exactly once", ok=False)
+        text = self.sandbox.read_file(path).decode(errors="replace")
+        count = text.count(old) if old else 0
+        if count != 1:
+            return ToolResult(f"error: `old` occurs {count} times in {path}; it must occur exactly once", ok=False)
         text = text.replace(old, new)
-        self.sb.write_file(path, text)
+        self.sandbox.write_file(path, text)
         return self._edited(path, text.encode(), f"edited {path}")
 
     def _edited(self, path: str, data: bytes, message: str) -> ToolResult:
         extra = {"content_sha": hashlib.sha1(data).hexdigest()[:12]}
-        if self.classify.is_test(path):
+        if self.classifier.is_test(path):
             extra["test_file"] = True
             message += " (note: test files are restored before grading; this edit will not count)"
         return ToolResult(message, files_touched=[path], extra=extra)
 
     def _list_dir(self, path: str = ".") -> ToolResult:
-        return ToolResult("\n".join(self.sb.list_dir(path)))
+        return ToolResult("\n".join(self.sandbox.list_dir(path)))
 
     def _search(self, pattern: str, path: str = ".") -> ToolResult:
-        p, where = shlex.quote(pattern), shlex.quote(self.sb.path(path))
-        r = self.sb.exec(
-            f"if command -v rg >/dev/null; then rg -n --no-heading -e {p} {where}; "
-            f"else grep -rnIE --exclude-dir=.git -e {p} {where}; fi | head -200"
+        quoted, where = shlex.quote(pattern), shlex.quote(self.sandbox.path(path))
+        result = self.sandbox.exec(
+            f"if command -v rg >/dev/null; then rg -n --no-heading -e {quoted} {where}; "
+            f"else grep -rnIE --exclude-dir=.git -e {quoted} {where}; fi | head -200"
         )
-        return ToolResult(r.stdout.replace(self.sb.workdir + "/", "") or "no matches")
+        return ToolResult(result.stdout.replace(self.sandbox.workdir + "/", "") or "no matches")
 
     def _bash(self, command: str) -> ToolResult:
-        r = self.sb.exec(command)
-        out = r.stdout + (f"\n[stderr]\n{r.stderr}" if r.stderr else "")
-        status = " (timed out)" if r.timed_out else ""
-        return ToolResult(f"{out}\n[exit code {r.exit_code}{status}]", ok=r.exit_code == 0)
+        result = self.sandbox.exec(command)
+        out = result.stdout + (f"\n[stderr]\n{result.stderr}" if result.stderr else "")
+        status = " (timed out)" if result.timed_out else ""
+        return ToolResult(f"{out}\n[exit code {result.exit_code}{status}]", ok=result.exit_code == 0)
 
     def _run_tests(self, tests: list[str] | None = None) -> ToolResult:
         selected = tests or self._default_selection()
-        run = run_tests(self.sb, self.recipe, selected, self.test_timeout_s)
-        passed = sum(s == "passed" for s in run.statuses.values())
-        failed = sorted(t for t, s in run.statuses.items() if s in ("failed", "error"))
+        run = run_tests(self.sandbox, self.recipe, selected, self.test_timeout_s)
+        passed = sum(status == "passed" for status in run.statuses.values())
+        failed = sorted(test for test, status in run.statuses.items() if status in ("failed", "error"))
         counts = TestCounts(passed=passed, failed=len(failed) + len(run.collect_errors), total=len(run.statuses))
         lines = [f"{passed} passed, {len(failed)} failed, {len(run.statuses)} total"]
-        lines += [f"FAILED {t}" for t in failed[:30]] + [f"ERROR collecting {f}" for f in run.collect_errors]
+        lines += [f"FAILED {test}" for test in failed[:30]] + [
+            f"ERROR collecting {file}" for file in run.collect_errors
+        ]
         if run.timed_out:
             lines.append("the test run timed out")
         if failed or run.collect_errors or not run.suite_ran:
             lines.append(run.log_tail[-3000:])
-        return ToolResult("\n".join(lines), ok=not failed and run.suite_ran, test_status=counts,
-                          error_signature=error_signature(run), run=run)  # fmt: skip
+        return ToolResult(
+            "\n".join(lines),
+            ok=not failed and run.suite_ran,
+            test_status=counts,
+            error_signature=error_signature(run),
+            run=run,
+        )
 
     def _default_selection(self) -> list[str]:
         """The milestone's tests: whole files where the runner aborts every id when one file fails to load

@@ -7,14 +7,26 @@ the format trainers read, so the trajectory *is* the message list.
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Any, Literal
+from typing import Any, Literal, get_args
 
-from pydantic import Field
+from pydantic import Field, model_serializer, model_validator
 
 from .common import Model, utcnow
 
 Role = Literal["dev", "mentor", "verifier", "navigator"]
 Message = dict[str, Any]
+# The Dev's tools (`harness/tools.py` gives each its schema).
+ToolName = Literal[
+    "read_file", "write_file", "edit_file", "list_dir", "search", "bash", "run_tests", "request_hint", "submit"
+]
+# Events that are not tool calls: the navigator's milestone_start / milestone_end / env_error, the Dev's
+# message (one per model call), the Mentor's hint, the Verifier's verify.
+EventKind = Literal["milestone_start", "message", "hint", "verify", "milestone_end", "env_error"]
+# A call to a tool the harness does not have (a model's invention): the name called is kept beside it.
+UNKNOWN_TOOL = "unknown_tool"
+ActionType = Literal[EventKind, ToolName, "unknown_tool"]
+ACTION_TYPES = frozenset(get_args(EventKind) + get_args(ToolName) + (UNKNOWN_TOOL,))
+Verdict = Literal["PASS", "FAIL"]
 
 
 class ToolCall(Model):
@@ -51,12 +63,42 @@ class AgentTurn(Model):
     )
 
 
+def _unset(value: Any) -> bool:
+    return value is None
+
+
 class Action(Model):
-    type: str = Field(
-        description="A tool name, or message | hint | verify | milestone_start | milestone_end | reset | env_error"
-    )
-    content: str = ""
+    """What an event did. Stored as today: `type` is the tool name the Dev called, even an unknown one,
+    and `verdict` appears on verify events only."""
+
+    type: ActionType = Field(description="A tool name, or one of the event kinds (see `EventKind`)")
+    content: str = Field("", description="The text: task, Dev message, hint, the verdict or the Verifier's feedback")
     args: dict[str, Any] = Field(default_factory=dict)
+    verdict: Verdict | None = Field(None, exclude_if=_unset, description="verify events: the grade of the submission")
+    unknown_tool: str | None = Field(
+        None, exclude=True, description="type unknown_tool: the name the Dev called (written as the type)"
+    )
+
+    @model_validator(mode="before")
+    @classmethod
+    def _read_unknown_tool(cls, data: Any) -> Any:
+        """A type that is none of ours is a call to a tool the harness lacks, as the Recorder wrote it."""
+        name = data.get("type") if isinstance(data, dict) else None
+        if isinstance(name, str) and name not in ACTION_TYPES:
+            return {**data, "type": UNKNOWN_TOOL, "unknown_tool": name}
+        return data
+
+    @model_serializer(mode="wrap")
+    def _write_unknown_tool(self, handler) -> dict[str, Any]:
+        data = handler(self)
+        if self.unknown_tool is not None:
+            data["type"] = self.unknown_tool
+        return data
+
+    @property
+    def name(self) -> str:
+        """The action's name as the Dev wrote it: the type, or the unknown tool's own name."""
+        return self.unknown_tool or self.type
 
 
 class TestCounts(Model):
@@ -95,6 +137,18 @@ class Event(Model):
     latency_s: float = 0.0
     cost_usd: float = 0.0
     synthetic: bool = False
+
+    @model_validator(mode="after")
+    def _verdict_of_older_logs(self) -> Event:
+        """Logs written before the verdict was a field say it in `content` alone ("PASS" or the feedback)."""
+        if self.role == "verifier" and self.action.verdict is None:
+            self.action.verdict = "PASS" if self.action.content == "PASS" else "FAIL"
+        return self
+
+    @property
+    def passed_verification(self) -> bool:
+        """A Verifier event whose verdict is PASS."""
+        return self.role == "verifier" and self.action.verdict == "PASS"
 
 
 class MentorDecision(Model):

@@ -1,0 +1,372 @@
+"""One milestone of a run: start it (or resume it from its log), let the Dev work in turns, finish it.
+
+The loop, as mini-swe-agent's: while the milestone has not passed and no budget is spent, ask the
+agent for a turn, run its tool calls in the sandbox, deliver what the turn produced (tool results,
+then held hints and Verifier feedback). Every action is recorded before the next one happens; the
+Mentor watches each recorded event; `submit` is graded by the Verifier in a fresh sandbox.
+
+A resumed milestone starts from its `ResumePoint` (conversation, counters, workspace snapshot),
+finishes the interrupted turn and goes on with the same loop. A lost sandbox is recorded and the
+milestone retried once in a fresh sandbox by that same path; if that is lost too, the milestone's
+summary is ENV_ERROR (no `milestone_end`: a rerun resumes it).
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, replace
+
+from ..agents.base import AgentBackend
+from ..envs.environment import Environment
+from ..envs.sandbox import Sandbox
+from ..errors import SandboxLost
+from ..files import FileClassifier
+from ..models.plan import Milestone
+from ..models.run import MilestoneStatus, MilestoneSummary
+from ..models.trajectory import Action, Event, MentorDecision, Message, TestCounts, ToolCall, VerifierReport
+from ..rules import HarnessRules, Rules
+from ..store import RunFiles, Store
+from .atif import to_atif
+from .conversation import NUDGE, assistant_message, system_prompt
+from .mentor import Mentor
+from .recorder import Recorder, summarize
+from .resume import Counters, ResumePoint
+from .tools import EDIT_TOOLS, TOOLS, ToolBox
+from .verifier import Verifier
+
+MUTATING = EDIT_TOOLS | {"bash"}  # tools after which the workspace snapshot is refreshed
+
+
+@dataclass(frozen=True)
+class RunContext:
+    """What every milestone of one run shares: the run, its collaborators and its rules."""
+
+    run_id: str
+    repo_key: str
+    store: Store
+    environment: Environment
+    verifier: Verifier
+    agent: AgentBackend
+    rules: Rules
+    classifier: FileClassifier
+    log: Callable[[str], None]
+    # after every Dev turn: (milestone id, turn, max turns, hint level, last TestCounts or None)
+    on_turn: Callable[[str, int, int, int, TestCounts | None], None] | None = None
+
+
+@dataclass(frozen=True)
+class Inheritance:
+    """What a milestone takes from the chain before it."""
+
+    memory: list[str]  # one line per earlier milestone that ran: id, title, outcome
+    carried_from: str | None = None  # the passed milestone whose Dev's final state this one starts from
+    start_patch: bytes = b""  # that state, as a patch on this milestone's base
+    spent_usd: float = 0.0  # what the run spent before this milestone: the run budget's counter
+
+
+def budget_spent(budget: HarnessRules, counters: Counters, wall_s: float, run_spent_usd: float) -> str | None:
+    """The budget rule a milestone has run out of, with the numbers (it ends STUCK), or None."""
+    tokens, run_cost = counters.usage.input + counters.usage.output, run_spent_usd + counters.cost
+    if counters.turn >= budget.max_turns:
+        return f"max_turns: {counters.turn} turns"
+    if wall_s > budget.max_wall_s_per_milestone:
+        return f"max_wall_s_per_milestone: {wall_s:.1f} s > {budget.max_wall_s_per_milestone:g} s"
+    if counters.cost > budget.max_cost_per_milestone_usd:
+        return f"max_cost_per_milestone_usd: ${counters.cost:.2f} > ${budget.max_cost_per_milestone_usd:g}"
+    if run_cost > budget.max_cost_per_run_usd:
+        return f"max_cost_per_run_usd: ${run_cost:.2f} spent by the run > ${budget.max_cost_per_run_usd:g}"
+    if tokens > budget.max_tokens_per_milestone:
+        return f"max_tokens_per_milestone: {tokens} tokens > {budget.max_tokens_per_milestone}"
+    return None
+
+
+def _truncate(text: str, limit: int) -> str:
+    if len(text) <= limit:
+        return text
+    return text[: limit // 2] + f"\n[... {len(text) - limit} chars cut ...]\n" + text[-limit // 2 :]
+
+
+class MilestoneRun:
+    """One milestone of a run: its conversation, sandbox, Mentor, Recorder and counters."""
+
+    def __init__(self, context: RunContext, milestone: Milestone, inherited: Inheritance):
+        self.context, self.milestone, self.inherited = context, milestone, inherited
+        self.budget = context.rules.harness
+        self.files = context.store.milestone_run(context.repo_key, context.run_id, milestone.id)
+        self.recorder = Recorder.open(self.files.dir, on_warning=context.log)
+        self.ground_truth, self.test_patch = context.store.read_patches(context.repo_key, milestone.id)
+        self.counters = Counters()
+        self.passed = False
+        self.ended = False  # milestone_end is recorded
+        self.report: VerifierReport | None = None  # the last grading
+        self.stopped_by: str | None = None  # the budget a STUCK milestone ran out of
+        self.last_tests: TestCounts | None = None  # the Dev's latest run_tests, for progress displays
+        self.messages: list[Message] = []
+        self.pending: list[str] = []  # user messages (hints, verifier feedback) held until the turn ends
+        self.mentor: Mentor  # replayed from the log by every attempt
+        self.started_at: float  # monotonic time the milestone's wall clock counts from (resumes included)
+
+    # ---- the milestone --------------------------------------------------------------------------
+    def run(self) -> MilestoneSummary:
+        """The milestone, retried once from its event log in a fresh sandbox if its sandbox is lost."""
+        context, milestone, wait_s = self.context, self.milestone, self.budget.engine_wait_s
+        labels = {
+            "harnessforge.repo": context.repo_key,
+            "harnessforge.milestone": milestone.id,
+            "harnessforge.run": context.run_id,
+        }
+        if self.recorder.next_seq:  # resumed: sandboxes an earlier, interrupted attempt left behind go first
+            context.environment.recover(labels, 0)
+        try:
+            return self._attempt()
+        except SandboxLost as e:
+            lost = self._lost(e, attempt=1)
+        if not context.environment.recover(labels, wait_s):
+            return self._env_error(f"{lost}; the Docker engine did not answer within {wait_s:.0f}s")
+        context.log(f"{milestone.id}: retrying in a fresh sandbox from the event log")
+        retry = MilestoneRun(context, milestone, self.inherited)
+        try:
+            return retry._attempt()
+        except SandboxLost as e:
+            lost = retry._lost(e, attempt=2)
+        context.environment.recover(labels, 0)  # remove the lost sandbox, if the engine answers
+        return retry._env_error(f"{lost} (again, after a retry in a fresh sandbox)")
+
+    def _attempt(self) -> MilestoneSummary:
+        """One sandbox: start the milestone or resume it, then Dev turns until it passes or a budget is spent."""
+        context, milestone = self.context, self.milestone
+        environment = context.environment
+        context.agent.begin_milestone(
+            milestone.id, self.ground_truth, lambda path: environment.repo.show(milestone.verify_commit, path)
+        )
+        events = self.recorder.events()
+        ladder = context.store.load_hints(context.repo_key, milestone.id)
+        self.mentor = Mentor.replay(milestone.id, ladder, self.budget.mentor, events)
+        self.started_at = time.monotonic() - sum(event.latency_s for event in events)
+        opener = environment.opener(milestone, {"harnessforge.stage": "run", "harnessforge.run": context.run_id})
+        with opener(milestone.base_commit) as sandbox:
+            tests = milestone.fail_to_pass or milestone.acceptance_tests  # validated, else the static trace
+            timeout_s = context.rules.environments.test_timeout_s
+            tools = ToolBox(sandbox, environment.recipe(milestone), tests, context.classifier, timeout_s)
+            resume = ResumePoint.read(events, self.files.snapshots(), sandbox.workdir)
+            if resume.started:
+                self._resume(sandbox, tools, resume)
+            else:
+                self._prepare(sandbox)
+                self._start(sandbox)
+            while not self.passed:
+                self.stopped_by = budget_spent(
+                    self.budget, self.counters, time.monotonic() - self.started_at, self.inherited.spent_usd
+                )
+                if self.stopped_by:
+                    break
+                self._turn(sandbox, tools)
+            final_diff = sandbox.diff()
+        return self._finish(final_diff)
+
+    def _prepare(self, sandbox: Sandbox) -> None:
+        """The start state: the Dev's carried work (if the last milestone passed), then the acceptance
+        tests the Dev has to make pass."""
+        if self.inherited.start_patch:
+            self.recorder.write_patch(RunFiles.START_PATCH, self.inherited.start_patch)
+            sandbox.apply_patch(self.inherited.start_patch)
+        sandbox.apply_patch(self.test_patch)
+
+    def _start(self, sandbox: Sandbox) -> None:
+        milestone, carried_from = self.milestone, self.inherited.carried_from
+        memory = "\n".join(f"- {line}" for line in self.inherited.memory) or "- (this is the first milestone)"
+        first_hint = self.mentor.ladder.levels[0]
+        hint = "" if first_hint.empty else f"[hint L0] {first_hint.content}\n\n"
+        task = f"# {milestone.title}\n\n{milestone.brief}\n\n{hint}Earlier milestones:\n{memory}"
+        if carried_from:
+            task += f"\n\nYour own work on {carried_from} is in the working tree, uncommitted."
+        self.messages = [system_prompt(sandbox.workdir), {"role": "user", "content": task}]
+        start = {"base": milestone.base_commit, "carried_from": carried_from, "workdir": sandbox.workdir}
+        self.record("navigator", Action(type="milestone_start", content=task, args=start))
+
+    def _resume(self, sandbox: Sandbox, tools: ToolBox, resume: ResumePoint) -> None:
+        """Continue from the log: conversation, counters and workspace as recorded, then what the
+        interruption cut off (a hint decided but not recorded, a grading, the turn's remaining calls)."""
+        self.messages, self.pending = list(resume.messages), list(resume.pending)
+        self.counters = replace(resume.counters)
+        self.passed, self.ended = resume.passed, resume.ended
+        if resume.snapshot is not None:
+            sandbox.apply_patch(resume.snapshot.read_bytes())
+        else:
+            self._prepare(sandbox)
+        self.context.log(f"{self.milestone.id}: resumed at event {resume.next_seq} (turn {self.counters.turn})")
+        for decision in self.mentor.decisions[resume.hints_logged :]:  # decided on the last event, then killed
+            self._hint(decision)
+        if resume.passed:  # passed before the interruption: grade again for the report
+            self.report = self.context.verifier.verify(self.milestone, sandbox.diff(), self.inherited.start_patch)
+            return
+        if resume.unverified and self._verify(sandbox):  # a submission whose grading was cut off
+            return
+        self._calls(sandbox, tools, resume.unanswered)  # finish the interrupted turn
+        self._end_turn()
+
+    # ---- one turn -------------------------------------------------------------------------------
+    def _turn(self, sandbox: Sandbox, tools: ToolBox) -> None:
+        """One model call, its tool calls, then what the turn delivers."""
+        counters = self.counters
+        counters.turn += 1
+        answer = self.context.agent.turn(self.messages, TOOLS)
+        counters.usage, counters.cost = counters.usage + answer.usage, counters.cost + answer.cost_usd
+        self.messages.append(assistant_message(answer))
+        args = {"reasoning": answer.reasoning, "tool_calls": [call.model_dump() for call in answer.tool_calls]}
+        if answer.extra:
+            args["backend"] = answer.extra
+        self.record(
+            "dev",
+            Action(type="message", content=answer.text, args=args),
+            model=answer.model,
+            usage=answer.usage,
+            latency_s=answer.latency_s,
+            cost_usd=answer.cost_usd,
+        )
+        if not answer.tool_calls:
+            self.messages.append({"role": "user", "content": NUDGE})
+        self._calls(sandbox, tools, answer.tool_calls)
+        self._end_turn()
+        if self.context.on_turn:
+            self.context.on_turn(
+                self.milestone.id, counters.turn, self.budget.max_turns, self.mentor.level, self.last_tests
+            )
+
+    def _calls(self, sandbox: Sandbox, tools: ToolBox, calls: list[ToolCall]) -> None:
+        """Run the calls in order, each recorded as it returns; a passing `submit` ends the turn."""
+        for call in calls:
+            result = tools.call(call)
+            self.counters.edits += call.name in EDIT_TOOLS and result.ok
+            self.counters.test_runs += result.test_status is not None
+            self.last_tests = result.test_status or self.last_tests
+            observation = _truncate(result.observation, self.budget.observation_max_chars)
+            self.messages.append({"role": "tool", "tool_call_id": call.id, "content": observation})
+            if call.name in MUTATING:
+                self._snapshot(sandbox)
+            self.record(
+                "dev",
+                Action(type=call.name, args={**call.args, **result.extra}),
+                call_id=call.id,
+                observation=observation,
+                observation_chars=len(result.observation),
+                ok=result.ok,
+                files_touched=result.files_touched,
+                test_status=result.test_status,
+                error_signature=result.error_signature,
+            )
+            if call.name == "submit" and self._verify(sandbox):
+                return
+
+    def _verify(self, sandbox: Sandbox) -> bool:
+        """Grade the workspace in a fresh sandbox; record and deliver the verdict. True if it passed."""
+        report = self.report = self.context.verifier.verify(self.milestone, sandbox.diff(), self.inherited.start_patch)
+        content = "PASS" if report.passed else Verifier.feedback(report)
+        verdict = "PASS" if report.passed else "FAIL"
+        self.record("verifier", Action(type="verify", content=content, verdict=verdict), test_status=report.acceptance)
+        if report.passed:
+            self.passed = True
+        else:
+            self.pending.append(content)
+        return report.passed
+
+    def _end_turn(self) -> None:
+        self.messages += [{"role": "user", "content": text} for text in self.pending]
+        self.pending.clear()
+
+    # ---- recording ------------------------------------------------------------------------------
+    def _event(self, role: str, action: Action, **fields) -> Event:
+        context = self.context
+        return Event(
+            run_id=context.run_id,
+            repo=context.repo_key,
+            milestone_id=self.milestone.id,
+            seq=self.recorder.next_seq,
+            turn_id=self.counters.turn,
+            role=role,
+            action=action,
+            synthetic=context.agent.synthetic,
+            **fields,
+        )
+
+    def record(self, role: str, action: Action, **fields) -> Event:
+        """Append an event with the Dev's counters; a hint the Mentor releases on it follows it."""
+        counters = self.counters
+        event = self._event(
+            role, action, cumulative_edits=counters.edits, cumulative_test_runs=counters.test_runs, **fields
+        )
+        self.recorder.append(event)
+        decision = self.mentor.observe(event)
+        if decision is not None:
+            self._hint(decision)
+        return event
+
+    def _hint(self, decision: MentorDecision) -> None:
+        """Hold a released hint for the end of the turn and record it."""
+        text = f"[hint L{decision.level}] {decision.hint}"
+        self.pending.append(text)
+        args = {"rule": decision.rule}
+        if decision.skipped_levels:
+            args["skipped_levels"] = decision.skipped_levels
+        action = Action(type="hint", content=text, args=args)
+        self.recorder.append(self._event("mentor", action, mentor_hint=decision.hint, hint_level=decision.level))
+
+    def _snapshot(self, sandbox: Sandbox) -> None:
+        """The workspace as a diff, saved *before* the event it belongs to: a resume restores the
+        snapshot of the last recorded event and re-runs only calls that have no event."""
+        seq = self.recorder.next_seq
+        self.recorder.write_patch(RunFiles.snapshot_name(seq), sandbox.diff())
+        older = [path for number, path in self.files.snapshots() if number < seq]
+        for path in older[:-1]:  # the newest older one stays until event `seq` is on disk: a kill resumes there
+            path.unlink(missing_ok=True)
+
+    def _lost(self, error: SandboxLost, attempt: int) -> SandboxLost:
+        """Record a lost sandbox in the event log: what happened, and which attempt it ended."""
+        args = {"reason": error.reason, "attempt": attempt}
+        self.record("navigator", Action(type="env_error", content=str(error), args=args))
+        self.context.log(f"{self.milestone.id}: {error}")
+        return error
+
+    # ---- the end --------------------------------------------------------------------------------
+    def _summary(self, status: MilestoneStatus, **fields) -> MilestoneSummary:
+        return summarize(
+            self.recorder.events(),
+            status=status,
+            wall_s=round(time.monotonic() - self.started_at, 2),
+            carried_from=self.inherited.carried_from,
+            synthetic=self.context.agent.synthetic,
+            **fields,
+        )
+
+    def _finish(self, final_diff: bytes) -> MilestoneSummary:
+        milestone, recorder = self.milestone, self.recorder
+        status = "PASS" if self.passed else "STUCK"
+        reset_to = None if self.passed else milestone.verify_commit
+        if not self.ended:
+            end = {"reset_to": reset_to, "stopped_by": self.stopped_by}
+            self.record("navigator", Action(type="milestone_end", content=status, args=end))
+        summary = self._summary(status, reset_to=reset_to, stopped_by=self.stopped_by)
+        recorder.write_patch(RunFiles.FINAL_DIFF, final_diff)
+        recorder.write_patch(RunFiles.GROUND_TRUTH, self.ground_truth)
+        report = self.report.model_dump(mode="json") if self.report else {"submitted": False}
+        recorder.write_json(RunFiles.TEST_RESULTS, report)
+        recorder.write_json(RunFiles.MENTOR_LOG, self.mentor.log())
+        metadata = json.loads(self.files.metadata.read_text())
+        recorder.write_json(RunFiles.ATIF, to_atif(recorder.events(), self.messages, metadata, TOOLS))
+        recorder.write_summary(summary)  # last: its presence marks the milestone finished
+        for _, snapshot in self.files.snapshots():
+            snapshot.unlink(missing_ok=True)
+        why = f" (out of budget: {self.stopped_by})" if self.stopped_by else ""
+        hints = summary.hints_released or "none"
+        self.context.log(f"{milestone.id}: {status}{why} in {summary.turns} turns, hints {hints}")
+        return summary
+
+    def _env_error(self, error: str) -> MilestoneSummary:
+        """The milestone could not finish for the environment's sake: a summary saying so. No
+        `milestone_end` and the workspace snapshots stay, so a rerun resumes it from its log."""
+        summary = self._summary("ENV_ERROR", error=error)
+        self.recorder.write_summary(summary)
+        self.context.log(f"{self.milestone.id}: ENV_ERROR: {error}")
+        return summary
