@@ -27,16 +27,32 @@ def artifact_dir() -> Path:
     return out
 
 
-def headless(url: str, profile: Path, size: tuple[int, int], screenshot: Path | None = None,
-             budget_ms: int = 5000, timeout: int = 120) -> subprocess.CompletedProcess:  # fmt: skip
+def headless(
+    url: str,
+    profile: Path,
+    size: tuple[int, int],
+    screenshot: Path | None = None,
+    budget_ms: int = 5000,
+    timeout: int = 120,
+) -> subprocess.CompletedProcess:
     """Chromium's `--dump-dom` of `url` (in `.stdout`), after `budget_ms` of virtual time; with a
     screenshot written to `screenshot` when given (an old one is removed first)."""
-    cmd = [chromium(), "--headless", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--no-first-run",
-           "--hide-scrollbars", f"--user-data-dir={profile}", f"--window-size={size[0]},{size[1]}",
-           f"--virtual-time-budget={budget_ms}",  # virtual ms; pending network fetches pause virtual time
-           "--run-all-compositor-stages-before-draw"]  # fmt: skip
+    cmd = [
+        chromium(),
+        "--headless",
+        "--no-sandbox",
+        "--disable-gpu",
+        "--disable-dev-shm-usage",
+        "--no-first-run",
+        "--hide-scrollbars",
+        f"--user-data-dir={profile}",
+        f"--window-size={size[0]},{size[1]}",
+        f"--virtual-time-budget={budget_ms}",  # virtual ms; pending network fetches pause virtual time
+        "--run-all-compositor-stages-before-draw",
+    ]
     if screenshot:
         screenshot.unlink(missing_ok=True)
         cmd.append(f"--screenshot={screenshot}")
-    return subprocess.run([*cmd, "--dump-dom", url], capture_output=True, text=True, timeout=timeout,
-                          stdin=subprocess.DEVNULL)  # fmt: skip
+    return subprocess.run(
+        [*cmd, "--dump-dom", url], capture_output=True, text=True, timeout=timeout, stdin=subprocess.DEVNULL
+    )

@@ -46,8 +46,14 @@ def rules():
 def run_cli(tmp_path):
     """Run the installed `harnessforge` command; returns the CompletedProcess."""
 
-    def run(*args: str, store: Path | None = None, env: dict | None = None, check: bool = False, timeout: int = 300,
-            cwd: Path | None = None):  # fmt: skip
+    def run(
+        *args: str,
+        store: Path | None = None,
+        env: dict | None = None,
+        check: bool = False,
+        timeout: int = 300,
+        cwd: Path | None = None,
+    ):
         cmd = [str(BIN / "harnessforge"), "--store", str(store or tmp_path / "store"), *args]
         full_env = {**os.environ, "COLUMNS": "200", "GITHUB_TOKEN": "", **(env or {})}
         proc = subprocess.run(cmd, capture_output=True, text=True, env=full_env, timeout=timeout, cwd=cwd)

@@ -370,8 +370,12 @@ class PromptCache:
             for bp in written:
                 self.entries[digests[bp]] = now + self.ttl_s
             write = ends[written[-1]] - read if written else 0
-            usage = {"input_tokens": total - read - write, "cache_read_input_tokens": read,
-                     "cache_creation_input_tokens": write, "output_tokens": output_tokens}  # fmt: skip
+            usage = {
+                "input_tokens": total - read - write,
+                "cache_read_input_tokens": read,
+                "cache_creation_input_tokens": write,
+                "output_tokens": output_tokens,
+            }
             self.log.append(usage)
         return usage
 

@@ -188,9 +188,12 @@ def test_emulated_prompt_cache_reads_the_prefix_an_earlier_request_wrote():
     long_system = {"role": "system", "content": "You are the Dev. " + "Follow the house rules. " * 300}
     with AnthropicServer(cache=cache) as server:
         backend = anthropic_backend(server)
-        server.push(A.message(A.tool_use("toolu_1", "bash", {"cmd": "cat app.py"}), stop_reason="tool_use"),
-                    A.message(A.tool_use("toolu_2", "bash", {"cmd": "pytest"}), stop_reason="tool_use"),
-                    A.message(A.text("Done.")), A.message(A.text("Other.")))  # fmt: skip
+        server.push(
+            A.message(A.tool_use("toolu_1", "bash", {"cmd": "cat app.py"}), stop_reason="tool_use"),
+            A.message(A.tool_use("toolu_2", "bash", {"cmd": "pytest"}), stop_reason="tool_use"),
+            A.message(A.text("Done.")),
+            A.message(A.text("Other.")),
+        )
         messages = [long_system, {"role": "user", "content": "Fix the bug."}]
         t1 = backend.turn(messages, TOOLS)
         messages += [assistant(t1), {"role": "tool", "tool_call_id": "toolu_1", "content": "x = 1\n" * 500}]
@@ -207,8 +210,9 @@ def test_emulated_prompt_cache_reads_the_prefix_an_earlier_request_wrote():
     assert u2["cache_creation_input_tokens"] > 0 and u2["input_tokens"] == 0
     # 3rd: reads the 2nd's whole cached prefix (its breakpoint is 2 blocks back, within the lookback)
     assert t3.usage.cached == u2["cache_read_input_tokens"] + u2["cache_creation_input_tokens"]
-    assert t3.usage.input == sum(u3[k] for k in ("input_tokens", "cache_read_input_tokens",
-                                                 "cache_creation_input_tokens"))  # fmt: skip
+    assert t3.usage.input == sum(
+        u3[k] for k in ("input_tokens", "cache_read_input_tokens", "cache_creation_input_tokens")
+    )
     assert t3.usage.input > t2.usage.input > t1.usage.input
     # another system prompt: the tools alone are under the minimum, so nothing is read
     assert other.usage.cached == u4["cache_read_input_tokens"] == 0
@@ -227,8 +231,9 @@ def test_emulated_prompt_cache_looks_back_at_most_20_blocks_from_a_breakpoint():
     cache.usage({"model": MODEL, "messages": first})
     assert cache.usage(body(25))["cache_read_input_tokens"] == 0  # the hit is 25 blocks back: not found
     assert cache.usage(body(10))["cache_read_input_tokens"] > 0  # 10 blocks back: read
-    assert cache.usage({"model": "claude-opus-4-5", **{"messages": body(10)["messages"]}})[
-        "cache_read_input_tokens"] == 0  # fmt: skip
+    assert (
+        cache.usage({"model": "claude-opus-4-5", **{"messages": body(10)["messages"]}})["cache_read_input_tokens"] == 0
+    )
 
 
 def test_anthropic_malformed_tool_input_becomes_a_tool_call_error(claude):
@@ -247,8 +252,9 @@ def test_anthropic_retries_429_and_500(claude):
 
 
 def test_anthropic_retries_a_connection_reset_and_overloaded(claude):
-    overloaded = Reply(529, {"type": "error", "error": {"type": "overloaded_error", "message": "Overloaded"}},
-                       {"retry-after-ms": "1"})  # fmt: skip
+    overloaded = Reply(
+        529, {"type": "error", "error": {"type": "overloaded_error", "message": "Overloaded"}}, {"retry-after-ms": "1"}
+    )
     claude.push(Reply(reset=True), overloaded, A.message(A.text("ok")))
     assert anthropic_backend(claude).turn(START, TOOLS).text == "ok"
     assert len(claude.requests) == 3

@@ -44,8 +44,13 @@ def tool(id: str, name: str, args: dict) -> dict:
 
 
 def _tool_results(body: dict) -> list[dict]:
-    return [b for m in body["messages"] if isinstance(m["content"], list) for b in m["content"]
-            if b.get("type") == "tool_result"]  # fmt: skip
+    return [
+        b
+        for m in body["messages"]
+        if isinstance(m["content"], list)
+        for b in m["content"]
+        if b.get("type") == "tool_result"
+    ]
 
 
 def _user_text(message: dict) -> str:

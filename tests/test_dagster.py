@@ -52,8 +52,13 @@ def test_definitions_load():
     }
     # the checks that must stop downstream work block it
     blocking = {k.name for k in graph.asset_check_keys if graph.get_check_spec(k).blocking}
-    assert blocking == {"plan_is_a_chain", "valid_has_fail_to_pass", "trajectory_integrity", "cheating_reviewed",
-                        "dataset_clean"}  # fmt: skip
+    assert blocking == {
+        "plan_is_a_chain",
+        "valid_has_fail_to_pass",
+        "trajectory_integrity",
+        "cheating_reviewed",
+        "dataset_clean",
+    }
     # every (repo, milestone) asset of the issue is partitioned by both
     for name in ("validated_milestones", "raw_trajectories", "stuck_slices", "dpo_pairs", "verified_tasks"):
         assert graph.get(dg.AssetKey(name)).partitions_def == repo_milestone_partitions, name
@@ -62,9 +67,15 @@ def test_definitions_load():
     assert {s.name for s in defs.sensors} == {"new_release_sensor", "distill_sensor"}
     # every job's runs carry the stage tag that deploy/dagster.yaml's run limits key on
     stages = {job.name: job.tags["harnessforge/stage"] for job in defs.jobs}
-    assert stages == {"plan_repo": "plan", "build_environments": "env", "validate_milestones": "env",
-                      "run_agent": "agent", "factory_in_docker": "agent", "distill": "distill",
-                      "run_demo": "demo"}  # fmt: skip
+    assert stages == {
+        "plan_repo": "plan",
+        "build_environments": "env",
+        "validate_milestones": "env",
+        "run_agent": "agent",
+        "factory_in_docker": "agent",
+        "distill": "distill",
+        "run_demo": "demo",
+    }
 
 
 def test_materialize_repos_and_plans(example_repo, store):
@@ -179,8 +190,9 @@ def test_a_milestone_the_plan_does_not_have_is_an_explicit_no_op(example_repo, s
     skipped = [e.step_key for e in result.all_events if e.event_type_value == "STEP_SKIPPED"]
     assert skipped == ["raw_trajectories"]  # downstream of a no-op does not run
     logs = [e.message for e in instance.all_logs(result.run_id) if e.message]
-    assert any(f"{key} has no milestone 'm07': its plan has 6 milestones (m01, m02, m03, m04, m05, m06)" in m
-               for m in logs)  # fmt: skip
+    assert any(
+        f"{key} has no milestone 'm07': its plan has 6 milestones (m01, m02, m03, m04, m05, m06)" in m for m in logs
+    )
     assert sorted(p.relative_to(store.root) for p in store.root.rglob("*")) == before  # nothing written
     for asset in ("validated_milestones", "raw_trajectories"):
         assert instance.get_latest_materialization_event(dg.AssetKey(asset)) is None
@@ -200,8 +212,9 @@ def test_docker_images_with_a_milestone_lacking_an_image_materializes_and_fails_
         return RepoImages(repo_key=key, failures={"m05": "install_failed: pip exited 1\nlog ..."})
 
     monkeypatch.setattr(environments, "build", build)
-    result = dg.materialize([docker_images], instance=instance, partition_key=key, resources=resources,
-                            raise_on_error=False)  # fmt: skip
+    result = dg.materialize(
+        [docker_images], instance=instance, partition_key=key, resources=resources, raise_on_error=False
+    )
     assert result.success
     [check] = result.get_asset_check_evaluations()
     assert check.check_name == "every_milestone_has_image" and not check.passed
@@ -274,8 +287,15 @@ def test_core_library_never_imports_dagster():
 
 
 # ---- raw_trajectories: the Dev agent on one milestone -----------------------------------------------
-TRAJECTORY_FILES = ("trajectory.jsonl", "trajectory.atif.json", "final_diff.patch", "ground_truth.patch",
-                    "test_results.json", "mentor_log.json", "summary.json")  # fmt: skip
+TRAJECTORY_FILES = (
+    "trajectory.jsonl",
+    "trajectory.atif.json",
+    "final_diff.patch",
+    "ground_truth.patch",
+    "test_results.json",
+    "mentor_log.json",
+    "summary.json",
+)
 
 
 def test_raw_trajectories_run_the_chain_in_order_in_docker(example_repo, store, docker_client, base_image):
@@ -293,8 +313,13 @@ def test_raw_trajectories_run_the_chain_in_order_in_docker(example_repo, store, 
     run_dir = store.root / "trajectories" / key / "oracle-dg"
 
     def materialize(mid: str, res=resources):
-        return dg.materialize([raw_trajectories], instance=instance, partition_key=repo_milestone_key(key, mid),
-                              resources=res, raise_on_error=False)  # fmt: skip
+        return dg.materialize(
+            [raw_trajectories],
+            instance=instance,
+            partition_key=repo_milestone_key(key, mid),
+            resources=res,
+            raise_on_error=False,
+        )
 
     # m02 before m01: refused, naming the partition to materialize first; nothing is written.
     message = _failure_message(materialize("m02"))
@@ -367,8 +392,13 @@ def test_raw_trajectories_skip_a_milestone_that_is_not_valid(example_repo, store
     assert not (store.root / "trajectories").exists()
 
     # A milestone that was never validated: run validated_milestones first.
-    result = dg.materialize([raw_trajectories], instance=instance, partition_key=repo_milestone_key(key, "m02"),
-                            resources=resources, raise_on_error=False)  # fmt: skip
+    result = dg.materialize(
+        [raw_trajectories],
+        instance=instance,
+        partition_key=repo_milestone_key(key, "m02"),
+        resources=resources,
+        raise_on_error=False,
+    )
     assert (
         f"{key} m02 is not validated yet: materialize validated_milestones partition 'm02|{key}' first"
         in _failure_message(result)
@@ -396,8 +426,11 @@ def test_chain_predecessor_skips_invalid_milestones_and_names_the_first_missing_
     finish("m03")
     finish("m04")
     # m05's place in the chain is unknown until it is validated, so m06 waits for it.
-    with pytest.raises(dg.Failure, match=f"earlier milestone m05 is not validated yet: materialize "
-                       f"validated_milestones partition 'm05\\|{key}' first"):  # fmt: skip
+    with pytest.raises(
+        dg.Failure,
+        match=f"earlier milestone m05 is not validated yet: materialize "
+        f"validated_milestones partition 'm05\\|{key}' first",
+    ):
         chain_predecessor(store, plan, "m06", "r1")
     _set_status(store, key, m05="does_not_reproduce")
     assert chain_predecessor(store, store.load_plan(key), "m06", "r1") == "m04"

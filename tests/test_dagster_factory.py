@@ -47,8 +47,13 @@ def test_full_lineage_for_two_milestones_in_docker(example_repo, store, docker_c
         assert checks(validated) == {"environment_ran": True, "valid_has_fail_to_pass": True}
 
     # m01..m02 as one run, the way a backfill with the single-run policy launches it: in chain order.
-    run = materialize(["raw_trajectories"], tags={"dagster/asset_partition_range_start": str(partitions[0]),
-                                                  "dagster/asset_partition_range_end": str(partitions[1])})  # fmt: skip
+    run = materialize(
+        ["raw_trajectories"],
+        tags={
+            "dagster/asset_partition_range_start": str(partitions[0]),
+            "dagster/asset_partition_range_end": str(partitions[1]),
+        },
+    )
     per_partition = {e.partition: metadata(e) for e in by_asset(run)["raw_trajectories"] if "status" in metadata(e)}
     assert set(per_partition) == {str(p) for p in partitions}
     assert per_partition[str(partitions[1])]["previous_milestone"] == "m01"
@@ -64,11 +69,20 @@ def test_full_lineage_for_two_milestones_in_docker(example_repo, store, docker_c
     # analytics once, then each milestone's distilled rows and verified task card
     materialize(["trajectory_analytics"])
     for p in partitions:
-        distilled = materialize(["stuck_slices", "dpo_pairs", "kto_rows", "sft_segments", "reviews", "task_cards",
-                                 "verified_tasks"], partition_key=p)  # fmt: skip
+        distilled = materialize(
+            ["stuck_slices", "dpo_pairs", "kto_rows", "sft_segments", "reviews", "task_cards", "verified_tasks"],
+            partition_key=p,
+        )
         events = by_asset(distilled)
-        assert set(events) == {"stuck_slices", "dpo_pairs", "kto_rows", "sft_segments", "reviews", "task_cards",
-                               "verified_tasks"}  # fmt: skip
+        assert set(events) == {
+            "stuck_slices",
+            "dpo_pairs",
+            "kto_rows",
+            "sft_segments",
+            "reviews",
+            "task_cards",
+            "verified_tasks",
+        }
         assert metadata(events["reviews"][0])["rows"] == 1  # this milestone's one run
         assert "| oracle-factory | PASS |" in metadata(events["reviews"][0])["verdicts"]
         assert metadata(events["task_cards"][0])["rows"] == 1
@@ -89,7 +103,17 @@ def test_full_lineage_for_two_milestones_in_docker(example_repo, store, docker_c
     assert len(instances) == 2
 
     # full lineage: every asset of the factory has a materialization on this instance
-    lineage = ("repos", "milestone_plans", "docker_images", "validated_milestones", "raw_trajectories",
-               "trajectory_analytics", "stuck_slices", "dpo_pairs", "verified_tasks", "training_datasets")  # fmt: skip
+    lineage = (
+        "repos",
+        "milestone_plans",
+        "docker_images",
+        "validated_milestones",
+        "raw_trajectories",
+        "trajectory_analytics",
+        "stuck_slices",
+        "dpo_pairs",
+        "verified_tasks",
+        "training_datasets",
+    )
     for asset in lineage:
         assert instance.get_latest_materialization_event(dg.AssetKey(asset)) is not None, asset

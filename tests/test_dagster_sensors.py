@@ -35,8 +35,11 @@ def tick(instance, resources, cursor=None) -> dg.SensorResult:
 
 def test_new_release_adds_the_repo_partition_and_requests_one_run_per_tag(remote, store):
     instance = dg.DagsterInstance.ephemeral()
-    resources = {"store": StoreResource(root=str(store.root)), "github": GitHubResource(),
-                 "upstream": UpstreamResource(repos=[str(remote)])}  # fmt: skip
+    resources = {
+        "store": StoreResource(root=str(store.root)),
+        "github": GitHubResource(),
+        "upstream": UpstreamResource(repos=[str(remote)]),
+    }
     key = resolve_repo(str(remote)).key
 
     first = tick(instance, resources)
@@ -62,8 +65,13 @@ def test_new_release_adds_the_repo_partition_and_requests_one_run_per_tag(remote
     assert tick(instance, resources, new.cursor).run_requests == []
 
     # the requested run works: screening and planning of the partition the sensor added
-    run = dg.materialize([repos, milestone_plans], instance=instance, partition_key=request.partition_key,
-                         resources=resources, tags=request.tags)  # fmt: skip
+    run = dg.materialize(
+        [repos, milestone_plans],
+        instance=instance,
+        partition_key=request.partition_key,
+        resources=resources,
+        tags=request.tags,
+    )
     assert run.success
     newest = instance.get_latest_materialization_event(dg.AssetKey("repos")).asset_materialization.metadata
     assert newest["newest_release"].value == "v0.6.0"
@@ -77,8 +85,11 @@ def test_the_watch_list_is_paged_across_ticks_and_a_bad_remote_does_not_stop_the
         remotes.append(str(path))
     watch = [remotes[0], str(tmp_path / "missing.git"), remotes[1], remotes[2]]
     instance = dg.DagsterInstance.ephemeral()
-    resources = {"store": StoreResource(root=str(store.root)), "github": GitHubResource(),
-                 "upstream": UpstreamResource(repos=watch, per_tick=2)}  # fmt: skip
+    resources = {
+        "store": StoreResource(root=str(store.root)),
+        "github": GitHubResource(),
+        "upstream": UpstreamResource(repos=watch, per_tick=2),
+    }
     keys = [resolve_repo(r).key for r in remotes]
     first = tick(instance, resources)
     assert [r.partition_key for r in first.run_requests] == [keys[0]]  # alpha, then the missing one
@@ -98,9 +109,11 @@ def test_with_a_token_the_sensor_watches_github_releases(store):
             {**release, "id": 1, "tag_name": "v1.9.0"},
             {**release, "id": 4, "tag_name": "v3.0.0", "draft": True},
         ]
-        resources = {"store": StoreResource(root=str(store.root)),
-                     "github": GitHubResource(token="t", api_url=fake.url),
-                     "upstream": UpstreamResource(repos=["octo/widgets"])}  # fmt: skip
+        resources = {
+            "store": StoreResource(root=str(store.root)),
+            "github": GitHubResource(token="t", api_url=fake.url),
+            "upstream": UpstreamResource(repos=["octo/widgets"]),
+        }
         (request,) = tick(dg.DagsterInstance.ephemeral(), resources).run_requests
         assert request.run_key == "octo__widgets:v2.0.0"  # not the draft, not the pre-release
         assert any(r.startswith("/repos/octo/widgets/releases") for r in fake.requests)

@@ -69,8 +69,9 @@ def test_demo_end_to_end_with_the_local_sandbox_then_again_from_dagster(run_cli,
     assert {p: p.stat().st_mtime_ns for p in validations} == validations
 
     # the same demo as a Dagster asset, on the same store: it reuses it too
-    result = dg.materialize([demo], resources={"store": StoreResource(root=str(store.root)),
-                                               "sandbox": SandboxResource(backend="local")})  # fmt: skip
+    result = dg.materialize(
+        [demo], resources={"store": StoreResource(root=str(store.root)), "sandbox": SandboxResource(backend="local")}
+    )
     assert result.success
     meta = result.get_asset_materialization_events()[0].materialization.metadata
     assert meta["report"].value == str(store.root / "report" / "report.html")

@@ -46,9 +46,21 @@ class PrivateEngine:
 
     def start(self) -> None:
         r = self.root
-        argv = ["dockerd", "--host", self.url, "--data-root", f"{r}/data", "--exec-root", f"{r}/exec",
-                "--pidfile", f"{r}/docker.pid", "--config-file", f"{r}/daemon.json", "--bridge=none",
-                "--iptables=false"]  # fmt: skip
+        argv = [
+            "dockerd",
+            "--host",
+            self.url,
+            "--data-root",
+            f"{r}/data",
+            "--exec-root",
+            f"{r}/exec",
+            "--pidfile",
+            f"{r}/docker.pid",
+            "--config-file",
+            f"{r}/daemon.json",
+            "--bridge=none",
+            "--iptables=false",
+        ]
         with open(r / "dockerd.log", "ab") as log:
             self.proc = subprocess.Popen(argv, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
         deadline = time.monotonic() + 60
@@ -136,12 +148,28 @@ def run_cli():
     procs: list[subprocess.Popen] = []
 
     def start(store, key, run_id, engine: PrivateEngine, rules: Path | None = None) -> subprocess.Popen:
-        cmd = [str(BIN), "--store", str(store.root), *(["--rules", str(rules)] if rules else []), "run", key,
-               "--agent", "oracle", "--run-id", run_id, "--milestones", MID, "--profile", f"{MID}={PROFILE}",
-               "--sandbox", "docker"]  # fmt: skip
+        cmd = [
+            str(BIN),
+            "--store",
+            str(store.root),
+            *(["--rules", str(rules)] if rules else []),
+            "run",
+            key,
+            "--agent",
+            "oracle",
+            "--run-id",
+            run_id,
+            "--milestones",
+            MID,
+            "--profile",
+            f"{MID}={PROFILE}",
+            "--sandbox",
+            "docker",
+        ]
         env = {**os.environ, "COLUMNS": "200", "DOCKER_HOST": engine.url}
-        procs.append(subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env,
-                                      start_new_session=True))  # fmt: skip
+        procs.append(
+            subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env, start_new_session=True)
+        )
         return procs[-1]
 
     yield start
@@ -164,9 +192,20 @@ def _wait_for_events(log: Path, n: int, proc: subprocess.Popen) -> bytes:
 # ---- what every interrupted run must still be -------------------------------------------------------
 def _trace(events) -> list[tuple]:
     """What the Dev did and was told, without the env_error records: equal to an uninterrupted run's."""
-    return [(e.role, e.turn_id, e.action.type, e.call_id, json.dumps(e.action.args, sort_keys=True), e.hint_level,
-             e.test_status, e.action.content if e.role == "verifier" else "")
-            for e in events if e.action.type != "env_error"]  # fmt: skip
+    return [
+        (
+            e.role,
+            e.turn_id,
+            e.action.type,
+            e.call_id,
+            json.dumps(e.action.args, sort_keys=True),
+            e.hint_level,
+            e.test_status,
+            e.action.content if e.role == "verifier" else "",
+        )
+        for e in events
+        if e.action.type != "env_error"
+    ]
 
 
 def _check_log(milestone_dir: Path, clean: list[tuple], lost: int) -> list:
@@ -201,8 +240,16 @@ def clean(validated, private_engine):
 
 # ---- the sandbox container removed under the milestone (in-process, a hook between Dev turns) -------
 def _navigator(store, key, run_id, logs: list[str], on_turn=None) -> Navigator:
-    return Navigator(store, key, OracleAgent(seed=0, profiles={MID: PROFILE}), load_rules(), run_id=run_id,
-                     backend="docker", log=logs.append, on_turn=on_turn)  # fmt: skip
+    return Navigator(
+        store,
+        key,
+        OracleAgent(seed=0, profiles={MID: PROFILE}),
+        load_rules(),
+        run_id=run_id,
+        backend="docker",
+        log=logs.append,
+        on_turn=on_turn,
+    )
 
 
 def _remover(client: docker.DockerClient, run_id: str, at_turns: set[int], removed: list[str]):

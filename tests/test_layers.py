@@ -165,11 +165,33 @@ def test_the_check_fails_on_the_cycle_the_layers_replaced():
 
 # ---- the store's layout ----------------------------------------------------------------------------
 LAYOUT_NAMES = {  # folder and file names of the store's layout (harnessforge/store.py)
-    "repos", "images", "trajectories", "analytics", "distilled", "datasets", "report", "example", "cache",
-    "milestones", "summary.json", "trajectory.jsonl", "trajectory.atif.json", "metadata.json", "mentor_log.json",
-    "test_results.json", "final_diff.patch", "ground_truth.patch", "start.patch", "manifest.json",
-    "task_checks.json", "reviews.jsonl", "harnessforge.duckdb", "plan.json", "milestone.json", "validation.json",
-}  # fmt: skip
+    "repos",
+    "images",
+    "trajectories",
+    "analytics",
+    "distilled",
+    "datasets",
+    "report",
+    "example",
+    "cache",
+    "milestones",
+    "summary.json",
+    "trajectory.jsonl",
+    "trajectory.atif.json",
+    "metadata.json",
+    "mentor_log.json",
+    "test_results.json",
+    "final_diff.patch",
+    "ground_truth.patch",
+    "start.patch",
+    "manifest.json",
+    "task_checks.json",
+    "reviews.jsonl",
+    "harnessforge.duckdb",
+    "plan.json",
+    "milestone.json",
+    "validation.json",
+}
 
 
 def _is_store(node: ast.AST) -> bool:

@@ -175,8 +175,10 @@ def test_a_run_through_mixed_api_faults_passes_with_every_turn_recorded_once(loc
     (Anthropic SDK), and one answer whose tool JSON is broken: the milestone passes; the broken call
     is an error observation the Dev is shown; no answer is lost or recorded twice."""
     store, key = local
-    writes = [A.tool_use(f"toolu_w{i}", "write_file", {"path": p, "content": c})
-              for i, (p, c) in enumerate(solution(store, key, "m01"))]  # fmt: skip
+    writes = [
+        A.tool_use(f"toolu_w{i}", "write_file", {"path": p, "content": c})
+        for i, (p, c) in enumerate(solution(store, key, "m01"))
+    ]
     lost = A.message(A.tool_use("toolu_lost", "submit", {}), stop_reason="tool_use")
     with AnthropicServer() as server:
         server.push(
@@ -191,10 +193,17 @@ def test_a_run_through_mixed_api_faults_passes_with_every_turn_recorded_once(loc
             A.message(A.tool_use("toolu_t", "run_tests", {}), stop_reason="tool_use"),
             Reply(body=lost, cut=60, reset=True),
             A.message(A.text("Done."), A.tool_use("toolu_s", "submit", {"message": "done"}), stop_reason="tool_use"),
-        )  # fmt: skip
+        )
         agent = AnthropicBackend("claude-sonnet-4-6", api_key="test", base_url=server.url, max_retries=3, timeout=1.0)
-        nav = Navigator(store, key, agent, load_rules(rules_file(tmp_path)), run_id="anthropic-faults",
-                        backend="local", log=lambda *_: None)  # fmt: skip
+        nav = Navigator(
+            store,
+            key,
+            agent,
+            load_rules(rules_file(tmp_path)),
+            run_id="anthropic-faults",
+            backend="local",
+            log=lambda *_: None,
+        )
         (summary,) = nav.run(["m01"])
         requests = server.requests
     assert summary.status == "PASS" and summary.turns == 5 and summary.tokens.output == 5 * 5  # answers only
@@ -207,8 +216,13 @@ def test_a_run_through_mixed_api_faults_passes_with_every_turn_recorded_once(loc
     assert bad.observation.startswith("error: the arguments of write_file are not a valid JSON object")
     # the Dev is shown the error: the next request (and its retry) carries it as the call's result
     for r in requests[5:7]:
-        results = [b for m in r.body["messages"] if isinstance(m["content"], list) for b in m["content"]
-                   if b.get("type") == "tool_result" and b["tool_use_id"] == "toolu_bad"]  # fmt: skip
+        results = [
+            b
+            for m in r.body["messages"]
+            if isinstance(m["content"], list)
+            for b in m["content"]
+            if b.get("type") == "tool_result" and b["tool_use_id"] == "toolu_bad"
+        ]
         assert len(results) == 1 and "not a valid JSON object" in results[0]["content"]
     assert events[-1].action.type == "milestone_end" and events[-1].action.content == "PASS"
 
@@ -219,11 +233,25 @@ def test_the_cli_run_survives_faults_stops_clearly_on_a_bad_answer_and_resumes(l
     one line; the rerun (in-process, to save a second CLI start) resumes with nothing lost or repeated
     and the milestone passes."""
     store, key = local
-    writes = [OC.tool_call(f"call_w{i}", "write_file", {"path": p, "content": c})
-              for i, (p, c) in enumerate(solution(store, key, "m01"))]  # fmt: skip
+    writes = [
+        OC.tool_call(f"call_w{i}", "write_file", {"path": p, "content": c})
+        for i, (p, c) in enumerate(solution(store, key, "m01"))
+    ]
     rules = rules_file(tmp_path)
-    args = ("--rules", rules, "run", key, "--agent", "openai", "--sandbox", "local", "--milestones", "m01",
-            "--run-id", "openai-faults")  # fmt: skip
+    args = (
+        "--rules",
+        rules,
+        "run",
+        key,
+        "--agent",
+        "openai",
+        "--sandbox",
+        "local",
+        "--milestones",
+        "m01",
+        "--run-id",
+        "openai-faults",
+    )
     with OpenAIServer() as server:
         env = {"OPENAI_API_KEY": "EMPTY", "OPENAI_BASE_URL": server.base_url}
         server.push(
@@ -253,8 +281,9 @@ def test_the_cli_run_survives_faults_stops_clearly_on_a_bad_answer_and_resumes(l
         )
         logs: list[str] = []
         agent = OpenAIBackend("gpt-4.1", api_key="EMPTY", base_url=server.base_url)
-        (summary,) = Navigator(store, key, agent, load_rules(rules), run_id="openai-faults", backend="local",
-                               log=logs.append).run(["m01"])  # fmt: skip
+        (summary,) = Navigator(
+            store, key, agent, load_rules(rules), run_id="openai-faults", backend="local", log=logs.append
+        ).run(["m01"])
         resumed = server.requests[-4]
     assert summary.status == "PASS" and summary.turns == 5 and summary.tokens.output == 5 * 5
     assert any("m01: resumed at event" in line for line in logs)
@@ -273,8 +302,9 @@ def test_the_cli_run_survives_faults_stops_clearly_on_a_bad_answer_and_resumes(l
 def idle(i: int, output_tokens: int = 200_000) -> dict:
     """A turn of a model that never submits: it looks around and reports a big bill
     (claude-sonnet-4-6: 200k output tokens at $15/M = $3.00)."""
-    return A.message(A.tool_use(f"toolu_{i}", "list_dir", {"path": "."}), stop_reason="tool_use",
-                     output_tokens=output_tokens)  # fmt: skip
+    return A.message(
+        A.tool_use(f"toolu_{i}", "list_dir", {"path": "."}), stop_reason="tool_use", output_tokens=output_tokens
+    )
 
 
 # (harness rules, reply delay, turns taken, the summary's `stopped_by`); $3.00 a turn, 200k tokens a turn
@@ -295,8 +325,15 @@ def test_a_milestone_budget_stops_a_model_that_never_submits(local, tmp_path, li
     with AnthropicServer() as server:
         server.push(*[Reply(body=idle(i), delay_s=delay) for i in range(12)])
         agent = AnthropicBackend("claude-sonnet-4-6", api_key="test", base_url=server.url, max_retries=0)
-        nav = Navigator(store, key, agent, load_rules(rules_file(tmp_path, **limits)),
-                        run_id=f"budget-{next(iter(limits))}", backend="local", log=logs.append)  # fmt: skip
+        nav = Navigator(
+            store,
+            key,
+            agent,
+            load_rules(rules_file(tmp_path, **limits)),
+            run_id=f"budget-{next(iter(limits))}",
+            backend="local",
+            log=logs.append,
+        )
         (summary,) = nav.run(["m01"])
         calls = len(server.requests)
     assert summary.status == "STUCK" and summary.stopped_by.startswith(reason)
@@ -318,8 +355,15 @@ def test_the_run_budget_stops_the_run_and_no_further_milestone_starts(local, tmp
     with AnthropicServer() as server:
         server.push(*[idle(i) for i in range(6)])
         agent = AnthropicBackend("claude-sonnet-4-6", api_key="test", base_url=server.url, max_retries=0)
-        nav = Navigator(store, key, agent, load_rules(rules_file(tmp_path, max_cost_per_run_usd=5)),
-                        run_id="run-budget", backend="local", log=logs.append)  # fmt: skip
+        nav = Navigator(
+            store,
+            key,
+            agent,
+            load_rules(rules_file(tmp_path, max_cost_per_run_usd=5)),
+            run_id="run-budget",
+            backend="local",
+            log=logs.append,
+        )
         (summary,) = nav.run()
         calls = len(server.requests)
     assert summary.status == "STUCK" and summary.turns == calls == 2 and summary.cost_usd > 5

@@ -28,8 +28,17 @@ def test_plan_with_pm_stores_rewrites_beside_the_rule_based_text(example_repo, t
             *[A.message(A.text(GOOD.format(what=f"do thing {i}"))) for i in range(3, 10)],
         )
         env = {**os.environ, "ANTHROPIC_BASE_URL": server.url, "ANTHROPIC_API_KEY": "test", "COLUMNS": "200"}
-        cmd = [str(BIN), "--store", str(root), "plan", str(example_repo), "--pm", "anthropic", "--pm-model",
-               "claude-haiku-4-5"]  # fmt: skip
+        cmd = [
+            str(BIN),
+            "--store",
+            str(root),
+            "plan",
+            str(example_repo),
+            "--pm",
+            "anthropic",
+            "--pm-model",
+            "claude-haiku-4-5",
+        ]
         proc = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=300)
         bodies = server.bodies
     assert proc.returncode == 0, proc.stderr
@@ -48,8 +57,11 @@ def test_plan_with_pm_stores_rewrites_beside_the_rule_based_text(example_repo, t
     # the model saw only the title, the rule-based description and the L0 issue titles: no hints beyond L0
     first = bodies[0]
     assert first["model"] == "claude-haiku-4-5" and "tools" not in first
-    asked = first["messages"][0]["content"][-1]["text"] if isinstance(first["messages"][0]["content"], list) else (
-        first["messages"][0]["content"])  # fmt: skip
+    asked = (
+        first["messages"][0]["content"][-1]["text"]
+        if isinstance(first["messages"][0]["content"], list)
+        else (first["messages"][0]["content"])
+    )
     assert m01.title in asked and m01.description in asked and "Issue titles:" in asked
     assert store.load_hints(key, "m01").levels[2].content not in asked
 

@@ -30,9 +30,15 @@ from harnessforge.models.trajectory import Action, Event, TestCounts, Usage
 
 def ev(seq: int, turn: int = 1, role: str = "dev", type: str = "bash", **kw) -> Event:
     return Event(
-        run_id="run1", repo="acme__tasklite", milestone_id="m01", seq=seq, turn_id=turn, role=role,
-        action=Action(type=type, args=kw.pop("args", {})), **kw,
-    )  # fmt: skip
+        run_id="run1",
+        repo="acme__tasklite",
+        milestone_id="m01",
+        seq=seq,
+        turn_id=turn,
+        role=role,
+        action=Action(type=type, args=kw.pop("args", {})),
+        **kw,
+    )
 
 
 def filled(tmp_path, n: int = 3) -> Recorder:
@@ -243,15 +249,29 @@ def test_sigkilled_writer_leaves_only_whole_events_and_resume_continues(tmp_path
 def test_metadata_and_summary_are_written_atomically_and_read_back(tmp_path, store, monkeypatch):
     rdir = store.run_dir("acme__tasklite", "run1")
     assert rdir == store.root / "trajectories" / "acme__tasklite" / "run1"
-    meta = RunMeta(run_id="run1", repo="acme__tasklite", agent="oracle", rules_hash="abc123",
-                   config={"seed": 7, "max_turns": 100}, synthetic=True)  # fmt: skip
+    meta = RunMeta(
+        run_id="run1",
+        repo="acme__tasklite",
+        agent="oracle",
+        rules_hash="abc123",
+        config={"seed": 7, "max_turns": 100},
+        synthetic=True,
+    )
     write_run_metadata(rdir, meta)
     assert read_run_metadata(rdir) == meta
 
     rec = Recorder(rdir / "m01")
-    summary = MilestoneSummary(run_id="run1", milestone_id="m01", status="STUCK", turns=12, hints_released=[1, 2],
-                               tokens=Usage(input=900, cached=400, output=80), cost_usd=0.12, wall_s=33.5,
-                               reset_to="a" * 40)  # fmt: skip
+    summary = MilestoneSummary(
+        run_id="run1",
+        milestone_id="m01",
+        status="STUCK",
+        turns=12,
+        hints_released=[1, 2],
+        tokens=Usage(input=900, cached=400, output=80),
+        cost_usd=0.12,
+        wall_s=33.5,
+        reset_to="a" * 40,
+    )
     rec.write_summary(summary)
     assert read_summary(rdir / "m01") == summary
 
@@ -307,30 +327,72 @@ def milestone():
     messages = [
         {"role": "system", "content": "You are a careful engineer."},
         {"role": "user", "content": "Implement due dates (milestone m01)."},
-        {"role": "assistant", "content": "Let me look.", "reasoning_content": "Start with the parser.",
-         "tool_calls": [{"id": "c1", "type": "function",
-                         "function": {"name": "read_file", "arguments": '{"path": "tasklite/due.py"}'}}]},
+        {
+            "role": "assistant",
+            "content": "Let me look.",
+            "reasoning_content": "Start with the parser.",
+            "tool_calls": [
+                {
+                    "id": "c1",
+                    "type": "function",
+                    "function": {"name": "read_file", "arguments": '{"path": "tasklite/due.py"}'},
+                }
+            ],
+        },
         {"role": "tool", "tool_call_id": "c1", "content": "def parse_due(s): ..."},
-        {"role": "assistant", "content": None,
-         "tool_calls": [{"id": "c2", "type": "function", "function": {"name": "run_tests", "arguments": {}}}]},
+        {
+            "role": "assistant",
+            "content": None,
+            "tool_calls": [{"id": "c2", "type": "function", "function": {"name": "run_tests", "arguments": {}}}],
+        },
         {"role": "tool", "tool_call_id": "c2", "content": "FAILED test_due.py::test_empty (trunc"},
         {"role": "user", "content": HINT},
-        {"role": "assistant", "content": "Fixed the empty case.",
-         "tool_calls": [{"id": "c3", "type": "function", "function": {"name": "submit", "arguments": "{}"}}]},
+        {
+            "role": "assistant",
+            "content": "Fixed the empty case.",
+            "tool_calls": [{"id": "c3", "type": "function", "function": {"name": "submit", "arguments": "{}"}}],
+        },
         {"role": "tool", "tool_call_id": "c3", "content": "submitted"},
-    ]  # fmt: skip
+    ]
     events = [
         ev(0, turn=0, role="navigator", type="milestone_start", observation="task shown"),
-        ev(1, turn=1, type="read_file", args={"path": "tasklite/due.py"}, observation="def parse_due(s): ...",
-           observation_chars=21, usage=Usage(input=1000, cached=0, output=50), cost_usd=0.004, model="m-1",
-           latency_s=1.5, files_touched=[]),
-        ev(2, turn=2, type="run_tests", observation="FAILED test_due.py::test_empty (trunc", observation_chars=5000,
-           usage=Usage(input=1200, cached=1000, output=20), cost_usd=0.002, model="m-1",
-           test_status=TestCounts(passed=3, failed=1, total=4), error_signature="AssertionError@test_empty"),
+        ev(
+            1,
+            turn=1,
+            type="read_file",
+            args={"path": "tasklite/due.py"},
+            observation="def parse_due(s): ...",
+            observation_chars=21,
+            usage=Usage(input=1000, cached=0, output=50),
+            cost_usd=0.004,
+            model="m-1",
+            latency_s=1.5,
+            files_touched=[],
+        ),
+        ev(
+            2,
+            turn=2,
+            type="run_tests",
+            observation="FAILED test_due.py::test_empty (trunc",
+            observation_chars=5000,
+            usage=Usage(input=1200, cached=1000, output=20),
+            cost_usd=0.002,
+            model="m-1",
+            test_status=TestCounts(passed=3, failed=1, total=4),
+            error_signature="AssertionError@test_empty",
+        ),
         ev(3, turn=2, role="mentor", type="hint", hint_level=1, mentor_hint=HINT, args={"rule": "same_error_runs"}),
-        ev(4, turn=3, type="submit", observation="submitted", observation_chars=9,
-           usage=Usage(input=1500, cached=1200, output=40), cost_usd=0.003, model="m-1"),
-    ]  # fmt: skip
+        ev(
+            4,
+            turn=3,
+            type="submit",
+            observation="submitted",
+            observation_chars=9,
+            usage=Usage(input=1500, cached=1200, output=40),
+            cost_usd=0.003,
+            model="m-1",
+        ),
+    ]
     meta = RunMeta(run_id="run1", repo="acme__tasklite", agent="openai", model="m-1", rules_hash="abc123")
     return events, messages, meta
 
@@ -353,8 +415,9 @@ def test_atif_of_a_small_milestone_validates_and_maps_metrics_and_hints(tmp_path
     assert [s["source"] for s in steps] == ["system", "user", "agent", "agent", "user", "agent"]
     read = steps[2]
     assert read["reasoning_content"] == "Start with the parser." and read["message"] == "Let me look."
-    assert read["tool_calls"] == [{"tool_call_id": "c1", "function_name": "read_file",
-                                   "arguments": {"path": "tasklite/due.py"}}]  # fmt: skip
+    assert read["tool_calls"] == [
+        {"tool_call_id": "c1", "function_name": "read_file", "arguments": {"path": "tasklite/due.py"}}
+    ]
     assert read["metrics"] == {"prompt_tokens": 1000, "completion_tokens": 50, "cached_tokens": 0, "cost_usd": 0.004}
     assert read["llm_call_count"] == 1 and read["model_name"] == "m-1"
     assert read["extra"]["harnessforge"] == {"turn_id": 1, "event_seqs": [1], "latency_s": 1.5}
@@ -377,8 +440,12 @@ def test_atif_of_a_small_milestone_validates_and_maps_metrics_and_hints(tmp_path
     assert fm["total_cost_usd"] == pytest.approx(0.009) and fm["total_steps"] == 6
     summary = summarize(events, status="PASS", wall_s=1.0)
     assert (summary.tokens.input, summary.tokens.cached, summary.tokens.output) == (3700, 2200, 110)
-    assert doc["extra"]["harnessforge"] == {"repo": "acme__tasklite", "milestone_id": "m01", "synthetic": False,
-                                            "outcome": {"status": "PASS", "resolved": True}}  # fmt: skip
+    assert doc["extra"]["harnessforge"] == {
+        "repo": "acme__tasklite",
+        "milestone_id": "m01",
+        "synthetic": False,
+        "outcome": {"status": "PASS", "resolved": True},
+    }
 
     # stored and read back as plain JSON, it is still valid
     rec = Recorder(tmp_path / "m01")

@@ -22,8 +22,22 @@ MAX_TURNS = 24  # m02 passes in 22 turns; m03 stops here
 
 def _run(store, key, run_id, profiles=None, rules: Path | None = None) -> subprocess.Popen:
     profiles = profiles or {"m02": "needs_hints"}
-    cmd = [str(BIN), "--store", str(store.root), *(["--rules", str(rules)] if rules else []), "run", key, "--agent",
-           "oracle", "--run-id", run_id, "--milestones", ",".join(profiles), "--sandbox", "docker"]  # fmt: skip
+    cmd = [
+        str(BIN),
+        "--store",
+        str(store.root),
+        *(["--rules", str(rules)] if rules else []),
+        "run",
+        key,
+        "--agent",
+        "oracle",
+        "--run-id",
+        run_id,
+        "--milestones",
+        ",".join(profiles),
+        "--sandbox",
+        "docker",
+    ]
     cmd += [arg for mid, name in profiles.items() for arg in ("--profile", f"{mid}={name}")]
     env = {**os.environ, "COLUMNS": "200"}
     return subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env, start_new_session=True)
@@ -122,8 +136,10 @@ def _kill_at_random_and_finish(store, key, rules, sizes: list[int], docker_clien
     run_id = f"oracle-kill-{seed}"
     logs = [store.root / "trajectories" / key / run_id / mid / "trajectory.jsonl" for mid in CHAIN]
     boundaries = [sum(sizes[: i + 1]) for i in range(len(sizes) - 1)]  # right after m01's, m02's last event
-    points = sorted(rng.choice(boundaries) if rng.random() < 0.25 else rng.randrange(1, sum(sizes))
-                    for _ in range(rng.randint(1, 3)))  # fmt: skip
+    points = sorted(
+        rng.choice(boundaries) if rng.random() < 0.25 else rng.randrange(1, sum(sizes))
+        for _ in range(rng.randint(1, 3))
+    )
     prefixes: dict[Path, list[bytes]] = {log: [] for log in logs}
     for at in points:
         _kill(_run(store, key, run_id, CHAIN, rules), logs, max(at, sum(map(_lines, logs)) + 1))
@@ -149,8 +165,11 @@ def test_random_kills_over_a_chain_change_nothing(validated, clean_chain, docker
     sizes = [len(s) for s in clean_steps.values()]
     seeds = [6, 9, 19]  # today: kills in every milestone, at both boundaries, up to 3 per chain
     with ThreadPoolExecutor(len(seeds)) as pool:
-        runs = list(pool.map(lambda seed: _kill_at_random_and_finish(store, key, rules, sizes, docker_client, run_cli,
-                                                                     seed), seeds))  # fmt: skip
+        runs = list(
+            pool.map(
+                lambda seed: _kill_at_random_and_finish(store, key, rules, sizes, docker_client, run_cli, seed), seeds
+            )
+        )
     for seed, (points, prefixes) in zip(seeds, runs):
         run_dir = store.root / "trajectories" / key / f"oracle-kill-{seed}"
         for mid in CHAIN:
@@ -162,8 +181,22 @@ def test_random_kills_over_a_chain_change_nothing(validated, clean_chain, docker
 def _killed_inside(patch: str, store, key: str, rules: Path, run_id: str, mid: str, profile: str) -> list[str]:
     """`run` of one milestone in a process that SIGKILLs itself where `patch` (Python run before the CLI,
     wrapping one function of ours or of the stdlib; our code as is) says; returns the args to rerun it."""
-    args = ["--store", str(store.root), "--rules", str(rules), "run", key, "--run-id", run_id, "--milestones", mid,
-            "--profile", f"{mid}={profile}", "--sandbox", "docker"]  # fmt: skip
+    args = [
+        "--store",
+        str(store.root),
+        "--rules",
+        str(rules),
+        "run",
+        key,
+        "--run-id",
+        run_id,
+        "--milestones",
+        mid,
+        "--profile",
+        f"{mid}={profile}",
+        "--sandbox",
+        "docker",
+    ]
     script = f"import os, signal, sys\n{patch}\nfrom harnessforge.cli import app\nsys.argv[0] = 'harnessforge'\napp()\n"
     killed = subprocess.run([sys.executable, "-c", script, *args], capture_output=True, timeout=600)
     assert killed.returncode == -signal.SIGKILL, killed.stderr.decode()[-2000:]

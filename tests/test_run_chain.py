@@ -13,8 +13,15 @@ from harnessforge.models.trajectory import MentorDecision, VerifierReport
 from harnessforge.rules import load_rules
 
 PROFILES = {"m01": "direct", "m02": "needs_hints", "m03": "stuck", "m04": "partial", "m05": "asks"}
-FILES = ("trajectory.jsonl", "trajectory.atif.json", "final_diff.patch", "ground_truth.patch", "test_results.json",
-         "mentor_log.json", "summary.json")  # fmt: skip
+FILES = (
+    "trajectory.jsonl",
+    "trajectory.atif.json",
+    "final_diff.patch",
+    "ground_truth.patch",
+    "test_results.json",
+    "mentor_log.json",
+    "summary.json",
+)
 
 
 @pytest.fixture(scope="module")
@@ -159,11 +166,15 @@ def test_verify_tasks_rebuilds_from_the_card_alone_and_drops_what_does_not_repro
     path = nav.store.root / "distilled" / "task_cards.jsonl"
     cards = [TaskCard.model_validate_json(line) for line in path.read_text().splitlines()]
     broken = f"{nav.key}-m02"
-    cards = [c.model_copy(update={"test_cmd": "python -m pytest -q tests/no_such_test.py"}) if c.task_id == broken
-             else c for c in cards]  # fmt: skip
+    cards = [
+        c.model_copy(update={"test_cmd": "python -m pytest -q tests/no_such_test.py"}) if c.task_id == broken else c
+        for c in cards
+    ]
     path.write_text("".join(c.model_dump_json() + "\n" for c in cards))
-    checks = {c.task_id: c for c in verify_tasks(nav.store, load_rules(), only=[f"{nav.key}-m01", broken],
-                                                 log=lambda *_: None)}  # fmt: skip
+    checks = {
+        c.task_id: c
+        for c in verify_tasks(nav.store, load_rules(), only=[f"{nav.key}-m01", broken], log=lambda *_: None)
+    }
     good = checks[f"{nav.key}-m01"]
     assert good.reproduced and (good.reference_reward, good.empty_reward) == ("1", "0"), good
     assert not checks[broken].reproduced and "reference solution scored 0" in checks[broken].reason

@@ -48,8 +48,15 @@ def test_a_model_backend_runs_a_milestone_end_to_end(validated):
         _script(server, store, key)
         agent = AnthropicBackend("claude-sonnet-4-6", api_key="test", base_url=server.url, max_retries=0)
         turns = []
-        nav = Navigator(store, key, agent, load_rules(), run_id="anthropic-local", log=lambda *_: None,
-                        on_turn=lambda *args: turns.append(args))  # fmt: skip
+        nav = Navigator(
+            store,
+            key,
+            agent,
+            load_rules(),
+            run_id="anthropic-local",
+            log=lambda *_: None,
+            on_turn=lambda *args: turns.append(args),
+        )
         (summary,) = nav.run(["m01"])
         bodies = server.bodies
     assert summary.status == "PASS" and summary.turns == 4 and not summary.synthetic
@@ -58,8 +65,12 @@ def test_a_model_backend_runs_a_milestone_end_to_end(validated):
     # input counts every prompt token, cache reads included (the same meaning as OpenAI's prompt_tokens)
     assert summary.tokens.input == 46 and summary.tokens.cached == 6 and summary.tokens.output == 20
     # the second request answers the first tool call with its result, paired by id
-    results = [b for m in bodies[1]["messages"] for b in (m["content"] if isinstance(m["content"], list) else [])
-               if b.get("type") == "tool_result"]  # fmt: skip
+    results = [
+        b
+        for m in bodies[1]["messages"]
+        for b in (m["content"] if isinstance(m["content"], list) else [])
+        if b.get("type") == "tool_result"
+    ]
     assert results and results[0]["tool_use_id"] == "toolu_1" and "tasklite/" in str(results[0]["content"])
     assert bodies[0]["tools"][-1]["cache_control"] == {"type": "ephemeral"}
     events = Recorder.open(nav.run_dir / "m01").events()

@@ -29,8 +29,15 @@ def diff_adding(lines: list[str], path: str = GT_FILE) -> str:
 
 
 class CraftedRun:
-    def __init__(self, store: Store, run_id: str, mid: str = "m01", repo: str = "acme__app", model: str = "m-1",
-                 synthetic: bool = False):  # fmt: skip
+    def __init__(
+        self,
+        store: Store,
+        run_id: str,
+        mid: str = "m01",
+        repo: str = "acme__app",
+        model: str = "m-1",
+        synthetic: bool = False,
+    ):
         self.store, self.run_id, self.mid, self.repo, self.model = store, run_id, mid, repo, model
         self.synthetic = synthetic
         self.events: list[Event] = []
@@ -42,9 +49,19 @@ class CraftedRun:
     def _add(self, role: str, kind: str, content: str = "", args: dict[str, Any] | None = None, **kw) -> Event:
         self.edits += kind in ("write_file", "edit_file") and kw.get("ok", True)
         self.test_runs += kind == "run_tests"
-        e = Event(run_id=self.run_id, repo=self.repo, milestone_id=self.mid, seq=len(self.events), turn_id=self.turn,
-                  role=role, action=Action(type=kind, content=content, args=args or {}), synthetic=self.synthetic,
-                  cumulative_edits=self.edits, cumulative_test_runs=self.test_runs, **kw)  # fmt: skip
+        e = Event(
+            run_id=self.run_id,
+            repo=self.repo,
+            milestone_id=self.mid,
+            seq=len(self.events),
+            turn_id=self.turn,
+            role=role,
+            action=Action(type=kind, content=content, args=args or {}),
+            synthetic=self.synthetic,
+            cumulative_edits=self.edits,
+            cumulative_test_runs=self.test_runs,
+            **kw,
+        )
         self.events.append(e)
         return e
 
@@ -84,8 +101,14 @@ class CraftedRun:
 
     def test(self, passed: int, failed: int, signature: str | None = "sig-a") -> CraftedRun:
         counts = TestCounts(passed=passed, failed=failed, total=passed + failed)
-        return self.tool("run_tests", {}, f"{passed} passed, {failed} failed", ok=failed == 0, test_status=counts,
-                         error_signature=signature if failed else None)  # fmt: skip
+        return self.tool(
+            "run_tests",
+            {},
+            f"{passed} passed, {failed} failed",
+            ok=failed == 0,
+            test_status=counts,
+            error_signature=signature if failed else None,
+        )
 
     def hint(self, level: int, rule: str = "same_error", text: str = "look at the filter") -> CraftedRun:
         self.hints.append(level)
@@ -96,8 +119,15 @@ class CraftedRun:
     def finish(self, status: str = "PASS", final_diff: str = "", ground_truth: str = GROUND_TRUTH) -> CraftedRun:
         run_dir = self.store.run_dir(self.repo, self.run_id)
         if not (run_dir / "metadata.json").exists():
-            meta = RunMeta(run_id=self.run_id, repo=self.repo, agent="crafted", model=self.model,
-                           harness_version="test", rules_hash="r", synthetic=self.synthetic)  # fmt: skip
+            meta = RunMeta(
+                run_id=self.run_id,
+                repo=self.repo,
+                agent="crafted",
+                model=self.model,
+                harness_version="test",
+                rules_hash="r",
+                synthetic=self.synthetic,
+            )
             write_run_metadata(run_dir, meta)
         self._add("navigator", "milestone_end", status)
         rec = Recorder.open(run_dir / self.mid)
@@ -105,9 +135,22 @@ class CraftedRun:
             rec.append(e)
         rec.write_patch("final_diff.patch", (final_diff or GROUND_TRUTH).encode())
         rec.write_patch("ground_truth.patch", ground_truth.encode())
-        report = {"milestone_id": self.mid, "passed": status == "PASS", "ground_truth_files": [GT_FILE],
-                  "acceptance": {"passed": 1, "failed": 0, "total": 1}, "candidate_files": [GT_FILE]}  # fmt: skip
+        report = {
+            "milestone_id": self.mid,
+            "passed": status == "PASS",
+            "ground_truth_files": [GT_FILE],
+            "acceptance": {"passed": 1, "failed": 0, "total": 1},
+            "candidate_files": [GT_FILE],
+        }
         rec.write_json("test_results.json", report)
-        rec.write_summary(MilestoneSummary(run_id=self.run_id, milestone_id=self.mid, status=status, turns=self.turn,
-                                           hints_released=self.hints, synthetic=self.synthetic))  # fmt: skip
+        rec.write_summary(
+            MilestoneSummary(
+                run_id=self.run_id,
+                milestone_id=self.mid,
+                status=status,
+                turns=self.turn,
+                hints_released=self.hints,
+                synthetic=self.synthetic,
+            )
+        )
         return self

@@ -172,7 +172,7 @@ def _event_rows(
     rows, index = [], []
     start = events[0].ts if events else None
     for event in events:
-        classes = [f"ev r-{event.role}", f"k-{event.action.type}"]
+        classes = [f"ev r-{event.role}", f"k-{event.action.name}"]
         shown_badges = badges(event)
         if not event.ok:
             classes.append("fail")
@@ -206,7 +206,7 @@ def _event_rows(
                 "seq": event.seq,
                 "turn": event.turn_id,
                 "role": event.role,
-                "kind": event.action.type,
+                "kind": event.action.name,
                 "cls": " ".join(classes),
                 "stuck": " ".join(dict.fromkeys(kinds)),
                 "badges": shown_badges,

@@ -36,10 +36,12 @@ CHORES = [  # (number or None, subject, files)
     (None, "Fix typos in the README", {"README.md": "# relay\n\nRelays messages.\n"}),
     (39, "Bump pytest from 8.2.2 to 8.3.2", {"requirements-dev.txt": "mypy==1.11.2\nruff==0.6.1\npytest==8.3.2\n"}),
     (None, "Prepare release 2.1.0", None),  # the version bump
-]  # fmt: skip
-CHANGELOG = "# Changelog\n\n## [2.1.0] - 2026-03-01\n\n### Added\n\n" + "".join(
-    f"- {entry} (#{number})\n" for number, _, _, entry in FEATURES
-) + "\n## [2.0.0] - 2026-01-05\n\n- First stable release.\n"  # fmt: skip
+]
+CHANGELOG = (
+    "# Changelog\n\n## [2.1.0] - 2026-03-01\n\n### Added\n\n"
+    + "".join(f"- {entry} (#{number})\n" for number, _, _, entry in FEATURES)
+    + "\n## [2.0.0] - 2026-01-05\n\n- First stable release.\n"
+)
 
 
 def _touch_sources(b, stamp: str) -> dict[str, str]:

@@ -79,8 +79,11 @@ def test_negative_amounts_round_towards_zero():
 def _merge(b, number: int, branch: str, title: str, files: dict, issue: int | None = None) -> None:
     """A PR branch merged with a merge commit whose subject is `title (#N)`, as pallets merges."""
     b.git("checkout", "-q", "-b", branch)
-    b.commit(title[:1].upper() + title[1:] + (f"\n\nfixes #{issue}" if issue else ""), files,
-             author="Bo Contributor <bo@example.org>")  # fmt: skip
+    b.commit(
+        title[:1].upper() + title[1:] + (f"\n\nfixes #{issue}" if issue else ""),
+        files,
+        author="Bo Contributor <bo@example.org>",
+    )
     b.git("checkout", "-q", "-")
     b.git("merge", "-q", "--no-ff", branch, "-m", f"{title} (#{number})")
     b.git("branch", "-q", "-D", branch)
@@ -108,12 +111,23 @@ def build(dest: Path) -> Path:
     b.git("branch", "1.0.x")
 
     _merge(b, 11, "balances", "add account balances at any date", feature_files("ledger", "balances"), issue=10)
-    _merge(b, 12, "dependabot", "Bump the github-actions group with 2 updates",
-           {".github/workflows/ci.yml": "on: [push, pull_request]\n"})  # fmt: skip
+    _merge(
+        b,
+        12,
+        "dependabot",
+        "Bump the github-actions group with 2 updates",
+        {".github/workflows/ci.yml": "on: [push, pull_request]\n"},
+    )
 
     b.git("checkout", "-q", "1.0.x")
-    _merge(b, 14, "rounding", "fix rounding of negative amounts",
-           {"ledger/core.py": CORE_FIXED, "tests/test_core.py": TEST_CORE_FIXED}, issue=13)  # fmt: skip
+    _merge(
+        b,
+        14,
+        "rounding",
+        "fix rounding of negative amounts",
+        {"ledger/core.py": CORE_FIXED, "tests/test_core.py": TEST_CORE_FIXED},
+        issue=13,
+    )
     b.commit("Release version 1.0.1", {"CHANGES.rst": CHANGES_101 + CHANGES_100})
     b.tag("1.0.1", "ledger 1.0.1")
     b.git("checkout", "-q", "main")
@@ -121,8 +135,7 @@ def build(dest: Path) -> Path:
     b.tick()
 
     _merge(b, 16, "transfers", "add transfers between accounts", feature_files("ledger", "transfers"))
-    _merge(b, 17, "pre-commit-ci", "[pre-commit.ci] pre-commit autoupdate",
-           {".pre-commit-config.yaml": "repos: []\n"})  # fmt: skip
+    _merge(b, 17, "pre-commit-ci", "[pre-commit.ci] pre-commit autoupdate", {".pre-commit-config.yaml": "repos: []\n"})
     _merge(b, 19, "csv", "support CSV statements", feature_files("ledger", "statements"), issue=18)
     changes = (b.path / "CHANGES.rst").read_text()
     b.commit("Release version 1.1.0", {"CHANGES.rst": CHANGES_110 + changes})

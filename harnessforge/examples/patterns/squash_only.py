@@ -16,19 +16,36 @@ from pathlib import Path
 from .common import PYPROJECT, builder, feature_files
 
 PRS = [  # (number, title, feature, PR description)
-    (3, "feat: import tallies from CSV files", "csv_import",
-     "Reads one tally per row; a header row names the columns.\n\n* parse rows\n* add tests"),
-    (5, "fix: keep counts when a tally is merged twice", "merging",
-     "Merging the same tally twice used to double its counts; merges are now idempotent."),
-    (7, "refactor: split the reader into sources and parsers", "readers",
-     "Sources yield raw records and parsers turn them into tallies, so new formats need only a parser."),
-]  # fmt: skip
+    (
+        3,
+        "feat: import tallies from CSV files",
+        "csv_import",
+        "Reads one tally per row; a header row names the columns.\n\n* parse rows\n* add tests",
+    ),
+    (
+        5,
+        "fix: keep counts when a tally is merged twice",
+        "merging",
+        "Merging the same tally twice used to double its counts; merges are now idempotent.",
+    ),
+    (
+        7,
+        "refactor: split the reader into sources and parsers",
+        "readers",
+        "Sources yield raw records and parsers turn them into tallies, so new formats need only a parser.",
+    ),
+]
 
 
 def build(dest: Path) -> Path:
     b = builder(dest, "tally")
-    b.commit("Initial commit", {"pyproject.toml": PYPROJECT.format(name="tally", version="0.1.0"),
-                                "tally/__init__.py": '"""tally: count things."""\n'})  # fmt: skip
+    b.commit(
+        "Initial commit",
+        {
+            "pyproject.toml": PYPROJECT.format(name="tally", version="0.1.0"),
+            "tally/__init__.py": '"""tally: count things."""\n',
+        },
+    )
     b.tag("v0.1.0", "tally 0.1.0")
     for number, title, feature, body in PRS:
         b.squash_pr(number, title, feature_files("tally", feature), body=body)
