@@ -138,6 +138,8 @@ class RunFiles:
     FINAL_DIFF = "final_diff.patch"
     GROUND_TRUTH = "ground_truth.patch"
     START_PATCH = "start.patch"  # the Dev's state carried from the previous milestone
+    # what every finished milestone run holds (a STUCK or FAIL one as well as a PASS)
+    FILES = (TRAJECTORY, ATIF, FINAL_DIFF, GROUND_TRUTH, TEST_RESULTS, MENTOR_LOG, SUMMARY)
 
     trajectory = _RunFile(TRAJECTORY)
     atif = _RunFile(ATIF)

@@ -1,10 +1,11 @@
-"""Small helpers for tests that build their own git repositories."""
+"""Small helpers for tests: git repositories they build, and the installed command line."""
 
 from __future__ import annotations
 
 import os
 import shutil
 import subprocess
+import sys
 from pathlib import Path
 
 
@@ -23,3 +24,18 @@ def git(cwd: Path, *args: str) -> str:
 def copy_repo(src: Path, dest: Path) -> Path:
     shutil.copytree(src, dest)
     return dest
+
+
+BIN = Path(sys.executable).parent / "harnessforge"
+
+
+def cli_command(store, arguments: str, *extra: str, rules: Path | None = None) -> list[str]:
+    """The installed `harnessforge` command on `store` (and `rules`): `arguments` split on spaces, then `extra`."""
+    return [
+        str(BIN),
+        "--store",
+        str(store.root),
+        *(["--rules", str(rules)] if rules else []),
+        *arguments.split(),
+        *extra,
+    ]

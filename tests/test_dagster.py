@@ -11,6 +11,7 @@ from pydantic import ValidationError
 
 from harnessforge.gitio import resolve_repo
 from harnessforge.repos import open_repo
+from harnessforge.store import RunFiles
 from harnessforge_assets.definitions import defs
 from harnessforge_assets.environments import docker_images, validated_milestones
 from harnessforge_assets.partitions import repo_milestone_key, repo_milestone_partitions
@@ -287,15 +288,7 @@ def test_core_library_never_imports_dagster():
 
 
 # ---- raw_trajectories: the Dev agent on one milestone -----------------------------------------------
-TRAJECTORY_FILES = (
-    "trajectory.jsonl",
-    "trajectory.atif.json",
-    "final_diff.patch",
-    "ground_truth.patch",
-    "test_results.json",
-    "mentor_log.json",
-    "summary.json",
-)
+TRAJECTORY_FILES = RunFiles.FILES
 
 
 def test_raw_trajectories_run_the_chain_in_order_in_docker(example_repo, store, docker_client, base_image):

@@ -103,17 +103,7 @@ def test_full_lineage_for_two_milestones_in_docker(example_repo, store, docker_c
     assert len(instances) == 2
 
     # full lineage: every asset of the factory has a materialization on this instance
-    lineage = (
-        "repos",
-        "milestone_plans",
-        "docker_images",
-        "validated_milestones",
-        "raw_trajectories",
-        "trajectory_analytics",
-        "stuck_slices",
-        "dpo_pairs",
-        "verified_tasks",
-        "training_datasets",
-    )
+    lineage = """repos milestone_plans docker_images validated_milestones raw_trajectories trajectory_analytics
+                 stuck_slices dpo_pairs verified_tasks training_datasets""".split()
     for asset in lineage:
         assert instance.get_latest_materialization_event(dg.AssetKey(asset)) is not None, asset

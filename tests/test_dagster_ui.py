@@ -32,15 +32,9 @@ ROOT = Path(__file__).resolve().parents[1]
 DAGSTER = Path(sys.executable).parent / "dagster"
 LOCATION = "harnessforge"  # workspace.yaml's location_name
 REPOSITORY = {"repositoryLocationName": LOCATION, "repositoryName": "__repository__"}
-GRAPH_ASSETS = [
-    "repos",
-    "milestone_plans",
-    "docker_images",
-    "validated_milestones",
-    "raw_trajectories",
-    "trajectory_analytics",
-    "training_datasets",
-]
+GRAPH_ASSETS = (  # the chain of stages the lineage graph shows, in order
+    "repos milestone_plans docker_images validated_milestones raw_trajectories trajectory_analytics training_datasets"
+).split()
 ANSI = re.compile(r"\x1b\[[0-9;]*m")
 
 ADD_PARTITION = """

@@ -12,11 +12,10 @@ from harnessforge.distill import distill
 from harnessforge.models.distill import KTORow, PreferencePair, Review, Segment
 from harnessforge.rules import load_rules
 from harnessforge.store import Store
+from tests.helpers import cli_command
 from tests.llm_servers import AnthropicServer
 from tests.test_analytics import OWN_DIFF, craft, explore, pad
 from tests.trajectories import GT_FILE, CraftedRun
-
-BIN = Path(sys.executable).parent / "harnessforge"
 
 
 def rows(store, name, model):
@@ -162,8 +161,6 @@ def test_a_run_with_a_corrupt_log_is_skipped_and_the_rest_distils(tmp_path):
 
 def test_the_distill_command(tmp_path):
     import subprocess
-    import sys
-    from pathlib import Path
 
     store = Store(tmp_path / "store")
     craft_more(store)
@@ -195,16 +192,7 @@ def test_an_llm_judge_grades_through_the_reviewer_interface_and_the_rules_eviden
             server.error(400, "prompt is malformed"),
         )
         env = {**os.environ, "ANTHROPIC_BASE_URL": server.url, "ANTHROPIC_API_KEY": "test", "COLUMNS": "200"}
-        cmd = [
-            str(BIN),
-            "--store",
-            str(store.root),
-            "distill",
-            "--judge",
-            "anthropic",
-            "--judge-model",
-            "claude-haiku-4-5",
-        ]
+        cmd = cli_command(store, "distill --judge anthropic --judge-model claude-haiku-4-5")
         proc = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=300)
         bodies = server.bodies
     assert proc.returncode == 0, proc.stderr

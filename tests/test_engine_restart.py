@@ -13,7 +13,6 @@ import os
 import shutil
 import signal
 import subprocess
-import sys
 import tempfile
 import time
 from pathlib import Path
@@ -27,8 +26,8 @@ from harnessforge.errors import EnvError
 from harnessforge.harness.navigator import Navigator
 from harnessforge.harness.recorder import Recorder, read_summary
 from harnessforge.rules import load_rules
+from tests.helpers import cli_command
 
-BIN = Path(sys.executable).parent / "harnessforge"
 MID, PROFILE = "m02", "needs_hints"  # long enough to be interrupted, with hints whose replay must not repeat
 
 
@@ -148,24 +147,8 @@ def run_cli():
     procs: list[subprocess.Popen] = []
 
     def start(store, key, run_id, engine: PrivateEngine, rules: Path | None = None) -> subprocess.Popen:
-        cmd = [
-            str(BIN),
-            "--store",
-            str(store.root),
-            *(["--rules", str(rules)] if rules else []),
-            "run",
-            key,
-            "--agent",
-            "oracle",
-            "--run-id",
-            run_id,
-            "--milestones",
-            MID,
-            "--profile",
-            f"{MID}={PROFILE}",
-            "--sandbox",
-            "docker",
-        ]
+        arguments = f"run {key} --agent oracle --run-id {run_id} --milestones {MID} --profile {MID}={PROFILE}"
+        cmd = cli_command(store, arguments, "--sandbox", "docker", rules=rules)
         env = {**os.environ, "COLUMNS": "200", "DOCKER_HOST": engine.url}
         procs.append(
             subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env, start_new_session=True)

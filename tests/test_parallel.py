@@ -2,7 +2,6 @@
 
 import os
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -13,8 +12,7 @@ from harnessforge.harness.navigator import Navigator
 from harnessforge.harness.parallel import run_chains
 from harnessforge.harness.recorder import Recorder
 from harnessforge.rules import load_rules
-
-BIN = Path(sys.executable).parent / "harnessforge"
+from tests.helpers import cli_command
 
 
 class ClosingOracle(OracleAgent):
@@ -45,22 +43,7 @@ def test_chains_run_side_by_side_and_a_failing_one_is_isolated(validated):
 
 def test_the_run_command_takes_several_repos_and_reports_each(validated):
     store, key, _ = validated
-    cmd = [
-        str(BIN),
-        "--store",
-        str(store.root),
-        "run",
-        key,
-        "no__such_repo",
-        "--workers",
-        "2",
-        "--milestones",
-        "m01",
-        "--run-id",
-        "par-cli",
-        "--sandbox",
-        "docker",
-    ]
+    cmd = cli_command(store, f"run {key} no__such_repo --workers 2 --milestones m01 --run-id par-cli --sandbox docker")
     proc = subprocess.run(cmd, capture_output=True, text=True, env={**os.environ, "COLUMNS": "200"}, timeout=600)
     assert proc.returncode == 1, proc.stdout + proc.stderr
     assert "no__such_repo" in proc.stderr and "no repository is registered" in proc.stderr

@@ -3,8 +3,6 @@
 import json
 import os
 import subprocess
-import sys
-from pathlib import Path
 
 import pytest
 
@@ -12,10 +10,10 @@ from harnessforge.agents.oracle import OracleAgent
 from harnessforge.agents.pm import rewrite_plan
 from harnessforge.errors import ConfigError
 from harnessforge.store import Store
+from tests.helpers import cli_command
 from tests.llm_servers import AnthropicServer
 
 A = AnthropicServer
-BIN = Path(sys.executable).parent / "harnessforge"
 GOOD = "Users can {what}.\n\nAcceptance criteria:\n- the behaviour is visible from the command line"
 
 
@@ -28,17 +26,7 @@ def test_plan_with_pm_stores_rewrites_beside_the_rule_based_text(example_repo, t
             *[A.message(A.text(GOOD.format(what=f"do thing {i}"))) for i in range(3, 10)],
         )
         env = {**os.environ, "ANTHROPIC_BASE_URL": server.url, "ANTHROPIC_API_KEY": "test", "COLUMNS": "200"}
-        cmd = [
-            str(BIN),
-            "--store",
-            str(root),
-            "plan",
-            str(example_repo),
-            "--pm",
-            "anthropic",
-            "--pm-model",
-            "claude-haiku-4-5",
-        ]
+        cmd = cli_command(Store(root), "plan", str(example_repo), "--pm", "anthropic", "--pm-model", "claude-haiku-4-5")
         proc = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=300)
         bodies = server.bodies
     assert proc.returncode == 0, proc.stderr

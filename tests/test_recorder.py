@@ -28,6 +28,11 @@ from harnessforge.models.run import MilestoneSummary, RunMeta
 from harnessforge.models.trajectory import Action, Event, TestCounts, Usage
 
 
+def billed(tokens_in: int, cached: int, tokens_out: int, cost: float) -> dict:
+    """The fields of an event that carries one model call (of model m-1)."""
+    return {"usage": Usage(input=tokens_in, cached=cached, output=tokens_out), "cost_usd": cost, "model": "m-1"}
+
+
 def ev(seq: int, turn: int = 1, role: str = "dev", type: str = "bash", **kw) -> Event:
     return Event(
         run_id="run1",
@@ -363,9 +368,7 @@ def milestone():
             args={"path": "tasklite/due.py"},
             observation="def parse_due(s): ...",
             observation_chars=21,
-            usage=Usage(input=1000, cached=0, output=50),
-            cost_usd=0.004,
-            model="m-1",
+            **billed(1000, 0, 50, 0.004),
             latency_s=1.5,
             files_touched=[],
         ),
@@ -375,23 +378,12 @@ def milestone():
             type="run_tests",
             observation="FAILED test_due.py::test_empty (trunc",
             observation_chars=5000,
-            usage=Usage(input=1200, cached=1000, output=20),
-            cost_usd=0.002,
-            model="m-1",
+            **billed(1200, 1000, 20, 0.002),
             test_status=TestCounts(passed=3, failed=1, total=4),
             error_signature="AssertionError@test_empty",
         ),
         ev(3, turn=2, role="mentor", type="hint", hint_level=1, mentor_hint=HINT, args={"rule": "same_error_runs"}),
-        ev(
-            4,
-            turn=3,
-            type="submit",
-            observation="submitted",
-            observation_chars=9,
-            usage=Usage(input=1500, cached=1200, output=40),
-            cost_usd=0.003,
-            model="m-1",
-        ),
+        ev(4, turn=3, type="submit", observation="submitted", observation_chars=9, **billed(1500, 1200, 40, 0.003)),
     ]
     meta = RunMeta(run_id="run1", repo="acme__tasklite", agent="openai", model="m-1", rules_hash="abc123")
     return events, messages, meta

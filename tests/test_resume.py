@@ -14,31 +14,17 @@ from pathlib import Path
 import pytest
 
 from harnessforge.harness.recorder import Recorder, read_summary
+from tests.helpers import cli_command
 
-BIN = Path(sys.executable).parent / "harnessforge"
 CHAIN = {"m01": "direct", "m02": "needs_hints", "m03": "stuck"}  # pass, pass after hints, STUCK (reset to verify)
 MAX_TURNS = 24  # m02 passes in 22 turns; m03 stops here
 
 
 def _run(store, key, run_id, profiles=None, rules: Path | None = None) -> subprocess.Popen:
     profiles = profiles or {"m02": "needs_hints"}
-    cmd = [
-        str(BIN),
-        "--store",
-        str(store.root),
-        *(["--rules", str(rules)] if rules else []),
-        "run",
-        key,
-        "--agent",
-        "oracle",
-        "--run-id",
-        run_id,
-        "--milestones",
-        ",".join(profiles),
-        "--sandbox",
-        "docker",
-    ]
-    cmd += [arg for mid, name in profiles.items() for arg in ("--profile", f"{mid}={name}")]
+    arguments = f"run {key} --agent oracle --run-id {run_id} --milestones {','.join(profiles)} --sandbox docker"
+    profile_options = [arg for mid, name in profiles.items() for arg in ("--profile", f"{mid}={name}")]
+    cmd = cli_command(store, arguments, *profile_options, rules=rules)
     env = {**os.environ, "COLUMNS": "200"}
     return subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env, start_new_session=True)
 

@@ -11,17 +11,10 @@ from harnessforge.harness.recorder import Recorder
 from harnessforge.models.run import MilestoneSummary, RunMeta
 from harnessforge.models.trajectory import MentorDecision, VerifierReport
 from harnessforge.rules import load_rules
+from harnessforge.store import RunFiles
 
 PROFILES = {"m01": "direct", "m02": "needs_hints", "m03": "stuck", "m04": "partial", "m05": "asks"}
-FILES = (
-    "trajectory.jsonl",
-    "trajectory.atif.json",
-    "final_diff.patch",
-    "ground_truth.patch",
-    "test_results.json",
-    "mentor_log.json",
-    "summary.json",
-)
+FILES = RunFiles.FILES
 
 
 @pytest.fixture(scope="module")

@@ -49,21 +49,12 @@ class CraftedRun:
     def _add(self, role: str, kind: str, content: str = "", args: dict[str, Any] | None = None, **kw) -> Event:
         self.edits += kind in ("write_file", "edit_file") and kw.get("ok", True)
         self.test_runs += kind == "run_tests"
-        e = Event(
-            run_id=self.run_id,
-            repo=self.repo,
-            milestone_id=self.mid,
-            seq=len(self.events),
-            turn_id=self.turn,
-            role=role,
-            action=Action(type=kind, content=content, args=args or {}),
-            synthetic=self.synthetic,
-            cumulative_edits=self.edits,
-            cumulative_test_runs=self.test_runs,
-            **kw,
-        )
-        self.events.append(e)
-        return e
+        where = {"run_id": self.run_id, "repo": self.repo, "milestone_id": self.mid, "seq": len(self.events)}
+        counters = {"cumulative_edits": self.edits, "cumulative_test_runs": self.test_runs}
+        action = Action(type=kind, content=content, args=args or {})
+        event = Event(**where, turn_id=self.turn, role=role, action=action, synthetic=self.synthetic, **counters, **kw)
+        self.events.append(event)
+        return event
 
     def start(self, task: str) -> None:
         self._add("navigator", "milestone_start", task)

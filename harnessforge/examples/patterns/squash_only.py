@@ -39,13 +39,8 @@ PRS = [  # (number, title, feature, PR description)
 
 def build(dest: Path) -> Path:
     b = builder(dest, "tally")
-    b.commit(
-        "Initial commit",
-        {
-            "pyproject.toml": PYPROJECT.format(name="tally", version="0.1.0"),
-            "tally/__init__.py": '"""tally: count things."""\n',
-        },
-    )
+    first = {"pyproject.toml": PYPROJECT.format(name="tally", version="0.1.0")}
+    b.commit("Initial commit", {**first, "tally/__init__.py": '"""tally: count things."""\n'})
     b.tag("v0.1.0", "tally 0.1.0")
     for number, title, feature, body in PRS:
         b.squash_pr(number, title, feature_files("tally", feature), body=body)
