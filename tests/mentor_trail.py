@@ -13,7 +13,7 @@ from harnessforge.rules import MentorRules
 
 MID = "m01"
 LADDER = HintLadder(
-    milestone_id=MID, levels=[Hint(level=i, name=n, content=f"hint L{i}") for i, n in enumerate(HINT_LEVEL_NAMES)]
+    milestone_id=MID, levels=[Hint(level=i, name=name, content=f"hint L{i}") for i, name in enumerate(HINT_LEVEL_NAMES)]
 )
 # Every rule out of reach and no cooldown: each test turns on only what it is about.
 QUIET = dict(
@@ -28,7 +28,7 @@ QUIET = dict(
 )
 
 
-def mentor(**rules: int) -> Mentor:
+def quiet_mentor(**rules: int) -> Mentor:
     return Mentor(MID, LADDER, MentorRules(**{**QUIET, **rules}))
 
 
@@ -83,10 +83,10 @@ class Trail:
         return self.add(turn, "run_tests", passed=passed, failed=failed, sig=sig if failed else None)
 
 
-def feed(m: Mentor, events: list[Event]) -> list[tuple[int, int, int, str]]:
+def feed(mentor: Mentor, events: list[Event]) -> list[tuple[int, int, int, str]]:
     """(seq, turn, level, rule) of every decision the events caused."""
     out = []
     for event in events:
-        if d := m.observe(event):
-            out.append((event.seq, d.turn_id, d.level, d.rule))
+        if decision := mentor.observe(event):
+            out.append((event.seq, decision.turn_id, decision.level, decision.rule))
     return out
