@@ -109,10 +109,10 @@ class _Clock:
         self.seconds: dict[str, float] = {}
 
     def __call__(self, line: str) -> None:
-        mid = line.split(":", 1)[0]
-        if mid in self.ids and mid not in self.seconds:
+        milestone_id = line.split(":", 1)[0]
+        if milestone_id in self.ids and milestone_id not in self.seconds:
             now = time.perf_counter()
-            self.seconds[mid] = round(now - self.last, 2)
+            self.seconds[milestone_id] = round(now - self.last, 2)
             self.last = now
         self.log(f"{self.prefix}{line}")
 
@@ -144,7 +144,7 @@ def measure_entry(
     report = _stage(result, "screen", lambda: screen(store, spec, rules, collect=options.collect), log)
     if report is not None:
         result.screen_passed = report.passed
-        result.screen_failed = [c.name for c in report.criteria if c.passed is False]
+        result.screen_failed = [criterion.name for criterion in report.criteria if criterion.passed is False]
         result.primary_language = report.primary_language
         failed = ", ".join(result.screen_failed) or "none"
         log(
@@ -152,33 +152,36 @@ def measure_entry(
             f"({result.seconds['screen']:.1f}s)"
         )
 
-    start, end = (None if r == "default" else r for r in (entry.from_ref, entry.to_ref))
+    start, end = (None if ref == "default" else ref for ref in (entry.from_ref, entry.to_ref))
     planned = _stage(result, "plan", lambda: plan_range(store, spec, rules, start, end), log)
     if planned is None:
         return result
-    p = planned.plan
-    result.range = f"{p.from_ref} → {p.to_ref}"
-    result.notes = list(p.notes)
-    result.milestones = len(p.milestones)
-    result.type_mix = dict(p.report.type_mix)
-    result.feature_titled = p.report.feature_titled
-    result.entries_citing, result.entries_covered = p.report.entries_citing, p.report.entries_covered
-    result.rows = [MilestoneRow(m.id, m.title, m.type, m.title_source) for m in p.milestones]
+    plan = planned.plan
+    result.range = f"{plan.from_ref} → {plan.to_ref}"
+    result.notes = list(plan.notes)
+    result.milestones = len(plan.milestones)
+    result.type_mix = dict(plan.report.type_mix)
+    result.feature_titled = plan.report.feature_titled
+    result.entries_citing, result.entries_covered = plan.report.entries_citing, plan.report.entries_covered
+    result.rows = [
+        MilestoneRow(milestone.id, milestone.title, milestone.type, milestone.title_source)
+        for milestone in plan.milestones
+    ]
     covered = f"{result.entries_covered}/{result.entries_citing}"
     log(
         f"{prefix}plan {result.range}: {result.milestones} milestones, {result.feature_titled} feature-titled, "
         f"{covered} citing entries covered ({result.seconds['plan']:.1f}s)"
     )
-    if not p.milestones:
+    if not plan.milestones:
         return result
 
     if options.build:
         images = _stage(result, "env build", lambda: build_envs(store, spec.key, rules, log=sub), log)
         if images is None:
             return result
-        result.images_built = sum(1 for i in images.images if i.build_seconds)
+        result.images_built = sum(1 for image in images.images if image.build_seconds)
         result.images_cached = len(images.images) - result.images_built
-        result.image_build_s = round(sum(i.build_seconds for i in images.images), 2)
+        result.image_build_s = round(sum(image.build_seconds for image in images.images), 2)
         log(
             f"{prefix}env build: {result.images_built} image(s) built, {result.images_cached} cached, "
             f"{len(images.failures)} milestone(s) without one ({result.seconds['env build']:.1f}s)"
@@ -186,7 +189,7 @@ def measure_entry(
     if options.backend is None:
         return result
 
-    clock = _Clock([m.id for m in p.milestones], log, prefix + "  ")
+    clock = _Clock([milestone.id for milestone in plan.milestones], log, prefix + "  ")
     backend = options.backend
     # The baseline compares seconds per milestone, which only one worker gives.
     workers = 1 if entry.name in options.baseline else options.workers
@@ -197,7 +200,7 @@ def measure_entry(
     started = datetime.now(timezone.utc).replace(microsecond=0)  # validated_at has whole seconds
     validations = _stage(result, "validate", run, log)
     if validations is None:  # it stopped midway: keep the verdicts it saved before
-        if saved := saved_validations(store, spec.key, [m.id for m in p.milestones], started):
+        if saved := saved_validations(store, spec.key, [milestone.id for milestone in plan.milestones], started):
             record(result, saved, clock.seconds if workers == 1 else {})
             log(f"{prefix}validate: kept the {len(saved)} verdict(s) saved before it stopped")
         return result
@@ -212,33 +215,33 @@ def measure_entry(
 def saved_validations(store: Store, key: str, ids: list[str], since: datetime) -> list[Validation]:
     """The verdicts validate wrote since `since` (older ones in the store belong to an earlier run)."""
     out = []
-    for mid in ids:
+    for milestone_id in ids:
         try:
-            v = store.load_validation(key, mid)
+            validation = store.load_validation(key, milestone_id)
         except Exception:  # noqa: BLE001 - none written (or unreadable): that milestone stays unvalidated
             continue
-        if v.validated_at >= since:
-            out.append(v)
+        if validation.validated_at >= since:
+            out.append(validation)
     return out
 
 
 def record(result: EntryResult, validations: list[Validation], seconds: dict[str, float]) -> None:
     """Fill the yield columns from validate's verdicts (a milestone it did not return stays 'not validated')."""
-    by_id = {v.milestone_id: v for v in validations}
+    by_id = {validation.milestone_id: validation for validation in validations}
     result.validated = True
     for row in result.rows:
-        v = by_id.get(row.id)
-        if v is None:
+        validation = by_id.get(row.id)
+        if validation is None:
             continue
-        row.status, row.reason = v.status, v.reason
-        row.fail_to_pass, row.candidates = len(v.fail_to_pass), len(v.candidates)
+        row.status, row.reason = validation.status, validation.reason
+        row.fail_to_pass, row.candidates = len(validation.fail_to_pass), len(validation.candidates)
         row.validation_s = seconds.get(row.id)
-        row.detail = v.detail.splitlines()[0][:300] if v.detail and v.status != "valid" else ""
-    result.valid = sum(1 for r in result.rows if r.status == "valid")
-    result.fail_to_pass = sum(r.fail_to_pass for r in result.rows)
-    result.not_valid = dict(
-        Counter(f"{r.status}: {r.reason}" if r.reason else r.status for r in result.rows if r.status != "valid")
-    )
+        shows_detail = validation.detail and validation.status != "valid"
+        row.detail = validation.detail.splitlines()[0][:300] if shows_detail else ""
+    result.valid = sum(1 for row in result.rows if row.status == "valid")
+    result.fail_to_pass = sum(row.fail_to_pass for row in result.rows)
+    not_valid = [row for row in result.rows if row.status != "valid"]
+    result.not_valid = dict(Counter(f"{row.status}: {row.reason}" if row.reason else row.status for row in not_valid))
 
 
 # ---- the corpus -----------------------------------------------------------------------------------------------------
@@ -277,26 +280,30 @@ def _one_entry(entry: Entry, store: Store, rules: Rules, root: Path | None, opti
     return result
 
 
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--repos", required=True, type=Path, help="the corpus file (benchmarks/corpus.yaml)")
+    parser.add_argument("--root", type=Path, help="where local clones are: <root>/<name>")
+    parser.add_argument("--store", required=True, type=Path, help="the store to plan and build in (a scratch one)")
+    parser.add_argument("--out", required=True, type=Path, help="the Markdown table (docs/corpus.md)")
+    parser.add_argument("--json", type=Path, help="the same results as JSON")
+    parser.add_argument("--only", default="", help="comma-separated entry names")
+    parser.add_argument("--baseline", default="", help="comma-separated entry names measured the per-instance way too")
+    parser.add_argument("--baseline-milestones", type=int, help="the baseline on the first N milestones with an image")
+    parser.add_argument("--repeats", type=int, default=3, help="K: validation runs per side (default 3)")
+    parser.add_argument("--workers", type=int, default=1, help="validate's workers (1 gives per-milestone seconds)")
+    parser.add_argument("--fresh", action="store_true", help="build every entry under a fresh image tag (from scratch)")
+    parser.add_argument("--keep-images", action="store_true", help="keep the images made under fresh tags")
+    parser.add_argument("--no-docker", action="store_true", help="no env build; validation only with --backend local")
+    parser.add_argument("--backend", choices=("docker", "local", "none"), help="validation backend (default docker)")
+    parser.add_argument("--no-collect", action="store_true", help="screening counts tests statically")
+    parser.add_argument("--rules", type=Path, help="a rules file over the defaults")
+    parser.add_argument("--note", default="", help="a line shown at the top of the Markdown (e.g. 'Smoke run')")
+    return parser
+
+
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--repos", required=True, type=Path, help="the corpus file (benchmarks/corpus.yaml)")
-    ap.add_argument("--root", type=Path, help="where local clones are: <root>/<name>")
-    ap.add_argument("--store", required=True, type=Path, help="the store to plan and build in (a scratch one)")
-    ap.add_argument("--out", required=True, type=Path, help="the Markdown table (docs/corpus.md)")
-    ap.add_argument("--json", type=Path, help="the same results as JSON")
-    ap.add_argument("--only", default="", help="comma-separated entry names")
-    ap.add_argument("--baseline", default="", help="comma-separated entry names measured the per-instance way too")
-    ap.add_argument("--baseline-milestones", type=int, help="the baseline on the first N milestones with an image")
-    ap.add_argument("--repeats", type=int, default=3, help="K: validation runs per side (default 3)")
-    ap.add_argument("--workers", type=int, default=1, help="validate's workers (1 gives per-milestone seconds)")
-    ap.add_argument("--fresh", action="store_true", help="build every entry under a fresh image tag (from scratch)")
-    ap.add_argument("--keep-images", action="store_true", help="keep the images made under fresh tags")
-    ap.add_argument("--no-docker", action="store_true", help="no env build; validation only with --backend local")
-    ap.add_argument("--backend", choices=("docker", "local", "none"), help="validation backend (default docker)")
-    ap.add_argument("--no-collect", action="store_true", help="screening counts tests statically")
-    ap.add_argument("--rules", type=Path, help="a rules file over the defaults")
-    ap.add_argument("--note", default="", help="a line shown at the top of the Markdown (e.g. 'Smoke run')")
-    args = ap.parse_args(argv)
+    args = _parser().parse_args(argv)
     try:
         if args.repeats < 1:
             raise CorpusError("--repeats must be at least 1")
@@ -307,8 +314,8 @@ def main(argv: list[str] | None = None) -> int:
             raise CorpusError("--no-docker with --backend docker: choose one")
         if args.root is not None and not args.root.is_dir():
             raise CorpusError(f"--root {args.root}: not a directory")
-        only = [n for n in args.only.split(",") if n]
-        baseline = [n for n in args.baseline.split(",") if n]
+        only = [name for name in args.only.split(",") if name]
+        baseline = [name for name in args.baseline.split(",") if name]
         if baseline and (args.no_docker or backend != "docker"):
             raise CorpusError("--baseline needs Docker (env build and validation in Docker)")
         entries = select(load_entries(args.repos), only, baseline)
@@ -334,21 +341,24 @@ def main(argv: list[str] | None = None) -> int:
         print(f"[{time.strftime('%H:%M:%S')}] {line}", flush=True)
 
     results = run_corpus(entries, store, rules, args.root, options, log)
-    command = " ".join(shlex.quote(a) for a in [".venv/bin/python", "benchmarks/corpus.py", *(argv or sys.argv[1:])])
+    words = [".venv/bin/python", "benchmarks/corpus.py", *(argv or sys.argv[1:])]
+    command = " ".join(shlex.quote(word) for word in words)
     doc = document(results, options, command, time.perf_counter() - start, args.note)
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(markdown(doc))
     if args.json:
         args.json.parent.mkdir(parents=True, exist_ok=True)
         args.json.write_text(json.dumps(doc, indent=2, default=str) + "\n")
-    a = doc["totals"]["all"]
+    overall = doc["totals"]["all"]
     wrote = f"{args.out}" + (f" and {args.json}" if args.json else "")
     log(
-        f"{a['ranges']} ranges, {a['milestones']} milestones, {a['valid']} valid, {a['fail_to_pass']} FAIL_TO_PASS; "
-        f"{sum(1 for r in results if r.errors)} with errors; wrote {wrote}"
+        f"{overall['ranges']} ranges, {overall['milestones']} milestones, {overall['valid']} valid, "
+        f"{overall['fail_to_pass']} FAIL_TO_PASS; "
+        f"{sum(1 for result in results if result.errors)} with errors; wrote {wrote}"
     )
-    for t in doc["targets"]:
-        log(f"target {t['target']}: {t['measured']} -> {'-' if t['met'] is None else 'met' if t['met'] else 'NOT met'}")
+    for target in doc["targets"]:
+        met = "-" if target["met"] is None else "met" if target["met"] else "NOT met"
+        log(f"target {target['target']}: {target['measured']} -> {met}")
     return 0
 
 

@@ -36,8 +36,8 @@ class Entry(BaseModel):
 
     @field_validator("from_ref", "to_ref", mode="before")
     @classmethod
-    def _text(cls, v):
-        return str(v)  # YAML reads an unquoted 1.10 as the number 1.1: keep what was written when it is quoted
+    def _text(cls, value):
+        return str(value)  # YAML reads an unquoted 1.10 as the number 1.1: keep what was written when it is quoted
 
     @property
     def group(self) -> str:
@@ -63,23 +63,23 @@ def load_entries(path: Path) -> list[Entry]:
         try:
             entries.append(Entry.model_validate(row))
         except ValidationError as e:
-            err = e.errors()[0]
-            where = ".".join(str(p) for p in err["loc"]) or "entry"
-            raise CorpusError(f"{path}: entry {i}: {where}: {err['msg']}") from None
-    names = Counter(e.name for e in entries)
-    if twice := sorted(n for n, k in names.items() if k > 1):
+            error = e.errors()[0]
+            where = ".".join(str(part) for part in error["loc"]) or "entry"
+            raise CorpusError(f"{path}: entry {i}: {where}: {error['msg']}") from None
+    names = Counter(entry.name for entry in entries)
+    if twice := sorted(name for name, count in names.items() if count > 1):
         raise CorpusError(f"{path}: entry names must be unique; repeated: {', '.join(twice)}")
     return entries
 
 
 def select(entries: list[Entry], only: list[str], baseline: list[str]) -> list[Entry]:
-    known = {e.name for e in entries}
+    known = {entry.name for entry in entries}
     for option, names in (("--only", only), ("--baseline", baseline)):
-        if unknown := [n for n in names if n not in known]:
+        if unknown := [name for name in names if name not in known]:
             raise CorpusError(f"{option}: no entry named {', '.join(unknown)} (known: {', '.join(sorted(known))})")
-    if only and (outside := [n for n in baseline if n not in only]):
+    if only and (outside := [name for name in baseline if name not in only]):
         raise CorpusError(f"--baseline {', '.join(outside)}: not selected by --only")
-    return [e for e in entries if not only or e.name in only]
+    return [entry for entry in entries if not only or entry.name in only]
 
 
 # ---- results --------------------------------------------------------------------------------------------------------
@@ -160,5 +160,5 @@ class Options:
 
 def one_line(e: BaseException) -> str:
     """An error as one line: its type and its first non-empty line (cut at 400 characters)."""
-    text = next((ln.strip() for ln in str(e).splitlines() if ln.strip()), "")
+    text = next((line.strip() for line in str(e).splitlines() if line.strip()), "")
     return f"{type(e).__name__}: {text[:400]}" if text else type(e).__name__

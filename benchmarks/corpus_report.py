@@ -28,47 +28,47 @@ def _share(num: int, den: int) -> float | None:
 def totals(results: list[EntryResult]) -> dict[str, dict]:
     """Sums per language group and overall."""
     groups: dict[str, list[EntryResult]] = {}
-    for r in results:
-        groups.setdefault(r.group, []).append(r)
-    out = {g: _total(rs) for g, rs in sorted(groups.items())}
+    for result in results:
+        groups.setdefault(result.group, []).append(result)
+    out = {group: _total(members) for group, members in sorted(groups.items())}
     out["all"] = _total(results)
     return out
 
 
-def _total(rs: list[EntryResult]) -> dict:
-    milestones = sum(r.milestones for r in rs)
-    valid = sum(r.valid for r in rs)
-    env_s = sum(r.env_s or 0.0 for r in rs)
-    val_s = sum(r.validation_s or 0.0 for r in rs)
+def _total(results: list[EntryResult]) -> dict:
+    milestones = sum(result.milestones for result in results)
+    valid = sum(result.valid for result in results)
+    env_s = sum(result.env_s or 0.0 for result in results)
+    validation_s = sum(result.validation_s or 0.0 for result in results)
     not_valid: Counter = Counter()
-    for r in rs:
-        not_valid.update(r.not_valid)
+    for result in results:
+        not_valid.update(result.not_valid)
     mix: Counter = Counter()
-    for r in rs:
-        mix.update(r.type_mix)
+    for result in results:
+        mix.update(result.type_mix)
     return {
-        "ranges": len(rs),
-        "failed_entries": sum(1 for r in rs if set(r.errors) & {"entry", "clone", "plan"}),
+        "ranges": len(results),
+        "failed_entries": sum(1 for result in results if set(result.errors) & {"entry", "clone", "plan"}),
         "milestones": milestones,
         "type_mix": dict(mix),
-        "feature_titled": sum(r.feature_titled for r in rs),
-        "entries_citing": sum(r.entries_citing for r in rs),
-        "entries_covered": sum(r.entries_covered for r in rs),
-        "validated_milestones": sum(r.milestones for r in rs if r.validated),
+        "feature_titled": sum(result.feature_titled for result in results),
+        "entries_citing": sum(result.entries_citing for result in results),
+        "entries_covered": sum(result.entries_covered for result in results),
+        "validated_milestones": sum(result.milestones for result in results if result.validated),
         "valid": valid,
-        "fail_to_pass": sum(r.fail_to_pass for r in rs),
+        "fail_to_pass": sum(result.fail_to_pass for result in results),
         "not_valid": dict(not_valid.most_common()),
         "env_s": round(env_s, 1),
-        "validation_s": round(val_s, 1),
-        "per_valid_s": round((env_s + val_s) / valid, 1) if valid else None,
+        "validation_s": round(validation_s, 1),
+        "per_valid_s": round((env_s + validation_s) / valid, 1) if valid else None,
     }
 
 
 def targets(results: list[EntryResult], sums: dict[str, dict]) -> list[dict]:
     """Issue 16's targets, each with what was measured and whether it is met (None: nothing to judge)."""
     out = []
-    rich = [r for r in results if r.entries_citing >= MIN_FEATURES]
-    short = [f"{r.name} ({r.milestones})" for r in rich if r.milestones < MIN_MILESTONES]
+    rich = [result for result in results if result.entries_citing >= MIN_FEATURES]
+    short = [f"{result.name} ({result.milestones})" for result in rich if result.milestones < MIN_MILESTONES]
     out.append(
         {
             "target": f"every range with >= {MIN_FEATURES} changelog features (citing entries) gives "
@@ -78,10 +78,15 @@ def targets(results: list[EntryResult], sums: dict[str, dict]) -> list[dict]:
             "met": (not short) if rich else None,
         }
     )
-    a = sums["all"]
+    overall = sums["all"]
     for text, num, den, goal in (
-        ("milestones titled by features", a["feature_titled"], a["milestones"], TITLED_TARGET),
-        ("citing changelog entries covered by a milestone", a["entries_covered"], a["entries_citing"], COVERED_TARGET),
+        ("milestones titled by features", overall["feature_titled"], overall["milestones"], TITLED_TARGET),
+        (
+            "citing changelog entries covered by a milestone",
+            overall["entries_covered"],
+            overall["entries_citing"],
+            COVERED_TARGET,
+        ),
     ):
         share = _share(num, den)
         out.append(
@@ -92,11 +97,11 @@ def targets(results: list[EntryResult], sums: dict[str, dict]) -> list[dict]:
             }
         )
     for group, goal in VALID_TARGETS.items():
-        s = sums.get(group)
-        den = s["milestones"] if s else 0
-        num = s["valid"] if s else 0
+        group_sums = sums.get(group)
+        den = group_sums["milestones"] if group_sums else 0
+        num = group_sums["valid"] if group_sums else 0
         share = _share(num, den)
-        validated = bool(s) and s["validated_milestones"] > 0
+        validated = bool(group_sums) and group_sums["validated_milestones"] > 0
         out.append(
             {
                 "target": f">= {goal:.0%} of {group} milestones valid",
@@ -104,12 +109,16 @@ def targets(results: list[EntryResult], sums: dict[str, dict]) -> list[dict]:
                 "met": share >= goal if share is not None and validated else None,
             }
         )
-    ratios = [(r.name, r.baseline["speedup"]) for r in results if r.baseline and r.baseline.get("speedup")]
+    ratios = [
+        (result.name, result.baseline["speedup"])
+        for result in results
+        if result.baseline and result.baseline.get("speedup")
+    ]
     out.append(
         {
             "target": f">= {SPEEDUP_TARGET:g}x faster per validated milestone than the per-instance way",
-            "measured": ", ".join(f"{n} {x:.1f}x" for n, x in ratios) or "not measured",
-            "met": all(x >= SPEEDUP_TARGET for _, x in ratios) if ratios else None,
+            "measured": ", ".join(f"{name} {speedup:.1f}x" for name, speedup in ratios) or "not measured",
+            "met": all(speedup >= SPEEDUP_TARGET for _, speedup in ratios) if ratios else None,
         }
     )
     return out
@@ -123,7 +132,7 @@ def _pct(num: int, den: int) -> str:
 def machine() -> dict:
     info = {
         "cpus": os.cpu_count(),
-        "loadavg": [round(x, 1) for x in os.getloadavg()],
+        "loadavg": [round(load, 1) for load in os.getloadavg()],
         "platform": platform.platform(),
         "python": platform.python_version(),
     }
@@ -135,12 +144,17 @@ def machine() -> dict:
     return info
 
 
-def _s(x: float | None) -> str:
-    return "-" if x is None else f"{x:.1f}"
+def _secs(seconds: float | None) -> str:
+    return "-" if seconds is None else f"{seconds:.1f}"
 
 
 def _mix(mix: dict[str, int]) -> str:
-    return ", ".join(f"{k} {v}" for k, v in sorted(mix.items(), key=lambda kv: -kv[1])) or "-"
+    ordered = sorted(mix.items(), key=lambda item: -item[1])
+    return ", ".join(f"{kind} {count}" for kind, count in ordered) or "-"
+
+
+def _counts(counts: dict[str, int]) -> str:
+    return "; ".join(f"{label} ×{count}" for label, count in counts.items()) or "-"
 
 
 def _cell(text: str) -> str:
@@ -148,10 +162,25 @@ def _cell(text: str) -> str:
 
 
 def markdown(doc: dict) -> str:
+    """docs/corpus.md: the yield table per range, the totals, the targets, the baseline, then every milestone."""
+    lines = _header_markdown(doc)
+    lines += _entries_markdown(doc)
+    lines += _totals_markdown(doc)
+    lines += ["", "## Targets (issue 16, item 6)", "", "| Target | Measured | Met |", "|---|---|---|"]
+    for target in doc["targets"]:
+        met = "not measured" if target["met"] is None else ("met" if target["met"] else "**not met**")
+        lines.append(f"| {target['target']} | {_cell(target['measured'])} | {met} |")
+    lines += _baseline_markdown(doc)
+    lines += _milestones_markdown(doc)
+    lines += ["## How to run", "", "```", *doc["how_to_run"], "```", ""]
+    return "\n".join(lines)
+
+
+def _header_markdown(doc: dict) -> list[str]:
     lines = ["# Real-repository corpus", ""]
     if doc.get("note"):
         lines += [f"> **{doc['note']}**", ""]
-    lines += [
+    return lines + [
         f"Measured {doc['measured_at']} with `{doc['command']}`",
         f"(K = {doc['repeats']} runs per side; machine: {doc['machine']['cpus']} CPUs, load average "
         f"{doc['machine']['loadavg']} at the end, Docker {doc['machine'].get('docker_server', '-')}; "
@@ -165,28 +194,38 @@ def markdown(doc: dict) -> str:
         "(env + validation seconds) / valid milestones. JavaScript ranges count with TypeScript in the totals "
         "and targets (one Node toolchain, one recipe).",
         "",
+    ]
+
+
+def _entries_markdown(doc: dict) -> list[str]:
+    lines = [
         "| Repository | Lang | Range planned | Screen | Milestones | Type mix | Feature-titled | Entries covered "
         "| Valid | F2P | Not valid | Env s | Validation s | s / valid | Errors |",
         "|---|---|---|---|---:|---|---:|---:|---:|---:|---|---:|---:|---:|---|",
     ]
-    for r in doc["entries"]:
+    for entry in doc["entries"]:
         screen_text = (
             "-"
-            if r["screen_passed"] is None
-            else ("pass" if r["screen_passed"] else "fail: " + ", ".join(r["screen_failed"]))
+            if entry["screen_passed"] is None
+            else ("pass" if entry["screen_passed"] else "fail: " + ", ".join(entry["screen_failed"]))
         )
-        valid = f"{r['valid']}/{r['milestones']}" if r["validated"] else "not run"
-        f2p = r["fail_to_pass"] if r["validated"] else "-"
-        not_valid = "; ".join(f"{k} ×{v}" for k, v in r["not_valid"].items()) or "-"
-        errors = "; ".join(f"{k}: {v}" for k, v in r["errors"].items()) or "-"
+        valid = f"{entry['valid']}/{entry['milestones']}" if entry["validated"] else "not run"
+        f2p = entry["fail_to_pass"] if entry["validated"] else "-"
+        errors = "; ".join(f"{stage}: {error}" for stage, error in entry["errors"].items()) or "-"
+        seconds = entry["seconds"]
         lines.append(
-            f"| {r['name']} | {r['language']} | {_cell(r['range'] or r['requested'])} | {_cell(screen_text)} "
-            f"| {r['milestones']} | {_mix(r['type_mix'])} | {_pct(r['feature_titled'], r['milestones'])} "
-            f"| {_pct(r['entries_covered'], r['entries_citing'])} | {valid} | {f2p} | {_cell(not_valid)} "
-            f"| {_s(r['seconds'].get('env build'))} | {_s(r['seconds'].get('validate'))} | {_s(r['per_valid_s'])} "
-            f"| {_cell(errors)} |"
+            f"| {entry['name']} | {entry['language']} | {_cell(entry['range'] or entry['requested'])} "
+            f"| {_cell(screen_text)} | {entry['milestones']} | {_mix(entry['type_mix'])} "
+            f"| {_pct(entry['feature_titled'], entry['milestones'])} "
+            f"| {_pct(entry['entries_covered'], entry['entries_citing'])} | {valid} | {f2p} "
+            f"| {_cell(_counts(entry['not_valid']))} | {_secs(seconds.get('env build'))} "
+            f"| {_secs(seconds.get('validate'))} | {_secs(entry['per_valid_s'])} | {_cell(errors)} |"
         )
-    lines += [
+    return lines
+
+
+def _totals_markdown(doc: dict) -> list[str]:
+    lines = [
         "",
         "## Totals",
         "",
@@ -194,43 +233,43 @@ def markdown(doc: dict) -> str:
         "| Valid | F2P | Not valid | Env s | Validation s | s / valid |",
         "|---|---:|---:|---|---:|---:|---:|---:|---|---:|---:|---:|",
     ]
-    for group, t in doc["totals"].items():
-        not_valid = "; ".join(f"{k} ×{v}" for k, v in t["not_valid"].items()) or "-"
+    for group, total in doc["totals"].items():
         lines.append(
-            f"| {'**all**' if group == 'all' else group} | {t['ranges']} | {t['milestones']} | {_mix(t['type_mix'])} "
-            f"| {_pct(t['feature_titled'], t['milestones'])} | {_pct(t['entries_covered'], t['entries_citing'])} "
-            f"| {_pct(t['valid'], t['milestones'])} | {t['fail_to_pass']} | {_cell(not_valid)} | {_s(t['env_s'])} "
-            f"| {_s(t['validation_s'])} | {_s(t['per_valid_s'])} |"
+            f"| {'**all**' if group == 'all' else group} | {total['ranges']} | {total['milestones']} "
+            f"| {_mix(total['type_mix'])} | {_pct(total['feature_titled'], total['milestones'])} "
+            f"| {_pct(total['entries_covered'], total['entries_citing'])} "
+            f"| {_pct(total['valid'], total['milestones'])} | {total['fail_to_pass']} "
+            f"| {_cell(_counts(total['not_valid']))} | {_secs(total['env_s'])} | {_secs(total['validation_s'])} "
+            f"| {_secs(total['per_valid_s'])} |"
         )
-    lines += ["", "## Targets (issue 16, item 6)", "", "| Target | Measured | Met |", "|---|---|---|"]
-    for t in doc["targets"]:
-        met = "not measured" if t["met"] is None else ("met" if t["met"] else "**not met**")
-        lines.append(f"| {t['target']} | {_cell(t['measured'])} | {met} |")
-    lines += _baseline_markdown(doc)
-    lines += ["", "## Milestones", ""]
-    for r in doc["entries"]:
-        if not r["rows"]:
+    return lines
+
+
+def _milestones_markdown(doc: dict) -> list[str]:
+    lines = ["", "## Milestones", ""]
+    for entry in doc["entries"]:
+        if not entry["rows"]:
             continue
-        lines += [f"**{r['name']}** {_cell(r['range'])}", ""]
-        lines += [f"> {_cell(note)}" for note in r["notes"]] + ([""] if r["notes"] else [])
+        lines += [f"**{entry['name']}** {_cell(entry['range'])}", ""]
+        lines += [f"> {_cell(note)}" for note in entry["notes"]] + ([""] if entry["notes"] else [])
         lines += [
             "| Milestone | Type | Title from | Status | F2P | s | Title / why not valid |",
             "|---|---|---|---|---:|---:|---|",
         ]
-        for m in r["rows"]:
-            status = f"{m['status']}: {m['reason']}" if m["reason"] else m["status"]
-            text = m["title"] if m["status"] == "valid" or not m["detail"] else f"{m['title']} — {m['detail']}"
+        for row in entry["rows"]:
+            status = f"{row['status']}: {row['reason']}" if row["reason"] else row["status"]
+            shown = row["status"] == "valid" or not row["detail"]
+            text = row["title"] if shown else f"{row['title']} — {row['detail']}"
             lines.append(
-                f"| {m['id']} | {m['type'] or '-'} | {m['title_source'] or '-'} | {status} "
-                f"| {m['fail_to_pass']} | {_s(m['validation_s'])} | {_cell(text[:240])} |"
+                f"| {row['id']} | {row['type'] or '-'} | {row['title_source'] or '-'} | {status} "
+                f"| {row['fail_to_pass']} | {_secs(row['validation_s'])} | {_cell(text[:240])} |"
             )
         lines.append("")
-    lines += ["## How to run", "", "```", *doc["how_to_run"], "```", ""]
-    return "\n".join(lines)
+    return lines
 
 
 def _baseline_markdown(doc: dict) -> list[str]:
-    runs = [(r["name"], r["baseline"]) for r in doc["entries"] if r.get("baseline")]
+    runs = [(entry["name"], entry["baseline"]) for entry in doc["entries"] if entry.get("baseline")]
     if not runs:
         return []
     lines = [
@@ -247,15 +286,16 @@ def _baseline_markdown(doc: dict) -> list[str]:
         "| Speed-up | Same FAIL_TO_PASS |",
         "|---|---:|---:|---:|---:|---:|---:|---:|",
     ]
-    for name, b in runs:
-        if b.get("error"):
-            lines.append(f"| {name} | - | - | - | - | - | - | {_cell(b['error'])} |")
+    for name, baseline in runs:
+        if baseline.get("error"):
+            lines.append(f"| {name} | - | - | - | - | - | - | {_cell(baseline['error'])} |")
             continue
-        speedup = f"{b['speedup']:.1f}x" if b.get("speedup") else "-"
+        speedup = f"{baseline['speedup']:.1f}x" if baseline.get("speedup") else "-"
         lines.append(
-            f"| {name} | {b['compared']} | {_s(b['ours_s'])} ({b['ours_valid']}) | {_s(b['baseline_s'])} "
-            f"({b['baseline_valid']}) | {_s(b['ours_per_valid_s'])} | {_s(b['baseline_per_valid_s'])} "
-            f"| {speedup} | {b['same_verdicts']}/{b['compared']} |"
+            f"| {name} | {baseline['compared']} | {_secs(baseline['ours_s'])} ({baseline['ours_valid']}) "
+            f"| {_secs(baseline['baseline_s'])} ({baseline['baseline_valid']}) "
+            f"| {_secs(baseline['ours_per_valid_s'])} | {_secs(baseline['baseline_per_valid_s'])} "
+            f"| {speedup} | {baseline['same_verdicts']}/{baseline['compared']} |"
         )
     lines += [
         "",
@@ -263,26 +303,27 @@ def _baseline_markdown(doc: dict) -> list[str]:
         "| Ours image build s | Ours validation s |",
         "|---|---|---|---|---:|---:|---:|---:|---:|",
     ]
-    for name, b in runs:
-        for m in b.get("milestones", []):
-            theirs = m.get("status", "error") + (f": {m['reason']}" if m.get("reason") else "")
-            if m.get("error"):
-                theirs = f"error: {m['error']}"
+    for name, baseline in runs:
+        for row in baseline.get("milestones", []):
+            theirs = row.get("status", "error") + (f": {row['reason']}" if row.get("reason") else "")
+            if row.get("error"):
+                theirs = f"error: {row['error']}"
             lines.append(
-                f"| {name} | {m['milestone']} | {m['ours_status']} ({m['ours_fail_to_pass']} F2P) "
-                f"| {_cell(theirs)} ({m.get('fail_to_pass', 0)} F2P) | {_s(m.get('build_s'))} "
-                f"| {_s(m.get('base_runs_s'))} | {_s(m.get('verify_runs_s'))} | {_s(m['ours_image_build_s'])} "
-                f"| {_s(m['ours_validation_s'])} |"
+                f"| {name} | {row['milestone']} | {row['ours_status']} ({row['ours_fail_to_pass']} F2P) "
+                f"| {_cell(theirs)} ({row.get('fail_to_pass', 0)} F2P) | {_secs(row.get('build_s'))} "
+                f"| {_secs(row.get('base_runs_s'))} | {_secs(row.get('verify_runs_s'))} "
+                f"| {_secs(row['ours_image_build_s'])} | {_secs(row['ours_validation_s'])} |"
             )
     return lines
 
 
 def document(results: list[EntryResult], options: Options, command: str, wall_s: float, note: str = "") -> dict:
+    """What a run measured, as written to --json and read by markdown."""
     sums = totals(results)
     entries = []
-    for r in results:
-        row = asdict(r)
-        row["per_valid_s"] = r.per_valid_s
+    for result in results:
+        row = asdict(result)
+        row["per_valid_s"] = result.per_valid_s
         entries.append(row)
     return {
         "measured_at": datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
