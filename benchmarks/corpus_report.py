@@ -215,11 +215,9 @@ def _entries_markdown(doc: dict) -> list[str]:
         seconds = entry["seconds"]
         lines.append(
             f"| {entry['name']} | {entry['language']} | {_cell(entry['range'] or entry['requested'])} "
-            f"| {_cell(screen_text)} | {entry['milestones']} | {_mix(entry['type_mix'])} "
-            f"| {_pct(entry['feature_titled'], entry['milestones'])} "
-            f"| {_pct(entry['entries_covered'], entry['entries_citing'])} | {valid} | {f2p} "
-            f"| {_cell(_counts(entry['not_valid']))} | {_secs(seconds.get('env build'))} "
-            f"| {_secs(seconds.get('validate'))} | {_secs(entry['per_valid_s'])} | {_cell(errors)} |"
+            f"| {_cell(screen_text)} "
+            + _yield_cells(entry, valid, f2p, seconds.get("env build"), seconds.get("validate"))
+            + f"| {_cell(errors)} |"
         )
     return lines
 
@@ -234,15 +232,20 @@ def _totals_markdown(doc: dict) -> list[str]:
         "|---|---:|---:|---|---:|---:|---:|---:|---|---:|---:|---:|",
     ]
     for group, total in doc["totals"].items():
-        lines.append(
-            f"| {'**all**' if group == 'all' else group} | {total['ranges']} | {total['milestones']} "
-            f"| {_mix(total['type_mix'])} | {_pct(total['feature_titled'], total['milestones'])} "
-            f"| {_pct(total['entries_covered'], total['entries_citing'])} "
-            f"| {_pct(total['valid'], total['milestones'])} | {total['fail_to_pass']} "
-            f"| {_cell(_counts(total['not_valid']))} | {_secs(total['env_s'])} | {_secs(total['validation_s'])} "
-            f"| {_secs(total['per_valid_s'])} |"
-        )
+        valid = _pct(total["valid"], total["milestones"])
+        cells = _yield_cells(total, valid, total["fail_to_pass"], total["env_s"], total["validation_s"])
+        lines.append(f"| {'**all**' if group == 'all' else group} | {total['ranges']} " + cells + "|")
     return lines
+
+
+def _yield_cells(row: dict, valid: str, f2p, env_s: float | None, validation_s: float | None) -> str:
+    """The columns a range's row and a total's row share, from Milestones to s / valid."""
+    return (
+        f"| {row['milestones']} | {_mix(row['type_mix'])} | {_pct(row['feature_titled'], row['milestones'])} "
+        f"| {_pct(row['entries_covered'], row['entries_citing'])} | {valid} | {f2p} "
+        f"| {_cell(_counts(row['not_valid']))} | {_secs(env_s)} | {_secs(validation_s)} "
+        f"| {_secs(row['per_valid_s'])} "
+    )
 
 
 def _milestones_markdown(doc: dict) -> list[str]:
