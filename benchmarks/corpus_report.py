@@ -1,0 +1,356 @@
+"""The corpus benchmark's report: totals per language group and overall, the targets of issue 16 (item 6)
+judged on them, and the document written as JSON and as the Markdown tables of docs/corpus.md.
+"""
+
+from __future__ import annotations
+
+import os
+import platform
+import subprocess
+from collections import Counter
+from dataclasses import asdict
+from datetime import datetime, timezone
+
+from corpus_entries import EntryResult, Options
+
+# Targets of issue 16, item 6. Valid shares are judged per group; JavaScript counts with TypeScript
+# (one Node toolchain, one recipe).
+VALID_TARGETS = {"python": 0.60, "go": 0.50, "typescript": 0.50}
+TITLED_TARGET, COVERED_TARGET, SPEEDUP_TARGET = 0.90, 0.70, 5.0
+MIN_FEATURES, MIN_MILESTONES = 5, 3
+
+
+# ---- totals and targets ---------------------------------------------------------------------------------------------
+def _share(num: int, den: int) -> float | None:
+    return num / den if den else None
+
+
+def totals(results: list[EntryResult]) -> dict[str, dict]:
+    """Sums per language group and overall."""
+    groups: dict[str, list[EntryResult]] = {}
+    for result in results:
+        groups.setdefault(result.group, []).append(result)
+    out = {group: _total(members) for group, members in sorted(groups.items())}
+    out["all"] = _total(results)
+    return out
+
+
+def _total(results: list[EntryResult]) -> dict:
+    milestones = sum(result.milestones for result in results)
+    valid = sum(result.valid for result in results)
+    env_s = sum(result.env_s or 0.0 for result in results)
+    validation_s = sum(result.validation_s or 0.0 for result in results)
+    not_valid: Counter = Counter()
+    for result in results:
+        not_valid.update(result.not_valid)
+    mix: Counter = Counter()
+    for result in results:
+        mix.update(result.type_mix)
+    return {
+        "ranges": len(results),
+        "failed_entries": sum(1 for result in results if set(result.errors) & {"entry", "clone", "plan"}),
+        "milestones": milestones,
+        "type_mix": dict(mix),
+        "feature_titled": sum(result.feature_titled for result in results),
+        "entries_citing": sum(result.entries_citing for result in results),
+        "entries_covered": sum(result.entries_covered for result in results),
+        "validated_milestones": sum(result.milestones for result in results if result.validated),
+        "valid": valid,
+        "fail_to_pass": sum(result.fail_to_pass for result in results),
+        "not_valid": dict(not_valid.most_common()),
+        "env_s": round(env_s, 1),
+        "validation_s": round(validation_s, 1),
+        "per_valid_s": round((env_s + validation_s) / valid, 1) if valid else None,
+    }
+
+
+def targets(results: list[EntryResult], sums: dict[str, dict]) -> list[dict]:
+    """Issue 16's targets, each with what was measured and whether it is met (None: nothing to judge)."""
+    out = []
+    rich = [result for result in results if result.entries_citing >= MIN_FEATURES]
+    short = [f"{result.name} ({result.milestones})" for result in rich if result.milestones < MIN_MILESTONES]
+    out.append(
+        {
+            "target": f"every range with >= {MIN_FEATURES} changelog features (citing entries) gives "
+            f">= {MIN_MILESTONES} milestones",
+            "measured": f"{len(rich) - len(short)}/{len(rich)} ranges"
+            + (f"; short: {', '.join(short)}" if short else ""),
+            "met": (not short) if rich else None,
+        }
+    )
+    overall = sums["all"]
+    for text, num, den, goal in (
+        ("milestones titled by features", overall["feature_titled"], overall["milestones"], TITLED_TARGET),
+        (
+            "citing changelog entries covered by a milestone",
+            overall["entries_covered"],
+            overall["entries_citing"],
+            COVERED_TARGET,
+        ),
+    ):
+        share = _share(num, den)
+        out.append(
+            {
+                "target": f">= {goal:.0%} of {text}",
+                "measured": _pct(num, den),
+                "met": None if share is None else share >= goal,
+            }
+        )
+    for group, goal in VALID_TARGETS.items():
+        group_sums = sums.get(group)
+        den = group_sums["milestones"] if group_sums else 0
+        num = group_sums["valid"] if group_sums else 0
+        share = _share(num, den)
+        validated = bool(group_sums) and group_sums["validated_milestones"] > 0
+        out.append(
+            {
+                "target": f">= {goal:.0%} of {group} milestones valid",
+                "measured": _pct(num, den),
+                "met": share >= goal if share is not None and validated else None,
+            }
+        )
+    ratios = [
+        (result.name, result.baseline["speedup"])
+        for result in results
+        if result.baseline and result.baseline.get("speedup")
+    ]
+    out.append(
+        {
+            "target": f">= {SPEEDUP_TARGET:g}x faster per validated milestone than the per-instance way",
+            "measured": ", ".join(f"{name} {speedup:.1f}x" for name, speedup in ratios) or "not measured",
+            "met": all(speedup >= SPEEDUP_TARGET for _, speedup in ratios) if ratios else None,
+        }
+    )
+    return out
+
+
+def _pct(num: int, den: int) -> str:
+    return f"{num}/{den} ({num / den:.0%})" if den else f"{num}/0 (-)"
+
+
+# ---- output ---------------------------------------------------------------------------------------------------------
+def machine() -> dict:
+    info = {
+        "cpus": os.cpu_count(),
+        "loadavg": [round(load, 1) for load in os.getloadavg()],
+        "platform": platform.platform(),
+        "python": platform.python_version(),
+    }
+    try:
+        proc = subprocess.run(["docker", "version", "--format", "{{.Server.Version}}"], capture_output=True, text=True)
+        info["docker_server"] = proc.stdout.strip() or proc.stderr.strip()[:200]
+    except OSError:
+        info["docker_server"] = "no docker CLI"
+    return info
+
+
+def _secs(seconds: float | None) -> str:
+    return "-" if seconds is None else f"{seconds:.1f}"
+
+
+def _mix(mix: dict[str, int]) -> str:
+    ordered = sorted(mix.items(), key=lambda item: -item[1])
+    return ", ".join(f"{kind} {count}" for kind, count in ordered) or "-"
+
+
+def _counts(counts: dict[str, int]) -> str:
+    return "; ".join(f"{label} ×{count}" for label, count in counts.items()) or "-"
+
+
+def _cell(text: str) -> str:
+    return text.replace("|", "\\|").replace("\n", " ")
+
+
+def markdown(doc: dict) -> str:
+    """docs/corpus.md: the yield table per range, the totals, the targets, the baseline, then every milestone."""
+    lines = _header_markdown(doc)
+    lines += _entries_markdown(doc)
+    lines += _totals_markdown(doc)
+    lines += ["", "## Targets (issue 16, item 6)", "", "| Target | Measured | Met |", "|---|---|---|"]
+    for target in doc["targets"]:
+        met = "not measured" if target["met"] is None else ("met" if target["met"] else "**not met**")
+        lines.append(f"| {target['target']} | {_cell(target['measured'])} | {met} |")
+    lines += _baseline_markdown(doc)
+    lines += _milestones_markdown(doc)
+    lines += ["## How to run", "", "```", *doc["how_to_run"], "```", ""]
+    return "\n".join(lines)
+
+
+def _header_markdown(doc: dict) -> list[str]:
+    lines = ["# Real-repository corpus", ""]
+    if doc.get("note"):
+        lines += [f"> **{doc['note']}**", ""]
+    return lines + [
+        f"Measured {doc['measured_at']} with `{doc['command']}`",
+        f"(K = {doc['repeats']} runs per side; machine: {doc['machine']['cpus']} CPUs, load average "
+        f"{doc['machine']['loadavg']} at the end, Docker {doc['machine'].get('docker_server', '-')}; "
+        f"total wall time {doc['wall_s'] / 60:.1f} min).",
+        "",
+        "Columns: *feature-titled* = milestones titled by a feature (changelog, issue or work PR; "
+        "`plan.report.feature_titled`); *entries covered* = changelog entries of the range that cite a PR, an "
+        "issue or a commit (housekeeping excluded) and describe some milestone; *valid* = `validate` status "
+        "`valid`; *F2P* = FAIL_TO_PASS tests; *not valid* = every other status (`status: reason`, count); "
+        "*env s* = wall seconds of `env build` (about 0 when the images were cached); *s / valid* = "
+        "(env + validation seconds) / valid milestones. JavaScript ranges count with TypeScript in the totals "
+        "and targets (one Node toolchain, one recipe).",
+        "",
+    ]
+
+
+def _entries_markdown(doc: dict) -> list[str]:
+    lines = [
+        "| Repository | Lang | Range planned | Screen | Milestones | Type mix | Feature-titled | Entries covered "
+        "| Valid | F2P | Not valid | Env s | Validation s | s / valid | Errors |",
+        "|---|---|---|---|---:|---|---:|---:|---:|---:|---|---:|---:|---:|---|",
+    ]
+    for entry in doc["entries"]:
+        screen_text = (
+            "-"
+            if entry["screen_passed"] is None
+            else ("pass" if entry["screen_passed"] else "fail: " + ", ".join(entry["screen_failed"]))
+        )
+        valid = f"{entry['valid']}/{entry['milestones']}" if entry["validated"] else "not run"
+        f2p = entry["fail_to_pass"] if entry["validated"] else "-"
+        errors = "; ".join(f"{stage}: {error}" for stage, error in entry["errors"].items()) or "-"
+        seconds = entry["seconds"]
+        lines.append(
+            f"| {entry['name']} | {entry['language']} | {_cell(entry['range'] or entry['requested'])} "
+            f"| {_cell(screen_text)} "
+            + _yield_cells(entry, valid, f2p, seconds.get("env build"), seconds.get("validate"))
+            + f"| {_cell(errors)} |"
+        )
+    return lines
+
+
+def _totals_markdown(doc: dict) -> list[str]:
+    lines = [
+        "",
+        "## Totals",
+        "",
+        "| Language | Ranges | Milestones | Type mix | Feature-titled | Entries covered "
+        "| Valid | F2P | Not valid | Env s | Validation s | s / valid |",
+        "|---|---:|---:|---|---:|---:|---:|---:|---|---:|---:|---:|",
+    ]
+    for group, total in doc["totals"].items():
+        valid = _pct(total["valid"], total["milestones"])
+        cells = _yield_cells(total, valid, total["fail_to_pass"], total["env_s"], total["validation_s"])
+        lines.append(f"| {'**all**' if group == 'all' else group} | {total['ranges']} " + cells + "|")
+    return lines
+
+
+def _yield_cells(row: dict, valid: str, f2p, env_s: float | None, validation_s: float | None) -> str:
+    """The columns a range's row and a total's row share, from Milestones to s / valid."""
+    return (
+        f"| {row['milestones']} | {_mix(row['type_mix'])} | {_pct(row['feature_titled'], row['milestones'])} "
+        f"| {_pct(row['entries_covered'], row['entries_citing'])} | {valid} | {f2p} "
+        f"| {_cell(_counts(row['not_valid']))} | {_secs(env_s)} | {_secs(validation_s)} "
+        f"| {_secs(row['per_valid_s'])} "
+    )
+
+
+def _milestones_markdown(doc: dict) -> list[str]:
+    lines = ["", "## Milestones", ""]
+    for entry in doc["entries"]:
+        if not entry["rows"]:
+            continue
+        lines += [f"**{entry['name']}** {_cell(entry['range'])}", ""]
+        lines += [f"> {_cell(note)}" for note in entry["notes"]] + ([""] if entry["notes"] else [])
+        lines += [
+            "| Milestone | Type | Title from | Status | F2P | s | Title / why not valid |",
+            "|---|---|---|---|---:|---:|---|",
+        ]
+        for row in entry["rows"]:
+            status = f"{row['status']}: {row['reason']}" if row["reason"] else row["status"]
+            shown = row["status"] == "valid" or not row["detail"]
+            text = row["title"] if shown else f"{row['title']} — {row['detail']}"
+            lines.append(
+                f"| {row['id']} | {row['type'] or '-'} | {row['title_source'] or '-'} | {status} "
+                f"| {row['fail_to_pass']} | {_secs(row['validation_s'])} | {_cell(text[:240])} |"
+            )
+        lines.append("")
+    return lines
+
+
+def _baseline_markdown(doc: dict) -> list[str]:
+    runs = [(entry["name"], entry["baseline"]) for entry in doc["entries"] if entry.get("baseline")]
+    if not runs:
+        return []
+    lines = [
+        "",
+        "## Per-instance baseline (the SWE-bench harness's way)",
+        "",
+        "Per milestone, one image from a Dockerfile (a git bundle of the repository copied in, the base commit "
+        "checked out, our recipe's requirements and the project installed, `docker build --network host`, no "
+        "layer cache), then K runs at base + test.patch and K at base + ground_truth.patch + test.patch, each in "
+        "a fresh `--network none` container. Ours on the same milestones: our images built from scratch (under a "
+        "fresh tag; each dependency epoch once) plus `validate`. Seconds are wall seconds.",
+        "",
+        "| Repository | Milestones | Ours s (valid) | Baseline s (valid) | Ours s / valid | Baseline s / valid "
+        "| Speed-up | Same FAIL_TO_PASS |",
+        "|---|---:|---:|---:|---:|---:|---:|---:|",
+    ]
+    for name, baseline in runs:
+        if baseline.get("error"):
+            lines.append(f"| {name} | - | - | - | - | - | - | {_cell(baseline['error'])} |")
+            continue
+        speedup = f"{baseline['speedup']:.1f}x" if baseline.get("speedup") else "-"
+        lines.append(
+            f"| {name} | {baseline['compared']} | {_secs(baseline['ours_s'])} ({baseline['ours_valid']}) "
+            f"| {_secs(baseline['baseline_s'])} ({baseline['baseline_valid']}) "
+            f"| {_secs(baseline['ours_per_valid_s'])} | {_secs(baseline['baseline_per_valid_s'])} "
+            f"| {speedup} | {baseline['same_verdicts']}/{baseline['compared']} |"
+        )
+    lines += [
+        "",
+        "| Repository | Milestone | Ours | Baseline | Baseline build s | Base runs s | Verify runs s "
+        "| Ours image build s | Ours validation s |",
+        "|---|---|---|---|---:|---:|---:|---:|---:|",
+    ]
+    for name, baseline in runs:
+        for row in baseline.get("milestones", []):
+            theirs = row.get("status", "error") + (f": {row['reason']}" if row.get("reason") else "")
+            if row.get("error"):
+                theirs = f"error: {row['error']}"
+            lines.append(
+                f"| {name} | {row['milestone']} | {row['ours_status']} ({row['ours_fail_to_pass']} F2P) "
+                f"| {_cell(theirs)} ({row.get('fail_to_pass', 0)} F2P) | {_secs(row.get('build_s'))} "
+                f"| {_secs(row.get('base_runs_s'))} | {_secs(row.get('verify_runs_s'))} "
+                f"| {_secs(row['ours_image_build_s'])} | {_secs(row['ours_validation_s'])} |"
+            )
+    return lines
+
+
+def document(results: list[EntryResult], options: Options, command: str, wall_s: float, note: str = "") -> dict:
+    """What a run measured, as written to --json and read by markdown."""
+    sums = totals(results)
+    entries = []
+    for result in results:
+        row = asdict(result)
+        row["per_valid_s"] = result.per_valid_s
+        entries.append(row)
+    return {
+        "measured_at": datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
+        "command": command,
+        "note": note,
+        "repeats": options.repeats,
+        "wall_s": round(wall_s, 1),
+        "machine": machine(),
+        "entries": entries,
+        "totals": sums,
+        "targets": targets(results, sums),
+        "how_to_run": HOW_TO_RUN,
+    }
+
+
+HOW_TO_RUN = [
+    "# the whole corpus (local clones under --root; without one an entry is cloned from GitHub); about 100 min",
+    "# on 2 CPUs with K=3 (pyparsing and ky take half of it), plus the baseline's per-milestone builds and runs",
+    ".venv/bin/python benchmarks/corpus.py --repos benchmarks/corpus.yaml --root /work/trial/repos \\",
+    "    --store /tmp/corpus-store --out docs/corpus.md --json benchmarks/results/corpus.json \\",
+    "    --baseline pluggy,httprouter --repeats 3",
+    "# some entries only; the baseline on the first 2 milestones; no Docker (plan only, or --backend local)",
+    ".venv/bin/python benchmarks/corpus.py --repos benchmarks/corpus.yaml --root /work/trial/repos \\",
+    "    --store /tmp/corpus-store --out /tmp/corpus.md --only pluggy,kleur --baseline pluggy --baseline-milestones 2",
+    ".venv/bin/python benchmarks/corpus.py --repos benchmarks/corpus.yaml --root /work/trial/repos \\",
+    "    --store /tmp/corpus-store --out /tmp/corpus.md --no-docker",
+]
