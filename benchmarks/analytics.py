@@ -27,7 +27,7 @@ from common import Result
 from harnessforge.analytics.load import connect, load
 from harnessforge.analytics.sqlmodels import build, discover, render
 from harnessforge.rules import load_rules
-from harnessforge.store import Store
+from harnessforge.store import RUN_METADATA, Store
 
 EVENTS_PER_MILESTONE = 1000
 RUNS = 10
@@ -58,10 +58,10 @@ def generate(root: Path, events: int) -> Store:
     con.execute(sql)
     for part in staging.glob("p_run=*/p_mid=*/*.json"):
         run_id, mid = part.parent.parent.name.split("=")[1], part.parent.name.split("=")[1]
-        dest = store.root / "trajectories" / "bench__repo" / run_id / mid
-        dest.mkdir(parents=True, exist_ok=True)
-        part.rename(dest / "trajectory.jsonl")
-        (dest / "summary.json").write_text(
+        files = store.milestone_run("bench__repo", run_id, mid)
+        files.dir.mkdir(parents=True, exist_ok=True)
+        part.rename(files.trajectory)
+        files.summary.write_text(
             json.dumps(
                 {
                     "run_id": run_id,
@@ -75,16 +75,16 @@ def generate(root: Path, events: int) -> Store:
                 }
             )
         )
-        (dest / "test_results.json").write_text(
+        files.test_results.write_text(
             json.dumps({"ground_truth_files": ["src/f1.py"], "candidate_files": ["src/f1.py", "src/f2.py"]})
         )
-        (dest / "final_diff.patch").write_text(FINAL_DIFF)
-        (dest / "ground_truth.patch").write_text(GROUND_TRUTH)
-    for run in (store.root / "trajectories" / "bench__repo").iterdir():
-        (run / "metadata.json").write_text(
+        files.final_diff.write_text(FINAL_DIFF)
+        files.ground_truth.write_text(GROUND_TRUTH)
+    for run_dir in store.run_dirs_of("bench__repo"):
+        (run_dir / RUN_METADATA).write_text(
             json.dumps(
                 {
-                    "run_id": run.name,
+                    "run_id": run_dir.name,
                     "repo": "bench__repo",
                     "agent": "bench",
                     "model": "bench-model",

@@ -100,16 +100,14 @@ def build_context(recipe: Recipe, base_commit: str, bundle: bytes, deps: dict[st
 def docker_build(client: docker.DockerClient, context: bytes, tag: str, log_path: Path) -> None:
     """`docker build --network host` (from scratch: no layer cache), its output kept in `log_path`."""
     with open(log_path, "w") as out:
+        fresh = {"rm": True, "forcerm": True, "nocache": True, "pull": False}  # no cache, no leftovers
         stream = client.api.build(
             fileobj=io.BytesIO(context),
             custom_context=True,
             tag=tag,
             network_mode="host",
-            rm=True,
-            forcerm=True,
-            nocache=True,
-            pull=False,
             decode=True,
+            **fresh,
             labels={BASELINE_LABEL: "baseline"},
         )
         tail: list[str] = []
@@ -215,7 +213,7 @@ def baseline_entry(store: Store, key: str, rules: Rules, result: EntryResult, op
     bundle = _bundle(repo)
     out["bundle_s"] = round(time.perf_counter() - start, 2)
     out["bundle_bytes"] = len(bundle)
-    logs = store.root / "corpus-baseline" / key
+    logs = store.tool_dir("corpus-baseline", key)
     logs.mkdir(parents=True, exist_ok=True)
     rows_by_id = {milestone_row.id: milestone_row for milestone_row in result.rows}
     for milestone in chosen:

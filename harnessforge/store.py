@@ -236,6 +236,15 @@ class Store:
         """`trajectories/<key>/<run_id>`: one run of a repo's chain (the run id is checked first)."""
         return self.root / "trajectories" / key / check_run_id(run_id)
 
+    def run_dirs_of(self, key: str) -> list[Path]:
+        """Every run folder of `key`, written or not, in name order."""
+        folder = self.root / "trajectories" / key
+        return sorted(path for path in folder.iterdir() if path.is_dir()) if folder.exists() else []
+
+    def tool_dir(self, tool: str, key: str) -> Path:
+        """A folder of a tool that works over the store (e.g. the corpus benchmark's baseline logs), per repo."""
+        return self.root / tool / key
+
     def run_metadata(self, key: str, run_id: str) -> Path:
         return self.run_dir(key, run_id) / RUN_METADATA
 
