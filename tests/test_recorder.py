@@ -359,19 +359,11 @@ def milestone():
         },
         {"role": "tool", "tool_call_id": "c3", "content": "submitted"},
     ]
+    read = {"type": "read_file", "args": {"path": "tasklite/due.py"}, "observation": "def parse_due(s): ..."}
+    read["observation_chars"] = len(read["observation"])
     events = [
         ev(0, turn=0, role="navigator", type="milestone_start", observation="task shown"),
-        ev(
-            1,
-            turn=1,
-            type="read_file",
-            args={"path": "tasklite/due.py"},
-            observation="def parse_due(s): ...",
-            observation_chars=21,
-            **billed(1000, 0, 50, 0.004),
-            latency_s=1.5,
-            files_touched=[],
-        ),
+        ev(1, **read, **billed(1000, 0, 50, 0.004), latency_s=1.5, files_touched=[]),
         ev(
             2,
             turn=2,
