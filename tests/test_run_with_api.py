@@ -31,14 +31,14 @@ def _solution(store, key, mid):
     ]
 
 
-def _script(server, store, key):
+def _script(server, store, key, model: str = "claude-sonnet-4-5"):
+    look = (A.text("Let me look around."), A.tool_use("toolu_1", "list_dir", {"path": "."}))
+    done = (A.text("All green."), A.tool_use("toolu_4", "submit", {"message": "done"}))
     server.push(
-        A.message(
-            A.text("Let me look around."), A.tool_use("toolu_1", "list_dir", {"path": "."}), stop_reason="tool_use"
-        ),
-        A.message(*_solution(store, key, "m01"), stop_reason="tool_use", cache_read=6),
-        A.message(A.tool_use("toolu_3", "run_tests", {}), stop_reason="tool_use"),
-        A.message(A.text("All green."), A.tool_use("toolu_4", "submit", {"message": "done"}), stop_reason="tool_use"),
+        A.message(*look, stop_reason="tool_use", model=model),
+        A.message(*_solution(store, key, "m01"), stop_reason="tool_use", cache_read=6, model=model),
+        A.message(A.tool_use("toolu_3", "run_tests", {}), stop_reason="tool_use", model=model),
+        A.message(*done, stop_reason="tool_use", model=model),
     )
 
 
@@ -60,6 +60,8 @@ def test_a_model_backend_runs_a_milestone_end_to_end(validated):
         (summary,) = nav.run(["m01"])
         bodies = server.bodies
     assert summary.status == "PASS" and summary.turns == 4 and not summary.synthetic
+    assert summary.cost_usd > 0 and not summary.cost_unknown  # a priced model: its cost, and no flag on disk
+    assert "cost_unknown" not in json.loads(store.milestone_run(key, "anthropic-local", "m01").summary.read_text())
     assert [t[:2] for t in turns] == [("m01", 1), ("m01", 2), ("m01", 3), ("m01", 4)]
     assert turns[-1][4].passed > 0 and turns[-1][4].failed == 0  # after run_tests: the counts the display shows
     # input counts every prompt token, cache reads included (the same meaning as OpenAI's prompt_tokens)
@@ -128,3 +130,27 @@ def test_the_next_milestone_starts_from_the_devs_own_state(validated):
     assert "NOTES.md" in next(e for e in events if e.action.type == "list_dir").observation
     report = json.loads((d / "test_results.json").read_text())
     assert report["passed"] and "NOTES.md" not in report["candidate_files"] and report["candidate_files"]
+
+
+def test_a_model_without_a_price_is_warned_about_and_flagged_and_the_token_budget_still_applies(validated):
+    """An unpriced model costs $0, so cost budgets cannot stop it: the run says so once, every summary says
+    `cost_unknown`, and max_tokens_per_milestone still ends a runaway milestone."""
+    store, key, _ = validated
+    logs: list[str] = []
+    with AnthropicServer() as server:
+        _script(server, store, key, model="claude-local-finetune")
+        agent = AnthropicBackend("claude-local-finetune", api_key="test", base_url=server.url, max_retries=0)
+        (summary,) = Navigator(store, key, agent, load_rules(), run_id="unpriced", log=logs.append).run(["m01"])
+    assert summary.status == "PASS" and summary.cost_usd == 0 and summary.cost_unknown
+    assert json.loads(store.milestone_run(key, "unpriced", "m01").summary.read_text())["cost_unknown"] is True
+    warnings = [line for line in logs if "has no price" in line]
+    assert len(warnings) == 1 and "'claude-local-finetune'" in warnings[0] and "max_tokens_per_milestone" in warnings[0]
+
+    rules = load_rules().model_copy(deep=True)
+    rules.harness.max_tokens_per_milestone = 30  # the first answer alone (10 + 5 tokens) leaves it under; two do not
+    with AnthropicServer() as server:
+        _script(server, store, key, model="claude-local-finetune")
+        agent = AnthropicBackend("claude-local-finetune", api_key="test", base_url=server.url, max_retries=0)
+        (stopped,) = Navigator(store, key, agent, rules, run_id="unpriced-budget", log=logs.append).run(["m01"])
+    assert stopped.status == "STUCK" and stopped.cost_unknown
+    assert stopped.stopped_by.startswith("max_tokens_per_milestone")

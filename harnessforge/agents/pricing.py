@@ -1,7 +1,8 @@
 """List prices of hosted models, so runs can stop at a cost budget and report what they spent.
 
 USD per million tokens, as published by Anthropic and OpenAI (update when they move).
-Models not listed (self-hosted vLLM/SGLang models, newer names) cost 0.0: add them to `PRICES`.
+Models not listed (self-hosted vLLM/SGLang models, newer names) cost 0.0 and are *unpriced*: the run
+warns, its summaries say `cost_unknown`, and only the token budget can stop it. Add them to `PRICES`.
 """
 
 from __future__ import annotations
@@ -53,6 +54,19 @@ def price_of(model: str) -> Price | None:
     """The price of `model`, ignoring a provider prefix (`anthropic/...`) and a snapshot suffix."""
     name = _SNAPSHOT.sub("", model.rsplit("/", 1)[-1].lower())
     return PRICES.get(name)
+
+
+def priced(model: str) -> bool:
+    """Whether `model`'s calls have a cost here (False: they count as $0, so cost budgets cannot stop them)."""
+    return price_of(model) is not None
+
+
+def unpriced_warning(model: str) -> str:
+    return (
+        f"warning: model {model!r} has no price in harnessforge/agents/pricing.py: its calls count as $0, so "
+        "max_cost_per_milestone_usd and max_cost_per_run_usd cannot stop this run (max_tokens_per_milestone "
+        "still does), and summaries say cost_unknown"
+    )
 
 
 def cost_usd(model: str, usage: Usage, cache_write: int = 0) -> float:

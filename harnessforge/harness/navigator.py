@@ -24,6 +24,7 @@ import uuid
 
 from .. import __version__
 from ..agents.base import AgentBackend
+from ..agents.pricing import priced, unpriced_warning
 from ..envs.candidate_grading import filter_candidate
 from ..envs.environment import Environment
 from ..errors import SandboxLost
@@ -81,6 +82,8 @@ class Navigator:
     def run(self, milestones: list[str] | None = None) -> list[MilestoneSummary]:
         """Run the chain (only `milestones`, if given; the others' outcomes still feed the memory)."""
         self._write_metadata(milestones)
+        if not self.agent.synthetic and self.agent.model and not priced(self.agent.model):
+            self.log(unpriced_warning(self.agent.model))
         summaries: list[MilestoneSummary] = []
         for index, milestone in enumerate(self.plan.milestones):
             files = self.store.milestone_run(self.key, self.run_id, milestone.id)

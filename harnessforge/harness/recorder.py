@@ -22,6 +22,7 @@ from typing import Any
 
 from pydantic import BaseModel, ValidationError
 
+from ..agents.pricing import priced
 from ..errors import ArtifactError
 from ..models.common import first_error
 from ..models.run import MilestoneStatus, MilestoneSummary, RunMeta
@@ -239,6 +240,7 @@ def summarize(
         error=error,
         stopped_by=stopped_by,
         synthetic=synthetic or any(event.synthetic for event in events),
+        cost_unknown=any(event.usage is not None and event.model and not priced(event.model) for event in events),
     )
 
 

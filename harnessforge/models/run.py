@@ -55,3 +55,8 @@ class MilestoneSummary(Model):
         None, description="STUCK: the budget rule the milestone ran out of, with the numbers (None: not a budget stop)"
     )
     synthetic: bool = False
+    cost_unknown: bool = Field(
+        False,
+        exclude_if=lambda value: not value,
+        description="Some model call had no price: cost_usd counts it as $0 (written only when true)",
+    )
