@@ -208,6 +208,10 @@ def test_an_llm_judge_grades_through_the_reviewer_interface_and_the_rules_eviden
     assert garbage.reviewer == "rules" and "the judge's answer was unusable" in garbage.why
     assert outage.reviewer == "rules" and "the judge failed" in outage.why and "prompt is malformed" in outage.why
     assert "d-outage/m01: the judge failed" in proc.stderr.replace("\n", " ")
+    # each answered call: 10 input and 5 output tokens of claude-haiku-4-5 ($1 / $5 per million), unusable or not
+    assert normal.judge_cost_usd == garbage.judge_cost_usd == pytest.approx(35e-6) and outage.judge_cost_usd is None
+    manifest = json.loads(store.distilled_manifest().read_text())
+    assert manifest["judge_cost_usd"] == pytest.approx(3 * 35e-6)
     first = bodies[0]
     assert first["model"] == "claude-haiku-4-5" and "tools" not in first
     assert "Difficulty: 5 needed L2+" in str(first["system"]) and '"cheating_probes": 0' in str(first["messages"])

@@ -34,7 +34,8 @@ def test_plan_with_pm_stores_rewrites_beside_the_rule_based_text(example_repo, t
     key = next(p.name for p in (root / "repos").iterdir())
     plan = store.load_plan(key)
     n = len(plan.milestones)
-    assert f"PM rewrite: {n - 1}/{n} descriptions accepted" in proc.stdout
+    # each call: 10 input and 5 output tokens of claude-haiku-4-5 ($1 / $5 per million), refused ones too
+    assert f"PM rewrite: {n - 1}/{n} descriptions accepted (${n * 35e-6:.4f})" in proc.stdout
     assert "m02: PM rewrite refused (it names" in proc.stderr and "store.py" in proc.stderr
     m01, m02 = plan.milestones[:2]
     assert m01.pm_description.startswith("Users can tag their tasks") and m01.pm_model == "claude-sonnet-4-5"
@@ -42,6 +43,8 @@ def test_plan_with_pm_stores_rewrites_beside_the_rule_based_text(example_repo, t
     assert m01.brief == m01.pm_description and m02.pm_description is None and m02.brief == m02.description
     milestone_file = json.loads((store.milestone_dir(key, "m01") / "milestone.json").read_text())
     assert milestone_file["pm_description"] == m01.pm_description
+    assert m01.pm_cost_usd == pytest.approx(35e-6) and m02.pm_cost_usd is None
+    assert "pm_cost_usd" not in json.loads((store.milestone_dir(key, "m02") / "milestone.json").read_text())
     # the model saw only the title, the rule-based description and the L0 issue titles: no hints beyond L0
     first = bodies[0]
     assert first["model"] == "claude-haiku-4-5" and "tools" not in first

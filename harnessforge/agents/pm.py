@@ -15,6 +15,7 @@ from ..errors import ConfigError
 from ..mining.describe import find_leaks
 from ..store import Store
 from .base import AgentBackend
+from .pricing import priced, unpriced_warning
 
 SYSTEM = """You are the product manager of a software project. Rewrite the feature below for the
 engineer who will build it: what users get and why, then a short list "Acceptance criteria" of
@@ -27,12 +28,15 @@ class Rewrite:
     milestone_id: str
     accepted: bool
     reason: str = ""
+    cost_usd: float = 0.0  # the call's cost, accepted or not (0 for a model without a price)
 
 
 def rewrite_plan(store: Store, key: str, agent: AgentBackend, log=print) -> list[Rewrite]:
     """Ask `agent` for each milestone's PM text; store the accepted ones in the plan."""
     if agent.synthetic:
         raise ConfigError(f"the PM rewrite needs a model backend, not {agent.name!r}")
+    if not priced(agent.model):
+        log(unpriced_warning(agent.model))
     out = []
     for milestone in store.load_plan(key).milestones:
         ladder = store.load_hints(key, milestone.id)
@@ -45,9 +49,9 @@ def rewrite_plan(store: Store, key: str, agent: AgentBackend, log=print) -> list
         if not text or leaks:
             reason = f"it names {', '.join(leaks[:5])}" if leaks else "the answer was empty"
             log(f"{milestone.id}: PM rewrite refused ({reason}); the rule-based description stays")
-            out.append(Rewrite(milestone.id, False, reason))
+            out.append(Rewrite(milestone.id, False, reason, turn.cost_usd))
             continue
-        rewrite = {"pm_description": text, "pm_model": turn.model or agent.model}
+        rewrite = {"pm_description": text, "pm_model": turn.model or agent.model, "pm_cost_usd": turn.cost_usd}
         store.update_milestone(key, milestone.model_copy(update=rewrite))
-        out.append(Rewrite(milestone.id, True))
+        out.append(Rewrite(milestone.id, True, cost_usd=turn.cost_usd))
     return out

@@ -131,7 +131,8 @@ def rewrite_descriptions(key: str, pm: str, pm_model: str | None) -> None:
         progress.add_task(f"PM rewrite with {writer.name} {writer.model}", total=None)
         rewrites = rewrite_plan(state.store, key, writer, log=warn)
     accepted = sum(rewrite.accepted for rewrite in rewrites)
-    out.print(f"PM rewrite: {accepted}/{len(rewrites)} descriptions accepted")
+    cost = sum(rewrite.cost_usd for rewrite in rewrites)
+    out.print(f"PM rewrite: {accepted}/{len(rewrites)} descriptions accepted (${cost:.4f})")
 
 
 def add(repo: str = typer.Argument(..., help="Local path, git URL or owner/name")) -> None:

@@ -91,6 +91,9 @@ def distill(
         "counts": counts,
         "skipped": skipped,
     }
+    judged = [review.judge_cost_usd for review in rows[REVIEWS.stem] if review.judge_cost_usd is not None]
+    if judged:  # an LLM judge graded the runs: what it cost
+        manifest["judge_cost_usd"] = round(sum(judged), 6)
     atomic_write(store.distilled_manifest(only), (json.dumps(manifest, indent=2) + "\n").encode())
     return DistillReport(analytics, counts, skipped, store.distilled_dir(only), rows[REVIEWS.stem])
 

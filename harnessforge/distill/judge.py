@@ -17,6 +17,7 @@ from pydantic import Field, ValidationError
 
 from ..agents.base import AgentBackend
 from ..agents.errors import AgentError
+from ..agents.pricing import priced, unpriced_warning
 from ..analytics.rows import MilestoneSummaryRow
 from ..models.common import Model, first_error
 from ..models.distill import Review
@@ -46,6 +47,8 @@ class LLMJudge(Reviewer):
     def __init__(self, rules: ReviewerRules, rules_hash: str, agent: AgentBackend, log=print):
         super().__init__(rules, rules_hash)
         self.agent, self.log = agent, log
+        if not priced(agent.model):
+            log(unpriced_warning(agent.model))
 
     def review(self, summary: MilestoneSummaryRow, flaky: bool = False, env_issue: bool = False) -> Review:
         base = super().review(summary, flaky, env_issue)
@@ -60,9 +63,11 @@ class LLMJudge(Reviewer):
         messages = [{"role": "system", "content": SYSTEM}, {"role": "user", "content": prompt}]
         try:
             turn = self.agent.turn(messages, [])
-            verdict = Verdict.model_validate_json(_json_object(turn.text))
         except AgentError as e:
             return self._keep(base, where, f"the judge failed: {e}")
+        base = base.model_copy(update={"judge_cost_usd": turn.cost_usd})  # spent, whatever the answer
+        try:
+            verdict = Verdict.model_validate_json(_json_object(turn.text))
         except ValidationError as e:
             return self._keep(base, where, f"the judge's answer was unusable: {first_error(e)}")
         evidence = set(base.discard_reasons) - {"too_easy"}

@@ -82,6 +82,9 @@ class Review(Model):
     discard_reasons: list[str] = []
     why: str
     reviewer: str = "rules"
+    judge_cost_usd: float | None = Field(
+        None, exclude_if=lambda value: value is None, description="What the LLM judge's call cost (USD), if one ran"
+    )
     synthetic: bool = False
     rules_hash: str
 

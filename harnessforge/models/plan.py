@@ -67,6 +67,9 @@ class Milestone(Model):
         None, description="Set by `plan --pm`: a model's rewrite in a PM's voice with acceptance criteria."
     )
     pm_model: str | None = Field(None, description="The model that wrote `pm_description`.")
+    pm_cost_usd: float | None = Field(
+        None, exclude_if=lambda value: value is None, description="What the accepted PM rewrite's call cost (USD)."
+    )
     base_commit: str
     verify_commit: str
     release: str | None = Field(None, description="Tag of the release this milestone ships in.")
