@@ -25,6 +25,8 @@ from .store import atomic_write
 
 @dataclass
 class IssueText:
+    """What the forge says of an issue: the hint ladder's L0 and L1 material."""
+
     number: int
     title: str
     body: str = ""
@@ -32,11 +34,9 @@ class IssueText:
 
 
 @dataclass
-class PullText:
-    number: int
-    title: str
-    body: str = ""
-    labels: list[str] = field(default_factory=list)
+class PullText(IssueText):
+    """A pull request says what an issue says, plus its review comments (L2 material)."""
+
     review_comments: list[str] = field(default_factory=list)
 
 
