@@ -7,11 +7,13 @@ WITH hints AS (
         rule
     FROM {{ ref('stg_events') }}
     WHERE role = 'mentor' AND action_type = 'hint'
-), targets AS (
-    SELECT mrun, seq, turn_id,
-        CASE WHEN action_type = 'search' THEN 'search:' || pattern ELSE path END AS target
-    FROM {{ ref('stg_events') }}
-    WHERE is_tool AND action_type IN ('read_file', 'write_file', 'edit_file', 'search')
+), targets AS (  -- what the Dev turned to: files it read or changed (by any tool, the shell too), searches
+    SELECT mrun, seq, turn_id, 'search:' || pattern AS target
+    FROM {{ ref('stg_events') }} WHERE is_tool AND action_type = 'search'
+    UNION ALL
+    SELECT mrun, seq, turn_id, unnest(files_read) FROM {{ ref('stg_events') }} WHERE is_tool AND len(files_read) > 0
+    UNION ALL
+    SELECT mrun, seq, turn_id, path FROM {{ ref('stg_edits') }}
 ), around AS (
     SELECT h.*,
         list_sort(list(DISTINCT t.target) FILTER (WHERE t.seq < h.hint_seq)) AS before_targets,

@@ -11,8 +11,9 @@ WITH ms AS (
 ), mentioned AS (  -- milestone runs where something before that edit named the file
     SELECT DISTINCT f.mrun
     FROM {{ ref('first_ground_truth_edits') }} f JOIN raw_events o ON o.mrun = f.mrun AND o.seq < f.seq
-    WHERE contains(coalesce(o.observation, '') || ' ' || coalesce(o.action.content, ''), f.path)
-       OR contains(coalesce(o.observation, '') || ' ' || coalesce(o.action.content, ''), parse_filename(f.path))
+    WHERE contains(coalesce(o.full_observation, o.observation, '') || ' ' || coalesce(o.action.content, ''), f.path)
+       OR contains(coalesce(o.full_observation, o.observation, '') || ' ' || coalesce(o.action.content, ''),
+           parse_filename(f.path))
 ), blind AS (
     SELECT repo, run_id, milestone_id, path AS first_gt_file, mrun NOT IN (SELECT mrun FROM mentioned) AS blind_first_edit
     FROM {{ ref('first_ground_truth_edits') }}
@@ -40,11 +41,14 @@ WITH ms AS (
     FROM grams
 ), exploration AS (
     SELECT any_value(ms.repo) AS repo, any_value(ms.run_id) AS run_id, any_value(ms.milestone_id) AS milestone_id,
-        count(*) FILTER (WHERE e.action_type = 'search') AS searches,
-        count(*) FILTER (WHERE e.action_type IN ('write_file', 'edit_file') AND NOT list_contains(ms.ground_truth_files,
-            e.path) AND NOT e.test_file) AS off_target_edits
+        count(*) FILTER (WHERE e.action_type = 'search') AS searches
     FROM ms LEFT JOIN {{ ref('stg_events') }} e ON e.mrun = ms.mrun AND e.is_tool AND e.ok
     GROUP BY ms.mrun
+), off_target AS (  -- changes to files outside the ground truth, by any tool (the shell too)
+    SELECT ms.repo, ms.run_id, ms.milestone_id, count(*) AS off_target_edits
+    FROM ms JOIN {{ ref('stg_edits') }} e ON e.mrun = ms.mrun
+    WHERE NOT list_contains(ms.ground_truth_files, e.path) AND NOT e.test_file
+    GROUP BY ALL
 ), reverts AS (
     SELECT repo, run_id, milestone_id, count(*) AS reverted_edits
     FROM {{ ref('wasted_exploration') }} WHERE kind = 'reverted_edit' GROUP BY ALL
@@ -53,11 +57,12 @@ SELECT o.repo, o.run_id, o.milestone_id,
     b.first_gt_file, coalesce(b.blind_first_edit, FALSE) AS blind_first_edit,
     round(o.gt_overlap, 4) AS gt_overlap,
     o.gt_overlap >= {{ var('memorisation_overlap') }} AS verbatim,
-    x.searches = 0 AND x.off_target_edits = 0 AND coalesce(r.reverted_edits, 0) = 0 AS straight_line,
+    x.searches = 0 AND coalesce(t.off_target_edits, 0) = 0 AND coalesce(r.reverted_edits, 0) = 0 AS straight_line,
     coalesce(b.blind_first_edit, FALSE)
-        OR (o.gt_overlap >= {{ var('memorisation_overlap') }} AND x.searches = 0 AND x.off_target_edits = 0
-            AND coalesce(r.reverted_edits, 0) = 0) AS flagged
+        OR (o.gt_overlap >= {{ var('memorisation_overlap') }} AND x.searches = 0
+            AND coalesce(t.off_target_edits, 0) = 0 AND coalesce(r.reverted_edits, 0) = 0) AS flagged
 FROM overlap o
 JOIN exploration x USING (repo, run_id, milestone_id)
+LEFT JOIN off_target t USING (repo, run_id, milestone_id)
 LEFT JOIN blind b USING (repo, run_id, milestone_id)
 LEFT JOIN reverts r USING (repo, run_id, milestone_id)

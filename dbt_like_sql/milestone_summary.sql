@@ -4,8 +4,8 @@
 WITH events AS (
     SELECT any_value(repo) AS repo, any_value(run_id) AS run_id, any_value(milestone_id) AS milestone_id,
         count(*) FILTER (WHERE is_tool) AS tool_calls,
-        count(*) FILTER (WHERE is_tool AND action_type = 'run_tests') AS test_runs,
-        count(*) FILTER (WHERE is_tool AND action_type IN ('write_file', 'edit_file')) AS edits,
+        count(*) FILTER (WHERE is_test_run) AS test_runs,  -- run_tests, shell test runs, failed submissions
+        count(*) FILTER (WHERE is_edit) AS edits,  -- calls that changed files (edit tools and the shell)
         coalesce(sum(tokens_input), 0) AS tokens_input,
         coalesce(sum(tokens_output), 0) AS tokens_output,
         any_value(model) FILTER (WHERE model <> '') AS model

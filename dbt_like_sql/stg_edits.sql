@@ -1,5 +1,5 @@
 -- materialization: view
--- The Dev's successful file edits, with the content hash each left behind.
-SELECT mrun, repo, run_id, milestone_id, seq, turn_id, action_type, path, content_sha, test_file
-FROM {{ ref('stg_events') }}
-WHERE is_tool AND action_type IN ('write_file', 'edit_file') AND ok AND files_touched > 0
+-- The files the Dev's calls changed, one row per call and file, with the content hash each left behind:
+-- edit tools and shell commands (`sed -i`, `cat >> f`, `git checkout -- f`) alike.
+SELECT mrun, repo, run_id, milestone_id, seq, turn_id, action_type, edit.path, edit.content_sha, test_file
+FROM (SELECT *, unnest(file_edits) AS edit FROM {{ ref('stg_events') }} WHERE is_edit)

@@ -4,7 +4,8 @@
 -- and its arguments (action_key), and `mrun` identifies the milestone run. These, the parsed tool
 -- arguments (arg) and each event's neighbours in its milestone run (call_no, prev_call,
 -- call_2_back, test_run_no, prev_test_run) are computed at load. A view: each model reads only
--- the columns it needs, straight from the Parquet files.
+-- the columns it needs, straight from the Parquet files. file_edits: the files a Dev call changed, edit tools and
+-- the shell alike, each with the content hash it left; files_read: read_file's file and those a shell command read.
 SELECT
     mrun, repo, run_id, milestone_id, seq, turn_id, ts, role, action.type AS action_type,
     is_tool, is_test_run,
@@ -14,9 +15,10 @@ SELECT
     hint_level,
     arg.rule,
     coalesce(files_touched[1], arg.path) AS path,
-    arg.pattern, arg.command, arg.content_sha,
+    arg.pattern, arg.command,
     coalesce(arg.test_file, FALSE) AS test_file,
     len(files_touched) AS files_touched,
+    file_edits, files_read, len(file_edits) > 0 AS is_edit,
     test_status.passed AS tests_passed,
     test_status.failed AS tests_failed,
     test_status.total AS tests_total,

@@ -1,6 +1,6 @@
 -- materialization: table
 -- Work that led nowhere: edits a later edit undid (the file went back to the content it had
--- before), and files read but never edited afterwards.
+-- before), and files read but never edited afterwards (edits and reads by any tool, the shell too).
 WITH edits AS (
     SELECT *, lag(content_sha) OVER (PARTITION BY mrun, path ORDER BY seq) AS before_sha
     FROM {{ ref('stg_edits') }}
@@ -12,10 +12,13 @@ WITH edits AS (
     WHERE e.content_sha <> e.before_sha AND l.last_seq > e.seq
 ), last_edit AS (
     SELECT mrun, path, max(last_seq) AS last_seq FROM last_seen GROUP BY ALL
+), reads AS (
+    SELECT mrun, repo, run_id, milestone_id, seq, turn_id, unnest(files_read) AS path
+    FROM {{ ref('stg_events') }} WHERE is_tool AND ok AND len(files_read) > 0
 ), unused AS (
     SELECT r.repo, r.run_id, r.milestone_id, 'unused_read' AS kind, r.seq, r.turn_id, r.path
-    FROM {{ ref('stg_events') }} r LEFT JOIN last_edit l ON l.mrun = r.mrun AND l.path = r.path
-    WHERE r.is_tool AND r.action_type = 'read_file' AND r.ok AND (l.last_seq IS NULL OR l.last_seq < r.seq)
+    FROM reads r LEFT JOIN last_edit l ON l.mrun = r.mrun AND l.path = r.path
+    WHERE l.last_seq IS NULL OR l.last_seq < r.seq
 )
 SELECT * FROM reverted
 UNION ALL

@@ -140,15 +140,78 @@ class EnvRules(Model):
     overrides: dict[str, dict[str, Any]] = {}
 
 
+Ladder = Literal["escalation", "seed000"]
+TestFileEdits = Literal["warn", "block"]
+HINT_PLACEHOLDERS = ("level", "hint", "rule", "turn")  # what a framing template may name
+
+
+class Seed000Ladder(Model):
+    """Seed 000's ladder: level k once `failures[k-1]` test runs in a row have failed with no rise in passing
+    tests, and level `same_file_level` as soon as one file is edited `same_file_edits` times with none."""
+
+    failures: list[int] = Field(min_length=4, max_length=4)
+    same_file_edits: int = Field(ge=2)
+    same_file_level: int = Field(ge=1, le=4)
+
+    @field_validator("failures")
+    @classmethod
+    def _rising(cls, value: list[int]) -> list[int]:
+        if any(count < 1 for count in value) or value != sorted(set(value)):
+            raise ValueError(f"failures per level must rise from at least 1, got {value}")
+        return value
+
+
 class MentorRules(Model):
+    ladder: Ladder = Field("escalation", description="Which ladder decides when the next level is released.")
     cooldown_turns: int = Field(ge=0)
     cooldown_test_runs: int = Field(ge=0)
     same_error_runs: int = Field(ge=1)
     thrash_cycles: int = Field(ge=1)
     wrong_direction_files: int = Field(ge=1)
     escalate_after_turns: int = Field(ge=1)
+    seed000: Seed000Ladder = Field(
+        default_factory=lambda: Seed000Ladder(failures=[3, 5, 8, 12], same_file_edits=4, same_file_level=2)
+    )
     response_window_turns: int = Field(ge=1)
     max_level: int = Field(ge=0, le=4)
+    stuck_phrases: list[str] = Field(
+        default_factory=list, description="Regexes (case-insensitive) that make a Dev's text or reasoning a request."
+    )
+    framing: str = Field("plain", description="Which set of `framings` words the hints.")
+    framings: dict[str, dict[int, str]] = Field(default_factory=lambda: {"plain": {}})
+
+    @field_validator("stuck_phrases")
+    @classmethod
+    def _phrases_compile(cls, value: list[str]) -> list[str]:
+        _compiles(value, "stuck phrase")
+        return value
+
+    @field_validator("framings")
+    @classmethod
+    def _templates_format(cls, value: dict[str, dict[int, str]]) -> dict[str, dict[int, str]]:
+        for name, templates in value.items():
+            for level, template in templates.items():
+                if not 0 <= level <= 4:
+                    raise ValueError(f"framings.{name}: level {level} is not 0-4")
+                try:
+                    template.format(**{placeholder: "" for placeholder in HINT_PLACEHOLDERS})
+                except (KeyError, IndexError, ValueError) as e:
+                    raise ValueError(
+                        f"framings.{name}.{level}: bad placeholder {e}; use {{{'}, {'.join(HINT_PLACEHOLDERS)}}}"
+                    ) from None
+        return value
+
+    @model_validator(mode="after")
+    def _framing_exists(self) -> MentorRules:
+        if self.framing not in self.framings:
+            raise ValueError(f"framing {self.framing!r} is not one of framings: {', '.join(sorted(self.framings))}")
+        return self
+
+    def frame(self, level: int, hint: str, rule: str, turn: int) -> str:
+        """The hint as the Dev reads it: the `[hint L<n>]` mark (how a hint is told apart from other text),
+        then the level's template of the chosen framing."""
+        template = self.framings[self.framing].get(level, "{hint}")
+        return f"[hint L{level}] " + template.format(level=level, hint=hint, rule=rule, turn=turn)
 
 
 class HarnessRules(Model):
@@ -159,6 +222,7 @@ class HarnessRules(Model):
     max_wall_s_per_milestone: float = Field(gt=0)
     observation_max_chars: int = Field(gt=0)
     engine_wait_s: float = Field(120, ge=0)  # a lost sandbox: wait this long for the engine, then retry once
+    test_file_edits: TestFileEdits = "warn"
     mentor: MentorRules
 
 

@@ -138,6 +138,7 @@ class RunFiles:
     FINAL_DIFF = "final_diff.patch"
     GROUND_TRUTH = "ground_truth.patch"
     START_PATCH = "start.patch"  # the Dev's state carried from the previous milestone
+    OUTPUTS = "outputs.jsonl.gz"  # tool outputs in full where the event holds the Dev's cut view (the Recorder's)
     # what every finished milestone run holds (a STUCK or FAIL one as well as a PASS)
     FILES = (TRAJECTORY, ATIF, FINAL_DIFF, GROUND_TRUTH, TEST_RESULTS, MENTOR_LOG, SUMMARY)
 
@@ -148,6 +149,7 @@ class RunFiles:
     test_results = _RunFile(TEST_RESULTS)
     final_diff = _RunFile(FINAL_DIFF)
     ground_truth = _RunFile(GROUND_TRUTH)
+    outputs = _RunFile(OUTPUTS)
 
     @property
     def run_dir(self) -> Path:

@@ -9,7 +9,7 @@ from typing import Any
 from harnessforge.harness.mentor import Mentor
 from harnessforge.models.plan import HINT_LEVEL_NAMES, Hint, HintLadder
 from harnessforge.models.trajectory import Action, Event, TestCounts
-from harnessforge.rules import MentorRules
+from harnessforge.rules import MentorRules, load_rules
 
 MID = "m01"
 LADDER = HintLadder(
@@ -25,10 +25,11 @@ QUIET = dict(
     escalate_after_turns=99,
     response_window_turns=2,
     max_level=4,
+    stuck_phrases=load_rules().harness.mentor.stuck_phrases,
 )
 
 
-def quiet_mentor(**rules: int) -> Mentor:
+def quiet_mentor(**rules: Any) -> Mentor:
     return Mentor(MID, LADDER, MentorRules(**{**QUIET, **rules}))
 
 
@@ -49,6 +50,7 @@ class Trail:
         passed: int | None = None,
         failed: int = 0,
         sig: str | None = None,
+        verdict: str | None = None,
         **args: Any,
     ) -> Event:
         status = None if passed is None else TestCounts(passed=passed, failed=failed, total=passed + failed)
@@ -59,7 +61,7 @@ class Trail:
             seq=len(self.events),
             turn_id=turn,
             role=role,
-            action=Action(type=action, content=text, args=args),
+            action=Action(type=action, content=text, args=args, verdict=verdict),
             files_touched=list(files),
             test_status=status,
             error_signature=sig,
@@ -81,6 +83,20 @@ class Trail:
 
     def test(self, turn: int, passed: int, failed: int = 1, sig: str | None = "E") -> Event:
         return self.add(turn, "run_tests", passed=passed, failed=failed, sig=sig if failed else None)
+
+    def verify(self, turn: int, passed: int, failed: int = 1, sig: str | None = "V") -> Event:
+        """The Verifier's grading of a submission (FAIL while any acceptance test fails)."""
+        verdict = "FAIL" if failed else "PASS"
+        counts = {"passed": passed, "failed": failed, "sig": sig if failed else None}
+        return self.add(turn, "verify", verdict, role="verifier", verdict=verdict, **counts)
+
+    def shell(self, turn: int, command: str, *, files: dict[str, str] | None = None, **test: Any) -> Event:
+        """A `bash` call: the files it changed ({path: content hash}) and, given `passed`, a test run it started."""
+        changed = files or {}
+        args: dict[str, Any] = {"command": command}
+        if changed:
+            args["content_sha"] = changed
+        return self.add(turn, "bash", files=tuple(changed), **test, **args)
 
 
 def feed(mentor: Mentor, events: list[Event]) -> list[tuple[int, int, int, str]]:

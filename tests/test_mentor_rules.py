@@ -27,16 +27,17 @@ def test_cooldown_holds_every_rule_back_and_a_streak_fires_when_it_ends():
 
 
 @pytest.mark.parametrize("runs", [1, 3])
-def test_cooldown_counts_dev_test_runs_not_verifier_ones(runs):
+def test_cooldown_counts_failed_submissions_as_test_runs_and_not_passed_ones(runs):
+    """A Dev that only submits still runs the tests: each failed grading is a failing test run."""
     mentor, trail = quiet_mentor(cooldown_turns=2, cooldown_test_runs=runs), Trail()
     for turn in range(1, 6):
-        trail.add(turn, "verify", role="verifier", passed=3, failed=1, sig="E")
+        trail.verify(turn, passed=4, failed=0)
         trail.ask(turn)
     for turn in range(6, 6 + runs - 1):
-        trail.test(turn, passed=0)
+        trail.verify(turn, passed=3)
         trail.ask(turn)
     assert feed(mentor, trail.events) == [] and not mentor.cooldown_over
-    trail.test(6 + runs, passed=0)
+    trail.verify(6 + runs, passed=3)
     hit = trail.ask(6 + runs)
     assert feed(mentor, trail.events[-2:]) == [(hit.seq, 6 + runs, 1, "explicit_request")]
 

@@ -360,11 +360,11 @@ def _kill_before_the_end(monkeypatch):
     """Die after the passing verdict, before `milestone_end` is written."""
     append = Recorder.append
 
-    def dying(self, event):
+    def dying(self, event, *rest):
         if event.action.type == "milestone_end":
             monkeypatch.setattr(Recorder, "append", append)
             raise Killed
-        append(self, event)
+        append(self, event, *rest)
 
     monkeypatch.setattr(Recorder, "append", dying)
 

@@ -58,3 +58,25 @@ def test_cleanup_removes_containers_left_behind(open_sandbox, commits, docker_cl
     proc = run_cli("env", "cleanup", check=True)
     assert "removed" in proc.stdout
     assert cid not in {c.id for c in docker_client.containers.list(all=True)}
+
+
+@BOTH
+def test_changes_name_each_changed_file_with_its_content_hash(open_sandbox, commits, backend):  # noqa: F811
+    """What the harness compares after every tool call: blob hashes at the commit and now, untracked files
+    included, from an index kept between calls (the Dev removing it only makes the next call rebuild it)."""
+    with open_sandbox(backend, commits["v0.2.0"]) as sandbox:
+        assert sandbox.changes() == {}
+        readme = sandbox.exec("git rev-parse HEAD:README.md").stdout.strip()
+        sandbox.exec("echo more >> README.md && echo new > notes.txt && git rm -q tasklite/__init__.py")
+        changes = sandbox.changes()
+        assert set(changes) == {"README.md", "notes.txt", "tasklite/__init__.py"}
+        assert changes["README.md"].before == readme and changes["README.md"].after != readme
+        assert changes["notes.txt"].before == "0" * 40
+        assert changes["notes.txt"].after == sandbox.exec("git hash-object notes.txt").stdout.strip()
+        assert changes["tasklite/__init__.py"].after == "0" * 40
+        sandbox.exec(f"rm -f {sandbox.scratch}/hf-index-*")
+        sandbox.exec("git checkout -q -- README.md")
+        assert set(sandbox.changes()) == {"notes.txt", "tasklite/__init__.py"}  # reverted: no longer a change
+        assert sandbox.exec("git status --porcelain").stdout.count("??") == 1  # the Dev's index untouched
+        sandbox.reset(commits["v0.3.0"])
+        assert sandbox.changes() == {}

@@ -17,8 +17,10 @@ import pyarrow as pa
 import pyarrow.compute as pc
 from pydantic import ValidationError
 
+from ..harness.recorder import read_outputs
 from ..models.common import first_error
 from ..models.trajectory import Event
+from ..store import RunFiles
 from .sqlmodels import literal
 
 # DuckDB types of an Event line; heterogeneous nested values (tool arguments) stay JSON.
@@ -30,10 +32,11 @@ EVENT_COLUMNS = {
     "turn_id": "INTEGER",
     "ts": "TIMESTAMPTZ",
     "role": "VARCHAR",
-    "action": "STRUCT(type VARCHAR, content VARCHAR, args JSON)",
+    "action": "STRUCT(type VARCHAR, content VARCHAR, args JSON, verdict VARCHAR)",
     "call_id": "VARCHAR",
     "observation": "VARCHAR",
     "observation_chars": "INTEGER",
+    "observation_cut": "BOOLEAN",
     "mentor_hint": "VARCHAR",
     "hint_level": "INTEGER",
     "ok": "BOOLEAN",
@@ -49,13 +52,14 @@ EVENT_COLUMNS = {
     "cost_usd": "DOUBLE",
     "synthetic": "BOOLEAN",
 }
+# Calls that change no file, whatever files they name.
+_READ_ONLY = "'read_file', 'list_dir', 'search', 'run_tests', 'submit', 'request_hint'"
 # The tool arguments the models read, parsed out of `action.args`.
 TOOL_ARGUMENTS = {
     "rule": "VARCHAR",
     "path": "VARCHAR",
     "pattern": "VARCHAR",
     "command": "VARCHAR",
-    "content_sha": "VARCHAR",
     "test_file": "BOOLEAN",
 }
 _ARGUMENTS_STRUCT = "STRUCT(" + ", ".join(f"{name} {kind}" for name, kind in TOOL_ARGUMENTS.items()) + ")"
@@ -67,9 +71,29 @@ DERIVED = {
     "action_key": ("UBIGINT", "hash(action.type, CAST(action.args AS VARCHAR))"),
     "obs_key": ("UBIGINT", "hash(observation)"),
     "is_tool": ("BOOLEAN", "role = 'dev' AND call_id IS NOT NULL"),  # a Dev tool call
+    # a test run: the Dev's (run_tests, or one started from the shell) or a failed grading of a submission
     "is_test_run": (
         "BOOLEAN",
-        "role = 'dev' AND call_id IS NOT NULL AND action.type = 'run_tests' AND test_status.total IS NOT NULL",
+        "(role = 'dev' AND call_id IS NOT NULL AND test_status.total IS NOT NULL) OR (role = 'verifier' AND "
+        "action.type = 'verify' AND coalesce(action.verdict, CASE action.content WHEN 'PASS' THEN 'PASS' END, 'FAIL')"
+        " = 'FAIL')",
+    ),
+    # the files a Dev call changed (edit tools and the shell alike), each with the content hash it left
+    "file_edits": (
+        "STRUCT(path VARCHAR, content_sha VARCHAR)[]",
+        f"CASE WHEN role = 'dev' AND call_id IS NOT NULL AND action.type NOT IN ({_READ_ONLY}) "
+        "AND len(files_touched) > 0 THEN CASE json_type(action.args, '$.content_sha') "
+        "WHEN 'OBJECT' THEN list_transform(files_touched, lambda f: {'path': f, 'content_sha': "
+        "json_transform(json_extract(action.args, '$.content_sha'), '\"MAP(VARCHAR, VARCHAR)\"')[f]}) "
+        "ELSE list_transform(files_touched, lambda f: {'path': f, 'content_sha': "
+        "json_extract_string(action.args, '$.content_sha')}) END END",
+    ),
+    # the files a Dev call read: read_file's, and those a shell command read (`cat f`, `sed -n 1,9p f`)
+    "files_read": (
+        "VARCHAR[]",
+        "CASE WHEN role <> 'dev' OR call_id IS NULL THEN NULL WHEN action.type = 'read_file' THEN "
+        "[json_extract_string(action.args, '$.path')] ELSE json_transform(json_extract(action.args, '$.files_read'), "
+        "'[\"VARCHAR\"]') END",
     ),
     "arg": (_ARGUMENTS_STRUCT, f"json_transform(action.args, {literal(json.dumps(TOOL_ARGUMENTS))})"),
 }
@@ -100,8 +124,10 @@ NEIGHBOURS = {
     "test_run_no": "BIGINT",
     "prev_test_run": "STRUCT(seq INTEGER, turn_id INTEGER, error_signature VARCHAR, cumulative_edits INTEGER)",
 }
+# The whole tool output where the event holds the Dev's cut view (from the milestone's outputs sidecar).
+FULL_OBSERVATION = {"full_observation": "VARCHAR"}
 # Every column of a loaded event, with its DuckDB type (the empty `raw_events` has them all).
-ALL_COLUMNS = {**EVENT_COLUMNS, **{name: kind for name, (kind, _) in DERIVED.items()}, **NEIGHBOURS}
+ALL_COLUMNS = {**EVENT_COLUMNS, **{name: kind for name, (kind, _) in DERIVED.items()}, **NEIGHBOURS, **FULL_OBSERVATION}
 
 
 @dataclass
@@ -120,7 +146,7 @@ def read_events(root: Path, sources: list[str]) -> tuple[pa.Table, list[BadLine]
     rejects is read again line by line."""
     con = duckdb.connect()
     try:
-        return with_neighbours(_read_json(con, root, sources)), []
+        return _with_full_outputs(with_neighbours(_read_json(con, root, sources)), root), []
     except duckdb.Error:
         pass
     tables, bad = [], []
@@ -141,7 +167,22 @@ def read_events(root: Path, sources: list[str]) -> tuple[pa.Table, list[BadLine]
                 (Path(scratch) / source).parent.mkdir(parents=True)
                 (Path(scratch) / source).write_bytes(b"\n".join(good) + b"\n")
                 tables.append(_read_json(con, Path(scratch), [source]))
-    return with_neighbours(pa.concat_tables(tables)), bad
+    return _with_full_outputs(with_neighbours(pa.concat_tables(tables)), root), bad
+
+
+def _with_full_outputs(events: pa.Table, root: Path) -> pa.Table:
+    """`events` with the `full_observation` column: null, except where an observation was cut for the Dev."""
+    cut = pc.fill_null(events.column("observation_cut"), False)
+    rows = pc.indices_nonzero(cut).to_pylist()
+    values: list[str | None] = [None] * events.num_rows
+    outputs: dict[str, dict[int, str]] = {}
+    sources, seqs = events.column("source"), events.column("seq")
+    for row in rows:
+        source = sources[row].as_py()
+        if source not in outputs:
+            outputs[source] = read_outputs(RunFiles((root / source).parent).outputs)
+        values[row] = outputs[source].get(seqs[row].as_py())
+    return events.append_column("full_observation", pa.array(values, pa.string()))
 
 
 def with_neighbours(events: pa.Table) -> pa.Table:

@@ -21,6 +21,14 @@ from .runner_spec import PLUGIN_DIR, RESULTS_DIR
 BASE_ENV = {"LANG": "C.UTF-8", "LC_ALL": "C.UTF-8", "TZ": "UTC", "HOME": "/home/hf", "PYTHONDONTWRITEBYTECODE": "1"}
 
 
+@dataclass(frozen=True)
+class FileChange:
+    """A file that differs from the workspace's commit: git blob hashes, 40 zeros for "absent"."""
+
+    before: str
+    after: str
+
+
 @dataclass
 class Raw:
     """A command's outcome with its output still as bytes (files and patches are not text)."""
@@ -83,6 +91,8 @@ class Sandbox(ABC):
         self.spec = spec
         self.commit = spec.commit
         self.env = {**BASE_ENV, **spec.env}
+        self._index_id = uuid.uuid4().hex  # the working-tree index `_indexed` keeps (see there)
+        self._index_commit: str | None = None
 
     # ---- what each backend provides -----------------------------------------------------------
     @abstractmethod
@@ -166,20 +176,40 @@ class Sandbox(ABC):
         return result
 
     def diff(self) -> bytes:
-        """Everything changed since the workspace's commit (untracked files included), as a patch.
-
-        A throwaway index keeps the agent's own staging area untouched.
-        """
-        idx = f"{self.scratch}/hf-index-{uuid.uuid4().hex}"
-        result = self._run(
-            f"export GIT_INDEX_FILE={idx}; git read-tree {self.commit} && git add -A . && "
-            f"git diff --cached --binary --no-renames --no-color {self.commit}; rc=$?; rm -f {idx}; exit $rc",
-            self.spec.limits.exec_timeout_s,
-            self.env,
-        )
+        """Everything changed since the workspace's commit (untracked files included), as a patch."""
+        result = self._indexed(f"git diff --cached --binary --no-renames --no-color {self.commit}")
         if result.exit_code != 0:
             raise EnvError(f"git diff failed: {result.stderr.decode(errors='replace').strip()[-500:]}")
         return result.stdout
+
+    def changes(self) -> dict[str, FileChange]:
+        """Every file that differs from the workspace's commit (untracked ones included), with the git blob
+        hash of its content at the commit and now: what a tool call changed is the difference of two calls."""
+        result = self._indexed(f"git diff --cached --raw --no-abbrev --no-renames -z {self.commit}")
+        if result.exit_code != 0:
+            raise EnvError(f"git diff failed: {result.stderr.decode(errors='replace').strip()[-500:]}")
+        fields = result.stdout.decode(errors="replace").split("\0")
+        changes = {}
+        for header, path in zip(fields[0::2], fields[1::2], strict=False):
+            parts = header.lstrip(":").split()
+            if len(parts) >= 4:
+                changes[path] = FileChange(before=parts[2], after=parts[3])
+        return changes
+
+    def _indexed(self, git_command: str) -> Raw:
+        """Run `git_command` against an index of the whole working tree that this sandbox keeps in scratch
+        between calls: `git add -A` then re-hashes only the files whose stat changed, so watching the
+        workspace after every tool call stays cheap. The Dev's own staging area is never touched; an index
+        the Dev removed or broke is rebuilt."""
+        index = f"{self.scratch}/hf-index-{self._index_id}"
+        fresh = f"rm -f {index}; git read-tree {self.commit} && git add -A ."
+        refresh = "git add -A ." if self._index_commit == self.commit else fresh
+        self._index_commit = self.commit
+        return self._run(
+            f"export GIT_INDEX_FILE={index}; {{ [ -f {index} ] && {refresh}; }} || {{ {fresh}; }} && {git_command}",
+            self.spec.limits.exec_timeout_s,
+            self.env,
+        )
 
     def read_results(self) -> dict[str, str]:
         """The files test runners wrote into `results_dir` (name -> text)."""

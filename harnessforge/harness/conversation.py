@@ -79,6 +79,6 @@ def rebuild(events: list[Event], workdir: str | None = None) -> Conversation:
                 conversation.add({"role": "user", "content": NUDGE}, None)
         elif event.role == "dev" and event.call_id:
             conversation.add({"role": "tool", "tool_call_id": event.call_id, "content": event.observation}, event.seq)
-        elif event.role == "mentor" or (event.role == "verifier" and not event.passed_verification):
+        elif event.action.type == "hint" or (event.role == "verifier" and not event.passed_verification):
             conversation.pending.append((event.action.content, event.seq))
     return conversation

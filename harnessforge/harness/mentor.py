@@ -3,12 +3,15 @@
 One `Mentor` per milestone. `observe` is called after every recorded event; it returns a `MentorDecision` when a
 rule fires. L0 is given at milestone start, so the Mentor releases L1..`max_level`, one level up each time.
 
-The cooldown: no hint until the Dev is at turn `cooldown_turns` (its highest `turn_id`) and has run the tests
-`cooldown_test_runs` times (a test run: a Dev event of type `run_tests` or with `test_status` set). After it, the
-rules are checked on every Dev event, first match wins:
+A test run is a Dev event with `test_status` set (`run_tests`, or a test run the Dev started from the shell) or a
+Verifier's failed grading of a submission. Which rules decide is the rules' `ladder`:
 
-- `explicit_request`: the Dev called `request_hint`, or a Dev `message` matches a stuck pattern. A request made
-  during the cooldown (or with no level left) is dropped, not queued: the cooldown holds "before any hint".
+`escalation` (today's). The cooldown: no hint until the Dev is at turn `cooldown_turns` (its highest `turn_id`) and
+has run the tests `cooldown_test_runs` times. After it, the rules are checked on every Dev event, first match wins:
+
+- `explicit_request`: the Dev called `request_hint`, or its message text or reasoning matches a stuck phrase. One
+  request per turn releases a hint (a model that says "I am stuck" and calls `request_hint` asked once). A request
+  made during the cooldown (or with no level left) is dropped, not queued: the cooldown holds "before any hint".
 - `same_error`: `same_error_runs` consecutive Dev test runs failed with the same `error_signature`; a run with
   another signature starts a new streak, a run without one ends it.
 - `thrashing`: one file went back to content it held earlier (a revert) more than `thrash_cycles` times, by the
@@ -19,8 +22,15 @@ rules are checked on every Dev event, first match wins:
 
 Evidence (error streak, reverts, modified files) counts from the milestone start or the last hint, so each trigger
 fires once; a rise in passing tests also restarts the wrong-direction count. Reads, searches and shell polling feed
-no rule. Only `role == "dev"` events count: the hint events the Recorder writes are ignored, which makes replaying a
-milestone's log through a new Mentor rebuild the same decisions.
+no rule.
+
+`seed000` (seed 000's ladder, no cooldown): an explicit request releases the next level; level k comes once
+`failures[k-1]` test runs in a row have failed with no rise in passing tests (`consecutive_failures`; a rise starts
+the count again), and level `same_file_level` as soon as one file has been edited `same_file_edits` times with no such
+rise (`same_file_edits`).
+
+Only the Dev's events and the Verifier's gradings count: the hint events the Recorder writes are ignored, which makes
+replaying a milestone's log through a new Mentor rebuild the same decisions.
 """
 
 from __future__ import annotations
@@ -42,12 +52,8 @@ SAME_ERROR = "same_error"
 THRASHING = "thrashing"
 WRONG_DIRECTION = "wrong_direction"
 NO_PROGRESS_AFTER_HINT = "no_progress_after_hint"
-
-DEFAULT_STUCK_PATTERNS = (
-    r"\bi(?:'|’)?m stuck\b",
-    r"\bi am stuck\b",
-    r"\bneed (?:a|another|some|more) hints?\b",
-)
+CONSECUTIVE_FAILURES = "consecutive_failures"
+SAME_FILE_EDITS = "same_file_edits"
 # Actions that never modify the workspace, whatever files the Recorder lists for them.
 READ_ONLY_ACTIONS = frozenset({"read_file", "list_dir", "search", "run_tests", "submit", "request_hint", "message"})
 
@@ -103,6 +109,14 @@ class _Evidence:
 
 
 @dataclass
+class _Streak:
+    """What seed 000's ladder counts since the last rise in passing tests (hints do not restart it)."""
+
+    failures: int = 0
+    edits: dict[str, int] = field(default_factory=dict)
+
+
+@dataclass
 class _Watch:
     """A released hint whose response is still being observed."""
 
@@ -151,10 +165,16 @@ def _files(event: Event) -> set[str]:
     path = event.action.args.get("path")
     if canonical_action(event.action.name) == "read_file" and isinstance(path, str) and path:
         files.add(_norm(path))
+    read = event.action.args.get("files_read")
+    if isinstance(read, list):
+        files |= {_norm(path) for path in read if isinstance(path, str) and path}
     return files
 
 
 def is_test_run(event: Event) -> bool:
+    """A Dev's test run (the tool, or one started from the shell), or a failed grading of a submission."""
+    if event.role == "verifier":
+        return event.action.verdict == "FAIL" or (event.action.verdict is None and event.action.content != "PASS")
     return canonical_action(event.action.name) == "run_tests" or event.test_status is not None
 
 
@@ -162,18 +182,16 @@ class Mentor:
     """Decides, event by event, when the Dev of one milestone gets the next hint level."""
 
     def __init__(
-        self,
-        milestone_id: str,
-        ladder: HintLadder,
-        rules: MentorRules,
-        stuck_patterns: Sequence[str] = DEFAULT_STUCK_PATTERNS,
+        self, milestone_id: str, ladder: HintLadder, rules: MentorRules, stuck_patterns: Sequence[str] | None = None
     ) -> None:
+        """`stuck_patterns` replaces the rules' `stuck_phrases`."""
         if ladder.milestone_id != milestone_id:
             raise ValueError(f"hint ladder is for {ladder.milestone_id}, not {milestone_id}")
         self.milestone_id = milestone_id
         self.ladder = ladder
         self.rules = rules
-        self.stuck_patterns = [re.compile(pattern, re.IGNORECASE) for pattern in stuck_patterns]
+        phrases = rules.stuck_phrases if stuck_patterns is None else stuck_patterns
+        self.stuck_patterns = [re.compile(pattern, re.IGNORECASE) for pattern in phrases]
         self.decisions: list[MentorDecision] = []
         self._last_seq = -1
         self._closed = False
@@ -186,8 +204,11 @@ class Mentor:
         self._best_passed: int | None = None
         self._file_states: dict[str, list[str]] = {}
         self._evidence = _Evidence()
+        self._streak = _Streak()
         self._progress_since_hint = False
+        self._answered_request_turn = -1  # the turn whose explicit request released a hint
         self._watches: list[_Watch] = []
+        self._settled: list[MentorDecision] = []  # responses filled since `settled()` was last called
 
     @classmethod
     def replay(
@@ -218,6 +239,8 @@ class Mentor:
 
     @property
     def cooldown_over(self) -> bool:
+        if self.rules.ladder == "seed000":
+            return True  # its failure counts are its own waiting
         return self._turn >= self.rules.cooldown_turns and self._test_runs >= self.rules.cooldown_test_runs
 
     def observe(self, event: Event) -> MentorDecision | None:
@@ -230,13 +253,21 @@ class Mentor:
         if canonical_action(event.action.name) == "milestone_end":
             self.close()
             return None
-        if event.role != "dev":
+        requested = False
+        if event.role == "verifier" and is_test_run(event):
+            self._take_test_run(event)  # a failed submission is a failing test run
+        elif event.role == "dev":
+            self._turn = max(self._turn, event.turn_id)
+            self._settle_responses()
+            requested = self._take_in(event) and event.turn_id != self._answered_request_turn
+        else:
             return None
-        self._turn = max(self._turn, event.turn_id)
-        self._settle_responses()
-        requested = self._take_in(event)
         fired = self._fired(event, requested)
-        return self._release(event, *fired) if fired else None
+        if fired is None:
+            return None
+        if fired[0] == EXPLICIT_REQUEST:
+            self._answered_request_turn = event.turn_id
+        return self._release(event, *fired)
 
     def close(self) -> None:
         """Milestone over: fill every pending response with what was seen (`complete` says if the window ran out)."""
@@ -244,6 +275,11 @@ class Mentor:
             self._respond(watch)
         self._watches = []
         self._closed = True
+
+    def settled(self) -> list[MentorDecision]:
+        """The decisions whose response was filled since the last call (their window closed, or the milestone ended)."""
+        settled, self._settled = self._settled, []
+        return settled
 
     def log(self) -> list[dict[str, Any]]:
         """The decisions as JSON-able dicts, for `mentor_log.json`."""
@@ -263,11 +299,15 @@ class Mentor:
             self._edits += 1
             self._modified |= files
             self._evidence.modified |= files
+            for path in files:
+                self._streak.edits[path] = self._streak.edits.get(path, 0) + 1
         for path, sha in content_hashes(event).items():
             self._track_content(path, sha)
         if is_test_run(event):
             self._take_test_run(event)
-        return kind == "request_hint" or (kind == "message" and self._sounds_stuck(event.action.content))
+        if kind == "message":
+            return self._sounds_stuck(event.action.content) or self._sounds_stuck(event.action.args.get("reasoning"))
+        return kind == "request_hint"
 
     def _track_content(self, path: str, sha: str) -> None:
         states = self._file_states.setdefault(path, [])
@@ -284,6 +324,8 @@ class Mentor:
             run = run.model_copy(update=counts.model_dump())
         self._test_runs += 1
         self._history.append(run)
+        failed = run.error_signature is not None or bool(run.failed) or event.role == "verifier"
+        self._streak.failures = self._streak.failures + 1 if failed else 0
         evidence = self._evidence
         if run.error_signature is None:
             evidence.error_signature, evidence.error_runs = None, 0
@@ -302,9 +344,10 @@ class Mentor:
             self._best_passed = run.passed
             self._progress_since_hint = True
             evidence.modified = set()
+            self._streak = _Streak()
 
-    def _sounds_stuck(self, text: str) -> bool:
-        return any(pattern.search(text) for pattern in self.stuck_patterns)
+    def _sounds_stuck(self, text: Any) -> bool:
+        return isinstance(text, str) and any(pattern.search(text) for pattern in self.stuck_patterns)
 
     # -- rules ---------------------------------------------------------------------------------------------------
 
@@ -312,9 +355,24 @@ class Mentor:
         """The first rule that holds now, with its evidence; None during the cooldown or with no level left."""
         if self.next_level is None or not self.cooldown_over:
             return None
-        rules, evidence = self.rules, self._evidence
         if requested:
-            return EXPLICIT_REQUEST, {"action": canonical_action(event.action.name), "text": event.action.content[:500]}
+            text = event.action.content or str(event.action.args.get("reasoning") or "")
+            return EXPLICIT_REQUEST, {"action": canonical_action(event.action.name), "text": text[:500]}
+        if self.rules.ladder == "seed000":
+            return self._seed000_fired()
+        return self._escalation_fired(event)
+
+    def _seed000_fired(self) -> tuple[str, dict[str, Any]] | None:
+        level, ladder, streak = self.next_level, self.rules.seed000, self._streak
+        if level is not None and streak.failures >= ladder.failures[level - 1]:
+            return CONSECUTIVE_FAILURES, {"failures": streak.failures, "best_passed": self._best_passed}
+        edited = sorted((-count, path) for path, count in streak.edits.items() if count >= ladder.same_file_edits)
+        if edited and level is not None and level <= ladder.same_file_level:
+            return SAME_FILE_EDITS, {"file": edited[0][1], "edits": -edited[0][0], "best_passed": self._best_passed}
+        return None
+
+    def _escalation_fired(self, event: Event) -> tuple[str, dict[str, Any]] | None:
+        rules, evidence = self.rules, self._evidence
         if evidence.error_runs >= rules.same_error_runs:
             return SAME_ERROR, {"error_signature": evidence.error_signature, "runs": evidence.error_runs}
         thrashed = sorted(
@@ -357,6 +415,7 @@ class Mentor:
         self.decisions.append(decision)
         self._watches.append(_Watch(decision, touched_before=set(self._touched), passed_before=self._best_passed))
         self._evidence = _Evidence()
+        self._streak.edits = {}  # one file's edits release one level; the failure count goes on
         self._file_states = {path: states[-1:] for path, states in self._file_states.items()}
         self._progress_since_hint = False
         return decision
@@ -387,3 +446,4 @@ class Mentor:
             passed_before=before,
             passed_after=after,
         ).model_dump(mode="json")
+        self._settled.append(watch.decision)

@@ -33,10 +33,8 @@ from .conversation import NUDGE, assistant_message, system_prompt
 from .mentor import Mentor
 from .recorder import Recorder, summarize
 from .resume import Counters, ResumePoint
-from .tools import EDIT_TOOLS, TOOLS, ToolBox
+from .tools import EDIT_TOOLS, MUTATING_TOOLS, TOOLS, ToolBox, failure_signature
 from .verifier import Verifier
-
-MUTATING = EDIT_TOOLS | {"bash"}  # tools after which the workspace snapshot is refreshed
 
 
 @dataclass(frozen=True)
@@ -106,6 +104,7 @@ class MilestoneRun:
         self.messages: list[Message] = []
         self.pending: list[str] = []  # user messages (hints, verifier feedback) held until the turn ends
         self.mentor: Mentor  # replayed from the log by every attempt
+        self.responses_logged: set[int] = set()  # levels whose hint_response is recorded
         self.started_at: float  # monotonic time the milestone's wall clock counts from (resumes included)
 
     # ---- the milestone --------------------------------------------------------------------------
@@ -144,12 +143,16 @@ class MilestoneRun:
         events = self.recorder.events()
         ladder = context.store.load_hints(context.repo_key, milestone.id)
         self.mentor = Mentor.replay(milestone.id, ladder, self.budget.mentor, events)
+        # hint responses in the log (by level: each is released once); one the replay settled and the log lacks
+        # (killed in between) is written after the next event
+        self.responses_logged = {event.hint_level for event in events if event.action.type == "hint_response"}
         self.started_at = time.monotonic() - sum(event.latency_s for event in events)
         opener = environment.opener(milestone, {"harnessforge.stage": "run", "harnessforge.run": context.run_id})
         with opener(milestone.base_commit) as sandbox:
             tests = milestone.fail_to_pass or milestone.acceptance_tests  # validated, else the static trace
             timeout_s = context.rules.environments.test_timeout_s
-            tools = ToolBox(sandbox, environment.recipe(milestone), tests, context.classifier, timeout_s)
+            recipe, test_file_edits = environment.recipe(milestone), self.budget.test_file_edits
+            tools = ToolBox(sandbox, recipe, tests, context.classifier, timeout_s, test_file_edits)
             resume = ResumePoint.read(events, self.files.snapshots(), sandbox.workdir)
             if resume.started:
                 self._resume(sandbox, tools, resume)
@@ -178,7 +181,8 @@ class MilestoneRun:
         milestone, carried_from = self.milestone, self.inherited.carried_from
         memory = "\n".join(f"- {line}" for line in self.inherited.memory) or "- (this is the first milestone)"
         first_hint = self.mentor.ladder.levels[0]
-        hint = "" if first_hint.empty else f"[hint L0] {first_hint.content}\n\n"
+        framed = self.budget.mentor.frame(0, first_hint.content, "milestone_start", 0)
+        hint = "" if first_hint.empty else f"{framed}\n\n"
         task = f"# {milestone.title}\n\n{milestone.brief}\n\n{hint}Earlier milestones:\n{memory}"
         if carried_from:
             task += f"\n\nYour own work on {carried_from} is in the working tree, uncommitted."
@@ -243,15 +247,18 @@ class MilestoneRun:
             self.counters.test_runs += result.test_status is not None
             self.last_tests = result.test_status or self.last_tests
             observation = _truncate(result.observation, self.budget.observation_max_chars)
+            cut = observation != result.observation
             self.messages.append({"role": "tool", "tool_call_id": call.id, "content": observation})
-            if call.name in MUTATING:
+            if call.name in MUTATING_TOOLS:
                 self._snapshot(sandbox)
             self.record(
                 "dev",
                 Action(type=call.name, args={**call.args, **result.extra}),
+                full_observation=result.observation if cut else None,
                 call_id=call.id,
                 observation=observation,
                 observation_chars=len(result.observation),
+                observation_cut=cut,
                 ok=result.ok,
                 files_touched=result.files_touched,
                 test_status=result.test_status,
@@ -265,7 +272,9 @@ class MilestoneRun:
         report = self.report = self.context.verifier.verify(self.milestone, sandbox.diff(), self.inherited.start_patch)
         content = "PASS" if report.passed else Verifier.feedback(report)
         verdict = "PASS" if report.passed else "FAIL"
-        self.record("verifier", Action(type="verify", content=content, verdict=verdict), test_status=report.acceptance)
+        signature = None if report.passed else failure_signature(report.failing_acceptance + report.regressions)
+        action = Action(type="verify", content=content, verdict=verdict)
+        self.record("verifier", action, test_status=report.acceptance, error_signature=signature)
         if report.passed:
             self.passed = True
         else:
@@ -291,21 +300,35 @@ class MilestoneRun:
             **fields,
         )
 
-    def record(self, role: str, action: Action, **fields) -> Event:
-        """Append an event with the Dev's counters; a hint the Mentor releases on it follows it."""
+    def record(self, role: str, action: Action, full_observation: str | None = None, **fields) -> Event:
+        """Append an event with the Dev's counters; the responses to hints whose window it closed, and a hint
+        the Mentor releases on it, follow it."""
         counters = self.counters
         event = self._event(
             role, action, cumulative_edits=counters.edits, cumulative_test_runs=counters.test_runs, **fields
         )
-        self.recorder.append(event)
+        self.recorder.append(event, full_observation)
         decision = self.mentor.observe(event)
+        self._responses()
         if decision is not None:
             self._hint(decision)
         return event
 
+    def _responses(self) -> None:
+        """Record each hint response the Mentor settled: `direction_change` in the log, not only in mentor_log."""
+        for decision in self.mentor.settled():
+            if decision.level in self.responses_logged or decision.response is None:
+                continue
+            response = decision.response
+            args = {"hint_turn": decision.turn_id, "level": decision.level, "rule": decision.rule, **response}
+            action = Action(type="hint_response", args=args)
+            changed = bool(response.get("direction_changed"))
+            self.recorder.append(self._event("mentor", action, hint_level=decision.level, direction_change=changed))
+            self.responses_logged.add(decision.level)
+
     def _hint(self, decision: MentorDecision) -> None:
         """Hold a released hint for the end of the turn and record it."""
-        text = f"[hint L{decision.level}] {decision.hint}"
+        text = self.budget.mentor.frame(decision.level, decision.hint, decision.rule, decision.turn_id)
         self.pending.append(text)
         args = {"rule": decision.rule}
         if decision.skipped_levels:
@@ -346,7 +369,7 @@ class MilestoneRun:
         reset_to = None if self.passed else milestone.verify_commit
         if not self.ended:
             end = {"reset_to": reset_to, "stopped_by": self.stopped_by}
-            self.record("navigator", Action(type="milestone_end", content=status, args=end))
+            self.record("navigator", Action(type="milestone_end", content=status, args=end))  # closes open windows
         summary = self._summary(status, reset_to=reset_to, stopped_by=self.stopped_by)
         recorder.write_patch(RunFiles.FINAL_DIFF, final_diff)
         recorder.write_patch(RunFiles.GROUND_TRUTH, self.ground_truth)

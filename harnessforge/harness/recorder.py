@@ -7,15 +7,21 @@ line can exist; `Recorder.open` cuts it off with a warning and the run resumes a
 (`view`, `distill`, checks) open with `repair=False`: they skip that line and leave the file to its run.
 Damage anywhere else is not a crash artefact, so it is an `ArtifactError`, never silently dropped.
 
+A tool output longer than the Dev's view is kept whole beside the log, in `outputs.jsonl.gz` (one gzip
+member per output, `{"seq", "observation"}`), written before its event: everything is recorded, and
+Stage 3 decides what to keep.
+
 Single writer per milestone: the run loop owns its Recorder. Everything else is written whole via
 `store.atomic_write`.
 """
 
 from __future__ import annotations
 
+import gzip
 import json
 import logging
 import os
+import zlib
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -31,7 +37,7 @@ from ..store import RUN_METADATA, RunFiles, Store, atomic_write, disk_full
 
 log = logging.getLogger(__name__)
 
-TRAJECTORY, ATIF, SUMMARY = RunFiles.TRAJECTORY, RunFiles.ATIF, RunFiles.SUMMARY
+TRAJECTORY, ATIF, SUMMARY, OUTPUTS = RunFiles.TRAJECTORY, RunFiles.ATIF, RunFiles.SUMMARY, RunFiles.OUTPUTS
 
 
 def _fsync_dir(path: Path) -> None:
@@ -91,10 +97,13 @@ class Recorder:
     def events(self) -> list[Event]:
         return list(self._events)
 
-    def append(self, event: Event) -> None:
-        """Write one event durably. Its seq must be `next_seq`: the log has no gaps and no repeats."""
+    def append(self, event: Event, full_observation: str | None = None) -> None:
+        """Write one event durably. Its seq must be `next_seq`: the log has no gaps and no repeats.
+        `full_observation`: the whole tool output when the event holds a cut one (written first)."""
         if self._broken:
             raise ArtifactError(self._broken)
+        if full_observation is not None and event.seq == self.next_seq:
+            self._append_output(event.seq, full_observation)
         if event.seq != self.next_seq:
             raise ValueError(f"{self.path}: event seq {event.seq}, expected {self.next_seq} (no gaps, no repeats)")
         if self._events:
@@ -127,6 +136,22 @@ class Recorder:
             _fsync_dir(self.dir)
         self._size += len(line)
         self._events.append(event)
+
+    def _append_output(self, seq: int, observation: str) -> None:
+        """One gzip member appended and fsync'd; a torn last member (a crash) is skipped by `read_outputs`."""
+        member = gzip.compress(json.dumps({"seq": seq, "observation": observation}).encode() + b"\n", mtime=0)
+        path = self.dir / OUTPUTS
+        self.dir.mkdir(parents=True, exist_ok=True)
+        try:
+            with open(path, "ab") as f:
+                f.write(member)
+                f.flush()
+                os.fsync(f.fileno())
+        except OSError as e:
+            raise disk_full(path, e) from None
+
+    def full_outputs(self) -> dict[int, str]:
+        return read_outputs(self.dir / OUTPUTS, self.next_seq)
 
     def _undo_partial(self, fd: int) -> None:
         """A failed write (disk full, interrupt) must not leave half a line for the next one to follow."""
@@ -258,3 +283,30 @@ def write_run_metadata(run_dir: Path, metadata: RunMeta) -> Path:
 def read_run_metadata(run_dir: Path) -> RunMeta:
     path = Path(run_dir) / RUN_METADATA
     return Store(path.parent).read_model(path, RunMeta)
+
+
+def read_outputs(path: Path, events: int | None = None) -> dict[int, str]:
+    """seq -> the whole tool output, from a milestone's outputs sidecar (none: {}). Only seqs below `events`
+    count when given (an output written just before a crash has no event); a torn last member is skipped."""
+    outputs: dict[int, str] = {}
+    try:
+        data = path.read_bytes()
+    except FileNotFoundError:
+        return outputs
+    while data:
+        decompressor = zlib.decompressobj(wbits=31)  # one gzip member at a time: a torn one ends the reading
+        try:
+            line = decompressor.decompress(data)
+        except zlib.error:
+            break
+        if not decompressor.eof:
+            break
+        data = decompressor.unused_data
+        try:
+            record = json.loads(line)
+            seq, observation = int(record["seq"]), str(record["observation"])
+        except (ValueError, KeyError, TypeError):
+            continue
+        if events is None or seq < events:
+            outputs[seq] = observation
+    return outputs

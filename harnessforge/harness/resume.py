@@ -83,7 +83,7 @@ def _read(events: list[Event], snapshots: list[tuple[int, Path]], workdir: str |
         ended=ended,
         unanswered=[call for call in last_calls if call.id not in answered],
         unverified=unverified,
-        hints_logged=sum(event.role == "mentor" for event in events),
+        hints_logged=sum(event.action.type == "hint" for event in events),
         snapshot=restorable[-1] if restorable else None,
         messages=conversation.messages,
         pending=[text for text, _ in conversation.pending],

@@ -20,8 +20,9 @@ ToolName = Literal[
     "read_file", "write_file", "edit_file", "list_dir", "search", "bash", "run_tests", "request_hint", "submit"
 ]
 # Events that are not tool calls: the navigator's milestone_start / milestone_end / env_error, the Dev's
-# message (one per model call), the Mentor's hint, the Verifier's verify.
-EventKind = Literal["milestone_start", "message", "hint", "verify", "milestone_end", "env_error"]
+# message (one per model call), the Mentor's hint and hint_response (what the Dev did in the hint's response
+# window, written when it closes), the Verifier's verify.
+EventKind = Literal["milestone_start", "message", "hint", "hint_response", "verify", "milestone_end", "env_error"]
 # A call to a tool the harness does not have (a model's invention): the name called is kept beside it.
 UNKNOWN_TOOL = "unknown_tool"
 ActionType = Literal[EventKind, ToolName, "unknown_tool"]
@@ -123,6 +124,9 @@ class Event(Model):
     call_id: str | None = Field(None, description="The tool call this event answers (dev tool events).")
     observation: str = Field("", description="What the actor saw back, truncated to the rules' limit.")
     observation_chars: int = Field(0, description="Full length of the observation before truncation.")
+    observation_cut: bool = Field(
+        False, description="The observation is the Dev's cut view; the whole output is in the outputs sidecar."
+    )
     mentor_hint: str | None = None
     hint_level: int | None = None
     ok: bool = Field(True, description="False when a tool call failed: an error, a non-zero exit, failing tests.")

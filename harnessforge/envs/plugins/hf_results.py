@@ -19,6 +19,10 @@ def _write(record):
     if not _STATE["path"]:
         return
     # One open per line: each line is on disk as soon as it happens, so a killed run keeps what it reported.
+    # The directory is made if missing: the Dev's own pytest runs report into one it may have removed.
+    directory = os.path.dirname(_STATE["path"])
+    if directory and not os.path.isdir(directory):
+        os.makedirs(directory)
     with open(_STATE["path"], "a") as f:
         f.write(json.dumps(record) + "\n")
 
