@@ -1,9 +1,12 @@
 """HarnessForge's pytest plugin: writes every test and collection report to $HF_RESULTS as JSON lines.
 
-Loaded with `PYTHONPATH=<this dir> python -m pytest -p hf_results`, so nothing is installed into the
-repository's environment. Statuses come from pytest's own report objects, never from the console,
+Loaded with `PYTHONPATH=<this dir> python -m pytest -p hf_results`, or for every pytest the Dev starts from
+the shell with `PYTEST_PLUGINS=hf_results` (both at once register it once), so nothing is installed into
+the repository's environment. Statuses come from pytest's own report objects, never from the console,
 which the code under test can print anything to. A `session_start` and a `session_finish` line prove
-the session really ran to its end. Standard library only, and hooks that exist since pytest 3, because
+the session really ran to its end. Only the outermost session of the process writes, and $HF_RESULTS is
+taken out of the environment: a suite that runs pytest itself (pytester, inline or in a subprocess) must
+not add its inner tests to the report. Standard library only, and hooks that exist since pytest 3, because
 old repositories pin old pytests and old Pythons (hence no f-strings and no annotations here).
 """
 
@@ -11,66 +14,70 @@ import json
 import os
 
 # path: where to write (None writes nothing, so loading the plugin by accident is harmless);
-# prefix: pytest's nodeids are relative to its rootdir, ours to the directory pytest was started in.
-_STATE = {"path": os.environ.get("HF_RESULTS") or None, "prefix": ""}
-
-
-def _write(record):
-    if not _STATE["path"]:
-        return
-    # One open per line: each line is on disk as soon as it happens, so a killed run keeps what it reported.
-    # The directory is made if missing: the Dev's own pytest runs report into one it may have removed.
-    directory = os.path.dirname(_STATE["path"])
-    if directory and not os.path.isdir(directory):
-        os.makedirs(directory)
-    with open(_STATE["path"], "a") as f:
-        f.write(json.dumps(record) + "\n")
-
-
-def _nodeid(nodeid):
-    return _STATE["prefix"] + nodeid if nodeid else nodeid
+# owner: the config of the session that writes (the first one configured in this process).
+_STATE = {"path": os.environ.pop("HF_RESULTS", None) or None, "owner": None}
 
 
 def pytest_configure(config):
-    if hasattr(config, "workerinput"):
-        _STATE["path"] = None  # an xdist worker: the controller's hooks see (and write) its reports
-        return
+    if hasattr(config, "workerinput") or _STATE["owner"] is not None or not _STATE["path"]:
+        return  # an xdist worker (the controller writes its reports), a nested session, or nowhere to write
+    _STATE["owner"] = config
     params = getattr(config, "invocation_params", None)
     start_dir = str(params.dir) if params is not None else os.getcwd()
-    prefix = os.path.relpath(str(config.rootdir), start_dir).replace(os.sep, "/")
-    if prefix != "." and not prefix.startswith(".."):
-        _STATE["prefix"] = prefix + "/"
+    config.pluginmanager.register(_Recorder(_STATE["path"], config.rootdir, start_dir), "hf_results_recorder")
 
 
-def pytest_sessionstart(session):
-    import pytest
+class _Recorder(object):
+    """The hooks that write, registered on the outermost session's plugin manager only."""
 
-    _write({"event": "session_start", "pytest": pytest.__version__, "rootdir": str(session.config.rootdir)})
+    def __init__(self, path, rootdir, start_dir):
+        self.path = path
+        # pytest's nodeids are relative to its rootdir, ours to the directory pytest was started in.
+        prefix = os.path.relpath(str(rootdir), start_dir).replace(os.sep, "/")
+        self.prefix = prefix + "/" if prefix != "." and not prefix.startswith("..") else ""
+
+    def _write(self, record):
+        # One open per line: each line is on disk as soon as it happens, so a killed run keeps what it reported.
+        # The directory is made if missing: the Dev's own pytest runs report into one it may have removed.
+        directory = os.path.dirname(self.path)
+        if directory and not os.path.isdir(directory):
+            os.makedirs(directory)
+        with open(self.path, "a") as f:
+            f.write(json.dumps(record) + "\n")
+
+    def _nodeid(self, nodeid):
+        return self.prefix + nodeid if nodeid else nodeid
+
+    def pytest_sessionstart(self, session):
+        import pytest
+
+        self._write({"event": "session_start", "pytest": pytest.__version__, "rootdir": str(session.config.rootdir)})
+
+    def pytest_collectreport(self, report):
+        if report.failed:
+            text = getattr(report, "longreprtext", None) or str(report.longrepr)
+            self._write({"event": "collect_error", "nodeid": self._nodeid(report.nodeid), "longrepr": text[-2000:]})
+
+    def pytest_runtest_logreport(self, report):
+        record = {"event": "test", "nodeid": self._nodeid(report.nodeid), "when": report.when}
+        record.update(outcome=report.outcome, wasxfail=hasattr(report, "wasxfail"))
+        if report.when == "setup":
+            record["location"] = self._location(report)
+        self._write(record)
+
+    def _location(self, report):
+        """[file, 1-based line] where the test function is defined: for a test inherited from a mixin,
+        the mixin's file, which is how a changed mixin is traced to the classes that run it."""
+        location = getattr(report, "location", None)
+        if not location or not location[0]:
+            return None
+        line = location[1] + 1 if isinstance(location[1], int) else None
+        return [self.prefix + str(location[0]).replace(os.sep, "/"), line]
+
+    def pytest_sessionfinish(self, session, exitstatus):
+        self._write({"event": "session_finish", "exitstatus": int(exitstatus)})
 
 
-def pytest_collectreport(report):
-    if report.failed:
-        text = getattr(report, "longreprtext", None) or str(report.longrepr)
-        _write({"event": "collect_error", "nodeid": _nodeid(report.nodeid), "longrepr": text[-2000:]})
-
-
-def pytest_runtest_logreport(report):
-    record = {"event": "test", "nodeid": _nodeid(report.nodeid), "when": report.when, "outcome": report.outcome}
-    record["wasxfail"] = hasattr(report, "wasxfail")
-    if report.when == "setup":
-        record["location"] = _location(report)
-    _write(record)
-
-
-def _location(report):
-    """[file, 1-based line] where the test function is defined: for a test inherited from a mixin,
-    the mixin's file, which is how a changed mixin is traced to the classes that run it."""
-    location = getattr(report, "location", None)
-    if not location or not location[0]:
-        return None
-    line = location[1] + 1 if isinstance(location[1], int) else None
-    return [_STATE["prefix"] + str(location[0]).replace(os.sep, "/"), line]
-
-
-def pytest_sessionfinish(session, exitstatus):
-    _write({"event": "session_finish", "exitstatus": int(exitstatus)})
+def pytest_unconfigure(config):
+    if config is _STATE["owner"]:
+        _STATE["owner"] = None
