@@ -69,6 +69,32 @@ RULES_CASES = [
     ("rules-wrong-type", "harness:\n  max_turns: many\n", "r.yaml: harness.max_turns: Input should be a valid int"),
     ("rules-bad-enum", "distill:\n  hint_in_prompt: maybe\n", "r.yaml: distill.hint_in_prompt: Input should be"),
     ("rules-not-utf8", NON_UTF8, "rules file {tmp}/r.yaml is not UTF-8 text (byte 0xff at offset 0)"),
+    # the Mentor's ladder profile, hint framings and stuck phrases name their rules key
+    (
+        "rules-unknown-ladder",
+        "harness:\n  mentor:\n    ladder: seed999\n",
+        "r.yaml: harness.mentor.ladder: Input should be",
+    ),
+    (
+        "rules-bad-framing-placeholder",
+        "harness:\n  mentor:\n    framings:\n      mine:\n        2: 'see {file}: {hint}'\n",
+        "r.yaml: harness.mentor.framings: Value error, framings.mine.2: bad placeholder 'file'",
+    ),
+    (
+        "rules-unknown-framing",
+        "harness:\n  mentor:\n    framing: shouty\n",
+        "r.yaml: harness.mentor: Value error, framing 'shouty' is not one of framings: mentor, plain",
+    ),
+    (
+        "rules-bad-stuck-phrase",
+        "harness:\n  mentor:\n    stuck_phrases: ['(unclosed']\n",
+        "r.yaml: harness.mentor.stuck_phrases: Value error, stuck phrase '(unclosed' is not a regular expression",
+    ),
+    (
+        "rules-bad-test-file-edits",
+        "harness:\n  test_file_edits: ask\n",
+        "r.yaml: harness.test_file_edits: Input should be",
+    ),
 ]
 CANDIDATES_CASES = [
     ("candidates-missing", "absent", "candidates file {tmp}/c.yaml does not exist"),

@@ -344,7 +344,7 @@ class Mentor:
             self._best_passed = run.passed
             self._progress_since_hint = True
             evidence.modified = set()
-            self._streak = _Streak()
+            self._streak = _Streak(failures=int(failed))  # a run that rose but still fails starts the new count
 
     def _sounds_stuck(self, text: Any) -> bool:
         return isinstance(text, str) and any(pattern.search(text) for pattern in self.stuck_patterns)
@@ -415,7 +415,8 @@ class Mentor:
         self.decisions.append(decision)
         self._watches.append(_Watch(decision, touched_before=set(self._touched), passed_before=self._best_passed))
         self._evidence = _Evidence()
-        self._streak.edits = {}  # one file's edits release one level; the failure count goes on
+        if rule == SAME_FILE_EDITS:
+            self._streak.edits = {}  # those edits released a level; the failure count goes on
         self._file_states = {path: states[-1:] for path, states in self._file_states.items()}
         self._progress_since_hint = False
         return decision

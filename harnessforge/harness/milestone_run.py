@@ -81,9 +81,12 @@ def budget_spent(budget: HarnessRules, counters: Counters, wall_s: float, run_sp
 
 
 def _truncate(text: str, limit: int) -> str:
+    """The Dev's view of a long output: its head and tail, with the number of characters cut, in `limit`."""
     if len(text) <= limit:
         return text
-    return text[: limit // 2] + f"\n[... {len(text) - limit} chars cut ...]\n" + text[-limit // 2 :]
+    marker = f"\n[... {len(text) - limit} chars cut ...]\n"
+    keep = max(limit - len(marker), 2)
+    return text[: keep // 2] + marker + text[len(text) - keep // 2 :]
 
 
 class MilestoneRun:
@@ -368,8 +371,10 @@ class MilestoneRun:
         status = "PASS" if self.passed else "STUCK"
         reset_to = None if self.passed else milestone.verify_commit
         if not self.ended:
+            self.mentor.close()  # the hints whose response window is still open: their responses come first
+            self._responses()
             end = {"reset_to": reset_to, "stopped_by": self.stopped_by}
-            self.record("navigator", Action(type="milestone_end", content=status, args=end))  # closes open windows
+            self.record("navigator", Action(type="milestone_end", content=status, args=end))
         summary = self._summary(status, reset_to=reset_to, stopped_by=self.stopped_by)
         recorder.write_patch(RunFiles.FINAL_DIFF, final_diff)
         recorder.write_patch(RunFiles.GROUND_TRUTH, self.ground_truth)

@@ -20,7 +20,7 @@ import jinja2
 
 from ..analytics.database import connect_read_only
 from ..analytics.rows import HintResponseRow, StuckPointRow, has_tables, read_rows
-from ..harness.recorder import Recorder, read_run_metadata, read_summary
+from ..harness.recorder import Recorder, read_outputs, read_run_metadata, read_summary
 from ..models.trajectory import Event, MentorDecision
 from ..store import RunFiles, Store, atomic_write
 from .viewer_events import badges, blocks, when
@@ -68,12 +68,24 @@ def _target(event: Event) -> str | None:
     if event.action.type in TARGET_ACTIONS:
         path = event.files_touched[0] if event.files_touched else arguments.get("path")
         return path if isinstance(path, str) else None
-    return None
+    read = arguments.get("files_read")  # a shell command: the file it changed, else the one it read
+    if event.files_touched:
+        return event.files_touched[0]
+    return read[0] if isinstance(read, list) and read and isinstance(read[0], str) else None
+
+
+def _response_label(event: Event) -> str:
+    """A direction change the log records: the Mentor's response event names the hint and the new files."""
+    arguments = event.action.args
+    if event.action.type != "hint_response":
+        return "direction change"
+    new = ", ".join(arguments.get("new_files") or [])
+    return f"the response to the L{event.hint_level} hint (turn {arguments.get('hint_turn')}): {new}"
 
 
 def _direction_changes(events: list[Event], marks: Marks) -> dict[int, str]:
     """seq -> label: the first event after a hint that went to each target new since it (or flagged on the event)."""
-    found = {event.seq: "direction change" for event in events if event.direction_change}
+    found = {event.seq: _response_label(event) for event in events if event.direction_change}
     for hint_seq, response in marks.responses.items():
         if not response.direction_change:
             continue
@@ -119,7 +131,7 @@ def render_run(
     summary = read_summary(files.dir)
     metadata = read_run_metadata(files.run_dir) if files.metadata.exists() else None
     marks = read_marks(con, repo, run_id, milestone_id)
-    rows, index = _event_rows(events, marks, _mentor_log(files))
+    rows, index = _event_rows(events, marks, _mentor_log(files), read_outputs(files.outputs, len(events)))
     tokens = summary.tokens
     facts = [
         ("status", summary.status),
@@ -157,7 +169,10 @@ def render_run(
 
 
 def _event_rows(
-    events: list[Event], marks: Marks, decisions: dict[tuple[int, int], MentorDecision]
+    events: list[Event],
+    marks: Marks,
+    decisions: dict[tuple[int, int], MentorDecision],
+    full_outputs: dict[int, str] | None = None,
 ) -> tuple[list[dict], list[dict]]:
     """Each event as the template shows it, and the index of marks (hints, stuck stretches, direction
     changes) in seq order."""
@@ -211,7 +226,9 @@ def _event_rows(
                 "stuck": " ".join(dict.fromkeys(kinds)),
                 "badges": shown_badges,
                 "when": when(event, start),
-                "blocks": blocks(event, by_call, decision, marks.responses.get(event.seq)),
+                "blocks": blocks(
+                    event, by_call, decision, marks.responses.get(event.seq), (full_outputs or {}).get(event.seq)
+                ),
             }
         )
     index.sort(key=lambda mark: mark["seq"])

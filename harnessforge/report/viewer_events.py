@@ -17,10 +17,14 @@ Block = dict[str, Any]  # one block of an event, as the template reads it (its `
 
 
 def blocks(
-    event: Event, by_call: dict[str, int], decision: MentorDecision | None, response: HintResponseRow | None
+    event: Event,
+    by_call: dict[str, int],
+    decision: MentorDecision | None,
+    response: HintResponseRow | None,
+    full_observation: str | None = None,
 ) -> list[Block]:
     """What an event shows: a hint with its facts, a Dev message with its calls, or the action's text;
-    then its remaining arguments and its observation."""
+    then its remaining arguments and its observation (in full when the outputs sidecar has it)."""
     action = event.action
     arguments = dict(action.args)
     shown: list[Block] = []
@@ -42,7 +46,10 @@ def blocks(
         shown.append(_text(action.content, "task" if action.type == "milestone_start" else ""))
     if arguments:
         shown.append(_pre(_pretty(arguments), "arguments", "args"))
-    if event.observation or event.call_id is not None:
+    if full_observation is not None:
+        note = f"in full: {len(full_observation):,} chars; the Dev saw {len(event.observation):,} of them (cut)"
+        shown.append(_pre(full_observation, "observation", "obs", note))
+    elif event.observation or event.call_id is not None:
         cut = event.observation_chars - len(event.observation)
         note = f"truncated: {event.observation_chars:,} chars in full, {cut:,} not recorded" if cut > 0 else ""
         shown.append(_pre(event.observation, "observation", "obs", note))
