@@ -214,6 +214,26 @@ class MentorRules(Model):
         return f"[hint L{level}] " + template.format(level=level, hint=hint, rule=rule, turn=turn)
 
 
+class ModeRules(Model):
+    """One `run --mode`: what the Dev is given and who helps it (seed 000's experiments)."""
+
+    first_hint: bool = Field(True, description="L0 (the issue titles) in the task text")
+    memory: bool = Field(True, description="what earlier milestones built, in the task text")
+    mentor: bool = Field(True, description="the Mentor releases hints")
+    max_turns: int | None = Field(None, gt=0, description="the turn budget (default: harness.max_turns)")
+    granularity: Literal["feature", "pr"] = Field("feature", description="the plan it needs (`plan --granularity`)")
+
+
+class HarnessProfileRules(Model):
+    """One `run --harness-profile` (seed 000 §4.8): plan first (V1), plan review (V2), checkpoints (V3)."""
+
+    plan_first: bool = Field(False, description="the Dev states a plan before its first edit (a `plan` event)")
+    plan_review_min_overlap: float | None = Field(
+        None, ge=0, le=1, description="a Mentor message when the plan covers less of the ground truth's modules"
+    )
+    checkpoints: bool = Field(False, description="after the Dev finishes a module, the tests covering it run")
+
+
 class HarnessRules(Model):
     max_turns: int = Field(gt=0)
     max_tokens_per_milestone: int = Field(gt=0)
@@ -224,6 +244,22 @@ class HarnessRules(Model):
     engine_wait_s: float = Field(120, ge=0)  # a lost sandbox: wait this long for the engine, then retry once
     test_file_edits: TestFileEdits = "warn"
     mentor: MentorRules
+    modes: dict[str, ModeRules] = Field(default_factory=lambda: {"standard": ModeRules()})
+    harness_profiles: dict[str, HarnessProfileRules] = Field(default_factory=lambda: {"V0": HarnessProfileRules()})
+    plan_pattern: str = Field(r"(?im)^\W*plan\s*:", description="how a Dev message states its plan (V1-V3)")
+    plan_prompt: str = Field("", description="what the task text asks of a Dev that must plan first")
+    plan_review_message: str = Field("", description="the Mentor's words when a plan misses the change's modules")
+
+    def mode(self, name: str) -> ModeRules:
+        if name not in self.modes:
+            raise ConfigError(f"unknown mode {name!r}; the rules' harness.modes has: {', '.join(sorted(self.modes))}")
+        return self.modes[name]
+
+    def harness_profile(self, name: str) -> HarnessProfileRules:
+        if name not in self.harness_profiles:
+            known = ", ".join(sorted(self.harness_profiles))
+            raise ConfigError(f"unknown harness profile {name!r}; the rules' harness.harness_profiles has: {known}")
+        return self.harness_profiles[name]
 
 
 class AnalyticsRules(Model):
@@ -237,6 +273,8 @@ class AnalyticsRules(Model):
     efficient_max_turns: int = Field(ge=1)
     memorisation_ngram: int = Field(ge=1)
     memorisation_overlap: float = Field(gt=0, le=1)
+    probe_locate_turns: int = Field(3, ge=1)
+    memorisation_warning_rate: float = Field(0.5, ge=0, le=1)
     cheating_patterns: dict[str, str]
 
     @computed_field

@@ -45,6 +45,10 @@ def system_prompt(workdir: str = DEFAULT_WORKDIR) -> Message:
     return {"role": "system", "content": SYSTEM.format(workdir=workdir)}
 
 
+# Events whose text the Dev reads at the end of its turn: hints, and the harness profiles' messages.
+DELIVERED = ("hint", "plan_review", "checkpoint")
+
+
 def assistant_message(turn: AgentTurn) -> Message:
     message: Message = {"role": "assistant", "content": turn.text}
     if turn.reasoning:
@@ -79,6 +83,8 @@ def rebuild(events: list[Event], workdir: str | None = None) -> Conversation:
                 conversation.add({"role": "user", "content": NUDGE}, None)
         elif event.role == "dev" and event.call_id:
             conversation.add({"role": "tool", "tool_call_id": event.call_id, "content": event.observation}, event.seq)
-        elif event.action.type == "hint" or (event.role == "verifier" and not event.passed_verification):
+        elif (event.action.type in DELIVERED and event.action.content) or (
+            event.role == "verifier" and not event.passed_verification
+        ):
             conversation.pending.append((event.action.content, event.seq))
     return conversation

@@ -182,9 +182,15 @@ class Mentor:
     """Decides, event by event, when the Dev of one milestone gets the next hint level."""
 
     def __init__(
-        self, milestone_id: str, ladder: HintLadder, rules: MentorRules, stuck_patterns: Sequence[str] | None = None
+        self,
+        milestone_id: str,
+        ladder: HintLadder,
+        rules: MentorRules,
+        stuck_patterns: Sequence[str] | None = None,
+        enabled: bool = True,
     ) -> None:
-        """`stuck_patterns` replaces the rules' `stuck_phrases`."""
+        """`stuck_patterns` replaces the rules' `stuck_phrases`; a Mentor not `enabled` (the probe and hard
+        modes) watches as always and releases nothing."""
         if ladder.milestone_id != milestone_id:
             raise ValueError(f"hint ladder is for {ladder.milestone_id}, not {milestone_id}")
         self.milestone_id = milestone_id
@@ -192,6 +198,7 @@ class Mentor:
         self.rules = rules
         phrases = rules.stuck_phrases if stuck_patterns is None else stuck_patterns
         self.stuck_patterns = [re.compile(pattern, re.IGNORECASE) for pattern in phrases]
+        self.enabled = enabled
         self.decisions: list[MentorDecision] = []
         self._last_seq = -1
         self._closed = False
@@ -353,7 +360,7 @@ class Mentor:
 
     def _fired(self, event: Event, requested: bool) -> tuple[str, dict[str, Any]] | None:
         """The first rule that holds now, with its evidence; None during the cooldown or with no level left."""
-        if self.next_level is None or not self.cooldown_over:
+        if self.next_level is None or not self.cooldown_over or not self.enabled:
             return None
         if requested:
             text = event.action.content or str(event.action.args.get("reasoning") or "")

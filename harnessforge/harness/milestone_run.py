@@ -19,6 +19,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 
 from ..agents.base import AgentBackend
+from ..diffs import split_diff
 from ..envs.environment import Environment
 from ..envs.sandbox import Sandbox
 from ..errors import SandboxLost
@@ -30,10 +31,12 @@ from ..rules import HarnessRules, Rules
 from ..store import RunFiles, Store
 from .atif import to_atif
 from .conversation import NUDGE, assistant_message, system_prompt
+from .harness_profiles import HarnessProfile
+from .hint_rewriter import HintRewriter
 from .mentor import Mentor
 from .recorder import Recorder, summarize
 from .resume import Counters, ResumePoint
-from .tools import EDIT_TOOLS, MUTATING_TOOLS, TOOLS, ToolBox, failure_signature
+from .tools import EDIT_TOOLS, MUTATING_TOOLS, TOOLS, ToolBox, ToolResult, failure_signature
 from .verifier import Verifier
 
 
@@ -52,6 +55,9 @@ class RunContext:
     log: Callable[[str], None]
     # after every Dev turn: (milestone id, turn, max turns, hint level, last TestCounts or None)
     on_turn: Callable[[str, int, int, int, TestCounts | None], None] | None = None
+    hint_rewriter: HintRewriter | None = None  # the model Mentor that words each hint for the Dev's situation
+    mode: str = "standard"  # `run --mode` (rules: harness.modes)
+    harness_profile: str = "V0"  # `run --harness-profile` (rules: harness.harness_profiles)
 
 
 @dataclass(frozen=True)
@@ -94,7 +100,9 @@ class MilestoneRun:
 
     def __init__(self, context: RunContext, milestone: Milestone, inherited: Inheritance):
         self.context, self.milestone, self.inherited = context, milestone, inherited
-        self.budget = context.rules.harness
+        harness = context.rules.harness
+        self.mode = harness.mode(context.mode)
+        self.budget = harness.model_copy(update={"max_turns": self.mode.max_turns}) if self.mode.max_turns else harness
         self.files = context.store.milestone_run(context.repo_key, context.run_id, milestone.id)
         self.recorder = Recorder.open(self.files.dir, on_warning=context.log)
         self.ground_truth, self.test_patch = context.store.read_patches(context.repo_key, milestone.id)
@@ -145,7 +153,15 @@ class MilestoneRun:
         )
         events = self.recorder.events()
         ladder = context.store.load_hints(context.repo_key, milestone.id)
-        self.mentor = Mentor.replay(milestone.id, ladder, self.budget.mentor, events)
+        self.mentor = Mentor.replay(milestone.id, ladder, self.budget.mentor, events, enabled=self.mode.mentor)
+        self.profile = HarnessProfile(
+            context.harness_profile,
+            self.budget.harness_profile(context.harness_profile),
+            self.budget,
+            context.classifier,
+            [file_diff.path for file_diff in split_diff(self.ground_truth)],
+        )
+        self.profile.replay(events)
         # hint responses in the log (by level: each is released once); one the replay settled and the log lacks
         # (killed in between) is written after the next event
         self.responses_logged = {event.hint_level for event in events if event.action.type == "hint_response"}
@@ -185,10 +201,14 @@ class MilestoneRun:
         memory = "\n".join(f"- {line}" for line in self.inherited.memory) or "- (this is the first milestone)"
         first_hint = self.mentor.ladder.levels[0]
         framed = self.budget.mentor.frame(0, first_hint.content, "milestone_start", 0)
-        hint = "" if first_hint.empty else f"{framed}\n\n"
-        task = f"# {milestone.title}\n\n{milestone.brief}\n\n{hint}Earlier milestones:\n{memory}"
+        hint = "" if first_hint.empty or not self.mode.first_hint else f"{framed}\n\n"
+        task = f"# {milestone.title}\n\n{milestone.brief}\n\n{hint}"
+        if self.mode.memory:  # (the probe mode gives only the feature description)
+            task += f"Earlier milestones:\n{memory}"
+        task = task.rstrip()
         if carried_from:
             task += f"\n\nYour own work on {carried_from} is in the working tree, uncommitted."
+        task += self.profile.task_note()
         self.messages = [system_prompt(sandbox.workdir), {"role": "user", "content": task}]
         start = {"base": milestone.base_commit, "carried_from": carried_from, "workdir": sandbox.workdir}
         self.record("navigator", Action(type="milestone_start", content=task, args=start))
@@ -225,7 +245,7 @@ class MilestoneRun:
         args = {"reasoning": answer.reasoning, "tool_calls": [call.model_dump() for call in answer.tool_calls]}
         if answer.extra:
             args["backend"] = answer.extra
-        self.record(
+        message = self.record(
             "dev",
             Action(type="message", content=answer.text, args=args),
             model=answer.model,
@@ -233,6 +253,7 @@ class MilestoneRun:
             latency_s=answer.latency_s,
             cost_usd=answer.cost_usd,
         )
+        self._plan(message)
         if not answer.tool_calls:
             self.messages.append({"role": "user", "content": NUDGE})
         self._calls(sandbox, tools, answer.tool_calls)
@@ -245,7 +266,8 @@ class MilestoneRun:
     def _calls(self, sandbox: Sandbox, tools: ToolBox, calls: list[ToolCall]) -> None:
         """Run the calls in order, each recorded as it returns; a passing `submit` ends the turn."""
         for call in calls:
-            result = tools.call(call)
+            refusal = self.profile.refusal(call)
+            result = ToolResult(refusal, ok=False) if refusal else tools.call(call)
             self.counters.edits += call.name in EDIT_TOOLS and result.ok
             self.counters.test_runs += result.test_status is not None
             self.last_tests = result.test_status or self.last_tests
@@ -267,8 +289,42 @@ class MilestoneRun:
                 test_status=result.test_status,
                 error_signature=result.error_signature,
             )
+            self.profile.count_shell_edit(call, result.files_touched)
+            if finished := self.profile.finished_module(result.files_touched):
+                self._checkpoint(tools, finished)
             if call.name == "submit" and self._verify(sandbox):
                 return
+
+    # ---- harness profiles (V1-V3) ---------------------------------------------------------------
+    def _plan(self, message: Event) -> None:
+        """V1/V2: the first plan the Dev states is a `plan` event; V2 reviews it against the change's modules."""
+        plan = self.profile.plan_in(message)
+        if plan is None:
+            return
+        args = {"files": plan.files, "modules": plan.modules}
+        if self.profile.shell_edits_before_plan:
+            args["shell_edits_before_plan"] = self.profile.shell_edits_before_plan
+        self.record("navigator", Action(type="plan", content=plan.text, args=args))
+        review = self.profile.review(plan)
+        if review is None:
+            return
+        args = {"overlap": review.overlap, "covered": review.covered, "total": review.total, "missing": review.missing}
+        self.record("mentor", Action(type="plan_review", content=review.message or "", args=args))
+        if review.message:
+            self.pending.append(review.message)
+
+    def _checkpoint(self, tools: ToolBox, module: str) -> None:
+        """V3: the Dev moved on from `module`: the acceptance tests covering it run, and it is told how they do."""
+        selected = self.profile.covering(module, tools.tests)
+        result = tools.call(
+            ToolCall(id=f"checkpoint-{self.recorder.next_seq}", name="run_tests", args={"tests": selected})
+        )
+        counts = result.test_status
+        progress = f"{counts.passed}/{counts.total}" if counts else "no result of"
+        text = f"[Checkpoint] after your work on {module}: {progress} of the acceptance tests covering it pass."
+        args = {"module": module, "tests": selected}
+        self.record("navigator", Action(type="checkpoint", content=text, args=args), test_status=counts)
+        self.pending.append(text)
 
     def _verify(self, sandbox: Sandbox) -> bool:
         """Grade the workspace in a fresh sandbox; record and deliver the verdict. True if it passed."""
@@ -330,14 +386,23 @@ class MilestoneRun:
             self.responses_logged.add(decision.level)
 
     def _hint(self, decision: MentorDecision) -> None:
-        """Hold a released hint for the end of the turn and record it."""
-        text = self.budget.mentor.frame(decision.level, decision.hint, decision.rule, decision.turn_id)
+        """Hold a released hint for the end of the turn and record it (with the model Mentor's wording, if any)."""
+        wording, args, costs = decision.hint, {"rule": decision.rule}, {}
+        if self.context.hint_rewriter is not None:
+            files = [*self.milestone.changed_files, *self.milestone.test_files]
+            rewritten = self.context.hint_rewriter.rewrite(decision, self.milestone.title, self.messages, files)
+            wording = rewritten.text
+            args |= {"rewritten_by": rewritten.model, "rewrite_accepted": rewritten.accepted}
+            args |= {"rewrite_refused": rewritten.reason} if rewritten.reason else {}
+            costs = {"cost_usd": rewritten.cost_usd, "usage": rewritten.usage, "model": rewritten.model}
+            self.counters.cost += rewritten.cost_usd  # the Mentor's calls count against the budgets too
+        text = self.budget.mentor.frame(decision.level, wording, decision.rule, decision.turn_id)
         self.pending.append(text)
-        args = {"rule": decision.rule}
         if decision.skipped_levels:
             args["skipped_levels"] = decision.skipped_levels
         action = Action(type="hint", content=text, args=args)
-        self.recorder.append(self._event("mentor", action, mentor_hint=decision.hint, hint_level=decision.level))
+        event = self._event("mentor", action, mentor_hint=decision.hint, hint_level=decision.level, **costs)
+        self.recorder.append(event)
 
     def _snapshot(self, sandbox: Sandbox) -> None:
         """The workspace as a diff, saved *before* the event it belongs to: a resume restores the

@@ -27,7 +27,7 @@ from ..agents.base import AgentBackend
 from ..agents.pricing import priced, unpriced_warning
 from ..envs.candidate_grading import filter_candidate
 from ..envs.environment import Environment
-from ..errors import SandboxLost
+from ..errors import ConfigError, SandboxLost
 from ..files import FileClassifier
 from ..models.plan import Milestone
 from ..models.run import MilestoneSummary, RunMeta
@@ -36,6 +36,7 @@ from ..rules import Rules
 from ..store import Store
 from .chain import finished_summary
 from .conversation import NUDGE
+from .hint_rewriter import HintRewriter
 from .milestone_run import Inheritance, MilestoneRun, RunContext
 from .recorder import read_summary, write_run_metadata
 from .verifier import Verifier
@@ -54,13 +55,26 @@ class Navigator:
         backend: str = "auto",
         log=print,
         on_turn=None,
+        mentor: AgentBackend | None = None,
+        mode: str = "standard",
+        harness_profile: str = "V0",
     ):
         """`on_turn(milestone_id, turn, max_turns, hint_level, tests)` is called after every Dev turn
-        (for progress displays); `tests` is the last run's TestCounts or None."""
+        (for progress displays); `tests` is the last run's TestCounts or None. `mentor`: a model that words
+        each hint for the Dev's situation (seed 000's model Mentor); the rules still decide when. `mode` and
+        `harness_profile` name entries of the rules' harness.modes and harness.harness_profiles."""
+        wanted = rules.harness.mode(mode).granularity
+        rules.harness.harness_profile(harness_profile)  # an unknown name fails before any work
         self.store, self.agent, self.rules, self.log = store, agent, rules, log
         spec = spec_for(store, repo)
         self.key = spec.key
         self.plan = store.load_plan(self.key)
+        planned = getattr(self.plan, "granularity", "feature")
+        if planned != wanted:
+            raise ConfigError(
+                f"mode {mode!r} runs a plan of granularity {wanted!r}; {self.key}'s plan is {planned!r} "
+                f"(re-plan with `harnessforge plan --granularity {wanted}`)"
+            )
         self.environment = Environment(store, spec, rules, backend)
         self.run_id = run_id or f"{agent.name}-{uuid.uuid4().hex[:8]}"
         self.run_dir = store.run_dir(self.key, self.run_id)
@@ -75,7 +89,11 @@ class Navigator:
             classifier=FileClassifier(rules.planning),
             log=log,
             on_turn=on_turn,
+            hint_rewriter=HintRewriter(mentor, log) if mentor is not None else None,
+            mode=mode,
+            harness_profile=harness_profile,
         )
+        self.mentor = mentor
         self.memory: list[str] = []  # one line per milestone that ran: what the next one's task recalls
         self.carry: tuple[str, bytes] | None = None  # (milestone id, patch): the Dev state the next one starts from
 
@@ -123,7 +141,13 @@ class Navigator:
             harness_version=__version__,
             rules_hash=self.rules.hash,
             synthetic=self.agent.synthetic,
-            config={"backend": self.environment.backend, "milestones": milestones or "all"},
+            mode=self.context.mode,
+            harness_profile=self.context.harness_profile,
+            config={
+                "backend": self.environment.backend,
+                "milestones": milestones or "all",
+                **({"mentor_model": f"{self.mentor.name}:{self.mentor.model}"} if self.mentor else {}),
+            },
         )
         write_run_metadata(self.run_dir, metadata)
 

@@ -70,6 +70,8 @@ def _read(events: list[Event], snapshots: list[tuple[int, Path]], workdir: str |
         elif event.role == "dev" and event.call_id:
             answered.add(event.call_id)
             counters.edits, counters.test_runs = event.cumulative_edits, event.cumulative_test_runs
+        elif event.action.type == "hint":
+            counters.cost += event.cost_usd  # a model Mentor's call
         elif event.passed_verification:
             passed = True
         elif event.role == "navigator" and event.action.type == "milestone_end":

@@ -245,11 +245,18 @@ class ToolBox:
         )
 
     def _default_selection(self) -> list[str]:
-        """The milestone's tests: whole files where the runner aborts every id when one file fails to load
-        (pytest, jest, vitest), the ids themselves otherwise (go, cargo select by name)."""
+        return self._selection(self.tests)
+
+    def _selection(self, tests: list[str]) -> list[str]:
+        """Whole files where the runner aborts every id when one file fails to load (pytest, jest, vitest),
+        the ids themselves otherwise (go, cargo select by name)."""
         if self.recipe.runner in FILE_RUNNERS:
-            return sorted(set(test_files_of(self.recipe.runner, self.tests)))
-        return list(self.tests)
+            return sorted(set(test_files_of(self.recipe.runner, tests)))
+        return list(tests)
+
+    def run_acceptance(self, tests: list[str]) -> ToolResult:
+        """Some of the milestone's tests, run by the harness itself (V3's checkpoints)."""
+        return self._run_tests(self._selection(tests))
 
     def _request_hint(self, reason: str = "") -> ToolResult:
         return ToolResult("hint requested; the mentor decides whether to release one")

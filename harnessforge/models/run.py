@@ -31,6 +31,8 @@ class RunMeta(Model):
     harness_version: str = __version__
     rules_hash: str = ""
     config: dict[str, Any] = Field(default_factory=dict, description="Budgets, seed, backend options: the run's knobs")
+    mode: str = Field("standard", description="`run --mode`: what the Dev was given (rules: harness.modes)")
+    harness_profile: str = Field("V0", description="`run --harness-profile` (rules: harness.harness_profiles)")
     started_at: datetime = Field(default_factory=utcnow)
     synthetic: bool = Field(False, description="True when the agent is not a model (the oracle): label, never train")
 

@@ -21,8 +21,19 @@ ToolName = Literal[
 ]
 # Events that are not tool calls: the navigator's milestone_start / milestone_end / env_error, the Dev's
 # message (one per model call), the Mentor's hint and hint_response (what the Dev did in the hint's response
-# window, written when it closes), the Verifier's verify.
-EventKind = Literal["milestone_start", "message", "hint", "hint_response", "verify", "milestone_end", "env_error"]
+# window, written when it closes), the Verifier's verify; the harness profiles' plan / plan_review / checkpoint.
+EventKind = Literal[
+    "milestone_start",
+    "message",
+    "hint",
+    "hint_response",
+    "verify",
+    "milestone_end",
+    "env_error",
+    "plan",
+    "plan_review",
+    "checkpoint",
+]
 # A call to a tool the harness does not have (a model's invention): the name called is kept beside it.
 UNKNOWN_TOOL = "unknown_tool"
 ActionType = Literal[EventKind, ToolName, "unknown_tool"]
