@@ -37,6 +37,7 @@ WITH events AS (
     GROUP BY mrun
 )
 SELECT m.repo, m.run_id, m.milestone_id, r.agent, coalesce(e.model, r.model) AS model, r.harness_version,
+    coalesce(r.mode, 'standard') AS mode, coalesce(r.harness_profile, 'V0') AS harness_profile,
     m.status, m.turns,
     len(m.hints_released) AS hints, coalesce(list_max(m.hints_released), 0) AS max_hint_level,
     m.cost_usd, m.wall_s, m.synthetic, m.carried_from, m.reset_to,
@@ -48,7 +49,8 @@ SELECT m.repo, m.run_id, m.milestone_id, r.agent, coalesce(e.model, r.model) AS 
     coalesce(w.reverted_edits, 0) AS reverted_edits, coalesce(w.unused_reads, 0) AS unused_reads,
     ef.milestone_id IS NOT NULL AS efficient,
     coalesce(mf.flagged, FALSE) AS memorisation_flag, mf.gt_overlap,
-    coalesce(c.cheating_probes, 0) AS cheating_probes, coalesce(c.probes, []) AS probes
+    coalesce(c.cheating_probes, 0) AS cheating_probes, coalesce(c.probes, []) AS probes,
+    coalesce(l.located, FALSE) AS located_ground_truth, l.located_turn
 FROM raw_milestones m
 LEFT JOIN raw_runs r USING (repo, run_id)
 LEFT JOIN events e USING (repo, run_id, milestone_id)
@@ -60,3 +62,4 @@ LEFT JOIN progress p USING (repo, run_id, milestone_id)
 LEFT JOIN cycles cy USING (repo, run_id, milestone_id)
 LEFT JOIN {{ ref('efficient_paths') }} ef USING (repo, run_id, milestone_id)
 LEFT JOIN {{ ref('memorisation_flags') }} mf USING (repo, run_id, milestone_id)
+LEFT JOIN {{ ref('located_ground_truth') }} l USING (repo, run_id, milestone_id)

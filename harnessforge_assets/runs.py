@@ -99,6 +99,7 @@ def run_milestone(
     run_id: str,
     store_resource: StoreResource,
     sandbox: SandboxResource,
+    agent: AgentResource,
 ) -> dict:
     """Run (or resume, or report) milestone `milestone_id` of the chain; the metadata of its materialization."""
     key, ids = plan.repo.key, [milestone.id for milestone in plan.milestones]
@@ -123,7 +124,17 @@ def run_milestone(
             "a new run_id on the agent resource)"
         )
     rules = sandbox.rules(store_resource.rules())
-    navigator = Navigator(store, key, dev, rules, run_id=run_id, backend=sandbox.backend, log=context.log.info)
+    navigator = Navigator(
+        store,
+        key,
+        dev,
+        rules,
+        run_id=run_id,
+        backend=sandbox.backend,
+        log=context.log.info,
+        mode=agent.mode,
+        harness_profile=agent.harness_profile,
+    )
     # The chain up to `milestone_id`: earlier milestones are finished (checked above), so the Navigator
     # only reads their summaries, which gives it the same memory of them as a whole-chain run.
     summaries = navigator.run(milestones=ids[: ids.index(milestone_id) + 1])
@@ -204,7 +215,7 @@ def raw_trajectories(
                 plan = plan_with(data_store, key, milestone_id, context.log.info)
                 if plan is None:
                     continue
-                metadata = run_milestone(context, data_store, plan, milestone_id, dev, run_id, store, sandbox)
+                metadata = run_milestone(context, data_store, plan, milestone_id, dev, run_id, store, sandbox, agent)
                 problems += integrity(data_store, key, run_id, milestone_id, metadata, store.rules())
                 done.append((key, milestone_id, metadata))
     except (AgentError, SandboxLost) as e:  # the model's API or the Docker engine: worth a retry (finished ones

@@ -34,6 +34,8 @@ class AgentResource(dg.ConfigurableResource):
         default_factory=dict,
         description=f"oracle: behaviour per milestone id, e.g. {{m02: needs_hints}} ({', '.join(PROFILES)})",
     )
+    mode: str = Field("standard", description="What the Dev is given: a name of the rules' harness.modes")
+    harness_profile: str = Field("V0", description="V0-V3 (seed 000): a name of the rules' harness.harness_profiles")
     run_id: Optional[str] = Field(
         None,
         description="Run name: trajectories go to trajectories/<repo>/<run_id>/<milestone>/ "

@@ -151,7 +151,10 @@ def _ensure_tables(con: duckdb.DuckDBPyConnection) -> None:
 
 
 RUN_SCHEMA = pa.schema(
-    [(name, pa.string()) for name in ("run_id", "repo", "agent", "model", "harness_version", "rules_hash")]
+    [
+        (name, pa.string())
+        for name in ("run_id", "repo", "agent", "model", "harness_version", "rules_hash", "mode", "harness_profile")
+    ]
     + [("synthetic", pa.bool_()), ("config", pa.string())]
 )
 MILESTONE_SCHEMA = pa.schema(
@@ -160,7 +163,7 @@ MILESTONE_SCHEMA = pa.schema(
     + [(name, pa.float64()) for name in ("cost_usd", "wall_s")]
     + [(name, pa.string()) for name in ("reset_to", "carried_from")]
     + [("synthetic", pa.bool_())]
-    + [(name, pa.list_(pa.string())) for name in ("ground_truth_files", "candidate_files")]
+    + [(name, pa.list_(pa.string())) for name in ("ground_truth_files", "core_files", "candidate_files")]
     + [(name, pa.string()) for name in ("final_diff", "ground_truth")]
 )
 
@@ -174,7 +177,12 @@ def _load_run_files(store: Store, con: duckdb.DuckDBPyConnection) -> None:
     for run_dir in store.run_dirs():
         metadata = _json(run_dir / RUN_METADATA)
         runs.append(
-            {**{name: metadata.get(name) for name in RUN_SCHEMA.names}, "config": json.dumps(metadata.get("config"))}
+            {
+                **{name: metadata.get(name) for name in RUN_SCHEMA.names},
+                "mode": metadata.get("mode") or "standard",  # runs from before modes
+                "harness_profile": metadata.get("harness_profile") or "V0",
+                "config": json.dumps(metadata.get("config")),
+            }
         )
         milestones += [_milestone_row(files, metadata.get("repo")) for files in finished[run_dir]]
     for name, rows, schema in (("raw_runs", runs, RUN_SCHEMA), ("raw_milestones", milestones, MILESTONE_SCHEMA)):
@@ -192,6 +200,7 @@ def _milestone_row(files: RunFiles, repo: str | None) -> dict:
         "repo": repo,
         "synthetic": summary.get("synthetic", False),
         "ground_truth_files": grading.get("ground_truth_files", []),
+        "core_files": grading.get("core_files", []),
         "candidate_files": grading.get("candidate_files", []),
         "final_diff": _text(files.final_diff),
         "ground_truth": _text(files.ground_truth),

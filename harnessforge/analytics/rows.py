@@ -43,6 +43,8 @@ class MilestoneSummaryRow(AnalyticsRow):
     agent: str | None
     model: str | None
     harness_version: str | None
+    mode: str
+    harness_profile: str
     status: str
     turns: int | None
     hints: int
@@ -70,6 +72,28 @@ class MilestoneSummaryRow(AnalyticsRow):
     gt_overlap: float | None
     cheating_probes: int
     probes: list[str]
+    located_ground_truth: bool
+    located_turn: int | None
+
+
+class MemorisationRateRow(BaseModel):
+    """`memorisation_rates`: per repo and model, the share of probe runs that located the ground truth."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True, protected_namespaces=())
+    table: ClassVar[str] = "memorisation_rates"
+
+    repo: str
+    model: str | None
+    probe_runs: int
+    located_runs: int
+    rate: float
+    warning: bool
+
+    def warning_text(self) -> str:
+        return (
+            f"{self.model or 'the model'} located the ground truth in {self.located_runs} of {self.probe_runs} probe "
+            f"runs on {self.repo} ({self.rate:.0%}): it has likely seen this repository's history (treat as recall)"
+        )
 
 
 class StuckPointRow(AnalyticsRow):
@@ -169,7 +193,7 @@ ROW_MODELS: tuple[type[AnalyticsRow], ...] = (
     CheatingFlagRow,
 )
 
-Row = TypeVar("Row", bound=AnalyticsRow)
+Row = TypeVar("Row", bound=BaseModel)
 
 
 def read_rows(

@@ -8,6 +8,7 @@ import typer
 
 from ..agents.factory import BACKENDS, MODEL_BACKENDS
 from ..envs.backends import AUTO, BACKEND_NAMES, SANDBOX_BACKENDS, concrete_backends
+from ..errors import ConfigError
 
 
 def either(names: tuple[str, ...]) -> str:
@@ -30,3 +31,10 @@ def check_sandbox(value: str) -> str:
 def sandbox_option() -> Any:
     """`--sandbox NAME`, checked against the backends table (a usage error, exit 2)."""
     return typer.Option(AUTO, "--sandbox", help=SANDBOX_HELP, callback=check_sandbox)
+
+
+def check_model_backend(name: str, option: str) -> str:
+    """A backend that is a model (the oracle cannot word a hint, rewrite a description or judge a run)."""
+    if name not in MODEL_BACKENDS:
+        raise ConfigError(f"{option} {name!r}: it needs a model backend, one of {MODEL_AGENTS}")
+    return name

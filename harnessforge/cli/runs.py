@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Optional
 
 import typer
@@ -15,7 +16,7 @@ from ..agents.oracle import PROFILES
 from ..harness.jobs import ChainJob, expand_jobs
 from ..store import check_run_id
 from .context import console, out, state
-from .options import AGENT_HELP, sandbox_option
+from .options import AGENT_HELP, MODEL_AGENTS, check_model_backend, sandbox_option
 from .rendering import chains_table, progress_bars, turn_description
 
 if TYPE_CHECKING:
@@ -36,6 +37,14 @@ def run(
     ),
     seed: int = typer.Option(0, "--seed", help="oracle: random seed"),
     profile: list[str] = typer.Option([], "--profile", help=f"oracle: MID={'|'.join(PROFILES)}"),
+    mode: str = typer.Option("standard", "--mode", help="What the Dev is given (rules harness.modes): probe, hard…"),
+    harness_profile: str = typer.Option(
+        "V0", "--harness-profile", help="V1 plan first, V2 plan review, V3 checkpoints (rules harness.harness_profiles)"
+    ),
+    mentor: Optional[str] = typer.Option(
+        None, "--mentor", help=f"A model ({MODEL_AGENTS}) words each hint for the Dev's situation (seed 000)"
+    ),
+    mentor_model: Optional[str] = typer.Option(None, "--mentor-model", help="Model name for --mentor"),
 ) -> None:
     """Run a Dev agent through each repo's milestone chain (repos in parallel, each chain in order);
     trajectories go to trajectories/<key>/<run_id>/. With --chains N, N independent runs of each repo."""
@@ -45,6 +54,11 @@ def run(
     if run_id is not None:
         check_run_id(run_id)  # it names a folder: refused before any work
     make_agent(agent, model, seed=seed, profiles=profiles).close()  # a bad agent setting fails before any work
+    state.rules.harness.mode(mode), state.rules.harness.harness_profile(harness_profile)
+    if mentor:
+        check_model_backend(mentor, "--mentor")
+        make_agent(mentor, mentor_model).close()
+    options = RunChoices(mode, harness_profile, mentor, mentor_model)
 
     def fresh_run_id() -> str:
         return f"{agent}-{uuid.uuid4().hex[:8]}"
@@ -57,14 +71,28 @@ def run(
     with progress_bars() as progress:
 
         def navigator(name: str) -> Navigator:
-            return chain_navigator(jobs[name], make_dev, sandbox, progress)
+            return chain_navigator(jobs[name], make_dev, sandbox, progress, options)
 
         results = run_chains(list(jobs), navigator, workers, wanted, log=lambda _: None)
     report_chains(results)
 
 
+@dataclass(frozen=True)
+class RunChoices:
+    """What `run` sets for every chain besides the Dev: the mode, the harness profile, the model Mentor."""
+
+    mode: str = "standard"
+    harness_profile: str = "V0"
+    mentor: str | None = None
+    mentor_model: str | None = None
+
+
 def chain_navigator(
-    job: ChainJob, make_dev: Callable[[int], AgentBackend], sandbox: str, progress: Progress
+    job: ChainJob,
+    make_dev: Callable[[int], AgentBackend],
+    sandbox: str,
+    progress: Progress,
+    options: RunChoices = RunChoices(),
 ) -> Navigator:
     """The Navigator of one job, with its own progress line."""
     from ..harness.navigator import Navigator
@@ -83,6 +111,9 @@ def chain_navigator(
         backend=sandbox,
         log=lambda message: console.print(f"{job.name}: {message}"),
         on_turn=on_turn,
+        mentor=make_agent(options.mentor, options.mentor_model) if options.mentor else None,
+        mode=options.mode,
+        harness_profile=options.harness_profile,
     )
 
 

@@ -44,7 +44,9 @@ class Reviewer:
             value = "medium"
         else:
             value = "low"
-        identity = summary.model_dump(include={"repo", "run_id", "milestone_id", "status", "max_hint_level"})
+        identity = summary.model_dump(
+            include={"repo", "run_id", "milestone_id", "status", "max_hint_level", "mode", "harness_profile"}
+        )
         grade = {"difficulty": difficulty, "rl_value": value, "discard_reasons": reasons, "why": why}
         return Review(
             **identity, **grade, reviewer=self.name, synthetic=bool(summary.synthetic), rules_hash=self.rules_hash

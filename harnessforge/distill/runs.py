@@ -106,6 +106,8 @@ def load_runs(
             harness_version=summary.harness_version or "",
             rules_hash=rules_hash,
             synthetic=bool(summary.synthetic),
+            mode=summary.mode,
+            harness_profile=summary.harness_profile,
         )
         key = summary.key
         views.append(RunView(summary, events, rebuild(events), provenance, stuck[key], hints[key], progress[key]))

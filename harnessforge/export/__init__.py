@@ -28,6 +28,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ..analytics.database import connect_read_only
+from ..analytics.rows import MemorisationRateRow, has_tables, read_rows
 from ..distill.outputs import DPO_PAIRS, KTO, REVIEWS, SFT, STUCK_SLICES, TASK_CARDS, read_distilled
 from ..errors import ArtifactError, ConfigError
 from ..harness.tools import TOOLS
@@ -113,10 +115,20 @@ def export(
         atomic_write(path, b"".join(json.dumps(instance).encode() + b"\n" for instance in found))
         report.files.append(path)
         report.rows["instances"] = len(found)
-    card = dataset_card(report, reviews, manifest, allow_synthetic)
+    card = dataset_card(report, reviews, manifest, allow_synthetic, _memorisation_rates(store))
     atomic_write(out / "README.md", card.encode())
     report.files.append(out / "README.md")
     return report
+
+
+def _memorisation_rates(store: Store) -> list[MemorisationRateRow]:
+    """The memorisation probe's rates for the dataset card (none without analytics or probe runs)."""
+    if not store.analytics_database().exists():
+        return []
+    with connect_read_only(store) as con:
+        if not has_tables(con, MemorisationRateRow.table):
+            return []
+        return read_rows(con, MemorisationRateRow, order_by=("repo", "model"))
 
 
 # ---- rows per trainer -------------------------------------------------------------------------
@@ -130,6 +142,8 @@ def _meta(row: Segment | PreferencePair | KTORow) -> dict[str, Any]:
         "model": provenance.model,
         "synthetic": provenance.synthetic,
         "rules_hash": provenance.rules_hash,
+        "mode": provenance.mode,
+        "harness_profile": provenance.harness_profile,
     }
     if isinstance(row, Segment):
         meta |= {"kind": row.kind, "label": row.label, "hint_level": row.hint_level}
@@ -233,6 +247,8 @@ def _atif(store: Store, report: ExportReport, reviews: list[Review], keep) -> No
             milestone_id=review.milestone_id,
             rules_hash=review.rules_hash,
             synthetic=review.synthetic,
+            mode=review.mode,
+            harness_profile=review.harness_profile,
         )
         source = store.milestone_run(review.repo, review.run_id, review.milestone_id).atif
         if not source.exists() or not keep("atif", provenance):

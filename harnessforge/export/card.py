@@ -5,10 +5,17 @@ from __future__ import annotations
 from collections import Counter
 from typing import Any
 
+from ..analytics.rows import MemorisationRateRow
 from ..models.distill import Review
 
 
-def dataset_card(report, reviews: list[Review], manifest: dict[str, Any], allow_synthetic: bool) -> str:
+def dataset_card(
+    report,
+    reviews: list[Review],
+    manifest: dict[str, Any],
+    allow_synthetic: bool,
+    rates: list[MemorisationRateRow] = (),
+) -> str:
     kept = [review for review in reviews if allow_synthetic or not review.synthetic]
     difficulty = Counter(review.difficulty for review in kept)
     value = Counter(review.rl_value for review in kept)
@@ -53,4 +60,17 @@ def dataset_card(report, reviews: list[Review], manifest: dict[str, Any], allow_
         *[f"  - {kind}: {count}" for kind, count in sorted(report.discarded.items())],
         "",
     ]
+    modes = Counter((review.mode, review.harness_profile) for review in kept)
+    if modes:
+        lines += ["## Modes", "", "| mode | harness profile | runs |", "|---|---|---|"]
+        lines += [f"| {mode} | {profile} | {count} |" for (mode, profile), count in sorted(modes.items())] + [""]
+    if rates:
+        lines += [
+            "## Memorisation probe",
+            "",
+            "| repo | model | probe runs | located | rate |",
+            "|---|---|---|---|---|",
+        ]
+        lines += [f"| {r.repo} | {r.model} | {r.probe_runs} | {r.located_runs} | {r.rate:.0%} |" for r in rates]
+        lines += [""] + [f"**Warning**: {rate.warning_text()}." for rate in rates if rate.warning] + [""]
     return "\n".join(lines)

@@ -45,6 +45,7 @@ class Verifier:
             failing_acceptance=failing,
             regressions=sorted(test for test, status in grade.pass_to_pass.items() if status != "passed"),
             ground_truth_files=ground_truth_files,
+            core_files=core,
             candidate_files=candidate_files,
             missing_core_files=[path for path in core if path not in candidate_files],
             extra_files=[

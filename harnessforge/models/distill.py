@@ -26,6 +26,8 @@ class RunProvenance(Model):
     harness_version: str = ""
     rules_hash: str = Field(description="Hash of the rules the distillation ran with.")
     synthetic: bool = False
+    mode: str = Field("standard", description="The run's `--mode` (rules: harness.modes)")
+    harness_profile: str = Field("V0", description="The run's `--harness-profile` (V0-V3)")
 
 
 class Segment(Model):
@@ -87,6 +89,8 @@ class Review(Model):
     )
     synthetic: bool = False
     rules_hash: str
+    mode: str = "standard"  # the run's `--mode` and `--harness-profile`, carried to every row made from it
+    harness_profile: str = "V0"
 
 
 class CardHint(Model):

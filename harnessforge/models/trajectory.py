@@ -190,6 +190,7 @@ class VerifierReport(Model):
     failing_acceptance: list[str] = []
     regressions: list[str] = Field([], description="PASS_TO_PASS tests (passing at base) that now fail.")
     ground_truth_files: list[str] = []
+    core_files: list[str] = Field([], description="The ground truth's source files (no tests, docs, config).")
     candidate_files: list[str] = []
     missing_core_files: list[str] = Field([], description="Source files the ground truth changes and the Dev did not.")
     extra_files: list[str] = Field([], description="Files the Dev changed that the ground truth does not touch.")

@@ -23,6 +23,7 @@ from ..analytics.database import connect_read_only
 from ..analytics.rows import (
     EditRow,
     HintResponseRow,
+    MemorisationRateRow,
     MilestoneSummaryRow,
     ProgressCurveRow,
     RunKey,
@@ -45,6 +46,7 @@ def build_report(store: Store, out: Path) -> Path:
     try:
         runs = read_rows(con, MilestoneSummaryRow, order_by=KEY)
         figures = _figures(con, runs)
+        rates = memorisation_rates(con)
     except duckdb.Error as e:
         raise ArtifactError(
             f"{store.analytics_database()}: cannot read the analytics models ({e}); run `harnessforge distill` again"
@@ -57,6 +59,7 @@ def build_report(store: Store, out: Path) -> Path:
         _section("runs", "Milestone runs", _runs_table(runs, out.parent)),
         _section("plots", "Plots", "\n".join(figures)),
         _section("plan", "Plan", _plan_table(store)),
+        _section("memorisation", "Memorisation probe", _memorisation_table(rates)),
         _section("reviews", "Reviewer verdicts", _reviews_table(store)),
         _section("exports", "Exports", _exports_table(store.datasets_dir(), store.distilled_manifest())),
     ]
@@ -199,6 +202,7 @@ NAV = [
     ("runs", "Milestone runs"),
     ("plots", "Plots"),
     ("plan", "Plan"),
+    ("memorisation", "Memorisation probe"),
     ("reviews", "Reviewer verdicts"),
     ("exports", "Exports"),
 ]
@@ -260,6 +264,31 @@ def _runs_table(runs: list[MilestoneSummaryRow], here: Path) -> str:
         "viewer",
     ]
     return note + _table(headers, rows, "runs")
+
+
+def memorisation_rates(con: duckdb.DuckDBPyConnection) -> list[MemorisationRateRow]:
+    """Per repo and model, how often probe-mode runs located the ground truth (none before any probe run)."""
+    if not has_tables(con, MemorisationRateRow.table):
+        return []
+    return read_rows(con, MemorisationRateRow, order_by=("repo", "model"))
+
+
+def _memorisation_table(rates: list[MemorisationRateRow]) -> str:
+    if not rates:
+        return _not_yet("No probe runs yet: `run --mode probe` gives the Dev only each feature's description.")
+    rows = [
+        [
+            rate.repo,
+            rate.model or "",
+            str(rate.probe_runs),
+            str(rate.located_runs),
+            f"{rate.rate:.0%}",
+            "warning: " + rate.warning_text() if rate.warning else "",
+        ]
+        for rate in rates
+    ]
+    headers = ["repo", "model", "probe runs", "located the ground truth", "rate", ""]
+    return _table(headers, rows, "memorisation")
 
 
 def _plan_table(store: Store) -> str:
