@@ -9,7 +9,7 @@ The join (the run loop's side of the contract):
 - the k-th assistant message is Dev turn k (`Event.turn_id == k`, counting from 1);
 - a turn's metrics sum the `usage` / `cost_usd` of its `dev` events (usage is set once per model call);
 - the i-th call of tool `name` in turn k is the i-th `dev` event of turn k with `action.type == name`;
-- a hint event (`action.type == "hint"`) is the next user message containing its text (`mentor_hint`).
+- a hint event (`action.type == "hint"`) is the next user message containing the text it delivered.
 Inputs that do not join (more turns in the events than assistant messages, a hint never shown, a tool
 result answering no call) raise `ValueError` rather than export a trajectory that lies.
 
@@ -133,8 +133,9 @@ def _drop_empty(data: dict) -> dict:
 
 
 def _shows(message: Message, hint: Event) -> bool:
-    text = (hint.mentor_hint or hint.action.content).strip()
-    return bool(text) and text in _text(message.get("content"))
+    """The user message delivering a hint: it holds the text the Dev read (or, in old logs, the raw hint)."""
+    content = _text(message.get("content"))
+    return any(text and text in content for text in (hint.action.content.strip(), (hint.mentor_hint or "").strip()))
 
 
 def _hint_fields(hint: Event) -> dict:

@@ -316,12 +316,12 @@ class MilestoneRun:
     def _checkpoint(self, tools: ToolBox, module: str) -> None:
         """V3: the Dev moved on from `module`: the acceptance tests covering it run, and it is told how they do."""
         selected = self.profile.covering(module, tools.tests)
-        result = tools.call(
-            ToolCall(id=f"checkpoint-{self.recorder.next_seq}", name="run_tests", args={"tests": selected})
-        )
-        counts = result.test_status
-        progress = f"{counts.passed}/{counts.total}" if counts else "no result of"
-        text = f"[Checkpoint] after your work on {module}: {progress} of the acceptance tests covering it pass."
+        counts = tools.run_acceptance(selected).test_status
+        if counts is not None and counts.total:
+            progress = f"{counts.passed}/{counts.total} of the acceptance tests covering it pass"
+        else:  # nothing ran: the test files do not load yet
+            progress = "the acceptance tests covering it do not run yet (their files fail to load)"
+        text = f"[Checkpoint] after your work on {module}: {progress}."
         args = {"module": module, "tests": selected}
         self.record("navigator", Action(type="checkpoint", content=text, args=args), test_status=counts)
         self.pending.append(text)
@@ -443,7 +443,7 @@ class MilestoneRun:
         summary = self._summary(status, reset_to=reset_to, stopped_by=self.stopped_by)
         recorder.write_patch(RunFiles.FINAL_DIFF, final_diff)
         recorder.write_patch(RunFiles.GROUND_TRUTH, self.ground_truth)
-        report = self.report.model_dump(mode="json") if self.report else {"submitted": False}
+        report = self.report.model_dump(mode="json") if self.report else self._unsubmitted()
         recorder.write_json(RunFiles.TEST_RESULTS, report)
         recorder.write_json(RunFiles.MENTOR_LOG, self.mentor.log())
         metadata = json.loads(self.files.metadata.read_text())
@@ -455,6 +455,12 @@ class MilestoneRun:
         hints = summary.hints_released or "none"
         self.context.log(f"{milestone.id}: {status}{why} in {summary.turns} turns, hints {hints}")
         return summary
+
+    def _unsubmitted(self) -> dict:
+        """`test_results.json` of a milestone never submitted: what the ground truth changes, for the analytics."""
+        files = sorted(self.profile.ground_truth_files)
+        core = [path for path in files if self.context.classifier.is_source(path)]
+        return {"submitted": False, "ground_truth_files": files, "core_files": core}
 
     def _env_error(self, error: str) -> MilestoneSummary:
         """The milestone could not finish for the environment's sake: a summary saying so. No

@@ -31,6 +31,8 @@ def blocks(
     if action.type == "hint":
         text = event.mentor_hint if event.mentor_hint is not None else action.content
         shown.append(_text(text, "hinttext"))
+        if arguments.get("rewritten_by"):  # the model Mentor's wording, as the Dev read it
+            shown.append(_text(action.content, "hinttext"))
         arguments.pop("rule", None)
         if facts := _decision_facts(decision, response):
             shown.append({"type": "facts", "facts": facts})

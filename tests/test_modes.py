@@ -1,0 +1,125 @@
+"""The seeds' experiments as run modes, through the real `openai` SDK against a local server: `probe` (only the
+feature description, no hints, a short budget; the memorisation signal in the analytics, the report and the
+dataset card) and `hard` (no L0, the Mentor off); each recorded on the run and on every distilled row."""
+
+from __future__ import annotations
+
+import json
+import shlex
+
+import pytest
+
+from harnessforge.agents.openai_backend import OpenAIBackend
+from harnessforge.analytics import analyze
+from harnessforge.analytics.database import connect_read_only
+from harnessforge.analytics.rows import MemorisationRateRow, MilestoneSummaryRow, read_rows
+from harnessforge.diffs import split_diff
+from harnessforge.distill import distill
+from harnessforge.errors import ConfigError
+from harnessforge.export import export
+from harnessforge.files import FileClassifier
+from harnessforge.gitio import GitRepo
+from harnessforge.harness.navigator import Navigator
+from harnessforge.harness.recorder import Recorder
+from harnessforge.report.report import build_report
+from tests.llm_servers import OpenAIServer
+from tests.test_shell_dev import MID, _rules, local  # noqa: F401  (fixture)
+
+OC = OpenAIServer
+
+
+def _turn(server: OpenAIServer, number: int, *calls: tuple[str, dict], text: str = "") -> None:
+    tool_calls = [OC.tool_call(f"call_{number}_{index}", name, args) for index, (name, args) in enumerate(calls)]
+    server.push(OC.completion(content=text or f"Step {number}.", tool_calls=tool_calls))
+
+
+def _run(store, key, server: OpenAIServer, run_id: str, mode: str) -> list:
+    agent = OpenAIBackend("gpt-4.1", api_key="EMPTY", base_url=server.base_url, max_retries=0, timeout=30.0)
+    navigator = Navigator(store, key, agent, _rules(), run_id=run_id, backend="local", log=lambda *_: None, mode=mode)
+    navigator.run([MID])
+    return Recorder.open(store.milestone_run(key, run_id, MID).dir).events()
+
+
+def _core_files(store, key) -> list[str]:
+    ground_truth, _ = store.read_patches(key, MID)
+    classifier = FileClassifier(_rules().planning)
+    return [file_diff.path for file_diff in split_diff(ground_truth) if classifier.is_source(file_diff.path)]
+
+
+def test_probe_mode_gives_only_the_description_no_hints_and_a_short_budget_and_flags_a_straight_find(local):  # noqa: F811
+    store, key = local
+    core = _core_files(store, key)
+    with OpenAIServer() as server:
+        _turn(server, 1, *[("bash", {"command": f"cat {shlex.quote(path)}"}) for path in core])
+        _turn(server, 2, ("request_hint", {"reason": "which file?"}), text="I am stuck.")
+        for number in range(3, 12):
+            _turn(server, number, ("bash", {"command": "ls"}))
+        events = _run(store, key, server, "probe", "probe")
+    task = events[0].action.content
+    milestone = store.load_milestone(key, MID)
+    assert task.startswith(f"# {milestone.title}") and "[hint L0]" not in task and "Earlier milestones" not in task
+    assert not [event for event in events if event.action.type == "hint"]  # asked, and nothing came
+    summary = json.loads(store.milestone_run(key, "probe", MID).summary.read_text())
+    assert summary["status"] == "STUCK" and summary["stopped_by"] == "max_turns: 10 turns"
+    metadata = json.loads(store.run_metadata(key, "probe").read_text())
+    assert (metadata["mode"], metadata["harness_profile"]) == ("probe", "V0")
+
+    analyze(store, _rules())
+    with connect_read_only(store) as con:
+        (row,) = read_rows(con, MilestoneSummaryRow, {"run_id": "probe"})
+        rates = read_rows(con, MemorisationRateRow)
+        columns = [column for column, *_ in con.execute("DESCRIBE memorisation_rates").fetchall()]
+    assert columns == list(MemorisationRateRow.model_fields)
+    assert row.mode == "probe" and row.located_ground_truth and row.located_turn == 1
+    (rate,) = rates
+    assert (rate.repo, rate.model, rate.probe_runs, rate.located_runs, rate.warning) == (key, "local-model", 1, 1, True)
+    report = build_report(store, store.report_file()).read_text()
+    assert "Memorisation probe" in report and "has likely seen this repository" in report
+
+    distill(store, _rules(), log=lambda *_: None)
+    out = store.root.parent / "probe-export"
+    export(store, ["all"], out)
+    card = (out / "README.md").read_text()
+    assert "| probe | V0 | 1 |" in card
+    assert "**Warning**: local-model located the ground truth in 1 of 1 probe runs" in card
+    run_rows = [path for kind in ("sft", "dpo", "kto", "stuck_slices") for path in (out / kind).glob("*.jsonl")]
+    rows = [json.loads(line) for path in run_rows for line in path.read_text().splitlines()]
+    assert rows and all(row["mode"] == "probe" and row["harness_profile"] == "V0" for row in rows)
+
+
+def test_hard_mode_has_no_l0_and_no_mentor_and_still_passes_on_its_own(local):  # noqa: F811
+    store, key = local
+    milestone = store.load_milestone(key, MID)
+    ground_truth, _ = store.read_patches(key, MID)
+    repo = GitRepo(store.git_cache(key))
+    writes = [
+        ("write_file", {"path": file_diff.path, "content": repo.show(milestone.verify_commit, file_diff.path).decode()})
+        for file_diff in split_diff(ground_truth)
+        if not file_diff.deleted
+    ]
+    with OpenAIServer() as server:
+        for number in range(1, 12):  # past the Mentor's cooldown, asking every turn
+            _turn(server, number, ("bash", {"command": "python -m pytest -q tests"}), ("request_hint", {}))
+        _turn(server, 12, *writes)
+        _turn(server, 13, ("submit", {"message": "done"}))
+        events = _run(store, key, server, "hard", "hard")
+    task = events[0].action.content
+    assert "[hint L0]" not in task and "Earlier milestones" in task
+    assert not [event for event in events if event.action.type == "hint"]
+    summary = json.loads(store.milestone_run(key, "hard", MID).summary.read_text())
+    assert summary["status"] == "PASS" and summary["hints_released"] == []
+    assert json.loads(store.run_metadata(key, "hard").read_text())["mode"] == "hard"
+
+
+def test_an_unknown_mode_or_profile_and_a_plan_of_the_wrong_granularity_are_one_clear_error(local, run_cli):  # noqa: F811
+    store, key = local
+    for option, value, words in (
+        ("--mode", "fast", "unknown mode 'fast'; the rules' harness.modes has: hard, per-pr, probe, standard"),
+        ("--harness-profile", "V9", "unknown harness profile 'V9'; the rules' harness.harness_profiles has: V0"),
+    ):
+        proc = run_cli("run", key, option, value, "--sandbox", "local", "--run-id", "refused", store=store.root)
+        lines = proc.stderr.splitlines()
+        assert proc.returncode == 1 and len(lines) == 1 and lines[0].startswith(f"error: {words}"), proc.stderr
+        assert not store.run_dir(key, "refused").exists()  # refused before any work
+    with pytest.raises(ConfigError, match=r"mode 'per-pr' runs a plan of granularity 'pr'.*--granularity pr"):
+        Navigator(store, key, None, _rules(), run_id="x", backend="local", mode="per-pr")
