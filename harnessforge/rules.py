@@ -20,6 +20,7 @@ from pydantic import Field, ValidationError, computed_field, field_validator, mo
 
 from .errors import ConfigError
 from .models.common import Model, first_error
+from .models.plan import Granularity
 
 DEFAULT_RULES = resources.files("harnessforge") / "config" / "rules.yaml"
 
@@ -83,7 +84,33 @@ class ExpectedTurns(Model):
     far_factor: float = Field(gt=1, description="Outside target/far_factor .. target*far_factor is reported.")
 
 
+class PerPrRules(Model):
+    """The size rules of `granularity: pr`: a PR (or a commit of work without one) under the minimum joins
+    the next one's milestone (flagged `several_prs`); one over the maximum stays whole, flagged `oversized`."""
+
+    min_source_files: int = Field(ge=0)
+    min_lines: int = Field(ge=0)
+    require_tests: bool
+    max_files: int = Field(gt=0)
+    max_lines: int = Field(gt=0)
+    expected_turns_target: tuple[int, int] = Field(description="The Dev turns a one-PR milestone should take.")
+
+    @model_validator(mode="after")
+    def _bounds_are_ordered(self) -> "PerPrRules":
+        if self.min_lines > self.max_lines:
+            raise ValueError(f"per_pr.min_lines ({self.min_lines}) exceeds per_pr.max_lines ({self.max_lines})")
+        if self.min_source_files > self.max_files:
+            raise ValueError(
+                f"per_pr.min_source_files ({self.min_source_files}) exceeds per_pr.max_files ({self.max_files})"
+            )
+        return self
+
+
 class PlanningRules(Model):
+    granularity: Granularity = Field(
+        "feature", description="feature: a milestone per feature; pr: one per PR (`plan --granularity` overrides)."
+    )
+    per_pr: PerPrRules
     min_source_files: int = Field(ge=0)
     min_lines: int = Field(ge=0)
     max_files: int = Field(gt=0)

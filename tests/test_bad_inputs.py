@@ -90,6 +90,17 @@ RULES_CASES = [
         "harness:\n  mentor:\n    stuck_phrases: ['(unclosed']\n",
         "r.yaml: harness.mentor.stuck_phrases: Value error, stuck phrase '(unclosed' is not a regular expression",
     ),
+    # the planning granularity (a milestone per feature or per PR) and its per-PR size rules
+    (
+        "rules-unknown-granularity",
+        "planning:\n  granularity: commit\n",
+        "r.yaml: planning.granularity: Input should be",
+    ),
+    (
+        "rules-per-pr-bounds",
+        "planning:\n  per_pr:\n    min_lines: 500\n    max_lines: 100\n",
+        "r.yaml: planning.per_pr: Value error, per_pr.min_lines (500) exceeds per_pr.max_lines (100)",
+    ),
     (
         "rules-bad-test-file-edits",
         "harness:\n  test_file_edits: ask\n",
@@ -136,6 +147,14 @@ CASES = [
         ("validate", "{key}", "--sandbox", "xyz"),
         2,
         "Invalid value for '--sandbox': 'xyz': use docker, local or auto",
+    ),
+    (
+        "granularity-enum",
+        "empty",
+        None,
+        ("plan", "{repo}", "--granularity", "commit"),
+        2,
+        "Invalid value for '--granularity': 'commit': use feature or pr",
     ),
     ("demo-sandbox-enum", "empty", None, ("demo", "--sandbox", "xyz"), 2, "'--sandbox': 'xyz'"),
     ("workers-zero", "planned", None, ("run", "{key}", "--workers", "0"), 2, "Invalid value for '--workers'"),

@@ -14,9 +14,10 @@ from ..gitio import resolve_repo
 from ..mining.candidates import DEFAULT_CANDIDATES, read_candidates, search_candidates
 from ..mining.planner import plan as plan_repo
 from ..mining.screening import screen as screen_repo
+from ..models import GRANULARITIES
 from ..repos import open_repo
 from .context import console, github_factory, out, state, warn
-from .options import MODEL_AGENTS
+from .options import MODEL_AGENTS, either
 from .rendering import CloneProgress, criteria_table, plan_table, progress_bars
 
 
@@ -85,6 +86,12 @@ def screen_all(targets: list[str], collect: bool) -> int:
     return failures
 
 
+def check_granularity(value: str | None) -> str | None:
+    if value is not None and value not in GRANULARITIES:
+        raise typer.BadParameter(f"{value!r}: use {either(GRANULARITIES)}")
+    return value
+
+
 def plan(
     repo: str = typer.Argument(..., help="Local path, git URL, owner/name or a registered repo key"),
     from_ref: Optional[str] = typer.Option(None, "--from", help="Release tag (or mainline commit) to start from"),
@@ -93,6 +100,13 @@ def plan(
         None, "--pm", help=f"Also have a model ({MODEL_AGENTS}) rewrite each description as a PM"
     ),
     pm_model: Optional[str] = typer.Option(None, "--pm-model", help="Model name for --pm"),
+    granularity: Optional[str] = typer.Option(
+        None,
+        "--granularity",
+        help="feature (a milestone per feature) or pr (one per PR, the short-task baseline); "
+        "default: the rules' planning.granularity",
+        callback=check_granularity,
+    ),
 ) -> None:
     """Mine the history between two releases into a milestone chain under repos/<key>/."""
     rules = state.rules
@@ -111,8 +125,14 @@ def plan(
             github_factory=github_factory,
             progress=lambda message: progress.update(task, description=message),
             clone_progress=CloneProgress(progress),
+            granularity=granularity,
         )
     out.print(plan_table(result.plan))
+    if result.replaced:
+        warn(
+            f"replaced {result.plan.repo.key}'s {result.replaced}-granularity plan "
+            "(a repository holds one plan at a time)"
+        )
     for note in result.plan.notes:
         console.print(f"[cyan]note:[/] {note}")
     for warning in result.plan.warnings:

@@ -71,6 +71,7 @@ def criteria_table(report: ScreeningReport) -> Table:
 
 def plan_table(plan: MilestonePlan) -> Table:
     title = f"{plan.repo.key}: {plan.from_ref} → {plan.to_ref}, {len(plan.milestones)} milestones"
+    title += " (one per PR)" if plan.granularity == "pr" else ""
     table = Table(title=title)
     for column in ("id", "title", "type", "release", "PRs", "+/-", "tests", "difficulty", "flags"):
         table.add_column(column)

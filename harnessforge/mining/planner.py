@@ -2,8 +2,9 @@
 
 mine_history: the range (the to-ref's first-parent line) -> releases -> mainline commits -> units
 (PRs) -> the range's changelog entries linked to units -> (GitHub enrichment) -> roles and feature
-groups -> segments; build_plan: per milestone: patches, acceptance tests, features, description,
-type, hint ladder; and the plan's report (release-note coverage, type mix, size outliers).
+groups (granularity pr: one per unit of work) -> segments; build_plan: per milestone: patches,
+acceptance tests, features, description, type, hint ladder; and the plan's report (release-note
+coverage, type mix, size outliers).
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from ..github import IssueText, PullText
 from ..gitio import GitRepo, display
 from ..models import (
     ChangelogEntry,
+    Granularity,
     HintLadder,
     Milestone,
     MilestonePlan,
@@ -36,6 +38,7 @@ from .changelog import read_changelog
 from .describe import describe
 from .entry_commits import link_entry_commits
 from .features import feature_groups, milestone_type
+from .granularity import effective_rules, flag_several, one_per_unit, replaced_granularity
 from .hints import build_ladder
 from .kinds import KindReader, without_prefix
 from .pulls import Unit, attribute
@@ -52,6 +55,7 @@ class PlanResult:
     plan: MilestonePlan
     patches: dict[str, tuple[bytes, bytes]]  # mid -> (ground_truth.patch, test.patch)
     hints: dict[str, HintLadder]
+    replaced: Granularity | None = None  # the granularity of a plan of another kind this one replaced
 
 
 @dataclass
@@ -63,6 +67,7 @@ class _Context:
     classify: FileClassifier
     releases: list[Release]  # chain releases only (maintenance releases never bound a milestone)
     mainline_index: dict[str, int]
+    planning: PlanningRules  # rules.planning with the granularity's size rules
     issues: dict[int, IssueText] = field(default_factory=dict)
     pulls: dict[int, PullText] = field(default_factory=dict)
 
@@ -154,12 +159,12 @@ def _milestone(
     )
     changed = [display(file.path) for file in files]
     groups = feature_groups(infos, ctx.issues)
-    kinds = KindReader(ctx.rules.planning)
+    kinds = KindReader(ctx.planning)
     title, description, title_source = describe([group.feature(kinds) for group in groups], changed, release)
     prs = [unit.pr for unit in units if unit.pr]
     added = sum(parsed.added for parsed in text.values())
     deleted = sum(parsed.removed for parsed in text.values())
-    planning = ctx.rules.planning
+    planning = ctx.planning
     work = [info.unit for info in infos if info.described]
     work_files = {file.path for unit in work for file in unit.files if ctx.classify.is_source(file.path)}
     work_lines = sum(
@@ -219,7 +224,7 @@ def _hint_ladder(
     milestone: Milestone, infos: list[UnitInfo], groups, others: list[FileDiff], text: dict, ctx: _Context
 ) -> HintLadder:
     """The hints from the described work: its issues, feature names, PRs, files (L3) and code hunks (L4)."""
-    planning = ctx.rules.planning
+    planning = ctx.planning
     hint_units = [info.unit for info in infos if info.described] or [info.unit for info in infos]
     issues = [issue for group in groups for issue in group.issues]
     named = [
@@ -272,6 +277,7 @@ class Mined:
     ctx: _Context
     notes: list[str]
     warnings: list[str]
+    granularity: Granularity = "feature"
 
 
 def mine_history(
@@ -282,8 +288,11 @@ def mine_history(
     to_ref: str | None = None,
     github=None,
     progress: Progress = lambda message: None,
+    granularity: Granularity | None = None,
 ) -> Mined:
-    """Range, releases, PR attribution, changelog links, roles, features and segments: one pass over history."""
+    """Range, releases, PR attribution, changelog links, roles, features and segments: one pass over history.
+    `granularity` (default: `planning.granularity`): a milestone per feature, or one per PR."""
+    granularity = granularity or rules.planning.granularity
     tags = repo.tags()
     chosen = plan_range(repo, tags, rules, from_ref, to_ref)
     index = {sha: position for position, sha in enumerate(chosen.mainline)}
@@ -304,7 +313,7 @@ def mine_history(
         return next((release.version for release in chain if index[release.mainline_commit] >= index[sha]), None)
 
     classify = FileClassifier(rules.planning)
-    ctx = _Context(repo, rules, classify, chain, index)
+    ctx = _Context(repo, rules, classify, chain, index, effective_rules(rules.planning, granularity))
     release_texts = None
     if github is not None and spec.github:
         if _enrich(github, spec.github, units, ctx, warnings, progress):
@@ -343,7 +352,12 @@ def mine_history(
     roles = RoleReader(rules.planning, classify, {release.commit for release in releases if release.maintenance})
     labels = {number: pull.labels for number, pull in ctx.pulls.items()}
     infos = group_features(units, links, entries, roles, labels)
-    segments = Segmenter(rules.planning, classify).segment(infos, {release.mainline_commit for release in chain})
+    if granularity == "pr":
+        infos = one_per_unit(infos)
+    segmenter = Segmenter(ctx.planning, classify, split_oversized=granularity == "feature")
+    segments = segmenter.segment(infos, {release.mainline_commit for release in chain})
+    if granularity == "pr":
+        segments = flag_several(segments, infos)
     return Mined(
         chosen.from_ref,
         chosen.to_ref,
@@ -360,6 +374,7 @@ def mine_history(
         ctx,
         chosen.notes,
         warnings,
+        granularity,
     )
 
 
@@ -370,12 +385,12 @@ def _entry_key(entry: ChangelogEntry) -> tuple:
 def plan_report(mined: Mined, milestones: list[Milestone]) -> PlanReport:
     """Release-note coverage (what the range's entries that cite a PR, an issue or a commit became),
     the milestones' type mix, how many are titled by a feature, and the size outliers."""
-    kinds = KindReader(mined.ctx.rules.planning)
+    kinds = KindReader(mined.ctx.planning)
     covered = {_entry_key(entry) for info in mined.infos if info.described for entry in info.entries}
     citing = [entry for entry in mined.range_entries if entry.prs or entry.issues or entry.refs or entry.commits]
     housekeeping = [entry for entry in mined.range_entries if kinds.entry_kind(entry) == "housekeeping"]
     work = [entry for entry in citing if kinds.entry_kind(entry) != "housekeeping"]
-    planning = mined.ctx.rules.planning
+    planning = mined.ctx.planning
     low, high = planning.expected_turns.target
     return PlanReport(
         entries_in_range=len(mined.range_entries),
@@ -429,6 +444,7 @@ def build_plan(mined: Mined, spec: RepoSpec, progress: Progress = lambda message
         to_ref=mined.to_ref,
         from_commit=mined.start,
         to_commit=mined.end,
+        granularity=mined.granularity,
         releases=in_range,
         changelog_sources=mined.sources,
         pulls=[unit.to_pull() for unit in mined.units if unit.pr],
@@ -451,11 +467,17 @@ def plan(
     github_factory=None,
     progress: Progress = lambda message: None,
     clone_progress=None,
+    granularity: Granularity | None = None,
 ) -> PlanResult:
-    """Resolve, clone (or fetch), plan, and write `repos/<key>/plan.json` and the milestone files."""
+    """Resolve, clone (or fetch), plan, and write `repos/<key>/plan.json` and the milestone files.
+
+    A repository holds one plan (milestones, runs and tables are addressed by repo key and milestone
+    id), so a plan of the other granularity replaces the one there; `replaced` says when it did."""
     spec = spec_for(store, arg)
     repo = open_repo(store, spec, progress=clone_progress)
     github = github_factory(spec) if github_factory else None
-    result = build_plan(mine_history(repo, spec, rules, from_ref, to_ref, github, progress), spec, progress)
+    mined = mine_history(repo, spec, rules, from_ref, to_ref, github, progress, granularity)
+    result = build_plan(mined, spec, progress)
+    result.replaced = replaced_granularity(store, spec.key, result.plan.granularity)
     store.save_plan(result.plan, result.patches, result.hints)
     return result

@@ -182,9 +182,11 @@ def _stats(infos: list[UnitInfo], classify: FileClassifier) -> _Stats:
 
 
 class Segmenter:
-    def __init__(self, rules: PlanningRules, classify: FileClassifier):
+    def __init__(self, rules: PlanningRules, classify: FileClassifier, split_oversized: bool = True):
+        """`split_oversized`: False keeps a segment over the maximum whole, flagged (a PR is never split)."""
         self.rules = rules
         self.classify = classify
+        self.split = split_oversized
 
     def meets_min(self, stats: _Stats) -> bool:
         rules = self.rules
@@ -265,8 +267,10 @@ class Segmenter:
     def _split_oversized(self, infos, cut: list[int]) -> list[MilestoneCut]:
         """A segment over the maximum is split at unit boundaries, each piece keeping a seed."""
         stats = _stats([infos[position] for position in cut], self.classify)
-        if not self.exceeds_max(stats):
-            flags = [] if self.meets_min(stats) else ["undersized"]
+        if not self.exceeds_max(stats) or not self.split:
+            flags = ([] if self.meets_min(stats) else ["undersized"]) + (
+                ["oversized"] if self.exceeds_max(stats) else []
+            )
             if not stats.has_tests:
                 flags.append("no_tests")
             return [MilestoneCut([infos[position].unit for position in cut], flags)]

@@ -8,7 +8,18 @@ from pathlib import Path
 from .common import Model, Provenance
 from .env import ExecResult, Grade, ImageRecord, Recipe, RepoImages, TestRun, Validation
 from .history import ChangelogEntry, FileChange, PullRef, Release
-from .plan import HINT_LEVEL_NAMES, ExcludedTest, Hint, HintLadder, Milestone, MilestonePlan, PlanReport, milestone_id
+from .plan import (
+    GRANULARITIES,
+    HINT_LEVEL_NAMES,
+    ExcludedTest,
+    Granularity,
+    Hint,
+    HintLadder,
+    Milestone,
+    MilestonePlan,
+    PlanReport,
+    milestone_id,
+)
 from .repo import Criterion, GitHubMeta, RepoSpec, ScreeningReport
 from .run import MilestoneSummary, RunMeta
 from .trajectory import Event, MentorDecision, VerifierReport
@@ -57,6 +68,8 @@ __all__ = [
     "ExcludedTest",
     "ExecResult",
     "Grade",
+    "GRANULARITIES",
+    "Granularity",
     "ImageRecord",
     "Recipe",
     "RepoImages",

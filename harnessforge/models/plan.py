@@ -49,6 +49,9 @@ class HintLadder(Model):
         return levels
 
 
+Granularity = Literal["feature", "pr"]  # a milestone per feature (several PRs), or one per PR
+GRANULARITIES: tuple[str, ...] = ("feature", "pr")
+
 MilestoneType = Literal["feature", "performance", "bug fix", "refactor", "housekeeping"]
 TitleSource = Literal["changelog", "issue", "pull request", "commit", "none"]
 
@@ -131,6 +134,10 @@ class MilestonePlan(Model):
     )
     pulls: list[PullRef] = []
     changelog: list[ChangelogEntry] = []
+    granularity: Granularity = Field(
+        "feature",
+        description="feature: a milestone per feature (the long chain); pr: one per PR (the short-task baseline).",
+    )
     milestones: list[Milestone]
     report: PlanReport = Field(default_factory=PlanReport)
     notes: list[str] = Field([], description="What the planner chose and why (e.g. the default range).")
