@@ -15,7 +15,7 @@ from harnessforge.analytics.database import connect_read_only
 from harnessforge.analytics.rows import MemorisationRateRow, MilestoneSummaryRow, read_rows
 from harnessforge.diffs import split_diff
 from harnessforge.distill import distill
-from harnessforge.errors import ConfigError
+from harnessforge.errors import PlanningError
 from harnessforge.export import export
 from harnessforge.files import FileClassifier
 from harnessforge.gitio import GitRepo
@@ -121,5 +121,5 @@ def test_an_unknown_mode_or_profile_and_a_plan_of_the_wrong_granularity_are_one_
         lines = proc.stderr.splitlines()
         assert proc.returncode == 1 and len(lines) == 1 and lines[0].startswith(f"error: {words}"), proc.stderr
         assert not store.run_dir(key, "refused").exists()  # refused before any work
-    with pytest.raises(ConfigError, match=r"mode 'per-pr' runs a plan of granularity 'pr'.*--granularity pr"):
+    with pytest.raises(PlanningError, match=r"--mode per-pr needs a plan made with granularity pr.*--granularity pr"):
         Navigator(store, key, None, _rules(), run_id="x", backend="local", mode="per-pr")

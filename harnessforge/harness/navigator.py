@@ -27,8 +27,9 @@ from ..agents.base import AgentBackend
 from ..agents.pricing import priced, unpriced_warning
 from ..envs.candidate_grading import filter_candidate
 from ..envs.environment import Environment
-from ..errors import ConfigError, SandboxLost
+from ..errors import SandboxLost
 from ..files import FileClassifier
+from ..mining.granularity import require_granularity
 from ..models.plan import Milestone
 from ..models.run import MilestoneSummary, RunMeta
 from ..repos import spec_for
@@ -69,12 +70,7 @@ class Navigator:
         spec = spec_for(store, repo)
         self.key = spec.key
         self.plan = store.load_plan(self.key)
-        planned = getattr(self.plan, "granularity", "feature")
-        if planned != wanted:
-            raise ConfigError(
-                f"mode {mode!r} runs a plan of granularity {wanted!r}; {self.key}'s plan is {planned!r} "
-                f"(re-plan with `harnessforge plan --granularity {wanted}`)"
-            )
+        require_granularity(self.plan, wanted, f"--mode {mode}")
         self.environment = Environment(store, spec, rules, backend)
         self.run_id = run_id or f"{agent.name}-{uuid.uuid4().hex[:8]}"
         self.run_dir = store.run_dir(self.key, self.run_id)
