@@ -277,6 +277,21 @@ class HarnessRules(Model):
     plan_prompt: str = Field("", description="what the task text asks of a Dev that must plan first")
     plan_review_message: str = Field("", description="the Mentor's words when a plan misses the change's modules")
 
+    @field_validator("plan_pattern")
+    @classmethod
+    def _plan_pattern_compiles(cls, value: str) -> str:
+        _compiles([value], "plan pattern")
+        return value
+
+    @field_validator("plan_review_message")
+    @classmethod
+    def _review_placeholders(cls, value: str) -> str:
+        try:
+            value.format(covered=0, total=0, missing="", overlap="")
+        except (KeyError, IndexError, ValueError) as e:
+            raise ValueError(f"bad placeholder {e}; use {{covered}}, {{total}}, {{missing}}, {{overlap}}") from None
+        return value
+
     def mode(self, name: str) -> ModeRules:
         if name not in self.modes:
             raise ConfigError(f"unknown mode {name!r}; the rules' harness.modes has: {', '.join(sorted(self.modes))}")
