@@ -106,6 +106,26 @@ def test_tool_turns_hints_and_a_resumed_session(claude_env):
     assert "You work in /workspace." in json.dumps(bodies[0]["system"])
 
 
+def test_a_tool_the_cli_runs_before_the_answer_ends_waits_for_the_harness(claude_env):
+    """The CLI runs a tool as soon as the model has written the call, while the answer still streams:
+    that call waits for the harness's result (answered "no result" at once, the model went on without
+    the harness: its next answer was no recorded turn)."""
+    server = claude_env
+    answer = A.message(tool("toolu_1", "list_dir", {"path": "."}), A.text("Reading on."), stop_reason="tool_use")
+    server.push(Reply(body=answer, pause_before_stop_s=1.5), A.message(A.text("Done.")))
+    messages = [{"role": "user", "content": "Add x."}]
+    with ClaudeCodeAgent("claude-sonnet-4-6", timeout=60) as agent:
+        first = agent.turn(messages, TOOLS)
+        assert [c.id for c in first.tool_calls] == ["toolu_1"] and len(server.requests) == 1
+        messages += [
+            {"role": "assistant", "content": first.text, "tool_calls": []},
+            {"role": "tool", "tool_call_id": "toolu_1", "content": "src/\ntests/"},
+        ]
+        assert agent.turn(messages, TOOLS).text == "Done."
+    (result,) = _tool_results(server.bodies[1])
+    assert not result.get("is_error") and result["content"][0]["text"].rstrip() == "src/\ntests/"
+
+
 def test_an_api_error_from_the_cli_is_a_clear_agent_error(claude_env, monkeypatch):
     server = claude_env
     server.always = server.error(401, "invalid x-api-key")

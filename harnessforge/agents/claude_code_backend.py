@@ -105,6 +105,7 @@ class ClaudeCodeAgent(AgentBackend):
         self.seen = 0  # messages already handed to the CLI
         self.waiting: list[ToolCall] = []  # our tool calls the CLI will ask the bridge for
         self.answers: dict[str, list[str]] = {}
+        self.held: list[tuple] = []  # (conn, request): bridge calls made before their answer ended
         self.stream: list[dict] = []  # the CLI's non-partial stream lines since the last turn
 
     # ---- the turn -------------------------------------------------------------------------------
@@ -122,6 +123,9 @@ class ClaudeCodeAgent(AgentBackend):
         if self.waiting and self.proc and self.proc.poll() is None:
             self.answers = {call.id: [results.get(call.id, "(no result)")] for call in self.waiting}
             self.answers[self.waiting[-1].id] += texts  # hints and feedback ride on the last result
+            held, self.held = self.held, []
+            for conn, request in held:
+                self._answer(conn, request, hold=False)
         else:
             self._wait_exit()
             self._launch(messages, new, texts)
@@ -156,7 +160,7 @@ class ClaudeCodeAgent(AgentBackend):
             cmd += ["--session-id", self.session, "--append-system-prompt", system]
             resumed = any(message["role"] == "assistant" for message in messages)
             prompt = _transcript(messages) if resumed else "\n\n".join(texts)
-        self.waiting = []
+        self.waiting, self.held = [], []
         env = {k: os.environ[k] for k in PASSED_ENV if k in os.environ}
         env |= QUIET_ENV | {
             "HOME": str(self.home),
@@ -248,12 +252,17 @@ class ClaudeCodeAgent(AgentBackend):
             extra=extra,
         )
 
-    def _answer(self, conn, request: dict) -> None:
-        """Answer a bridge call with the result of the waiting call of that tool and those arguments."""
+    def _answer(self, conn, request: dict, hold: bool = True) -> None:
+        """Answer a bridge call with the result of the waiting call of that tool and those arguments.
+        The CLI runs a tool as soon as the model has written the call, while the answer may still
+        stream: a call that has no result yet is held (`hold`) until the harness has run it."""
         name, args = request["name"], request.get("arguments") or {}
         ready = [call for call in self.waiting if call.name == name and call.id in self.answers]
         # parallel calls of one tool: told apart by their arguments
         call = next((call for call in ready if call.args == args), ready[0] if ready else None)
+        if call is None and hold:
+            self.held.append((conn, request))
+            return
         if call is None:
             conn.send({"content": [f"tool {name}: no result from the harness"], "is_error": True})
             return
