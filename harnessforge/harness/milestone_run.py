@@ -337,6 +337,8 @@ class MilestoneRun:
             wall_s=round(time.monotonic() - self.started_at, 2),
             carried_from=self.inherited.carried_from,
             synthetic=self.context.agent.synthetic,
+            cost_tolerance=self.budget.cost_tolerance,
+            warn=self.context.log,
             **fields,
         )
 
@@ -346,6 +348,8 @@ class MilestoneRun:
         reset_to = None if self.passed else milestone.verify_commit
         if not self.ended:
             end = {"reset_to": reset_to, "stopped_by": self.stopped_by}
+            if backend := self.context.agent.end_conversation():  # e.g. the claude CLI's last stated cost
+                end["backend"] = backend
             self.record("navigator", Action(type="milestone_end", content=status, args=end))
         summary = self._summary(status, reset_to=reset_to, stopped_by=self.stopped_by)
         recorder.write_patch(RunFiles.FINAL_DIFF, final_diff)
