@@ -266,6 +266,7 @@ class HarnessRules(Model):
     max_tokens_per_milestone: int = Field(gt=0)
     max_cost_per_milestone_usd: float = Field(gt=0)
     max_cost_per_run_usd: float = Field(gt=0)
+    cost_tolerance: float = Field(ge=0)  # a share: the claude CLI's reported cost may differ from ours by this much
     max_wall_s_per_milestone: float = Field(gt=0)
     observation_max_chars: int = Field(gt=0)
     engine_wait_s: float = Field(120, ge=0)  # a lost sandbox: wait this long for the engine, then retry once

@@ -39,6 +39,7 @@ class Reply:
     stall_s: float = 0.0  # ...hang this long (beyond the client's timeout) before closing, unless `reset`
     trickle_s: float = 0.0  # send the body 8 bytes at a time, this long apart: no read ever waits long
     stream_events: int | None = None  # a streamed answer: only its first N server-sent events, then close
+    pause_before_stop_s: float = 0.0  # a streamed answer: wait this long before its stop reason (still writing)
 
 
 @dataclass
@@ -103,7 +104,7 @@ class ScriptedServer(LocalServer):
         """The reply to send for a request body (protocols may fill in what depends on the request)."""
         return reply
 
-    def _stream(self, handler: BaseHTTPRequestHandler, body: Any, upto: int | None = None) -> None:
+    def _stream(self, handler: BaseHTTPRequestHandler, body: Any, upto: int | None = None, pause_s: float = 0) -> None:
         raise NotImplementedError(f"{type(self).__name__} does not stream")
 
     # ---- HTTP -------------------------------------------------------------------------------
@@ -138,7 +139,7 @@ class ScriptedServer(LocalServer):
                     elif reply.reset:
                         self._reset()
                     elif reply.status == 200 and isinstance(body, dict) and body.get("stream"):
-                        fake._stream(self, reply.body, reply.stream_events)
+                        fake._stream(self, reply.body, reply.stream_events, reply.pause_before_stop_s)
                     else:
                         self._send(reply)
                 except (BrokenPipeError, ConnectionResetError):  # the client gave up (timeout)
@@ -188,13 +189,18 @@ class ScriptedServer(LocalServer):
         return Handler
 
 
-def _sse(handler: BaseHTTPRequestHandler, events: list[tuple[str | None, Any]]) -> None:
-    """Write server-sent events; HTTP/1.0, so closing the connection ends the stream."""
+def _sse(
+    handler: BaseHTTPRequestHandler, events: list[tuple[str | None, Any]], pause_at: int = -1, pause_s: float = 0
+) -> None:
+    """Write server-sent events (waiting `pause_s` before event `pause_at`); HTTP/1.0, so closing the
+    connection ends the stream."""
     handler.send_response(200)
     handler.send_header("Content-Type", "text/event-stream")
     handler.send_header("Cache-Control", "no-cache")
     handler.end_headers()
-    for event, data in events:
+    for index, (event, data) in enumerate(events):
+        if index == pause_at:
+            time.sleep(pause_s)
         line = f"event: {event}\n" if event else ""
         payload = data if isinstance(data, str) else json.dumps(data)
         handler.wfile.write(f"{line}data: {payload}\n\n".encode())
@@ -273,7 +279,7 @@ class AnthropicServer(ScriptedServer):
     def thinking(text: str, signature: str = "sig-local") -> dict:
         return {"type": "thinking", "thinking": text, "signature": signature}
 
-    def _stream(self, handler: BaseHTTPRequestHandler, msg: dict, upto: int | None = None) -> None:
+    def _stream(self, handler: BaseHTTPRequestHandler, msg: dict, upto: int | None = None, pause_s: float = 0) -> None:
         usage = msg["usage"]
         start = {**msg, "content": [], "stop_reason": None, "usage": {**usage, "output_tokens": 1}}
         events: list[tuple[str | None, Any]] = [("message_start", {"type": "message_start", "message": start})]
@@ -285,7 +291,7 @@ class AnthropicServer(ScriptedServer):
         delta = {"stop_reason": msg["stop_reason"], "stop_sequence": None}
         events.append(("message_delta", {"type": "message_delta", "delta": delta, "usage": usage}))
         events.append(("message_stop", {"type": "message_stop"}))
-        _sse(handler, events[:upto])
+        _sse(handler, events[:upto], pause_at=len(events) - 2, pause_s=pause_s)  # -2: the message_delta
 
 
 def _block_deltas(block: dict) -> tuple[dict, list[dict]]:

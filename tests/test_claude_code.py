@@ -9,9 +9,10 @@ import os
 
 import pytest
 
-from harnessforge.agents.claude_code_backend import ClaudeCodeAgent, find_claude
+from harnessforge.agents.claude_code_backend import ClaudeCodeAgent, find_claude, invocation_cost
 from harnessforge.agents.errors import AgentError
 from harnessforge.agents.mcp_bridge import PREFIX
+from harnessforge.agents.pricing import PRICES, Price
 from harnessforge.harness.navigator import NUDGE, Navigator
 from harnessforge.harness.recorder import Recorder
 from harnessforge.harness.tools import TOOLS
@@ -62,8 +63,12 @@ def test_tool_turns_hints_and_a_resumed_session(claude_env):
     server = claude_env
     server.push(
         A.message(A.text("Looking."), tool("toolu_1", "list_dir", {"path": "."}), stop_reason="tool_use"),
-        A.message(A.text("I am not sure how to go on."), output_tokens=7),
-        A.message(tool("toolu_2", "submit", {"message": "done"}), stop_reason="tool_use"),
+        A.message(
+            A.text("I am not sure how to go on."), input_tokens=2000, output_tokens=7, cache_read=500, cache_write=300
+        ),
+        A.message(
+            tool("toolu_2", "submit", {"message": "done"}), stop_reason="tool_use", input_tokens=4000, output_tokens=50
+        ),
     )
     messages = [{"role": "system", "content": "You work in /workspace."}, {"role": "user", "content": "Add x."}]
     with ClaudeCodeAgent("claude-sonnet-4-6", timeout=60) as agent:
@@ -90,7 +95,18 @@ def test_tool_turns_hints_and_a_resumed_session(claude_env):
         third = agent.turn(messages, TOOLS)
         assert [c.name for c in third.tool_calls] == ["submit"]
         sessions = {t.extra["session_id"] for t in (first, second, third)}
+        # what the CLI reported spending: the first invocation's cost comes with the first turn after its
+        # result line, the last one's when the harness ends the conversation (the CLI is interrupted)
+        assert "cli_cost_usd" not in first.extra and "cli_cost_usd" not in second.extra
+        assert third.extra["cli_cost_usd"] == pytest.approx(first.cost_usd + second.cost_usd)
+        end = agent.end_conversation()
+        assert agent.proc is None and end["session_id"] in sessions
+        assert end["cli_cost_usd"] == pytest.approx(third.cost_usd)  # this invocation's own, not the session's
+        (result,) = [e for e in end["cli_events"] if e["type"] == "result"]
+        assert result["total_cost_usd"] == pytest.approx(first.cost_usd + second.cost_usd + third.cost_usd)
+        assert agent.end_conversation() == {}  # nothing more to say
         bodies = server.bodies
+    assert len(bodies) == 3  # interrupting the CLI made no further model call
     # the tool result and the hint that rode on it reached the model as one tool_result
     (result,) = _tool_results(bodies[1])
     texts = [b["text"] for b in result["content"]]
@@ -104,6 +120,36 @@ def test_tool_turns_hints_and_a_resumed_session(claude_env):
     # the CLI has no built-in tools: only ours are offered to the model
     assert {t["name"] for t in bodies[0]["tools"]} == {PREFIX + t["function"]["name"] for t in TOOLS}
     assert "You work in /workspace." in json.dumps(bodies[0]["system"])
+
+
+def test_a_tool_the_cli_runs_before_the_answer_ends_waits_for_the_harness(claude_env):
+    """The CLI runs a tool as soon as the model has written the call, while the answer still streams:
+    that call waits for the harness's result (answered "no result" at once, the model went on without
+    the harness: its next answer was no recorded turn)."""
+    server = claude_env
+    answer = A.message(tool("toolu_1", "list_dir", {"path": "."}), A.text("Reading on."), stop_reason="tool_use")
+    server.push(Reply(body=answer, pause_before_stop_s=1.5), A.message(A.text("Done.")))
+    messages = [{"role": "user", "content": "Add x."}]
+    with ClaudeCodeAgent("claude-sonnet-4-6", timeout=60) as agent:
+        first = agent.turn(messages, TOOLS)
+        assert [c.id for c in first.tool_calls] == ["toolu_1"] and len(server.requests) == 1
+        messages += [
+            {"role": "assistant", "content": first.text, "tool_calls": []},
+            {"role": "tool", "tool_call_id": "toolu_1", "content": "src/\ntests/"},
+        ]
+        assert agent.turn(messages, TOOLS).text == "Done."
+    (result,) = _tool_results(server.bodies[1])
+    assert not result.get("is_error") and result["content"][0]["text"].rstrip() == "src/\ntests/"
+
+
+def test_an_invocation_cost_is_its_own_calls_not_the_session_total():
+    """A resumed session's `total_cost_usd` goes on from the last one: the CLI's per-result costs are
+    summed; a CLI without them (an older version) counts what the total grew by."""
+    since = {"claude-sonnet-4-6": {"costUSD": 0.25}, "claude-haiku-4-5": {"costUSD": 0.05}}
+    assert invocation_cost({"total_cost_usd": 1.3, "model_usage_since_last_result": since}, 1.0) == pytest.approx(0.3)
+    assert invocation_cost({"total_cost_usd": 1.3}, 1.0) == pytest.approx(0.3)
+    assert invocation_cost({"total_cost_usd": 0.4}, 1.0) == pytest.approx(0.4)  # the total started again
+    assert invocation_cost({"type": "result"}, 0.0) == 0.0
 
 
 def test_an_api_error_from_the_cli_is_a_clear_agent_error(claude_env, monkeypatch):
@@ -181,3 +227,38 @@ def test_the_harness_runs_a_milestone_through_the_claude_cli(validated, claude_e
     assert (nav.run_dir / "m01" / "trajectory.atif.json").exists()
     assert json.loads((nav.run_dir / "metadata.json").read_text())["agent"] == "claude-code"
     assert not os.path.exists(agent.home)  # closed: the CLI's session files are gone with it
+    # the CLI's own account, over both invocations (the resumed one's total is cumulative), the last one
+    # (interrupted when the milestone ended) included, agrees with ours
+    turns = [e for e in events if e.action.type == "message"]
+    reported = [e for e in turns if "cli_cost_usd" in e.action.args["backend"]]
+    assert len(reported) == 1 and reported[0].turn_id == 4  # the first turn after the first invocation ended
+    assert reported[0].action.args["backend"]["cli_cost_usd"] == pytest.approx(sum(e.cost_usd for e in turns[:3]))
+    (end,) = [e for e in events if e.action.type == "milestone_end"]
+    assert end.action.args["backend"]["cli_cost_usd"] == pytest.approx(sum(e.cost_usd for e in turns[3:]))
+    assert summary.cost_usd > 0 and summary.cli_cost_usd == pytest.approx(summary.cost_usd, abs=1e-6)
+    assert not summary.cost_mismatch
+    written = json.loads((nav.run_dir / "m01" / "summary.json").read_text())
+    assert written["cli_cost_usd"] == summary.cli_cost_usd and "cost_mismatch" not in written
+
+
+def test_a_cli_cost_apart_from_ours_is_flagged_and_warned(validated, claude_env, monkeypatch):
+    """Our price table says twice what the CLI's does (say, ours is out of date): the summary says
+    cost_mismatch and the run logs a warning; the one invocation reports only when the milestone ends."""
+    store, key, _ = validated
+    server = claude_env
+    solution = [tool(b["id"], b["name"], b["input"]) for b in _solution(store, key, "m01")]
+    server.push(
+        A.message(*solution, stop_reason="tool_use", input_tokens=3000, output_tokens=400),
+        A.message(tool("toolu_9", "submit", {"message": "done"}), stop_reason="tool_use", input_tokens=3500),
+    )
+    monkeypatch.setitem(PRICES, "claude-sonnet-4-5", Price(6, 30, cache_read=0.6, cache_write=7.5))
+    logs: list[str] = []
+    with ClaudeCodeAgent("claude-sonnet-4-6", timeout=120) as agent:
+        nav = Navigator(store, key, agent, load_rules(), run_id="claude-code-cost", log=logs.append)
+        (summary,) = nav.run(["m01"])
+    assert summary.status == "PASS" and summary.turns == 2
+    assert summary.cli_cost_usd == pytest.approx(summary.cost_usd / 2, abs=1e-6) and summary.cost_mismatch
+    (warning,) = [line for line in logs if "claude CLI reported" in line]
+    assert f"${summary.cli_cost_usd:.4f}" in warning and f"${summary.cost_usd:.4f}" in warning and "5%" in warning
+    written = json.loads((nav.run_dir / "m01" / "summary.json").read_text())
+    assert written["cost_mismatch"] is True and written["cli_cost_usd"] == summary.cli_cost_usd

@@ -61,7 +61,9 @@ def test_a_model_backend_runs_a_milestone_end_to_end(validated):
         bodies = server.bodies
     assert summary.status == "PASS" and summary.turns == 4 and not summary.synthetic
     assert summary.cost_usd > 0 and not summary.cost_unknown  # a priced model: its cost, and no flag on disk
-    assert "cost_unknown" not in json.loads(store.milestone_run(key, "anthropic-local", "m01").summary.read_text())
+    written = json.loads(store.milestone_run(key, "anthropic-local", "m01").summary.read_text())
+    assert summary.cli_cost_usd is None and not summary.cost_mismatch  # no claude CLI: nothing to reconcile
+    assert not {"cost_unknown", "cli_cost_usd", "cost_mismatch"} & written.keys()
     assert [t[:2] for t in turns] == [("m01", 1), ("m01", 2), ("m01", 3), ("m01", 4)]
     assert turns[-1][4].passed > 0 and turns[-1][4].failed == 0  # after run_tests: the counts the display shows
     # input counts every prompt token, cache reads included (the same meaning as OpenAI's prompt_tokens)

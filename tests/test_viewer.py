@@ -14,7 +14,7 @@ import pytest
 
 from harnessforge.analytics import analyze
 from harnessforge.analytics.load import connect
-from harnessforge.harness.recorder import Recorder
+from harnessforge.harness.recorder import Recorder, read_summary
 from harnessforge.models.trajectory import MentorDecision
 from harnessforge.report.viewer import page_path, render_run, write_viewers
 from harnessforge.rules import load_rules
@@ -158,6 +158,17 @@ def test_without_analytics_the_page_has_hints_but_no_marks(tmp_path):
     )
     assert "no analytics database" in page
     assert render_run(store, run.repo, run.run_id, run.mid) == page
+
+
+def test_the_claude_clis_own_cost_stands_next_to_ours(tmp_path):
+    store = Store(tmp_path / "store")
+    run = craft_viewed(store)
+    files = store.milestone_run(run.repo, run.run_id, run.mid)
+    assert "claude CLI" not in render_run(store, run.repo, run.run_id, run.mid)  # no CLI: nothing to show
+    summary = read_summary(files.dir).model_copy(update={"cost_usd": 0.25, "cli_cost_usd": 0.5, "cost_mismatch": True})
+    Recorder.open(files.dir).write_summary(summary)
+    page = render_run(store, run.repo, run.run_id, run.mid)
+    assert "$0.2500 (the claude CLI reported $0.5000, beyond the tolerance)" in page
 
 
 def test_a_500_event_run_makes_a_light_page_with_one_delegated_listener(viewed, tmp_path):

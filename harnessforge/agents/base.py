@@ -35,6 +35,12 @@ class AgentBackend(ABC):
         model may take privileged knowledge here: the oracle reads the ground truth patch and, through
         `final_content(path)`, the files as the verify commit has them."""
 
+    def end_conversation(self) -> dict[str, Any]:
+        """The harness ended the milestone's conversation. A backend that learns something only then
+        (the claude CLI's last invocation states its cost when it ends) returns it, to record with the
+        milestone's end (default: nothing)."""
+        return {}
+
     def close(self) -> None:  # noqa: B027 - optional hook, most backends hold nothing to release
         """Release connections or subprocesses (default: nothing to do)."""
 

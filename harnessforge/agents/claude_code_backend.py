@@ -12,6 +12,12 @@ Messages the harness adds between turns (Mentor hints, Verifier feedback) reach 
 - after the CLI ended its turn (an answer without tool calls), as the prompt of
   `claude -p ... --resume <session>`, the same session continued.
 
+What the CLI spent: each CLI invocation ends with a `result` line stating its cost; the turn recorded
+after that line carries it as `cli_cost_usd` (the invocation's own calls, not the session's running
+`total_cost_usd`). The harness ends a conversation with `end_conversation()`: the CLI, still waiting
+for tool results, is interrupted (SIGINT: it writes its result without another model call), so the
+last invocation's cost is recorded too, with the milestone's end.
+
 A new conversation (the next milestone) starts a new session. A backend that meets a
 conversation it did not hold (a harness resumed after a crash) starts a new session whose first
 prompt carries the conversation so far as a transcript: the CLI's own session was lost.
@@ -24,6 +30,7 @@ import os
 import queue
 import secrets
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
@@ -105,7 +112,9 @@ class ClaudeCodeAgent(AgentBackend):
         self.seen = 0  # messages already handed to the CLI
         self.waiting: list[ToolCall] = []  # our tool calls the CLI will ask the bridge for
         self.answers: dict[str, list[str]] = {}
+        self.held: list[tuple] = []  # (conn, request): bridge calls made before their answer ended
         self.stream: list[dict] = []  # the CLI's non-partial stream lines since the last turn
+        self.reported_total = 0.0  # the session's last `total_cost_usd` (see `invocation_cost`)
 
     # ---- the turn -------------------------------------------------------------------------------
     def turn(self, messages: list[Message], tools: list[dict]) -> AgentTurn:
@@ -113,6 +122,7 @@ class ClaudeCodeAgent(AgentBackend):
         if opening != self.opening:  # a new conversation: end the old session, if any
             self._stop()
             self.opening, self.session, self.seen, self.waiting = opening, None, 0, []
+            self.stream = []  # an ended conversation's lines are not this one's
             self.tools_path.write_text(json.dumps(tools))
             self._write_mcp_config()
         new = messages[self.seen :]
@@ -122,6 +132,9 @@ class ClaudeCodeAgent(AgentBackend):
         if self.waiting and self.proc and self.proc.poll() is None:
             self.answers = {call.id: [results.get(call.id, "(no result)")] for call in self.waiting}
             self.answers[self.waiting[-1].id] += texts  # hints and feedback ride on the last result
+            held, self.held = self.held, []
+            for conn, request in held:
+                self._answer(conn, request, hold=False)
         else:
             self._wait_exit()
             self._launch(messages, new, texts)
@@ -151,12 +164,12 @@ class ClaudeCodeAgent(AgentBackend):
             cmd += ["--resume", self.session]
             prompt = "\n\n".join(texts)
         else:
-            self.session = str(uuid.uuid4())
+            self.session, self.reported_total = str(uuid.uuid4()), 0.0
             system = "\n\n".join(message["content"] for message in messages if message["role"] == "system")
             cmd += ["--session-id", self.session, "--append-system-prompt", system]
             resumed = any(message["role"] == "assistant" for message in messages)
             prompt = _transcript(messages) if resumed else "\n\n".join(texts)
-        self.waiting = []
+        self.waiting, self.held = [], []
         env = {k: os.environ[k] for k in PASSED_ENV if k in os.environ}
         env |= QUIET_ENV | {
             "HOME": str(self.home),
@@ -234,8 +247,6 @@ class ClaudeCodeAgent(AgentBackend):
             for block, call in zip([block for block in blocks if block["type"] == "tool_use"], calls, strict=True)
             if block["name"].startswith(PREFIX)
         ]
-        extra = {"session_id": self.session, "cli_events": [_brief(item) for item in self.stream]}
-        self.stream = []
         return AgentTurn(
             reasoning="\n".join(block.get("thinking", "") for block in blocks if block["type"] == "thinking"),
             text="\n".join(block["text"] for block in blocks if block["type"] == "text"),
@@ -245,15 +256,45 @@ class ClaudeCodeAgent(AgentBackend):
             model=self.model,
             stop_reason=stop,
             cost_usd=cost_usd(model, usage, cache_write=write),
-            extra=extra,
+            extra=self._extra(),
         )
 
-    def _answer(self, conn, request: dict) -> None:
-        """Answer a bridge call with the result of the waiting call of that tool and those arguments."""
+    def end_conversation(self) -> dict:
+        """The harness is done with this conversation: interrupt the CLI (SIGINT: it writes its result,
+        with what this invocation cost, and exits without another model call) and return its last lines,
+        to record with the milestone's end."""
+        if self.proc is not None and self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGINT)
+        self._drain(timeout=10)
+        self._stop()
+        self.opening = None  # a turn after this one starts a new session
+        return self._extra() if self.stream else {}
+
+    def _extra(self) -> dict:
+        """The CLI's lines since the last turn, as recorded: the session, each line in brief, and what
+        the invocations whose results are among them cost by the CLI's account (`cli_cost_usd`)."""
+        extra = {"session_id": self.session, "cli_events": [_brief(item) for item in self.stream]}
+        results = [item for item in self.stream if item.get("type") == "result"]
+        if results:
+            cost = 0.0
+            for result in results:
+                cost += invocation_cost(result, self.reported_total)
+                self.reported_total = result.get("total_cost_usd") or 0.0
+            extra["cli_cost_usd"] = round(cost, 8)
+        self.stream = []
+        return extra
+
+    def _answer(self, conn, request: dict, hold: bool = True) -> None:
+        """Answer a bridge call with the result of the waiting call of that tool and those arguments.
+        The CLI runs a tool as soon as the model has written the call, while the answer may still
+        stream: a call that has no result yet is held (`hold`) until the harness has run it."""
         name, args = request["name"], request.get("arguments") or {}
         ready = [call for call in self.waiting if call.name == name and call.id in self.answers]
         # parallel calls of one tool: told apart by their arguments
         call = next((call for call in ready if call.args == args), ready[0] if ready else None)
+        if call is None and hold:
+            self.held.append((conn, request))
+            return
         if call is None:
             conn.send({"content": [f"tool {name}: no result from the harness"], "is_error": True})
             return
@@ -298,19 +339,28 @@ class ClaudeCodeAgent(AgentBackend):
 
     def _wait_exit(self) -> None:
         """Let a CLI that ended its turn exit (its session file is complete then); drain its lines."""
+        proc = self.proc
+        error = self._drain(timeout=30)
+        if error is not None:
+            raise AgentError(self._exit_message(proc.returncode, error))
+
+    def _drain(self, timeout: float) -> dict | None:
+        """Wait for the CLI to exit and move its last lines to `stream` (a CLI still running after
+        `timeout` is stopped); its error result, if it wrote one."""
         if self.proc is None:
-            return
-        self.reader.join(timeout=30)  # the reader ends after the CLI's last line
+            return None
+        self.reader.join(timeout=timeout)  # the reader ends after the CLI's last line
         if self.reader.is_alive():
             self._stop()
-            return
-        proc, self.proc = self.proc, None
+            return None
+        self.proc, error = None, None
         while not self.inbox.empty():
             kind, *payload = self.inbox.get_nowait()
-            if kind == "line" and payload[0]["type"] != "event":
+            if kind == "line" and payload[0]["type"] not in ("event", "user"):  # user: tool results echoed
                 self.stream.append(payload[0])
                 if payload[0]["type"] == "result" and payload[0].get("is_error"):
-                    raise AgentError(self._exit_message(proc.returncode, payload[0]))
+                    error = error or payload[0]
+        return error
 
     def _exit_message(self, returncode: int, result: dict | None = None) -> str:
         result = result or next((item for item in reversed(self.stream) if item.get("type") == "result"), {})
@@ -336,6 +386,18 @@ class ClaudeCodeAgent(AgentBackend):
         self._stop()
         self.listener.close()
         shutil.rmtree(self.home, ignore_errors=True)
+
+
+def invocation_cost(result: dict, session_total: float) -> float:
+    """What one CLI invocation's own calls cost, by its `result` line. Its `total_cost_usd` is the
+    session's running total (a `--resume` carries it on from `session_total`, the last one), so the
+    per-result `model_usage_since_last_result` is summed; a CLI that lacks it: what the total grew by
+    (all of it, if the total started again from 0)."""
+    since = result.get("model_usage_since_last_result")
+    if since is not None:
+        return sum(usage.get("costUSD") or 0.0 for usage in since.values())
+    total = result.get("total_cost_usd") or 0.0
+    return total - session_total if total >= session_total else total
 
 
 def _brief(obj: dict) -> dict:

@@ -428,6 +428,8 @@ class MilestoneRun:
             wall_s=round(time.monotonic() - self.started_at, 2),
             carried_from=self.inherited.carried_from,
             synthetic=self.context.agent.synthetic,
+            cost_tolerance=self.budget.cost_tolerance,
+            warn=self.context.log,
             **fields,
         )
 
@@ -439,6 +441,8 @@ class MilestoneRun:
             self.mentor.close()  # the hints whose response window is still open: their responses come first
             self._responses()
             end = {"reset_to": reset_to, "stopped_by": self.stopped_by}
+            if backend := self.context.agent.end_conversation():  # e.g. the claude CLI's last stated cost
+                end["backend"] = backend
             self.record("navigator", Action(type="milestone_end", content=status, args=end))
         summary = self._summary(status, reset_to=reset_to, stopped_by=self.stopped_by)
         recorder.write_patch(RunFiles.FINAL_DIFF, final_diff)

@@ -20,6 +20,7 @@ from __future__ import annotations
 import gzip
 import json
 import logging
+import math
 import os
 import zlib
 from collections.abc import Callable
@@ -239,16 +240,42 @@ def summarize(
     stopped_by: str | None = None,
     error: str | None = None,
     synthetic: bool = False,
+    cost_tolerance: float | None = None,
+    warn: Callable[[str], None] | None = None,
 ) -> MilestoneSummary:
     """The summary the event log implies: turns, hint levels, and tokens/cost of every event that has some;
     the rest is what only the run loop knows. The one place a `MilestoneSummary` is built from a run.
 
     Usage is counted once per event that carries it, so the run loop sets `Event.usage` on one event per
     model call (the same contract `atif.to_atif` relies on).
+
+    Events of the claude CLI carry what it reported spending (`args.backend.cli_cost_usd`, once per CLI
+    invocation); their sum is the summary's `cli_cost_usd`. A sum more than `cost_tolerance` (a share)
+    away from our `cost_usd` is a `cost_mismatch`, warned about through `warn`. An ENV_ERROR summary is
+    not judged: the CLI's running invocation has not reported yet.
     """
     if not events:
         raise ValueError("no events to summarize")
     tokens = sum((event.usage for event in events if event.usage is not None), Usage())
+    cost = round(sum(event.cost_usd for event in events), 6)
+    reported = [
+        backend["cli_cost_usd"]
+        for event in events
+        if isinstance(backend := event.action.args.get("backend"), dict) and "cli_cost_usd" in backend
+    ]
+    cli_cost = round(sum(reported), 6) if reported else None
+    mismatch = (
+        cli_cost is not None
+        and cost_tolerance is not None
+        and status != "ENV_ERROR"
+        and not math.isclose(cli_cost, cost, rel_tol=cost_tolerance, abs_tol=1e-6)  # 1e-6: the rounding
+    )
+    if mismatch:
+        (warn or log.warning)(
+            f"warning: {events[0].milestone_id}: the claude CLI reported ${cli_cost:.4f}, our list prices "
+            f"(agents/pricing.py) say ${cost:.4f}: more than {cost_tolerance:.0%} apart (summary cost_mismatch; "
+            "the budgets count ours)"
+        )
     return MilestoneSummary(
         run_id=events[0].run_id,
         milestone_id=events[0].milestone_id,
@@ -258,7 +285,7 @@ def summarize(
             event.hint_level for event in events if event.action.type == "hint" and event.hint_level is not None
         ],
         tokens=tokens,
-        cost_usd=round(sum(event.cost_usd for event in events), 6),
+        cost_usd=cost,
         wall_s=wall_s,
         reset_to=reset_to,
         carried_from=carried_from,
@@ -266,6 +293,8 @@ def summarize(
         stopped_by=stopped_by,
         synthetic=synthetic or any(event.synthetic for event in events),
         cost_unknown=any(event.usage is not None and event.model and not priced(event.model) for event in events),
+        cli_cost_usd=cli_cost,
+        cost_mismatch=mismatch,
     )
 
 

@@ -62,3 +62,15 @@ class MilestoneSummary(Model):
         exclude_if=lambda value: not value,
         description="Some model call had no price: cost_usd counts it as $0 (written only when true)",
     )
+    cli_cost_usd: float | None = Field(
+        None,
+        ge=0,
+        exclude_if=lambda value: value is None,
+        description="claude-code: what the claude CLI itself reported spending, over its invocations (absent for "
+        "other backends); cost_usd is ours, from agents/pricing.py",
+    )
+    cost_mismatch: bool = Field(
+        False,
+        exclude_if=lambda value: not value,
+        description="cli_cost_usd and cost_usd differ by more than harness.cost_tolerance (written only when true)",
+    )

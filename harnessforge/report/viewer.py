@@ -21,6 +21,7 @@ import jinja2
 from ..analytics.database import connect_read_only
 from ..analytics.rows import HintResponseRow, StuckPointRow, has_tables, read_rows
 from ..harness.recorder import Recorder, read_outputs, read_run_metadata, read_summary
+from ..models.run import MilestoneSummary
 from ..models.trajectory import Event, MentorDecision
 from ..store import RunFiles, Store, atomic_write
 from .viewer_events import badges, blocks, when
@@ -122,6 +123,14 @@ def _status_class(status: str) -> str:
     return status.lower() if status.lower() in ("pass", "fail", "stuck", "error") else "other"
 
 
+def _cli_cost(summary: MilestoneSummary) -> str:
+    """The claude CLI's own account next to ours, when the run had one."""
+    if summary.cli_cost_usd is None:
+        return ""
+    apart = ", beyond the tolerance" if summary.cost_mismatch else ""
+    return f" (the claude CLI reported ${summary.cli_cost_usd:.4f}{apart})"
+
+
 def render_run(
     store: Store, repo: str, run_id: str, milestone_id: str, con: duckdb.DuckDBPyConnection | None = None
 ) -> str:
@@ -139,7 +148,7 @@ def render_run(
         ("events", str(len(events))),
         ("hints", " → ".join(f"L{level}" for level in summary.hints_released) or "none"),
         ("tokens", f"{tokens.input:,} in / {tokens.cached:,} cached / {tokens.output:,} out"),
-        ("cost", f"${summary.cost_usd:.4f}"),
+        ("cost", f"${summary.cost_usd:.4f}" + _cli_cost(summary)),
         ("wall time", _duration(summary.wall_s)),
         ("synthetic", "yes" if summary.synthetic else "no"),
     ]
