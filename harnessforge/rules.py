@@ -151,6 +151,17 @@ class MentorRules(Model):
     max_level: int = Field(ge=0, le=4)
 
 
+class MemoryRules(Model):
+    """Bounds of what a milestone's task recalls of each earlier one (harness/memory.py)."""
+
+    max_files: int = Field(ge=0)
+    max_symbols: int = Field(ge=0)
+    max_errors: int = Field(ge=0)
+    max_error_chars: int = Field(gt=0)
+    max_chars: int = Field(gt=0)
+    max_total_chars: int = Field(gt=0)
+
+
 class HarnessRules(Model):
     max_turns: int = Field(gt=0)
     max_tokens_per_milestone: int = Field(gt=0)
@@ -159,6 +170,7 @@ class HarnessRules(Model):
     max_wall_s_per_milestone: float = Field(gt=0)
     observation_max_chars: int = Field(gt=0)
     engine_wait_s: float = Field(120, ge=0)  # a lost sandbox: wait this long for the engine, then retry once
+    memory: MemoryRules
     mentor: MentorRules
 
 

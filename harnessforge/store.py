@@ -148,6 +148,7 @@ class RunFiles:
     test_results = _RunFile(TEST_RESULTS)
     final_diff = _RunFile(FINAL_DIFF)
     ground_truth = _RunFile(GROUND_TRUTH)
+    start_patch = _RunFile(START_PATCH)
 
     @property
     def run_dir(self) -> Path:

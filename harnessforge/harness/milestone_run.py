@@ -30,6 +30,7 @@ from ..rules import HarnessRules, Rules
 from ..store import RunFiles, Store
 from .atif import to_atif
 from .conversation import NUDGE, assistant_message, system_prompt
+from .memory import MilestoneMemory, render
 from .mentor import Mentor
 from .recorder import Recorder, summarize
 from .resume import Counters, ResumePoint
@@ -60,7 +61,7 @@ class RunContext:
 class Inheritance:
     """What a milestone takes from the chain before it."""
 
-    memory: list[str]  # one line per earlier milestone that ran: id, title, outcome
+    memory: list[MilestoneMemory]  # each earlier milestone that ran: what it built, its outcome, its key errors
     carried_from: str | None = None  # the passed milestone whose Dev's final state this one starts from
     start_patch: bytes = b""  # that state, as a patch on this milestone's base
     spent_usd: float = 0.0  # what the run spent before this milestone: the run budget's counter
@@ -176,7 +177,7 @@ class MilestoneRun:
 
     def _start(self, sandbox: Sandbox) -> None:
         milestone, carried_from = self.milestone, self.inherited.carried_from
-        memory = "\n".join(f"- {line}" for line in self.inherited.memory) or "- (this is the first milestone)"
+        memory = render(self.inherited.memory, self.budget.memory)
         first_hint = self.mentor.ladder.levels[0]
         hint = "" if first_hint.empty else f"[hint L0] {first_hint.content}\n\n"
         task = f"# {milestone.title}\n\n{milestone.brief}\n\n{hint}Earlier milestones:\n{memory}"
@@ -184,6 +185,7 @@ class MilestoneRun:
             task += f"\n\nYour own work on {carried_from} is in the working tree, uncommitted."
         self.messages = [system_prompt(sandbox.workdir), {"role": "user", "content": task}]
         start = {"base": milestone.base_commit, "carried_from": carried_from, "workdir": sandbox.workdir}
+        start["memory"] = [recalled.model_dump(mode="json") for recalled in self.inherited.memory]
         self.record("navigator", Action(type="milestone_start", content=task, args=start))
 
     def _resume(self, sandbox: Sandbox, tools: ToolBox, resume: ResumePoint) -> None:
