@@ -261,6 +261,17 @@ class HarnessProfileRules(Model):
     checkpoints: bool = Field(False, description="after the Dev finishes a module, the tests covering it run")
 
 
+class MemoryRules(Model):
+    """Bounds of what a milestone's task recalls of each earlier one (harness/memory.py)."""
+
+    max_files: int = Field(ge=0)
+    max_symbols: int = Field(ge=0)
+    max_errors: int = Field(ge=0)
+    max_error_chars: int = Field(gt=0)
+    max_chars: int = Field(gt=0)
+    max_total_chars: int = Field(gt=0)
+
+
 class HarnessRules(Model):
     max_turns: int = Field(gt=0)
     max_tokens_per_milestone: int = Field(gt=0)
@@ -271,6 +282,7 @@ class HarnessRules(Model):
     observation_max_chars: int = Field(gt=0)
     engine_wait_s: float = Field(120, ge=0)  # a lost sandbox: wait this long for the engine, then retry once
     test_file_edits: TestFileEdits = "warn"
+    memory: MemoryRules
     mentor: MentorRules
     modes: dict[str, ModeRules] = Field(default_factory=lambda: {"standard": ModeRules()})
     harness_profiles: dict[str, HarnessProfileRules] = Field(default_factory=lambda: {"V0": HarnessProfileRules()})

@@ -150,6 +150,7 @@ class RunFiles:
     final_diff = _RunFile(FINAL_DIFF)
     ground_truth = _RunFile(GROUND_TRUTH)
     outputs = _RunFile(OUTPUTS)
+    start_patch = _RunFile(START_PATCH)
 
     @property
     def run_dir(self) -> Path:

@@ -33,6 +33,7 @@ from .atif import to_atif
 from .conversation import NUDGE, assistant_message, system_prompt
 from .harness_profiles import HarnessProfile
 from .hint_rewriter import HintRewriter
+from .memory import MilestoneMemory, render
 from .mentor import Mentor
 from .recorder import Recorder, summarize
 from .resume import Counters, ResumePoint
@@ -64,7 +65,7 @@ class RunContext:
 class Inheritance:
     """What a milestone takes from the chain before it."""
 
-    memory: list[str]  # one line per earlier milestone that ran: id, title, outcome
+    memory: list[MilestoneMemory]  # each earlier milestone that ran: what it built, its outcome, its key errors
     carried_from: str | None = None  # the passed milestone whose Dev's final state this one starts from
     start_patch: bytes = b""  # that state, as a patch on this milestone's base
     spent_usd: float = 0.0  # what the run spent before this milestone: the run budget's counter
@@ -198,7 +199,7 @@ class MilestoneRun:
 
     def _start(self, sandbox: Sandbox) -> None:
         milestone, carried_from = self.milestone, self.inherited.carried_from
-        memory = "\n".join(f"- {line}" for line in self.inherited.memory) or "- (this is the first milestone)"
+        memory = render(self.inherited.memory, self.budget.memory)
         first_hint = self.mentor.ladder.levels[0]
         framed = self.budget.mentor.frame(0, first_hint.content, "milestone_start", 0)
         hint = "" if first_hint.empty or not self.mode.first_hint else f"{framed}\n\n"
@@ -211,6 +212,8 @@ class MilestoneRun:
         task += self.profile.task_note()
         self.messages = [system_prompt(sandbox.workdir), {"role": "user", "content": task}]
         start = {"base": milestone.base_commit, "carried_from": carried_from, "workdir": sandbox.workdir}
+        recalled = self.inherited.memory if self.mode.memory else []  # what the Dev was told
+        start["memory"] = [milestone_memory.model_dump(mode="json") for milestone_memory in recalled]
         self.record("navigator", Action(type="milestone_start", content=task, args=start))
 
     def _resume(self, sandbox: Sandbox, tools: ToolBox, resume: ResumePoint) -> None:

@@ -1,10 +1,11 @@
 """The Navigator: drives the Dev through a repo's milestone chain, in order, continuously.
 
-Per milestone (`MilestoneRun`): a fresh conversation (task, L0 hint, one-line memories of earlier
-milestones), a sandbox with its acceptance tests in place, the Dev's turns with tools, the Mentor
-watching every event, the Verifier on `submit`. A milestone that passes ends and the next one starts
-from the Dev's own final state (its non-test files carried onto the next base as `start.patch`); one
-that runs out of budget is STUCK and the chain goes on from its verify commit.
+Per milestone (`MilestoneRun`): a fresh conversation (task, L0 hint, the memory of earlier
+milestones: what each built, its outcome, its key errors and their fixes), a sandbox with its
+acceptance tests in place, the Dev's turns with tools, the Mentor watching every event, the Verifier
+on `submit`. A milestone that passes ends and the next one starts from the Dev's own final state (its
+non-test files carried onto the next base as `start.patch`); one that runs out of budget is STUCK and
+the chain goes on from its verify commit.
 
 Runs resume: the event log is the source of truth. Re-running the same `run_id` skips finished
 milestones and rebuilds an unfinished one from its events (`ResumePoint`) — the conversation, the
@@ -38,8 +39,9 @@ from ..store import Store
 from .chain import finished_summary
 from .conversation import NUDGE
 from .hint_rewriter import HintRewriter
+from .memory import MilestoneMemory, remember
 from .milestone_run import Inheritance, MilestoneRun, RunContext
-from .recorder import read_summary, write_run_metadata
+from .recorder import Recorder, read_summary, write_run_metadata
 from .verifier import Verifier
 
 __all__ = ["NUDGE", "MilestoneRun", "Navigator"]
@@ -90,7 +92,7 @@ class Navigator:
             harness_profile=harness_profile,
         )
         self.mentor = mentor
-        self.memory: list[str] = []  # one line per milestone that ran: what the next one's task recalls
+        self.memory: list[MilestoneMemory] = []  # each milestone that ran: what the next one's task recalls
         self.carry: tuple[str, bytes] | None = None  # (milestone id, patch): the Dev state the next one starts from
 
     def run(self, milestones: list[str] | None = None) -> list[MilestoneSummary]:
@@ -157,11 +159,21 @@ class Navigator:
         return Inheritance(list(self.memory), carried_from, start_patch, spent)
 
     def _after(self, milestone: Milestone, summary: MilestoneSummary | None) -> None:
-        """What the next milestone inherits: a memory line, and the Dev's state if this one passed."""
+        """What the next milestone inherits: its memory of this one, and the Dev's state if this one passed."""
         if summary:
-            self.memory.append(f"{milestone.id} {milestone.title}: {summary.status}")
+            self.memory.append(self._remember(milestone, summary))
         passed = summary is not None and summary.status == "PASS"
         self.carry = (milestone.id, self._dev_state(milestone)) if passed else None
+
+    def _remember(self, milestone: Milestone, summary: MilestoneSummary) -> MilestoneMemory:
+        """The memory of a finished milestone, from its files in the store alone: the same whether it
+        ran just now or in an earlier invocation of this run (resumes rebuild the same memory)."""
+        files = self.store.milestone_run(self.key, self.run_id, milestone.id)
+        events = Recorder.open(files.dir, repair=False).events() if files.trajectory.exists() else []
+        final = files.final_diff.read_bytes() if files.final_diff.exists() else b""  # none after ENV_ERROR
+        start = files.start_patch.read_bytes() if files.start_patch.exists() else b""
+        classifier, rules = self.context.classifier, self.rules.harness.memory
+        return remember(milestone.id, milestone.title, summary, events, final, start, classifier, rules)
 
     def _dev_state(self, milestone: Milestone) -> bytes:
         """The Dev's final state of `milestone` as a patch on its verify commit (the next milestone's
