@@ -42,7 +42,7 @@ def run_in_shell(project: Path, results: Path, command: str, with_plugin: bool =
     env = {k: v for k, v in os.environ.items() if not k.startswith(("PYTEST_", "HF_"))}
     env["PATH"] = f"{Path(sys.executable).parent}:{env.get('PATH', '')}"  # `python` is this venv's
     if with_plugin:
-        env |= shell_test_env(str(results), str(PLUGINS), env.get("PYTHONPATH"))
+        env |= shell_test_env(str(results))
     results.mkdir(parents=True, exist_ok=True)
     proc = subprocess.run(["bash", "-c", command], cwd=project, env=env, capture_output=True, text=True, timeout=120)
     reports = {path.name: path.read_text() for path in results.iterdir()}
@@ -61,14 +61,18 @@ def project(tmp_path) -> Path:
     )
 
 
-def test_shell_test_env_names_the_plugin_the_report_and_keeps_the_existing_path():
-    env = shell_test_env("/hf/shell/", "/hf/plugins", "/app/src")
-    assert env == {
-        "PYTEST_PLUGINS": "hf_results",
-        "PYTHONPATH": "/hf/plugins:/app/src",
-        "HF_RESULTS": f"/hf/shell/{PYTEST_REPORT}",
-    }
-    assert shell_test_env("/out", "/hf/plugins", None)["PYTHONPATH"] == "/hf/plugins"
+def test_shell_test_env_names_only_the_report():
+    assert shell_test_env("/hf/shell/") == {"HF_RESULTS": f"/hf/shell/{PYTEST_REPORT}"}
+
+
+def test_a_command_that_sets_its_own_pythonpath_still_reports(project, tmp_path):
+    """Seen on pallets/click: `PYTHONPATH=src pytest` replaced ours, and a plugin named by PYTEST_PLUGINS then
+    failed every pytest ("Error importing plugin"). The plugin is an installed entry point instead."""
+    command = "PYTHONPATH=/nowhere python -m pytest -q"
+    exit_code, output, reports = run_in_shell(project, tmp_path / "results", command)
+    assert "Error importing plugin" not in output and "test_subtracts" in output, output
+    run = shell_test_run(command, exit_code, output, reports)
+    assert run is not None and (run.runner, run.passed, run.failed, run.total) == ("pytest", 1, 1, 2), output
 
 
 def test_a_real_pytest_started_from_the_shell_is_read_from_our_report(project, tmp_path):
@@ -106,15 +110,16 @@ def test_pytest_behind_a_makefile_target_is_still_read_from_the_report(project, 
     assert run is not None and run.runner == "pytest" and (run.passed, run.failed) == (1, 1), output
 
 
-def test_our_own_run_tests_flag_and_the_environment_together_register_the_plugin_once(project, tmp_path):
-    exit_code, output, reports = run_in_shell(project, tmp_path / "results", "python -m pytest -q -p hf_results")
+def test_our_own_run_tests_flag_and_the_entry_point_together_register_the_plugin_once(project, tmp_path):
+    command = f"PYTHONPATH={PLUGINS} python -m pytest -q -p hf_results"  # as our runner starts pytest
+    exit_code, output, reports = run_in_shell(project, tmp_path / "results", command)
     calls = [r["nodeid"] for r in map(json.loads, reports[PYTEST_REPORT].splitlines()) if r.get("when") == "call"]
     assert sorted(calls) == ["tests/test_calc.py::test_adds", "tests/test_calc.py::test_subtracts"], output
     assert reports[PYTEST_REPORT].count('"session_start"') == 1
 
 
 def test_a_suite_running_pytest_itself_does_not_add_its_inner_tests(tmp_path):
-    # pytester runs inner sessions inline and in a subprocess, both with PYTEST_PLUGINS inherited.
+    # pytester runs inner sessions inline and in a subprocess, both loading the installed plugin.
     inner = "pytester.makepyfile('def test_inner():\\n    assert 0\\n')"
     project = _write(
         tmp_path / "repo",

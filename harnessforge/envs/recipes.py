@@ -23,6 +23,7 @@ from ..models.common import first_error
 from ..models.env import Recipe
 from ..rules import EnvRules
 from .python_deps import read_python_deps
+from .runner_spec import PLUGIN_DIR
 from .workspace import SANDBOX_UID
 
 DEPS_DIR = "/hf/deps"  # dependency manifests copied into the build container
@@ -57,6 +58,18 @@ WORKSPACE_INSTALL = "; ".join(
 )
 
 
+def results_plugin_steps(site: str) -> list[str]:
+    """Our results plugin as an installed pytest plugin of the venv (importable from the plugin directory,
+    registered as a `pytest11` entry point), so every pytest the Dev starts reports when $HF_RESULTS is set,
+    whatever PYTHONPATH its command sets."""
+    dist = f"{site}/harnessforge_results-1.dist-info"
+    return [
+        f"echo {PLUGIN_DIR} > {site}/harnessforge-results.pth && mkdir -p {dist}",
+        f"printf 'Metadata-Version: 2.1\\nName: harnessforge-results\\nVersion: 1\\n' > {dist}/METADATA",
+        f"printf '[pytest11]\\nhf_results = hf_results\\n' > {dist}/entry_points.txt",
+    ]
+
+
 def python_recipe(base: str, files: list[str], read: Reader) -> Recipe:
     deps = read_python_deps(files, read)
     site = f"$({VENV}/bin/python -c 'import sysconfig; print(sysconfig.get_paths()[\"purelib\"])')"
@@ -71,6 +84,7 @@ def python_recipe(base: str, files: list[str], read: Reader) -> Recipe:
             f"{pip} -r {DEPS_DIR}/requirements.txt",
             # Every checkout is importable even when its editable install fails (prepare).
             f"printf '/workspace\\n/workspace/src\\n' > {site}/harnessforge-workspace.pth",
+            *results_plugin_steps(site),
             # The sandbox user installs the workspace per checkout, replacing an index copy of the project.
             f"chown -R {SANDBOX_UID}:{SANDBOX_UID} {VENV}",
         ],

@@ -28,14 +28,16 @@ JS_RUNNERS = ("jest", "vitest")
 __all__ = ["PYTEST_REPORT", "ShellTestRun", "shell_test_env", "shell_test_run"]
 
 
-def shell_test_env(results_dir: str, plugin_dir: str, existing_pythonpath: str | None = None) -> dict[str, str]:
-    """The environment that makes our results plugin active in every pytest the Dev starts from the shell.
+def shell_test_env(results_dir: str) -> dict[str, str]:
+    """The environment under which every pytest the Dev starts from the shell reports to us.
 
-    Our own `run_tests` also passes `-p hf_results`: pytest registers a plugin named twice only once.
+    The plugin is an installed pytest plugin (a `pytest11` entry point) wherever the Dev's Python runs:
+    in every Python image's venv (`envs/recipes.py`) and in HarnessForge's own environment, which the
+    local sandbox's interpreter is; it writes only when $HF_RESULTS names a file. Not `PYTEST_PLUGINS` plus
+    `PYTHONPATH`: a command that sets its own (`PYTHONPATH=src pytest`, seen on pallets/click) made pytest
+    fail with "Error importing plugin". Our own `run_tests` also passes `-p hf_results`: registered once.
     """
-    pythonpath = ":".join(part for part in (plugin_dir, existing_pythonpath) if part)
-    report = f"{results_dir.rstrip('/') or ''}/{PYTEST_REPORT}"
-    return {"PYTEST_PLUGINS": "hf_results", "PYTHONPATH": pythonpath, "HF_RESULTS": report}
+    return {"HF_RESULTS": f"{results_dir.rstrip('/') or ''}/{PYTEST_REPORT}"}
 
 
 def shell_test_run(command: str, exit_code: int, output: str, reports: dict[str, str]) -> ShellTestRun | None:

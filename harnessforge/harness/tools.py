@@ -201,9 +201,7 @@ class ToolBox:
     def _bash(self, command: str) -> ToolResult:
         """The command, with our results plugin active for any pytest it starts; a test run it contains
         (pytest, go, cargo, jest, vitest) is counted as `run_tests` counts its own."""
-        pythonpath = self.sandbox.env.get("PYTHONPATH", "")
-        env = shell_test_env(self.shell_reports, self.sandbox.plugin_dir, pythonpath)
-        result = self.sandbox.exec(command, env=env)
+        result = self.sandbox.exec(command, env=shell_test_env(self.shell_reports))
         out = result.stdout + (f"\n[stderr]\n{result.stderr}" if result.stderr else "")
         status = " (timed out)" if result.timed_out else ""
         tool_result = ToolResult(f"{out}\n[exit code {result.exit_code}{status}]", ok=result.exit_code == 0)
