@@ -65,6 +65,8 @@ def test_a_pytest_started_from_the_shell_is_a_counted_test_run(open_sandbox, com
         again = _call(tools, "bash", command="python -m pytest tests/test_new.py -x")
         assert again.error_signature == red.error_signature  # the same failure, whichever way it was started
         assert _call(tools, "bash", command="grep -rn pytest pyproject.toml").test_status is None
+        own_path = _call(tools, "bash", command="PYTHONPATH=/nowhere python -m pytest -q tests/test_new.py")
+        assert own_path.error_signature == red.error_signature  # the plugin is installed: no PYTHONPATH needed
 
 
 @BOTH
