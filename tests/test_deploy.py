@@ -287,7 +287,7 @@ def test_the_wheel_ships_every_sql_model_as_package_data(wheel):
     with zipfile.ZipFile(wheel) as archive:
         names = set(archive.namelist())
     models = sorted(path.name for path in (ROOT / "dbt_like_sql").glob("*.sql"))
-    assert len(models) == 12
+    assert len(models) == 14
     assert {f"dbt_like_sql/{name}" for name in models} | {"dbt_like_sql/__init__.py"} <= names
 
 

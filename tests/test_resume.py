@@ -54,7 +54,7 @@ def _assert_log_whole(log: Path, prefixes: list[bytes]) -> list:
     assert len(call_ids) == len(set(call_ids)), "a tool call was recorded twice"
     turns = [e.turn_id for e in events if e.role == "dev" and e.action.type == "message"]
     assert turns == list(range(1, len(turns) + 1)), "a Dev turn was lost or repeated"
-    hints = [e.hint_level for e in events if e.role == "mentor"]
+    hints = [e.hint_level for e in events if e.action.type == "hint"]
     assert hints == read_summary(log.parent).hints_released  # the replayed Mentor did not release a hint twice
     assert not list(log.parent.glob("workspace.*.patch"))
     assert json.loads((log.parent / "trajectory.atif.json").read_text())["steps"]
@@ -233,11 +233,11 @@ def test_a_kill_between_a_hint_decision_and_its_event_still_releases_the_hint(va
     rerun = _killed_inside(KILL_AT_A_HINT_DECISION, store, key, rules, "oracle-hint-kill", "m02", "needs_hints")
     log = store.root / "trajectories" / key / "oracle-hint-kill" / "m02" / "trajectory.jsonl"
     before = Recorder.open(log.parent).events()
-    assert [e.hint_level for e in before if e.role == "mentor"] == [1] and before[-1].role == "dev"
+    assert [e.hint_level for e in before if e.action.type == "hint"] == [1] and before[-1].role == "dev"
 
     prefix = log.read_bytes()
     run_cli(*rerun, store=store.root, check=True)
     events = _assert_log_whole(log, [prefix])
     hint = events[len(before)]
     assert (hint.role, hint.hint_level, hint.turn_id) == ("mentor", 2, before[-1].turn_id)  # right where it was decided
-    assert [e.hint_level for e in events if e.role == "mentor"] == clean["m02"][1]
+    assert [e.hint_level for e in events if e.action.type == "hint"] == clean["m02"][1]

@@ -22,7 +22,7 @@ from ..models.env import ImageRecord, Recipe
 from ..rules import EnvRules
 from ..store import Store
 from .engine import LABEL
-from .recipes import DEPS_DIR, PLUGINS, TOOLCHAIN_TOO_OLD, env_hash
+from .recipes import DEPS_DIR, PLUGINS, TOOLCHAIN_TOO_OLD, env_hash, results_plugin_steps
 from .runner_spec import PLUGIN_DIR
 from .workspace import SANDBOX_UID, SANDBOX_USER, WORKSPACE, file_tar
 
@@ -224,6 +224,7 @@ def _install(container, recipe: Recipe, rules: EnvRules, repo_key: str, log_path
         *recipe.install,
         f"mkdir -p {SANDBOX_DIRS} && chown {SANDBOX_UID}:{SANDBOX_UID} {SANDBOX_DIRS}",
         f"chmod -R a+rX {PLUGIN_DIR} {DEPS_DIR} && rm -f {BUILD_CA}",
+        *results_plugin_steps(),
     ]
     with open(log_path, "w") as out:
         for step in steps:

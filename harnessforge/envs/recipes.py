@@ -58,15 +58,17 @@ WORKSPACE_INSTALL = "; ".join(
 )
 
 
-def results_plugin_steps(site: str) -> list[str]:
-    """Our results plugin as an installed pytest plugin of the venv (importable from the plugin directory,
-    registered as a `pytest11` entry point), so every pytest the Dev starts reports when $HF_RESULTS is set,
-    whatever PYTHONPATH its command sets."""
+def results_plugin_steps() -> list[str]:
+    """Image build steps (not the recipe's: an exported task replays the recipe without our plugin
+    directory) that make our results plugin an installed pytest plugin of the Python venv: importable
+    from the plugin directory and registered as a `pytest11` entry point, so every pytest the Dev starts
+    reports when $HF_RESULTS is set, whatever PYTHONPATH its command sets. No venv: nothing to do."""
+    site = f"$({VENV}/bin/python -c 'import sysconfig; print(sysconfig.get_paths()[\"purelib\"])')"
     dist = f"{site}/harnessforge_results-1.dist-info"
     return [
-        f"echo {PLUGIN_DIR} > {site}/harnessforge-results.pth && mkdir -p {dist}",
-        f"printf 'Metadata-Version: 2.1\\nName: harnessforge-results\\nVersion: 1\\n' > {dist}/METADATA",
-        f"printf '[pytest11]\\nhf_results = hf_results\\n' > {dist}/entry_points.txt",
+        f"[ -x {VENV}/bin/python ] || exit 0; echo {PLUGIN_DIR} > {site}/harnessforge-results.pth && mkdir -p {dist} "
+        f"&& printf 'Metadata-Version: 2.1\\nName: harnessforge-results\\nVersion: 1\\n' > {dist}/METADATA "
+        f"&& printf '[pytest11]\\nhf_results = hf_results\\n' > {dist}/entry_points.txt"
     ]
 
 
@@ -84,7 +86,6 @@ def python_recipe(base: str, files: list[str], read: Reader) -> Recipe:
             f"{pip} -r {DEPS_DIR}/requirements.txt",
             # Every checkout is importable even when its editable install fails (prepare).
             f"printf '/workspace\\n/workspace/src\\n' > {site}/harnessforge-workspace.pth",
-            *results_plugin_steps(site),
             # The sandbox user installs the workspace per checkout, replacing an index copy of the project.
             f"chown -R {SANDBOX_UID}:{SANDBOX_UID} {VENV}",
         ],
@@ -404,7 +405,9 @@ PLUGINS = Path(__file__).parent / "plugins"  # baked into every image (envs/imag
 
 
 def _plugins_digest() -> str:
-    return hashlib.sha256(b"".join(plugin.read_bytes() for plugin in sorted(PLUGINS.glob("*.py")))).hexdigest()[:16]
+    """The plugins and how an image installs them (a changed step must not run from an old image)."""
+    plugins = b"".join(plugin.read_bytes() for plugin in sorted(PLUGINS.glob("*.py")))
+    return hashlib.sha256(plugins + "\n".join(results_plugin_steps()).encode()).hexdigest()[:16]
 
 
 def env_hash(recipe: Recipe, base_image_id: str) -> str:
