@@ -357,11 +357,26 @@ class ReviewerRules(Model):
     medium_value_difficulty: int = Field(ge=1, le=5)
 
 
+DiscardReason = Literal["env_issue", "too_easy", "agent_loop", "flaky_test", "suspected_memorisation", "cheating"]
+# What a run's rows can be part of: `kto_negatives` are its KTO rows labelled false, `dpo_rejected` the
+# rejected side of a DPO pair (the chosen side is `dpo`).
+GatedDataset = Literal["sft", "stuck_slices", "dpo", "dpo_rejected", "kto", "kto_negatives", "atif"]
+
+
 class DistillRules(Model):
     slice_context_messages: int = Field(ge=0)
     hint_in_prompt: Literal["drop", "keep"]
     hint_dependent_pairs: Literal["drop", "mark"]
     reviewer: ReviewerRules
+    gates: dict[DiscardReason, list[GatedDataset]] = Field(
+        default_factory=dict,
+        description="Per discard reason, the datasets a run rejected for it still feeds (a reason not listed: none).",
+    )
+
+    def allows(self, reasons: list[str], dataset: str) -> bool:
+        """Whether a run with these discard reasons feeds `dataset`: every reason must allow it."""
+        wanted = {dataset, "kto"} if dataset == "kto_negatives" else {dataset}  # all of KTO: its negatives too
+        return all(wanted & set(self.gates.get(reason, [])) for reason in reasons)
 
 
 class Rules(Model):

@@ -208,7 +208,9 @@ def stage3_assets(rules: Rules) -> list:
         out = Path(config.out_dir or forge_store.datasets_dir())
         try:
             assembled = assemble(forge_store, store.rules().hash)
-            report = export(forge_store, config.formats, out, allow_synthetic=config.allow_synthetic)
+            report = export(
+                forge_store, config.formats, out, allow_synthetic=config.allow_synthetic, rules=store.rules()
+            )
         except HarnessForgeError as e:
             raise _failure(e) from None
         problems = dataset_problems(out, config.allow_synthetic)

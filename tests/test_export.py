@@ -11,6 +11,7 @@ from tokenizers.pre_tokenizers import Whitespace
 from transformers import PreTrainedTokenizerFast
 
 from harnessforge.distill import distill
+from harnessforge.distill.outputs import DPO_PAIRS, REVIEWS, read_distilled
 from harnessforge.errors import ArtifactError, ConfigError
 from harnessforge.export import export
 from harnessforge.rules import load_rules
@@ -135,3 +136,38 @@ def test_atif_and_bad_requests(exported, tmp_path):
         export(store, ["csv"], tmp_path / "x")
     with pytest.raises(ArtifactError, match="run `harnessforge distill` first"):
         export(Store(tmp_path / "empty"), ["sft"], tmp_path / "y")
+
+
+def test_a_rejected_run_feeds_only_what_the_gates_table_allows(exported, tmp_path):
+    """distill.gates: an agent loop (`stuck`) keeps its KTO negatives, its stuck slices and the rejected side of
+    pairs; cheating (`git_history_probe`) and memorisation give nothing; the card counts per reason."""
+    store, out, report = exported
+    kto = jsonl(out / "kto" / "trl.jsonl")
+    stuck_kto = [row for row in kto if row["run_id"] == "stuck"]
+    assert stuck_kto and not any(row["label"] for row in stuck_kto)  # negatives only
+    assert "stuck" in {row["run_id"] for row in jsonl(out / "stuck_slices" / "trl.jsonl")}
+    every_row = [row for path in out.rglob("*.jsonl") if path.parent.name != "swebench" for row in jsonl(path)]
+    assert not {"git_history_probe", "memorisation"} & {row["run_id"] for row in every_row}
+    dpo = jsonl(out / "dpo" / "trl.jsonl")
+    assert dpo and "stuck" not in {row["run_id"] for row in dpo}  # never the chosen side...
+    pairs = [pair for pair in read_distilled(store, DPO_PAIRS) if pair.rejected_provenance.run_id == "stuck"]
+    assert {pair.id for pair in pairs} & {row["id"] for row in dpo}  # ...but the rejected one
+    assert report.discarded_for["cheating"] > 0 and report.discarded_for["suspected_memorisation"] > 0
+    card = (out / "README.md").read_text()
+    assert f"  - for cheating: {report.discarded_for['cheating']}" in card
+
+    strict = load_rules()
+    gates = dict(strict.distill.gates) | {"agent_loop": []}
+    strict = strict.model_copy(update={"distill": strict.distill.model_copy(update={"gates": gates})})
+    export(store, ["kto"], tmp_path / "strict", rules=strict)
+    assert "stuck" not in {row["run_id"] for row in jsonl(tmp_path / "strict" / "kto" / "trl.jsonl")}
+
+
+def test_a_run_that_lost_its_sandbox_is_an_env_issue_and_feeds_nothing(tmp_path):
+    store = Store(tmp_path / "store")
+    explore(CraftedRun(store, "lost")).say().edit().test(1, 2).finish("ENV_ERROR")
+    distill(store, load_rules(), log=lambda *_: None)
+    (review,) = read_distilled(store, REVIEWS)
+    assert review.status == "ENV_ERROR" and "env_issue" in review.discard_reasons and review.rl_value == "reject"
+    report = export(store, ["all"], tmp_path / "out")
+    assert report.discarded_for["env_issue"] == sum(report.discarded.values()) > 0

@@ -72,7 +72,7 @@ def export(
     """Write distilled data in trainers' formats (JSONL + Parquet) with a dataset card."""
     from ..export import export as export_datasets
 
-    report = export_datasets(state.store, formats, out_dir, allow_synthetic=allow_synthetic)
+    report = export_datasets(state.store, formats, out_dir, allow_synthetic=allow_synthetic, rules=state.rules)
     out.print(counts_table("file", dict(sorted(report.rows.items()))))
     refused = sum(report.refused_synthetic.values())
     if refused:

@@ -108,7 +108,9 @@ def _cut(
         rows[DPO_PAIRS.stem] += hint_pairs(run, rules.distill)
         rows[KTO.stem] += kto_rows(run)
         rows[SFT.stem] += sft_segments(run)
-        rows[REVIEWS.stem].append(reviewer.review(run.summary, flaky=_flaky(store, run.provenance)))
+        env_issue = run.summary.status == "ENV_ERROR"  # the sandbox was lost: the run says nothing about the Dev
+        review = reviewer.review(run.summary, flaky=_flaky(store, run.provenance), env_issue=env_issue)
+        rows[REVIEWS.stem].append(review)
     rows[DPO_PAIRS.stem] += outcome_pairs(runs)
     rows[TASK_CARDS.stem] = task_cards(store, rows[REVIEWS.stem], rules.hash, only=only)
     return rows

@@ -15,8 +15,10 @@ JSON lines and Parquet (through `datasets`, nested values as `Json` features, so
 - `harbor`: a Harbor task folder per task card (`tasks/<id>/`: instruction, task.toml, environment
   with a Dockerfile and a bundle of the history up to the base commit, tests, solution).
 
-Rows of synthetic runs (the oracle's) are refused unless `allow_synthetic`; rows of runs the
-Reviewer rejected for cheating or suspected memorisation are discarded. Both are counted in the card.
+Rows of synthetic runs (the oracle's) are refused unless `allow_synthetic`; a run the Reviewer
+rejected feeds only the datasets the rules' `distill.gates` table allows for each of its discard
+reasons (cheating: nothing; an agent loop: its KTO negatives, stuck slices and the rejected side of
+pairs). Both are counted in the card, the discarded rows per dataset and per reason.
 """
 
 from __future__ import annotations
@@ -42,7 +44,6 @@ from .harbor import harbor_tasks
 from .swebench import instances
 
 FORMATS = ("sft", "dpo", "kto", "atif", "swebench", "harbor")
-DISCARDED_FOR = ("cheating", "suspected_memorisation")
 
 
 @dataclass
@@ -51,7 +52,8 @@ class ExportReport:
     files: list[Path] = field(default_factory=list)
     rows: Counter = field(default_factory=Counter)  # per output file stem
     refused_synthetic: Counter = field(default_factory=Counter)  # per kind of row
-    discarded: Counter = field(default_factory=Counter)
+    discarded: Counter = field(default_factory=Counter)  # per kind of row: left out by the rules' distill.gates
+    discarded_for: Counter = field(default_factory=Counter)  # the same rows, per discard reason of their run
 
 
 def export(
@@ -69,21 +71,24 @@ def export(
     except ValueError as e:
         raise ArtifactError(f"{source}: not valid JSON ({e}); re-run `harnessforge distill`") from None
     reviews = read_distilled(store, REVIEWS)
-    discarded = {
-        (review.repo, review.run_id, review.milestone_id)
-        for review in reviews
-        if set(review.discard_reasons) & set(DISCARDED_FOR)
-    }
+    gates = (rules or load_rules()).distill
+    reasons = {(review.repo, review.run_id, review.milestone_id): review.discard_reasons for review in reviews}
     report = ExportReport(out)
 
-    def keep(kind: str, provenance: RunProvenance) -> bool:
+    def keep(kind: str, provenance: RunProvenance, dataset: str | None = None) -> bool:
+        """Synthetic rows only when allowed; a rejected run's rows only where `distill.gates` lets its reasons."""
         if provenance.synthetic and not allow_synthetic:
             report.refused_synthetic[kind] += 1
             return False
-        if (provenance.repo, provenance.run_id, provenance.milestone_id) in discarded:
+        why = reasons.get((provenance.repo, provenance.run_id, provenance.milestone_id), [])
+        if not gates.allows(why, dataset or kind):
             report.discarded[kind] += 1
+            report.discarded_for.update(why)
             return False
         return True
+
+    def keep_pair(pair: PreferencePair) -> bool:
+        return keep("dpo", pair.provenance) and keep("dpo", pair.rejected_provenance, "dpo_rejected")
 
     out.mkdir(parents=True, exist_ok=True)
     if "sft" in formats:
@@ -95,12 +100,16 @@ def export(
                 report, out / output.stem, "openrlhf", [_meta(segment) | _sft_openrlhf(segment) for segment in segments]
             )
     if "dpo" in formats:
-        pairs = [pair for pair in read_distilled(store, DPO_PAIRS) if keep("dpo", pair.provenance)]
+        pairs = [pair for pair in read_distilled(store, DPO_PAIRS) if keep_pair(pair)]
         _write(report, out / "dpo", "trl", [_meta(pair) | _dpo_trl(pair) for pair in pairs])
         _write(report, out / "dpo", "swift", [_meta(pair) | _dpo_swift(pair) for pair in pairs])
         _write(report, out / "dpo", "openrlhf", [_meta(pair) | _dpo_openrlhf(pair) for pair in pairs])
     if "kto" in formats:
-        rows = [row for row in read_distilled(store, KTO) if keep("kto", row.provenance)]
+        rows = [
+            row
+            for row in read_distilled(store, KTO)
+            if keep("kto", row.provenance, "kto" if row.label else "kto_negatives")
+        ]
         _write(report, out / "kto", "trl", [_meta(row) | _kto_trl(row) for row in rows])
         _write(report, out / "kto", "swift", [_meta(row) | _kto_swift(row) for row in rows])
     if "atif" in formats:

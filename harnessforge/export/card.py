@@ -56,8 +56,9 @@ def dataset_card(
         f"- synthetic rows (the offline oracle's runs) refused: {sum(report.refused_synthetic.values())}"
         + (" (synthetic rows were allowed in this export)" if allow_synthetic else ""),
         *[f"  - {kind}: {count}" for kind, count in sorted(report.refused_synthetic.items())],
-        f"- rows of runs rejected for cheating or suspected memorisation: {sum(report.discarded.values())}",
+        f"- rows of rejected runs left out by the rules' `distill.gates`: {sum(report.discarded.values())}",
         *[f"  - {kind}: {count}" for kind, count in sorted(report.discarded.items())],
+        *[f"  - for {reason}: {count}" for reason, count in sorted(report.discarded_for.items())],
         "",
     ]
     modes = Counter((review.mode, review.harness_profile) for review in kept)
