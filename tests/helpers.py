@@ -1,4 +1,5 @@
-"""Small helpers for tests: git repositories they build, and the installed command line."""
+"""Small helpers for tests: git repositories they build, the installed command line, a planned store
+validated in the local sandbox, and pytest run in a folder."""
 
 from __future__ import annotations
 
@@ -6,7 +7,12 @@ import os
 import shutil
 import subprocess
 import sys
+from collections.abc import Sequence
 from pathlib import Path
+
+from harnessforge.envs.environment import validate
+from harnessforge.rules import Rules, load_rules
+from harnessforge.store import Store
 
 
 def git(cwd: Path, *args: str) -> str:
@@ -39,3 +45,34 @@ def cli_command(store, arguments: str, *extra: str, rules: Path | None = None) -
         *arguments.split(),
         *extra,
     ]
+
+
+def one_run_per_side(rules: Rules | None = None) -> Rules:
+    """`rules` (default: the shipped ones) validating with one base and one verify run: fast, and the
+    example repository's tests are not flaky."""
+    rules = rules or load_rules()
+    return rules.model_copy(update={"environments": rules.environments.model_copy(update={"repeats": 1})})
+
+
+def validated_copy(planned, folder: Path, milestones: Sequence[str], rules: Rules | None = None) -> tuple[Store, str]:
+    """A copy of the `planned` fixture's store in `folder`, `milestones` validated in the local sandbox."""
+    source, result = planned
+    store = Store(folder / "store")
+    shutil.copytree(source.root, store.root)
+    key = result.plan.repo.key
+    for milestone_id in milestones:
+        (validation,) = validate(
+            store, key, rules or one_run_per_side(), milestone=milestone_id, backend="local", log=lambda *_: None
+        )
+        assert validation.status == "valid", validation
+    return store, key
+
+
+def run_pytest(cwd: Path, tests: Sequence[str]) -> subprocess.CompletedProcess:
+    """This environment's pytest on `tests` in `cwd` (no cache written there)."""
+    return subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", *tests],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+    )

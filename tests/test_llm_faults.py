@@ -8,7 +8,6 @@ which inject the faults; the harness runs in the local sandbox on the example re
 from __future__ import annotations
 
 import json
-import shutil
 
 import pytest
 import yaml
@@ -17,12 +16,11 @@ from harnessforge.agents.anthropic_backend import AnthropicBackend
 from harnessforge.agents.errors import AgentError
 from harnessforge.agents.openai_backend import OpenAIBackend
 from harnessforge.diffs import split_diff
-from harnessforge.envs.environment import validate
 from harnessforge.gitio import GitRepo
 from harnessforge.harness.navigator import Navigator
 from harnessforge.harness.recorder import Recorder
 from harnessforge.rules import load_rules
-from harnessforge.store import Store
+from tests.helpers import validated_copy
 
 from .llm_servers import AnthropicServer, OpenAIServer, Reply
 
@@ -132,16 +130,8 @@ def test_a_200_that_is_not_an_api_answer_is_one_clear_error(server, body):
 @pytest.fixture(scope="module")
 def local(planned, tmp_path_factory):
     """A copy of the planned example store with m01 and m02 validated in the local sandbox (one run each)."""
-    src, result = planned
     root = tmp_path_factory.mktemp("llm_faults")
-    store = Store(root / "store")
-    shutil.copytree(src.root, store.root)
-    key = result.plan.repo.key
-    rules = load_rules(rules_file(root))
-    for mid in ("m01", "m02"):
-        (v,) = validate(store, key, rules, milestone=mid, backend="local", log=lambda *_: None)
-        assert v.status == "valid", v
-    return store, key
+    return validated_copy(planned, root, ("m01", "m02"), load_rules(rules_file(root)))
 
 
 def rules_file(directory, **harness) -> str:

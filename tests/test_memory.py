@@ -11,7 +11,6 @@ import subprocess
 import pytest
 
 from harnessforge.agents.oracle import OracleAgent, task_from_patch
-from harnessforge.envs.environment import validate
 from harnessforge.errors import ConfigError
 from harnessforge.files import FileClassifier
 from harnessforge.harness.memory import FIRST, MilestoneMemory, error_text, header, key_errors, remember, render
@@ -21,6 +20,7 @@ from harnessforge.models.run import MilestoneSummary
 from harnessforge.models.trajectory import Action, Event, TestCounts
 from harnessforge.rules import load_rules
 from harnessforge.store import Store
+from tests.helpers import validated_copy
 
 RULES = load_rules()
 MEMORY = RULES.harness.memory
@@ -289,15 +289,7 @@ def test_a_bad_memory_bound_is_one_line_naming_the_rules_key(tmp_path):
 @pytest.fixture(scope="module")
 def chain_store(planned, tmp_path_factory) -> tuple[Store, str]:
     """The planned example store with m01 and m02 validated in the local sandbox."""
-    source, result = planned
-    store = Store(tmp_path_factory.mktemp("memory") / "store")
-    shutil.copytree(source.root, store.root)
-    key = result.plan.repo.key
-    rules = RULES.model_copy(update={"environments": RULES.environments.model_copy(update={"repeats": 1})})
-    for mid in ("m01", "m02"):
-        (validation,) = validate(store, key, rules, milestone=mid, backend="local", log=lambda *_: None)
-        assert validation.status == "valid", validation
-    return store, key
+    return validated_copy(planned, tmp_path_factory.mktemp("memory"), ("m01", "m02"))
 
 
 def _start(store: Store, key: str, run_id: str, mid: str) -> Event:

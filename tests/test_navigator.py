@@ -13,7 +13,6 @@ import pytest
 from harnessforge.agents.base import AgentBackend
 from harnessforge.agents.oracle import WRONG, OracleAgent
 from harnessforge.diffs import split_diff
-from harnessforge.envs.environment import validate
 from harnessforge.harness import chain
 from harnessforge.harness.conversation import NUDGE
 from harnessforge.harness.navigator import Navigator
@@ -24,6 +23,7 @@ from harnessforge.models.run import MilestoneSummary
 from harnessforge.models.trajectory import Action, AgentTurn, Event, ToolName, Usage
 from harnessforge.rules import load_rules
 from harnessforge.store import Store
+from tests.helpers import validated_copy
 
 MID = "m01"
 
@@ -218,14 +218,7 @@ def test_the_attempt_kind_is_the_navigators_resume_rule(copied):
 @pytest.fixture(scope="module")
 def local(planned, tmp_path_factory) -> tuple[Store, str]:
     """The planned example store with m01 and m02 validated in the local sandbox (one run per side)."""
-    source, result = planned
-    store = Store(tmp_path_factory.mktemp("navigator") / "store")
-    shutil.copytree(source.root, store.root)
-    key = result.plan.repo.key
-    for mid in ("m01", "m02"):
-        (validation,) = validate(store, key, _rules(), milestone=mid, backend="local", log=lambda *_: None)
-        assert validation.status == "valid", validation
-    return store, key
+    return validated_copy(planned, tmp_path_factory.mktemp("navigator"), ("m01", "m02"), _rules())
 
 
 @pytest.fixture

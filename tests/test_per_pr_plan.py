@@ -2,7 +2,6 @@
 
 import re
 import subprocess
-import sys
 
 import pytest
 import yaml
@@ -15,7 +14,7 @@ from harnessforge.mining.planner import plan
 from harnessforge.models import MilestonePlan
 from harnessforge.rules import load_rules
 from harnessforge.store import Store
-from tests.helpers import git
+from tests.helpers import git, run_pytest
 from tests.test_planner import FEATURE_PRS
 
 PR_NUMBER = re.compile(r"^Merge pull request #(\d+)|\(#(\d+)\)$")
@@ -102,15 +101,6 @@ def test_each_milestone_is_described_and_hinted_by_its_own_pr(per_pr, example_re
     assert "PR #8: Serialize tasks to plain dicts\nRecords are validated" in result.hints["m02"].levels[2].content
 
 
-def _pytest(cwd, tests):
-    return subprocess.run(
-        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", *tests],
-        cwd=cwd,
-        capture_output=True,
-        text=True,
-    )
-
-
 def test_patches_and_traced_tests_of_each_pr(per_pr, example_repo, tmp_path):
     """Ground truth + test patch rebuild the PR's verify tree; its traced tests fail at its base (but the tag
     index refactor's) and pass at verify."""
@@ -127,11 +117,11 @@ def test_patches_and_traced_tests_of_each_pr(per_pr, example_repo, tmp_path):
         git(work, "checkout", "-q", "-f", milestone.base_commit)
         git(work, "apply", str(folder / "test.patch"))
         assert milestone.acceptance_tests, milestone.id
-        before = _pytest(work, sorted({test.split("::")[0] for test in milestone.acceptance_tests}))
+        before = run_pytest(work, sorted({test.split("::")[0] for test in milestone.acceptance_tests}))
         reproduces = not TAG_INDEX_PRS & set(milestone.source_prs)
         assert (before.returncode != 0) == reproduces, (milestone.id, before.stdout)
         git(work, "checkout", "-q", "-f", milestone.verify_commit)
-        after = _pytest(work, milestone.acceptance_tests)
+        after = run_pytest(work, milestone.acceptance_tests)
         assert after.returncode == 0, (milestone.id, after.stdout)
 
 

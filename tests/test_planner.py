@@ -3,7 +3,6 @@
 import json
 import re
 import subprocess
-import sys
 
 import pytest
 
@@ -12,7 +11,7 @@ from harnessforge.examples import build_example_repo
 from harnessforge.mining.describe import find_leaks
 from harnessforge.mining.planner import plan
 from harnessforge.models import HintLadder, Milestone, MilestonePlan
-from tests.helpers import git
+from tests.helpers import git, run_pytest
 
 FEATURE_PRS = [[4, 8, 6, 9], [12, 13, 14], [16, 17], [19, 20], [22, 23], [25, 26]]
 # m05's CLI tests include one that is deliberately flaky (it leaks state into the work tree), and m06's
@@ -164,15 +163,6 @@ def test_patches_apply_cleanly_on_base(planned, example_repo, tmp_path):
         assert all(f.startswith("tests/") for f in milestone.test_files)
 
 
-def _pytest(cwd, tests):
-    return subprocess.run(
-        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", *tests],
-        cwd=cwd,
-        capture_output=True,
-        text=True,
-    )
-
-
 def test_acceptance_tests_fail_on_base_and_pass_on_verify(planned, example_repo, tmp_path):
     """Except m06 (the tag index refactor), whose tests pass on base too: it does not reproduce."""
     store, result = planned
@@ -181,14 +171,14 @@ def test_acceptance_tests_fail_on_base_and_pass_on_verify(planned, example_repo,
         assert milestone.acceptance_tests, milestone.id
         git(work, "apply", str(store.milestone_dir(key, milestone.id) / "test.patch"))
         files = sorted({t.split("::")[0] for t in milestone.acceptance_tests})
-        before = _pytest(work, files)
+        before = run_pytest(work, files)
         if milestone.id == "m06":
             assert before.returncode == 0, f"m06: tag index tests fail before the refactor\n{before.stdout}"
             assert f"{len(M06_TESTS)} passed" in before.stdout, before.stdout
         else:
             assert before.returncode != 0, f"{milestone.id}: acceptance tests pass before the change\n{before.stdout}"
         git(work, "checkout", "-q", "-f", milestone.verify_commit)
-        after = _pytest(work, milestone.acceptance_tests)
+        after = run_pytest(work, milestone.acceptance_tests)
         assert after.returncode == 0, f"{milestone.id}: acceptance tests fail at verify\n{after.stdout}"
 
 

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import json
 import shlex
-import shutil
 
 import pytest
 
@@ -21,12 +20,11 @@ from harnessforge.agents.oracle import OracleAgent
 from harnessforge.analytics import analyze
 from harnessforge.analytics.database import connect_read_only
 from harnessforge.analytics.rows import StuckPointRow, read_rows
-from harnessforge.envs.environment import validate
 from harnessforge.envs.runners import test_files_of
 from harnessforge.harness.navigator import Navigator
 from harnessforge.harness.recorder import Recorder
-from harnessforge.rules import load_rules
 from harnessforge.store import Store
+from tests.helpers import one_run_per_side, validated_copy
 from tests.llm_servers import OpenAIServer
 
 MID = "m01"
@@ -35,18 +33,11 @@ MID = "m01"
 @pytest.fixture(scope="module")
 def local(planned, tmp_path_factory) -> tuple[Store, str]:
     """The planned example store with m01 validated in the local sandbox (one run per side)."""
-    source, result = planned
-    store = Store(tmp_path_factory.mktemp("shell_dev") / "store")
-    shutil.copytree(source.root, store.root)
-    key = result.plan.repo.key
-    (validation,) = validate(store, key, _rules(), milestone=MID, backend="local", log=lambda *_: None)
-    assert validation.status == "valid", validation
-    return store, key
+    return validated_copy(planned, tmp_path_factory.mktemp("shell_dev"), [MID])
 
 
 def _rules():
-    rules = load_rules()
-    return rules.model_copy(update={"environments": rules.environments.model_copy(update={"repeats": 1})})
+    return one_run_per_side()
 
 
 def _run(store: Store, key: str, agent, run_id: str) -> list:

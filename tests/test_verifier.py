@@ -4,35 +4,29 @@ what the report and the Dev's feedback say about each."""
 from __future__ import annotations
 
 import difflib
-import shutil
 
 import pytest
 
 from harnessforge.diffs import split_diff
-from harnessforge.envs.environment import Environment, validate
+from harnessforge.envs.environment import Environment
 from harnessforge.files import FileClassifier
 from harnessforge.gitio import GitRepo
 from harnessforge.harness.verifier import Verifier
-from harnessforge.rules import load_rules
 from harnessforge.store import Store
+from tests.helpers import one_run_per_side, validated_copy
 
 MID = "m01"
 
 
 def _rules():
-    rules = load_rules()
-    return rules.model_copy(update={"environments": rules.environments.model_copy(update={"repeats": 1})})
+    return one_run_per_side()
 
 
 @pytest.fixture(scope="module")
 def graded(planned, tmp_path_factory):
     """A Verifier for the planned example store, m01 validated in the local sandbox; and the milestone."""
-    source, result = planned
-    store = Store(tmp_path_factory.mktemp("verifier") / "store")
-    shutil.copytree(source.root, store.root)
-    key = result.plan.repo.key
-    (validation,) = validate(store, key, _rules(), milestone=MID, backend="local", log=lambda *_: None)
-    assert validation.status == "valid", validation
+    store, key = validated_copy(planned, tmp_path_factory.mktemp("verifier"), [MID], _rules())
+    validation = store.load_validation(key, MID)
     verifier = Verifier(Environment(store, key, _rules(), "local"), store, {"harnessforge.run": "verifier-test"})
     return verifier, store, key, store.load_milestone(key, MID), validation
 
