@@ -3,10 +3,12 @@
 Every stage runs on the real code path: the example repository (the generator the tests use) is
 screened and planned, its environment is built (Docker when an engine answers, else the local
 sandbox), milestones are validated, the offline `oracle` Dev walks the chain, and the trajectories
-are distilled, exported and reported. The oracle is tuned so the run shows each behaviour: a clean
-pass (m01), a stuck stretch that a hint resolves (m02), and a STUCK milestone that resets to its
-verify commit so the chain goes on (m03). Re-running reuses what exists: the plan, the images, the
-validation, finished milestones (the Navigator resumes by run id), and the analytics.
+are distilled, exported and reported (with Docker, the task cards are verified first: only those
+that rebuild and reproduce become Harbor tasks and SWE-bench instances). The oracle is tuned so the
+run shows each behaviour: a clean pass (m01), a stuck stretch that a hint resolves (m02), and a
+STUCK milestone that resets to its verify commit so the chain goes on (m03). Re-running reuses what
+exists: the plan, the images, the validation, finished milestones (the Navigator resumes by run id),
+and the analytics.
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ from .envs.images import bootstrap_base
 from .errors import EnvError
 from .examples import build_example_repo
 from .export import export
+from .export.verify import verify_tasks
 from .harness.navigator import Navigator
 from .mining.planner import plan
 from .mining.screening import screen
@@ -97,6 +100,9 @@ def run_demo(
         result.summaries = navigator.run()
     stage("distillation")
     result.counts = distill(store, rules, log=log).counts
+    if result.sandbox == "docker":  # Harbor tasks and SWE-bench instances are the cards that reproduce
+        stage("task verification")
+        verify_tasks(store, rules, log=log)
     stage("export")
     datasets = store.datasets_dir()
     exported = export(store, ["all"], datasets, allow_synthetic=True, rules=rules)

@@ -359,19 +359,31 @@ class ReviewerRules(Model):
 
 DiscardReason = Literal["env_issue", "too_easy", "agent_loop", "flaky_test", "suspected_memorisation", "cheating"]
 # What a run's rows can be part of: `kto_negatives` are its KTO rows labelled false, `dpo_rejected` the
-# rejected side of a DPO pair (the chosen side is `dpo`).
-GatedDataset = Literal["sft", "stuck_slices", "dpo", "dpo_rejected", "kto", "kto_negatives", "atif"]
+# rejected side of a DPO pair (the chosen side is `dpo`); `tasks`: the run can be a task card's reference,
+# which makes its milestone a verified task (Harbor, SWE-bench).
+GatedDataset = Literal["sft", "stuck_slices", "dpo", "dpo_rejected", "kto", "kto_negatives", "atif", "tasks"]
 
 
 class DistillRules(Model):
     slice_context_messages: int = Field(ge=0)
     hint_in_prompt: Literal["drop", "keep"]
-    hint_dependent_pairs: Literal["drop", "mark"]
+    hint_leaks: Literal["drop", "mark", "give_hint"] = Field(
+        description="A trained turn that shows a hint its prompt lacks: drop the row, keep it marked, or add the hint."
+    )
+    hint_references: list[str] = Field(
+        default_factory=list, description="Regexes (case-insensitive) by which a turn refers to a hint it got."
+    )
     reviewer: ReviewerRules
     gates: dict[DiscardReason, list[GatedDataset]] = Field(
         default_factory=dict,
         description="Per discard reason, the datasets a run rejected for it still feeds (a reason not listed: none).",
     )
+
+    @field_validator("hint_references")
+    @classmethod
+    def _references_compile(cls, value: list[str]) -> list[str]:
+        _compiles(value, "hint reference")
+        return value
 
     def allows(self, reasons: list[str], dataset: str) -> bool:
         """Whether a run with these discard reasons feeds `dataset`: every reason must allow it."""

@@ -115,10 +115,11 @@ def env_store(example_repo, base_image, docker_client, tmp_path_factory):
 
     store = Store(tmp_path_factory.mktemp("env") / "store")
     result = plan(store, str(example_repo), load_rules())
-    # Remove a cached image from an earlier session, so the build below really runs.
+    # Remove a cached image from an earlier session, so the build below really runs (not while other test
+    # sessions share the engine: HARNESSFORGE_KEEP_TEST_IMAGES=1 keeps theirs from being pulled away).
     recipe = recipe_at(GitRepo(example_repo), result.plan.to_commit, result.plan.repo.key, load_rules().environments)
     tag = f"harnessforge/{result.plan.repo.key}:{env_hash(recipe, docker_client.images.get(base_image).id)}"
-    if docker_client.images.list(name=tag):
+    if docker_client.images.list(name=tag) and not os.environ.get("HARNESSFORGE_KEEP_TEST_IMAGES"):
         docker_client.images.remove(tag, force=True)
     images = build(store, result.plan.repo.key, load_rules(), log=lambda *_: None)
     assert images.images and not images.failures, images.failures

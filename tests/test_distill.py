@@ -76,8 +76,10 @@ def test_pairs_at_the_divergence_turn(distilled):
     assert hinted.pair_type == "pre_vs_post_hint" and len(hinted.chosen) == len(hinted.rejected) == 1
     assert hinted.chosen[0]["tool_calls"][0]["function"]["name"] == "read_file"
     assert hinted.rejected[0]["tool_calls"][0]["function"]["name"] == "run_tests"
-    assert not hinted.hint_in_prompt and "[hint" not in json.dumps(hinted.prompt)
-    assert hinted.depends_on_hint  # src/order.py appears only in the hint
+    # its chosen turn says "Trying the hint." and reads src/order.py, which only the hint named: by the
+    # default `hint_leaks: give_hint` the pair gets the hint at the end of its prompt
+    assert hinted.hint_in_prompt and hinted.prompt[-1]["content"] == "[hint L2] The ordering lives in src/order.py"
+    assert hinted.evidence["hint_leak"] == "refers to the hint: 'the hint'" and not hinted.depends_on_hint
     followed = next(pair for pair in pairs.values() if pair.provenance.run_id == "hint_followed")
     assert not followed.depends_on_hint  # it searched for "priority", which the hint never said
     twin = pairs["acme__app/twin-pass/m02~twin-fail"]
@@ -96,9 +98,73 @@ def test_hint_handling_is_configurable(tmp_path):
         candidate for candidate in rows(store, "dpo_pairs", PreferencePair) if candidate.pair_type == "pre_vs_post_hint"
     ]
     assert pair.hint_in_prompt and pair.prompt[-1]["content"].startswith("[hint L2]") and not pair.depends_on_hint
-    drop = rules.model_copy(update={"distill": rules.distill.model_copy(update={"hint_dependent_pairs": "drop"})})
+    mark = rules.model_copy(update={"distill": rules.distill.model_copy(update={"hint_leaks": "mark"})})
+    distill(store, mark, log=lambda *_: None)
+    (pair,) = [
+        candidate for candidate in rows(store, "dpo_pairs", PreferencePair) if candidate.pair_type == "pre_vs_post_hint"
+    ]
+    assert pair.depends_on_hint and not pair.hint_in_prompt and "[hint" not in json.dumps(pair.prompt)
+    drop = rules.model_copy(update={"distill": rules.distill.model_copy(update={"hint_leaks": "drop"})})
     distill(store, drop, log=lambda *_: None)
     assert [candidate.pair_type for candidate in rows(store, "dpo_pairs", PreferencePair)] == ["fail_vs_pass"]
+
+
+def leaky_run(store, reasoning: str, text: str = "Let me look again.") -> None:
+    """Stuck on one error, a hint with nothing to copy, then a turn whose reasoning (only) owns up to it."""
+    run = explore(CraftedRun(store, "leaky"))
+    for i in range(3):
+        run.say().edit(sha=f"l{i}").say().test(0, 2, "sig-a")
+    run.hint(1, "same_error", "Consider the filter again")
+    run.say(text)
+    run.events[-1].action.args["reasoning"] = reasoning
+    run.read(GT_FILE).say().edit(sha="l9").say().test(2, 0)
+    run.finish("PASS", OWN_DIFF)
+
+
+@pytest.mark.parametrize(
+    "reasoning, text, caught",
+    [
+        ("The hint points at the filter, so I re-read it.", "Let me look again.", "refers to the hint: 'The hint'"),
+        ("Maybe the ordering.", "按照提示, I re-read the file.", "refers to the hint: '提示'"),
+        ("Maybe the ordering is off.", "Let me look again.", ""),  # a change of mind of its own
+    ],
+)
+def test_a_chosen_turn_that_refers_to_a_missing_hint_is_caught(tmp_path, reasoning, text, caught):
+    store = Store(tmp_path / "store")
+    leaky_run(store, reasoning, text)
+    rules = load_rules()
+    mark = rules.model_copy(update={"distill": rules.distill.model_copy(update={"hint_leaks": "mark"})})
+    distill(store, mark, log=lambda *_: None)
+    (pair,) = [pair for pair in rows(store, "dpo_pairs", PreferencePair) if pair.pair_type == "pre_vs_post_hint"]
+    assert pair.evidence.get("hint_leak", "") == caught and pair.depends_on_hint == bool(caught)
+    assert "[hint" not in json.dumps(pair.prompt)
+
+
+def test_a_stuck_slice_gets_the_earlier_hint_its_turns_act_on(tmp_path):
+    """A hint released long before a stuck stretch is outside the slice's context; a trained turn that
+    says it follows the hint makes the slice carry it (or drops it, or marks it)."""
+    store = Store(tmp_path / "store")
+    run = explore(CraftedRun(store, "late"))
+    run.say().edit(sha="a0").say().test(0, 2, "sig-a")
+    run.hint(1, "explicit_request", "The sorting key is in src/order.py")
+    for i in range(6):
+        run.say(f"step {i}").bash(f"echo {i}")
+    for i in range(3):
+        run.say("As the hint said, check the key." if i == 2 else "again").edit(sha=f"b{i}").say().test(0, 2, "sig-b")
+    run.say().edit(sha="fix").say().test(2, 0)
+    run.finish("PASS", OWN_DIFF)
+    rules = load_rules()
+    outcomes = {}
+    for policy in ("give_hint", "mark", "drop"):
+        chosen = rules.model_copy(update={"distill": rules.distill.model_copy(update={"hint_leaks": policy})})
+        distill(store, chosen, log=lambda *_: None)
+        outcomes[policy] = [s for s in rows(store, "stuck_slices", Segment) if s.start_seq > run.events[0].seq]
+    (given,) = [s for s in outcomes["give_hint"] if "As the hint said" in json.dumps(s.messages)]
+    assert given.messages[2]["content"] == "[hint L1] The sorting key is in src/order.py"  # after the task
+    assert not given.depends_on_hint and given.train_from > 2
+    (marked,) = [s for s in outcomes["mark"] if "As the hint said" in json.dumps(s.messages)]
+    assert marked.depends_on_hint and "The sorting key" not in json.dumps(marked.messages)
+    assert not [s for s in outcomes["drop"] if "As the hint said" in json.dumps(s.messages)]
 
 
 def test_kto_rows_label_loop_turns_and_progress_turns(distilled):

@@ -102,29 +102,73 @@ def test_the_run_distils_and_exports(chain, tmp_path):
     validate_atif(atif)
 
 
-def test_task_cards_become_harbor_folders_and_swebench_instances(chain, tmp_path):
-    """Each valid milestone as a Harbor task folder and a SWE-bench instance, checked against their
-    published field lists; the repository bundle holds no commit after the base."""
+def test_only_accepted_verified_milestones_become_harbor_tasks_and_swebench_instances(chain, tmp_path):
+    """A task card needs a passing run the gates let be a reference; `verify-tasks` keeps the cards that
+    rebuild from the card alone; only those become Harbor folders and SWE-bench instances, checked
+    against their published field lists, with a repository bundle holding no commit after the base."""
     import subprocess
     import tomllib
 
     from harnessforge.distill import distill
+    from harnessforge.distill.outputs import REVIEWS, TASK_CARDS, read_distilled
+    from harnessforge.errors import ArtifactError
     from harnessforge.export import export
     from harnessforge.export.harbor import TASK_TOML_KEYS
     from harnessforge.export.swebench import FIELDS
+    from harnessforge.export.verify import verify_tasks
 
     nav, summaries = chain
-    distill(nav.store, load_rules(), log=lambda *_: None)
-    report = export(nav.store, ["harbor", "swebench"], tmp_path / "out", allow_synthetic=True)
-    valid = [m for m in nav.plan.milestones if m.status == "valid"]
-    assert report.rows["harbor_tasks"] == report.rows["instances"] == len(valid) == 5
-    for m in valid:
+    rules = load_rules()
+    distill(nav.store, rules, log=lambda *_: None)
+    reviews = {r.milestone_id: r for r in read_distilled(nav.store, REVIEWS)}
+    accepted = sorted(
+        mid for mid, r in reviews.items() if r.status == "PASS" and rules.distill.allows(r.discard_reasons, "tasks")
+    )
+    cards = {card.milestone_id: card for card in read_distilled(nav.store, TASK_CARDS)}
+    assert sorted(cards) == accepted and "m03" not in cards  # STUCK: no run to stand behind a task
+    assert all(cards[mid].reference_run == "oracle-e2e" for mid in cards)
+
+    with pytest.raises(ArtifactError, match="run `harnessforge verify-tasks` first"):
+        export(nav.store, ["harbor"], tmp_path / "early", allow_synthetic=True, rules=rules)
+    early = export(nav.store, ["all"], tmp_path / "early", allow_synthetic=True, rules=rules)
+    assert not early.verified and "harbor_tasks" not in early.rows and not (tmp_path / "early" / "tasks").exists()
+    assert "`harnessforge verify-tasks` has not run" in (tmp_path / "early" / "README.md").read_text()
+
+    # one card that does not reproduce (its test command runs a test that does not exist) is dropped
+    broken, *fine = sorted(cards)
+    path = nav.store.root / "distilled" / "task_cards.jsonl"
+    edited = [
+        c.model_copy(update={"test_cmd": "python -m pytest -q tests/no_such_test.py"})
+        if c.milestone_id == broken
+        else c
+        for c in cards.values()
+    ]
+    path.write_text("".join(c.model_dump_json() + "\n" for c in edited))
+    checks = {c.task_id: c for c in verify_tasks(nav.store, rules, log=lambda *_: None)}
+    assert not checks[f"{nav.key}-{broken}"].reproduced
+    assert "reference solution scored 0" in checks[f"{nav.key}-{broken}"].reason
+    for mid in fine:
+        good = checks[f"{nav.key}-{mid}"]
+        assert good.reproduced and (good.reference_reward, good.empty_reward) == ("1", "0"), good
+    # checking one card again keeps the others' verdicts
+    verify_tasks(nav.store, rules, only=[f"{nav.key}-{fine[0]}"], log=lambda *_: None)
+    verdicts = json.loads((nav.store.root / "distilled" / "task_checks.json").read_text())
+    assert sorted(v["task_id"] for v in verdicts) == sorted(checks)
+
+    report = export(nav.store, ["harbor", "swebench"], tmp_path / "out", allow_synthetic=True, rules=rules)
+    assert report.rows["harbor_tasks"] == report.rows["instances"] == len(fine)
+    assert sorted(p.name for p in (tmp_path / "out" / "tasks").iterdir()) == [f"{nav.key}-{mid}" for mid in fine]
+    assert report.unverified_cards == [f"{nav.key}-{broken}"]
+    assert (
+        f"not (or no longer) verified, so not Harbor tasks or SWE-bench instances: 1 ({nav.key}-{broken})"
+        in (tmp_path / "out" / "README.md").read_text()
+    )
+    for m in [nav.plan.milestone(mid) for mid in fine]:
         task = tmp_path / "out" / "tasks" / f"{nav.key}-{m.id}"
         toml = tomllib.loads((task / "task.toml").read_text())
         for section, keys in TASK_TOML_KEYS.items():
             table = toml if not section else toml[section]
             assert set(keys) <= set(table), (section, keys)
-        assert toml["environment"]["allow_internet"] is False
         ladder = nav.store.load_hints(nav.key, m.id)  # levels with no material of their own are left out
         assert [h["level"] for h in toml["metadata"]["mentor_hints"]] == [h.level for h in ladder.levels if not h.empty]
         assert len(toml["metadata"]["mentor_hints"]) >= 3  # L3 and L4 always have material
@@ -146,30 +190,14 @@ def test_task_cards_become_harbor_folders_and_swebench_instances(chain, tmp_path
     instances = [
         json.loads(line) for line in (tmp_path / "out" / "swebench" / "instances.jsonl").read_text().splitlines()
     ]
-    assert all(json.loads(i["FAIL_TO_PASS"]) for i in instances)
+    assert [i["milestone_id"] for i in instances] == fine and all(json.loads(i["FAIL_TO_PASS"]) for i in instances)
 
-
-def test_verify_tasks_rebuilds_from_the_card_alone_and_drops_what_does_not_reproduce(chain):
-    from harnessforge.distill import distill
-    from harnessforge.export.verify import verify_tasks
-    from harnessforge.models.distill import TaskCard
-
-    nav, _ = chain
-    distill(nav.store, load_rules(), log=lambda *_: None)
-    path = nav.store.root / "distilled" / "task_cards.jsonl"
-    cards = [TaskCard.model_validate_json(line) for line in path.read_text().splitlines()]
-    broken = f"{nav.key}-m02"
-    cards = [
-        c.model_copy(update={"test_cmd": "python -m pytest -q tests/no_such_test.py"}) if c.task_id == broken else c
-        for c in cards
-    ]
-    path.write_text("".join(c.model_dump_json() + "\n" for c in cards))
-    checks = {
-        c.task_id: c
-        for c in verify_tasks(nav.store, load_rules(), only=[f"{nav.key}-m01", broken], log=lambda *_: None)
-    }
-    good = checks[f"{nav.key}-m01"]
-    assert good.reproduced and (good.reference_reward, good.empty_reward) == ("1", "0"), good
-    assert not checks[broken].reproduced and "reference solution scored 0" in checks[broken].reason
-    kept = (nav.store.root / "distilled" / "verified_tasks.jsonl").read_text()
-    assert f'"{nav.key}-m01"' in kept and broken not in kept
+    # rules that let a flaky run stand behind a task: m05 gets a card, but no Harbor task until verified
+    assert reviews["m05"].discard_reasons == ["flaky_test"] and "m05" not in cards
+    gates = rules.distill.gates | {"flaky_test": ["tasks"]}
+    lenient = rules.model_copy(update={"distill": rules.distill.model_copy(update={"gates": gates})})
+    distill(nav.store, lenient, log=lambda *_: None)
+    assert "m05" in {card.milestone_id for card in read_distilled(nav.store, TASK_CARDS)}
+    later = export(nav.store, ["harbor"], tmp_path / "lenient", allow_synthetic=True, rules=lenient)
+    assert f"{nav.key}-m05" in later.unverified_cards and later.rows["harbor_tasks"] == len(fine)
+    distill(nav.store, rules, log=lambda *_: None)  # the module's other tests see the default rules' output

@@ -65,7 +65,11 @@ def model_judge(stack: ExitStack, judge: str, judge_model: str | None) -> LLMJud
 
 
 def export(
-    formats: list[str] = typer.Option(["all"], "--format", help="sft, dpo, kto, atif, swebench or all (repeatable)"),
+    formats: list[str] = typer.Option(
+        ["all"],
+        "--format",
+        help="sft, dpo, kto, atif, swebench, harbor or all (repeatable)",
+    ),
     out_dir: Path = typer.Option(..., "--out", help="Directory to write the dataset to"),
     allow_synthetic: bool = typer.Option(False, "--allow-synthetic", help="Include the oracle's synthetic runs"),
 ) -> None:
@@ -78,8 +82,14 @@ def export(
     if refused:
         console.print(f"[yellow]refused {refused} synthetic rows[/] (pass --allow-synthetic to include them)")
     if report.discarded:
-        discarded = sum(report.discarded.values())
-        console.print(f"discarded {discarded} rows of runs rejected for cheating or memorisation")
+        reasons = ", ".join(f"{reason} {count}" for reason, count in sorted(report.discarded_for.items()))
+        console.print(f"discarded {sum(report.discarded.values())} rows of runs the Reviewer rejected ({reasons})")
+    if not report.verified:
+        console.print("[yellow]no Harbor tasks or SWE-bench instances[/]: run `harnessforge verify-tasks` first")
+    elif report.unverified_cards:
+        console.print(
+            f"[yellow]{len(report.unverified_cards)} task cards not verified[/]: run `harnessforge verify-tasks`"
+        )
     out.print(str(out_dir / "README.md"))
 
 

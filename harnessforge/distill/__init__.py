@@ -112,7 +112,7 @@ def _cut(
         review = reviewer.review(run.summary, flaky=_flaky(store, run.provenance), env_issue=env_issue)
         rows[REVIEWS.stem].append(review)
     rows[DPO_PAIRS.stem] += outcome_pairs(runs)
-    rows[TASK_CARDS.stem] = task_cards(store, rows[REVIEWS.stem], rules.hash, only=only)
+    rows[TASK_CARDS.stem] = task_cards(store, rows[REVIEWS.stem], rules.hash, rules.distill, only=only)
     return rows
 
 

@@ -6,8 +6,9 @@ covers tool output. Two kinds of pair:
 - `pre_vs_post_hint`: at a stuck state, the turn that kept the Dev stuck (rejected) against its
   first turn after a hint that worked, one that changed direction or raised passing tests
   (chosen). The prompt is the history before the rejected turn. With `hint_in_prompt: drop` the
-  hint is not in it; a chosen turn that uses words only the hint contained is then
-  `depends_on_hint` (kept marked, or dropped, per the rules). With `keep`, the hint ends the prompt.
+  hint is not in it; a chosen turn that shows the hint anyway (`hint_leaks`: its words, or "the
+  hint ...") is dropped, kept marked `depends_on_hint`, or given the hint, per `distill.hint_leaks`.
+  With `keep`, the hint ends the prompt.
 - `fail_vs_pass`: two runs of one milestone (other models or settings), one passed and one did not:
   their shared history up to the first assistant message where they differ.
 
@@ -18,16 +19,14 @@ count is `label: true`.
 from __future__ import annotations
 
 import json
-import re
 from collections import defaultdict
 from itertools import product
 
 from ..models.distill import KTORow, PreferencePair
 from ..models.trajectory import Message
 from ..rules import DistillRules
+from .hint_leaks import hint_leak
 from .runs import RunView
-
-_WORD = re.compile(r"[A-Za-z_][\w./-]{2,}")
 
 
 def hint_pairs(run: RunView, rules: DistillRules) -> list[PreferencePair]:
@@ -49,14 +48,17 @@ def hint_pairs(run: RunView, rules: DistillRules) -> list[PreferencePair]:
         prompt = run.messages[:rejected_at]
         hint_text = run.events[hint.hint_seq].action.content
         keep = rules.hint_in_prompt == "keep"
-        depends = not keep and _uses_hint_only_words(chosen, hint_text, prompt)
-        if depends and rules.hint_dependent_pairs == "drop":
+        leak = "" if keep else hint_leak(chosen, [hint_text], prompt, rules.hint_references)
+        if leak and rules.hint_leaks == "drop":
             continue
+        keep = keep or bool(leak and rules.hint_leaks == "give_hint")
+        depends = bool(leak) and not keep
         evidence = {
             "hint_level": hint.level,
             "rule": hint.rule,
             "direction_change": hint.direction_change,
             "tests_improved": hint.tests_improved,
+            **({"hint_leak": leak} if leak else {}),
         }
         pairs.append(
             PreferencePair(
@@ -156,10 +158,3 @@ def _divergence(first: list[Message], second: list[Message]) -> int | None:
         if one != other:
             return index if one["role"] == other["role"] == "assistant" else None
     return None
-
-
-def _uses_hint_only_words(chosen: Message, hint: str, prompt: list[Message]) -> bool:
-    """Does the chosen turn use a word (identifier, path) that only the hint, not the prompt, had?"""
-    seen = {word for message in prompt for word in _WORD.findall(json.dumps(message))}
-    hint_only = set(_WORD.findall(hint)) - seen
-    return bool(hint_only & set(_WORD.findall(json.dumps(chosen))))

@@ -3,7 +3,9 @@
 Overlapping stuck points of one run (a same-error streak that is also a loop) make one slice. The
 slice ends at the first test run that raised the passing count after the signal, or at a passing
 verification, whichever comes first; with neither, at the end of the run (`unresolved`). A hint
-released inside the slice makes it `resolved_after_hint` (with the highest level released).
+released inside the slice makes it `resolved_after_hint` (with the highest level released). A slice
+whose trained turns act on a hint released before its context (`hint_leaks`) is dropped, marked, or
+given those hints after the task, per `distill.hint_leaks`.
 """
 
 from __future__ import annotations
@@ -11,6 +13,7 @@ from __future__ import annotations
 from ..analytics.rows import StuckPointRow
 from ..models.distill import Segment
 from ..rules import DistillRules
+from .hint_leaks import hint_leak
 from .runs import RunView
 
 
@@ -32,6 +35,11 @@ def stuck_slices(run: RunView, rules: DistillRules) -> list[Segment]:
         body = run.messages[begin : run.last_index_upto(stop)]
         if not any(message["role"] == "assistant" for message in body):
             continue
+        leak, earlier = _leak(run, start, context + body, len(context), rules)
+        if leak and rules.hint_leaks == "drop":
+            continue
+        if leak and rules.hint_leaks == "give_hint":  # the hints it acts on, in their order, before the context
+            context = run.messages[:2] + [{"role": "user", "content": text} for text in earlier] + context[2:]
         slices.append(
             Segment(
                 id=f"{run.id}/slice-{start}",
@@ -43,9 +51,24 @@ def stuck_slices(run: RunView, rules: DistillRules) -> list[Segment]:
                 hint_level=level,
                 start_seq=start,
                 end_seq=stop,
+                depends_on_hint=bool(leak) and rules.hint_leaks == "mark",
             )
         )
     return slices
+
+
+def _leak(run: RunView, start: int, messages: list, train_from: int, rules: DistillRules) -> tuple[str, list[str]]:
+    """Whether a trained turn of the slice shows a hint released before it that its messages lack, and
+    those hints' texts."""
+    present = {str(message.get("content")) for message in messages if message["role"] == "user"}
+    earlier = [run.events[hint.hint_seq].action.content for hint in run.hints if hint.hint_seq < start]
+    earlier = [text for text in earlier if text not in present]
+    for index in range(train_from, len(messages)):
+        if messages[index]["role"] == "assistant":
+            leak = hint_leak(messages[index], earlier, messages[:index], rules.hint_references)
+            if leak:
+                return leak, earlier
+    return "", earlier
 
 
 def _merged(points: list[StuckPointRow]) -> list[tuple[list[str], int, int, int]]:

@@ -1,10 +1,13 @@
-"""Verified task cards: each valid milestone as a self-contained task, with what runs taught us.
+"""Task cards: each valid milestone with a passing run the Reviewer accepted, as a self-contained task.
 
-A card holds the environment (image tag and a Dockerfile that rebuilds it: the base image, the
-recipe's install steps, the repository from a bundle of its history up to the base commit), the
-statement, FAIL_TO_PASS / PASS_TO_PASS and a command that runs them, the shortest passing run as
-reference, the hint ladder with how many passing runs needed each level, and the Reviewer's grade
-of the reference run.
+A milestone gets a card only when one of its passing runs may be a reference by the rules'
+`distill.gates` (`tasks`: no discard reason, or only reasons that allow it). `verify-tasks` then keeps
+the cards that rebuild and reproduce from the card alone (`verified_tasks`), and only those become
+Harbor tasks and SWE-bench instances. A card holds the environment (image tag and a Dockerfile
+that rebuilds it: the base image, the recipe's install steps, the repository from a bundle of its
+history up to the base commit), the statement, FAIL_TO_PASS / PASS_TO_PASS and a command that runs
+them, the easiest accepted passing run as reference, the hint ladder with how many accepted passing
+runs needed each level, and the Reviewer's grade of the reference run.
 """
 
 from __future__ import annotations
@@ -22,6 +25,7 @@ from ..models.common import utcnow
 from ..models.distill import CardHint, Review, TaskCard
 from ..models.env import ImageRecord, Recipe
 from ..models.plan import Milestone
+from ..rules import DistillRules
 from ..store import Store
 
 WORKDIR = "/workspace"
@@ -69,10 +73,12 @@ def task_cards(
     store: Store,
     reviews: list[Review],
     rules_hash: str,
+    gates: DistillRules,
     allow_synthetic: bool = True,
     only: tuple[str, str] | None = None,
 ) -> list[TaskCard]:
-    """A card for every valid milestone of every planned repo (or for milestone `only`: (repo, id))."""
+    """A card for every valid milestone with an accepted passing run, of every planned repo (or of
+    milestone `only`: (repo, id)). Its hint statistics count the accepted passing runs only."""
     cards = []
     for key in [only[0]] if only else store.repo_keys():
         try:
@@ -84,23 +90,29 @@ def task_cards(
             record = images.for_milestone(milestone.id)
             if milestone.status != "valid" or record is None or (only and milestone.id != only[1]):
                 continue
-            runs = [review for review in reviews if (review.repo, review.milestone_id) == (key, milestone.id)]
-            runs = [review for review in runs if allow_synthetic or not review.synthetic]
-            cards.append(_card(store, key, milestone, record, runs, rules_hash))
+            runs = [
+                review
+                for review in reviews
+                if (review.repo, review.milestone_id) == (key, milestone.id)
+                and review.status == "PASS"
+                and gates.allows(review.discard_reasons, "tasks")
+                and (allow_synthetic or not review.synthetic)
+            ]
+            if runs:
+                cards.append(_card(store, key, milestone, record, runs, rules_hash))
     return cards
 
 
 def _card(
     store: Store, key: str, milestone: Milestone, record: ImageRecord, runs: list[Review], rules_hash: str
 ) -> TaskCard:
-    """One valid milestone's card, its reference the shortest passing run among `runs`."""
+    """One valid milestone's card, its reference the easiest of its accepted passing `runs`."""
     validation = store.load_validation(key, milestone.id)
     repo, at = GitRepo(store.git_cache(key)), milestone.verify_commit
     deps = dependency_files(record.recipe, repo.files(at), lambda path: repo.show(at, path))
     ladder = store.load_hints(key, milestone.id)
-    passed = [review for review in runs if review.status == "PASS"]
-    solved = Counter(review.max_hint_level for review in passed)
-    best = min(passed, key=lambda review: (review.synthetic, review.difficulty, review.run_id), default=None)
+    solved = Counter(review.max_hint_level for review in runs)
+    best = min(runs, key=lambda review: (review.synthetic, review.difficulty, review.run_id))
     hints = [
         CardHint(level=hint.level, name=hint.name, content=hint.content, solved_runs=solved[hint.level])
         for hint in ladder.levels
@@ -128,11 +140,11 @@ def _card(
         test_cmd=test_command(record.recipe, validation.fail_to_pass + validation.pass_to_pass),
         fail_to_pass=validation.fail_to_pass,
         pass_to_pass=validation.pass_to_pass,
-        reference_run=best.run_id if best else None,
+        reference_run=best.run_id,
         hint_ladder=hints,
-        difficulty=best.difficulty if best else None,
-        rl_value=best.rl_value if best else None,
+        difficulty=best.difficulty,
+        rl_value=best.rl_value,
         tags=[record.recipe.language, record.recipe.runner, *([milestone.release] if milestone.release else [])],
         provenance=provenance,
-        synthetic_reference=bool(best and best.synthetic),
+        synthetic_reference=best.synthetic,
     )

@@ -11,8 +11,8 @@ JSON lines and Parquet (through `datasets`, nested values as `Json` features, so
   `rejected_response`), `openrlhf` (prompt/chosen/rejected, tools in the system message).
 - `kto`: `trl` (prompt/completion/label + tools), `swift` (`messages` + `label`).
 - `atif`: the runs' ATIF v1.7 trajectories.
-- `swebench`: SWE-bench-style `instances.jsonl` of the validated milestones.
-- `harbor`: a Harbor task folder per task card (`tasks/<id>/`: instruction, task.toml, environment
+- `swebench`: SWE-bench-style `instances.jsonl` of the verified tasks.
+- `harbor`: a Harbor task folder per verified task (`tasks/<id>/`: instruction, task.toml, environment
   with a Dockerfile and a bundle of the history up to the base commit, tests, solution).
 
 Rows of synthetic runs (the oracle's) are refused unless `allow_synthetic`; a run the Reviewer
@@ -32,18 +32,28 @@ from typing import Any
 
 from ..analytics.database import connect_read_only
 from ..analytics.rows import MemorisationRateRow, has_tables, read_rows
-from ..distill.outputs import DPO_PAIRS, KTO, REVIEWS, SFT, STUCK_SLICES, TASK_CARDS, read_distilled
+from ..distill.outputs import DPO_PAIRS, KTO, REVIEWS, SFT, STUCK_SLICES, TASK_CARDS, VERIFIED_TASKS, read_distilled
 from ..errors import ArtifactError, ConfigError
 from ..harness.tools import TOOLS
-from ..models.distill import KTORow, PreferencePair, Review, RunProvenance, Segment
+from ..models.distill import KTORow, PreferencePair, Review, RunProvenance, Segment, TaskCard
 from ..rules import Rules, load_rules
 from ..store import Store, atomic_file, atomic_write
 from . import chat
 from .card import dataset_card
 from .harbor import harbor_tasks
-from .swebench import instances
+from .swebench import instance
 
 FORMATS = ("sft", "dpo", "kto", "atif", "swebench", "harbor")
+# What `verify-tasks` proved of a card: a card still equal in these reproduces as it did.
+REPRODUCED = {
+    "base_commit",
+    "verify_commit",
+    "dockerfile",
+    "dependency_files",
+    "test_cmd",
+    "fail_to_pass",
+    "pass_to_pass",
+}
 
 
 @dataclass
@@ -54,6 +64,8 @@ class ExportReport:
     refused_synthetic: Counter = field(default_factory=Counter)  # per kind of row
     discarded: Counter = field(default_factory=Counter)  # per kind of row: left out by the rules' distill.gates
     discarded_for: Counter = field(default_factory=Counter)  # the same rows, per discard reason of their run
+    verified: bool = True  # `verify-tasks` has run: Harbor tasks and SWE-bench instances come from its output
+    unverified_cards: list[str] = field(default_factory=list)  # task ids left out: not (or no longer) verified
 
 
 def export(
@@ -62,6 +74,7 @@ def export(
     unknown = [name for name in formats if name not in (*FORMATS, "all")]
     if unknown:
         raise ConfigError(f"unknown export format(s) {', '.join(unknown)}; use {', '.join(FORMATS)} or all")
+    named = "all" not in formats  # harbor and swebench asked for by name need verified tasks
     formats = list(FORMATS) if "all" in formats else formats
     source = store.distilled_manifest()
     if not source.exists():
@@ -114,12 +127,16 @@ def export(
         _write(report, out / "kto", "swift", [_meta(row) | _kto_swift(row) for row in rows])
     if "atif" in formats:
         _atif(store, report, reviews, keep)
-    if "harbor" in formats:
-        cards = [card for card in read_distilled(store, TASK_CARDS) if allow_synthetic or not card.synthetic_reference]
-        report.files += harbor_tasks(store, cards, out, rules or load_rules())
-        report.rows["harbor_tasks"] = len(cards)
-    if "swebench" in formats:
-        found = instances(store)
+    tasks = [
+        card
+        for card in verified_cards(store, report, formats, named)
+        if allow_synthetic or not card.synthetic_reference
+    ]
+    if "harbor" in formats and report.verified:
+        report.files += harbor_tasks(store, tasks, out, rules or load_rules())
+        report.rows["harbor_tasks"] = len(tasks)
+    if "swebench" in formats and report.verified:
+        found = [instance(store, card.repo, card.milestone_id) for card in tasks]
         path = out / "swebench" / "instances.jsonl"
         atomic_write(path, b"".join(json.dumps(instance).encode() + b"\n" for instance in found))
         report.files.append(path)
@@ -128,6 +145,33 @@ def export(
     atomic_write(out / "README.md", card.encode())
     report.files.append(out / "README.md")
     return report
+
+
+def verified_cards(store: Store, report: ExportReport, formats: list[str], named: bool) -> list[TaskCard]:
+    """The task cards `verify-tasks` reproduced that are still current: the card of the latest `distill`
+    with the same environment, tests and commits (a card re-cut since, or dropped by new rules, is left
+    out until verified again). Asking for `harbor` or `swebench` by name before any `verify-tasks` is an
+    error; `all` then writes the other formats and the card says why these are missing."""
+    if not {"harbor", "swebench"} & set(formats):
+        return []
+    if not store.distilled_file(VERIFIED_TASKS.stem).exists():
+        report.verified = False
+        if named:
+            raise ArtifactError(
+                f"{store.distilled_file(VERIFIED_TASKS.stem)}: no verified tasks yet; Harbor tasks and SWE-bench "
+                "instances come from them: run `harnessforge verify-tasks` first"
+            )
+        return []
+    current = {card.task_id: card for card in read_distilled(store, TASK_CARDS)}
+    verified = []
+    for card in read_distilled(store, VERIFIED_TASKS):
+        now = current.pop(card.task_id, None)
+        if now is not None and now.model_dump(include=REPRODUCED) == card.model_dump(include=REPRODUCED):
+            verified.append(now)
+        else:
+            report.unverified_cards.append(card.task_id)
+    report.unverified_cards += sorted(current)
+    return verified
 
 
 def _memorisation_rates(store: Store) -> list[MemorisationRateRow]:

@@ -59,6 +59,7 @@ def dataset_card(
         f"- rows of rejected runs left out by the rules' `distill.gates`: {sum(report.discarded.values())}",
         *[f"  - {kind}: {count}" for kind, count in sorted(report.discarded.items())],
         *[f"  - for {reason}: {count}" for reason, count in sorted(report.discarded_for.items())],
+        *_tasks_left_out(report),
         "",
     ]
     modes = Counter((review.mode, review.harness_profile) for review in kept)
@@ -75,3 +76,15 @@ def dataset_card(
         lines += [f"| {r.repo} | {r.model} | {r.probe_runs} | {r.located_runs} | {r.rate:.0%} |" for r in rates]
         lines += [""] + [f"**Warning**: {rate.warning_text()}." for rate in rates if rate.warning] + [""]
     return "\n".join(lines)
+
+
+def _tasks_left_out(report) -> list[str]:
+    """Harbor tasks and SWE-bench instances come only from cards `verify-tasks` reproduced."""
+    if not report.verified:
+        return ["- Harbor tasks and SWE-bench instances: none, `harnessforge verify-tasks` has not run on this store"]
+    if report.unverified_cards:
+        return [
+            f"- task cards not (or no longer) verified, so not Harbor tasks or SWE-bench instances: "
+            f"{len(report.unverified_cards)} ({', '.join(report.unverified_cards)}); run `harnessforge verify-tasks`"
+        ]
+    return []

@@ -48,7 +48,8 @@ def verify_tasks(
     path = store.distilled_file(TASK_CARDS.stem, milestone)
     if not path.exists():
         raise ArtifactError(f"{path}: no task cards yet; run `harnessforge distill` first")
-    cards = [card for card in read_distilled(store, TASK_CARDS, milestone) if not only or card.task_id in only]
+    every = read_distilled(store, TASK_CARDS, milestone)
+    cards = [card for card in every if not only or card.task_id in only]
     client = engine.connect() if cards else None
     checks, kept = [], []
     with tempfile.TemporaryDirectory(prefix="hf-verify-") as scratch:
@@ -59,10 +60,19 @@ def verify_tasks(
             checks.append(check)
             if check.reproduced:
                 kept.append(card)
+    # with `only`, the cards not checked this time keep their earlier verdicts; without, all are new
+    checked = {card.task_id for card in cards} if only else set()
+    if only:
+        kept = [card for card in read_distilled(store, VERIFIED_TASKS, milestone) if card.task_id not in checked] + kept
+        order = {card.task_id: index for index, card in enumerate(every)}  # the cards' order, not the checks'
+        kept.sort(key=lambda card: order.get(card.task_id, len(order)))
     rows = b"".join(card.model_dump_json().encode() + b"\n" for card in kept)
     atomic_write(store.distilled_file(VERIFIED_TASKS.stem, milestone), rows)
-    verdicts = json.dumps([asdict(check) for check in checks], indent=2) + "\n"
-    atomic_write(store.task_checks_file(milestone), verdicts.encode())
+    verdicts_file = store.task_checks_file(milestone)
+    earlier = json.loads(verdicts_file.read_text()) if only and verdicts_file.exists() else []
+    verdicts = [verdict for verdict in earlier if verdict["task_id"] not in checked] + [asdict(c) for c in checks]
+    verdicts = json.dumps(verdicts, indent=2) + "\n"
+    atomic_write(verdicts_file, verdicts.encode())
     return checks
 
 

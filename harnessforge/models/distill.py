@@ -42,6 +42,7 @@ class Segment(Model):
     hint_level: int | None = Field(None, description="Stuck slices resolved after a hint: its level")
     start_seq: int | None = None
     end_seq: int | None = None
+    depends_on_hint: bool = Field(False, description="A trained turn shows a hint these messages lack (kept marked).")
 
 
 class PreferencePair(Model):
@@ -54,7 +55,9 @@ class PreferencePair(Model):
     rejected: list[Message]
     divergence_turn: int
     hint_in_prompt: bool = False
-    depends_on_hint: bool = Field(False, description="The chosen turn uses words only the removed hint contained.")
+    depends_on_hint: bool = Field(
+        False, description="The chosen turn shows the removed hint (its words, or a reference to it)."
+    )
     evidence: dict[str, Any] = Field(default_factory=dict)
     provenance: RunProvenance
     rejected_provenance: RunProvenance
@@ -116,7 +119,9 @@ class TaskCard(Model):
     test_cmd: str = Field(description="Runs the FAIL_TO_PASS and PASS_TO_PASS tests; exit 0 iff all pass.")
     fail_to_pass: list[str]
     pass_to_pass: list[str]
-    reference_run: str | None = Field(None, description="run_id of the shortest passing run, if any.")
+    reference_run: str | None = Field(
+        None, description="run_id of the easiest accepted passing run (None on older cards)."
+    )
     hint_ladder: list[CardHint]
     difficulty: int | None = None
     rl_value: str | None = None
