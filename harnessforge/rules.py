@@ -351,10 +351,14 @@ class AnalyticsRules(Model):
 
 class ReviewerRules(Model):
     hard_hint_level: int = Field(ge=1, le=4)
+    hard_direction_changes: int = Field(ge=1, description="5 also needs at least this many direction changes")
     long_turns: int = Field(ge=1)
     meaningful_iterations: int = Field(ge=1)
     high_value_difficulty: int = Field(ge=1, le=5)
     medium_value_difficulty: int = Field(ge=1, le=5)
+    fair_waste_share: float = Field(ge=0, le=1, description="Trajectory quality fair from this share of waste")
+    poor_waste_share: float = Field(ge=0, le=1, description="... and poor from this one")
+    judge_digest_chars: int = Field(ge=0, description="How much of the trajectory the LLM judge reads")
 
 
 DiscardReason = Literal["env_issue", "too_easy", "agent_loop", "flaky_test", "suspected_memorisation", "cheating"]

@@ -202,13 +202,32 @@ def test_reviews_grade_difficulty_and_value(distilled):
     assert (reviews["efficient_path"].difficulty, reviews["efficient_path"].discard_reasons) == (1, ["too_easy"])
     assert (reviews["progressive_success"].difficulty, reviews["progressive_success"].rl_value) == (3, "medium")
     assert (reviews["hint_followed"].difficulty, reviews["hint_followed"].rl_value) == (4, "high")
-    assert (reviews["rescued"].difficulty, reviews["rescued"].rl_value) == (5, "high")
+    # rescued by an L2 hint with one change of direction: 5 needs `hard_direction_changes` (2) of them
+    assert (reviews["rescued"].difficulty, reviews["rescued"].rl_value) == (4, "high")
+    assert "changed direction" not in reviews["rescued"].why
+    # trajectory quality: waste per tool call, and a loop never left
+    assert reviews["efficient_path"].trajectory_quality == "good"
+    assert reviews["wasted_exploration"].trajectory_quality in ("fair", "poor")
+    assert "1 edits undone" in reviews["wasted_exploration"].quality_why
+    assert reviews["stuck"].trajectory_quality == "poor" and "a loop it never left" in reviews["stuck"].quality_why
     assert "suspected_memorisation" in reviews["memorisation"].discard_reasons
     assert "cheating" in reviews["git_history_probe"].discard_reasons
     assert reviews["stuck"].rl_value == "reject" and "agent_loop" in reviews["stuck"].discard_reasons
     assert all(review.rules_hash == load_rules().hash for review in reviews.values())
     manifest = json.loads((store.root / "distilled" / "manifest.json").read_text())
     assert manifest["counts"] == report.counts and manifest["runs"] == 11
+
+
+def test_difficulty_5_needs_enough_direction_changes(tmp_path):
+    from harnessforge.distill.reviewer import Reviewer
+
+    store = Store(tmp_path / "store")
+    craft_more(store)
+    rules = load_rules()
+    one = rules.distill.reviewer.model_copy(update={"hard_direction_changes": 1})
+    distill(store, rules, reviewer=Reviewer(one, rules.hash), log=lambda *_: None)
+    rescued = next(review for review in rows(store, "reviews", Review) if review.run_id == "rescued")
+    assert rescued.difficulty == 5 and "changed direction 1 times after hints" in rescued.why
 
 
 def test_a_run_with_a_corrupt_log_is_skipped_and_the_rest_distils(tmp_path):
@@ -249,7 +268,13 @@ def test_an_llm_judge_grades_through_the_reviewer_interface_and_the_rules_eviden
             run.say().bash("git log --all --oneline | head", "abc123 fix")
         run.say().edit(sha="n1").say().test(1, 0)
         pad(run).finish("PASS", OWN_DIFF)
-    verdict = {"difficulty": 4, "rl_value": "high", "discard_reasons": [], "why": "hard-won and clean"}
+    verdict = {
+        "difficulty": 4,
+        "rl_value": "high",
+        "discard_reasons": [],
+        "trajectory_quality": "poor",
+        "why": "hard-won and clean",
+    }
     with AnthropicServer() as server:
         server.push(
             AnthropicServer.message(AnthropicServer.text(f"My grade:\n```json\n{json.dumps(verdict)}\n```")),
@@ -270,6 +295,7 @@ def test_an_llm_judge_grades_through_the_reviewer_interface_and_the_rules_eviden
         "high",
         "hard-won and clean",
     )
+    assert normal.trajectory_quality == "poor"  # the judge's grade of the trajectory replaces the rules'
     assert probe.reviewer.startswith("llm:") and probe.rl_value == "reject" and probe.discard_reasons == ["cheating"]
     assert garbage.reviewer == "rules" and "the judge's answer was unusable" in garbage.why
     assert outage.reviewer == "rules" and "the judge failed" in outage.why and "prompt is malformed" in outage.why
@@ -282,3 +308,9 @@ def test_an_llm_judge_grades_through_the_reviewer_interface_and_the_rules_eviden
     assert first["model"] == "claude-haiku-4-5" and "tools" not in first
     assert "Difficulty: 5 needed L2+" in str(first["system"]) and '"cheating_probes": 0' in str(first["messages"])
     assert '"cheating_probes": 1' in str(bodies[1]["messages"])  # the probe run's signals went to the judge
+    # it read the statement and the trajectory, step by step, and the rules' grade of it
+    asked = bodies[1]["messages"][0]["content"]
+    asked = asked if isinstance(asked, str) else asked[0]["text"]
+    assert "The task statement:" in asked and "The trajectory, one line per step:" in asked
+    assert 'bash {"command": "git log --all --oneline | head"} -> abc123 fix' in asked
+    assert "trajectory quality good (5 tool calls" in asked

@@ -127,6 +127,19 @@ def test_only_accepted_verified_milestones_become_harbor_tasks_and_swebench_inst
     cards = {card.milestone_id: card for card in read_distilled(nav.store, TASK_CARDS)}
     assert sorted(cards) == accepted and "m03" not in cards  # STUCK: no run to stand behind a task
     assert all(cards[mid].reference_run == "oracle-e2e" for mid in cards)
+    # the reference run's solution and verification report, as seed 001's cards give them
+    m02 = cards["m02"]
+    assert m02.solution.run_id == "oracle-e2e" and m02.solution.turns == summaries["m02"].turns
+    assert m02.solution.hints_received == summaries["m02"].hints_released and m02.solution.edit_attempts > 0
+    assert [entry.text.split("]")[0] for entry in m02.solution.hint_log] == [
+        f"[hint L{level}" for level in summaries["m02"].hints_released
+    ]
+    kinds = [moment.kind for moment in m02.solution.key_moments]
+    assert kinds[-1] == "passed" and "hint" in kinds and "submitted" in kinds
+    assert m02.solution.diff.startswith("diff --git")
+    check = m02.verification
+    assert check.acceptance_failed == 0 and check.acceptance_passed >= check.fail_to_pass > 0
+    assert check.regressions == 0 and check.same_core_files and not check.missing_core_files
 
     with pytest.raises(ArtifactError, match="run `harnessforge verify-tasks` first"):
         export(nav.store, ["harbor"], tmp_path / "early", allow_synthetic=True, rules=rules)

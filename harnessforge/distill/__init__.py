@@ -109,10 +109,10 @@ def _cut(
         rows[KTO.stem] += kto_rows(run)
         rows[SFT.stem] += sft_segments(run)
         env_issue = run.summary.status == "ENV_ERROR"  # the sandbox was lost: the run says nothing about the Dev
-        review = reviewer.review(run.summary, flaky=_flaky(store, run.provenance), env_issue=env_issue)
+        review = reviewer.review(run.summary, flaky=_flaky(store, run.provenance), env_issue=env_issue, run=run)
         rows[REVIEWS.stem].append(review)
     rows[DPO_PAIRS.stem] += outcome_pairs(runs)
-    rows[TASK_CARDS.stem] = task_cards(store, rows[REVIEWS.stem], rules.hash, rules.distill, only=only)
+    rows[TASK_CARDS.stem] = task_cards(store, rows[REVIEWS.stem], runs, rules.hash, rules.distill, only=only)
     return rows
 
 

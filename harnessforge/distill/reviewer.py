@@ -1,11 +1,15 @@
 """The Reviewer: a difficulty (1-5) and an RL value for each milestone run, from its signals.
 
-Difficulty: 5 needed hints at `hard_hint_level` or higher and changed direction after one; 4
+Difficulty: 5 needed hints at `hard_hint_level` or higher and changed direction after them at least
+`hard_direction_changes` times; 4
 needed an L1 hint or more than `long_turns` turns; 3 passed without hints in at least
 `meaningful_iterations` edit -> test cycles; 2 in fewer (more than one); 1 in one.
 RL value: `reject` with the reasons when the run shows an environment problem, a flaky acceptance
 test, a loop it never left, suspected memorisation, cheating, or is too easy (difficulty 1); else
 `high` from `high_value_difficulty` on a pass, `medium` from `medium_value_difficulty`, `low` below.
+Trajectory quality: `poor` for a loop it never left or a share of waste (undone edits and reads it
+never used, per tool call) from `poor_waste_share`, `fair` from `fair_waste_share`, else `good`; the
+numbers of exploration, direction changes and waste are its `quality_why`.
 
 `Reviewer` is the interface; `judge.LLMJudge` implements `review` with a model.
 """
@@ -15,6 +19,7 @@ from __future__ import annotations
 from ..analytics.rows import MilestoneSummaryRow
 from ..models.distill import Review
 from ..rules import ReviewerRules
+from .runs import RunView
 
 
 class Reviewer:
@@ -23,8 +28,10 @@ class Reviewer:
     def __init__(self, rules: ReviewerRules, rules_hash: str):
         self.rules, self.rules_hash = rules, rules_hash
 
-    def review(self, summary: MilestoneSummaryRow, flaky: bool = False, env_issue: bool = False) -> Review:
-        """`flaky`: the milestone's validation saw flaky tests."""
+    def review(
+        self, summary: MilestoneSummaryRow, flaky: bool = False, env_issue: bool = False, run: RunView | None = None
+    ) -> Review:
+        """`flaky`: the milestone's validation saw flaky tests; `run`: the whole run (the judge reads it)."""
         rules = self.rules
         difficulty, why = self.difficulty(summary)
         evidence = {
@@ -47,15 +54,18 @@ class Reviewer:
         identity = summary.model_dump(
             include={"repo", "run_id", "milestone_id", "status", "max_hint_level", "mode", "harness_profile"}
         )
+        quality, quality_why = self.quality(summary)
         grade = {"difficulty": difficulty, "rl_value": value, "discard_reasons": reasons, "why": why}
+        grade |= {"trajectory_quality": quality, "quality_why": quality_why}
         return Review(
             **identity, **grade, reviewer=self.name, synthetic=bool(summary.synthetic), rules_hash=self.rules_hash
         )
 
     def difficulty(self, summary: MilestoneSummaryRow) -> tuple[int, str]:
         rules, level, iterations = self.rules, summary.max_hint_level, summary.iterations
-        if level >= rules.hard_hint_level and summary.direction_changes > 0:
-            return 5, f"needed an L{level} hint and changed direction after a hint"
+        changes = summary.direction_changes
+        if level >= rules.hard_hint_level and changes >= rules.hard_direction_changes:
+            return 5, f"needed an L{level} hint and changed direction {changes} times after hints"
         if level >= 1 or summary.turns > rules.long_turns:
             return 4, f"needed an L{level} hint" if level else f"took {summary.turns} turns"
         if iterations >= rules.meaningful_iterations:
@@ -63,3 +73,17 @@ class Reviewer:
         if iterations > 1:
             return 2, f"no hint, {iterations} edit -> test cycles"
         return 1, "solved in one go"
+
+    def quality(self, summary: MilestoneSummaryRow) -> tuple[str, str]:
+        rules = self.rules
+        waste = summary.reverted_edits + summary.unused_reads
+        share = waste / max(1, summary.tool_calls)
+        why = (
+            f"{summary.tool_calls} tool calls, {summary.unused_reads} reads never used, {summary.reverted_edits} "
+            f"edits undone ({share:.0%} waste), {summary.direction_changes} direction changes"
+        )
+        if summary.status != "PASS" and summary.stuck_points > 0:
+            return "poor", f"{why}; a loop it never left"
+        if share >= rules.poor_waste_share:
+            return "poor", why
+        return ("fair" if share >= rules.fair_waste_share else "good"), why

@@ -22,11 +22,14 @@ from ..envs.workspace import SANDBOX_UID, SANDBOX_USER
 from ..errors import ArtifactError
 from ..gitio import GitRepo
 from ..models.common import utcnow
-from ..models.distill import CardHint, Review, TaskCard
-from ..models.env import ImageRecord, Recipe
+from ..models.distill import CardHint, CardSolution, CardVerification, Review, TaskCard
+from ..models.env import ImageRecord, Recipe, Validation
 from ..models.plan import Milestone
+from ..models.trajectory import VerifierReport
 from ..rules import DistillRules
 from ..store import Store
+from .moments import hint_log, key_moments
+from .runs import RunView
 
 WORKDIR = "/workspace"
 
@@ -72,6 +75,7 @@ def test_command(recipe: Recipe, tests: list[str]) -> str:
 def task_cards(
     store: Store,
     reviews: list[Review],
+    runs: list[RunView],
     rules_hash: str,
     gates: DistillRules,
     allow_synthetic: bool = True,
@@ -80,6 +84,7 @@ def task_cards(
     """A card for every valid milestone with an accepted passing run, of every planned repo (or of
     milestone `only`: (repo, id)). Its hint statistics count the accepted passing runs only."""
     cards = []
+    views = {run.key: run for run in runs}
     for key in [only[0]] if only else store.repo_keys():
         try:
             plan = store.load_plan(key)
@@ -90,7 +95,7 @@ def task_cards(
             record = images.for_milestone(milestone.id)
             if milestone.status != "valid" or record is None or (only and milestone.id != only[1]):
                 continue
-            runs = [
+            accepted = [
                 review
                 for review in reviews
                 if (review.repo, review.milestone_id) == (key, milestone.id)
@@ -98,13 +103,19 @@ def task_cards(
                 and gates.allows(review.discard_reasons, "tasks")
                 and (allow_synthetic or not review.synthetic)
             ]
-            if runs:
-                cards.append(_card(store, key, milestone, record, runs, rules_hash))
+            if accepted:
+                cards.append(_card(store, key, milestone, record, accepted, views, rules_hash))
     return cards
 
 
 def _card(
-    store: Store, key: str, milestone: Milestone, record: ImageRecord, runs: list[Review], rules_hash: str
+    store: Store,
+    key: str,
+    milestone: Milestone,
+    record: ImageRecord,
+    runs: list[Review],
+    views: dict[tuple[str, str, str], RunView],
+    rules_hash: str,
 ) -> TaskCard:
     """One valid milestone's card, its reference the easiest of its accepted passing `runs`."""
     validation = store.load_validation(key, milestone.id)
@@ -147,4 +158,45 @@ def _card(
         tags=[record.recipe.language, record.recipe.runner, *([milestone.release] if milestone.release else [])],
         provenance=provenance,
         synthetic_reference=best.synthetic,
+        solution=_solution(store, views.get((key, best.run_id, milestone.id))),
+        verification=_verification(store, key, best.run_id, milestone.id, validation),
+    )
+
+
+def _solution(store: Store, run: RunView | None) -> CardSolution | None:
+    """How the reference run went: its numbers, key moments, hint log and its own final diff."""
+    if run is None:
+        return None
+    summary, diff = run.summary, store.milestone_run(*run.key).final_diff
+    return CardSolution(
+        run_id=summary.run_id,
+        model=summary.model,
+        turns=summary.turns or 0,
+        edit_attempts=summary.edits,
+        test_runs=summary.test_runs,
+        hints_received=[hint.level for hint in run.hints if hint.level is not None],
+        key_moments=key_moments(run),
+        hint_log=hint_log(run),
+        diff=diff.read_text(errors="replace") if diff.exists() else "",
+    )
+
+
+def _verification(
+    store: Store, key: str, run_id: str, milestone_id: str, validation: Validation
+) -> CardVerification | None:
+    """The reference run's verification report, in the card's terms."""
+    path = store.milestone_run(key, run_id, milestone_id).test_results
+    if not path.exists():
+        return None
+    report = VerifierReport.model_validate_json(path.read_bytes())
+    return CardVerification(
+        acceptance_passed=report.acceptance.passed,
+        acceptance_failed=report.acceptance.failed,
+        fail_to_pass=len(validation.fail_to_pass),
+        pass_to_pass=len(validation.pass_to_pass),
+        regressions=len(report.regressions),
+        regression_tests=report.regressions,
+        same_core_files=not report.missing_core_files,
+        missing_core_files=report.missing_core_files,
+        additional_files=report.extra_files,
     )

@@ -86,6 +86,8 @@ class Review(Model):
     rl_value: Literal["high", "medium", "low", "reject"]
     discard_reasons: list[str] = []
     why: str
+    trajectory_quality: Literal["good", "fair", "poor"] = "fair"
+    quality_why: str = Field("", description="Exploration, direction changes and waste, in numbers")
     reviewer: str = "rules"
     judge_cost_usd: float | None = Field(
         None, exclude_if=lambda value: value is None, description="What the LLM judge's call cost (USD), if one ran"
@@ -101,6 +103,53 @@ class CardHint(Model):
     name: str
     content: str
     solved_runs: int = Field(0, description="Passing runs whose highest hint was this level.")
+
+
+class KeyMoment(Model):
+    """A turn of the reference run worth reading first: stuck, a hint, a change of direction, progress."""
+
+    turn: int
+    kind: Literal["stuck", "hint", "direction_change", "tests_improved", "submitted", "passed"]
+    detail: str
+
+
+class HintLogEntry(Model):
+    """One hint the reference run received, and what followed it."""
+
+    turn: int
+    level: int | None
+    rule: str | None
+    text: str
+    direction_change: bool
+    tests_improved: bool
+
+
+class CardSolution(Model):
+    """How the reference run solved the task (seed 001's solution metadata)."""
+
+    run_id: str
+    model: str | None
+    turns: int
+    edit_attempts: int
+    test_runs: int
+    hints_received: list[int] = Field(default_factory=list, description="Hint levels, in the order shown")
+    key_moments: list[KeyMoment] = Field(default_factory=list)
+    hint_log: list[HintLogEntry] = Field(default_factory=list)
+    diff: str = Field("", description="The reference run's final diff (its own solution, not the ground truth)")
+
+
+class CardVerification(Model):
+    """The reference run's grading: totals, regressions, and how its files compare with the ground truth."""
+
+    acceptance_passed: int
+    acceptance_failed: int
+    fail_to_pass: int
+    pass_to_pass: int
+    regressions: int
+    regression_tests: list[str] = Field(default_factory=list)
+    same_core_files: bool = Field(description="It changed every source file the ground truth changes")
+    missing_core_files: list[str] = Field(default_factory=list)
+    additional_files: list[str] = Field(default_factory=list, description="Files it changed beyond the ground truth")
 
 
 class TaskCard(Model):
@@ -128,3 +177,5 @@ class TaskCard(Model):
     tags: list[str] = []
     provenance: dict[str, Any] = Field(default_factory=dict)
     synthetic_reference: bool = False
+    solution: CardSolution | None = Field(None, description="The reference run's solution (None on older cards)")
+    verification: CardVerification | None = Field(None, description="The reference run's verification report")
