@@ -173,14 +173,26 @@ class GitHubClient:
             return None
         return PullText(data["number"], data["title"], data["body"], data["labels"], data["review_comments"])
 
-    def search_candidates(self, language: str, min_stars: int, pushed_after: datetime | None, limit: int) -> list[str]:
-        """`owner/name` of popular, active repositories in `language`."""
-        query = f"language:{language} stars:>={min_stars} archived:false"
+    def search_candidates(
+        self,
+        language: str,
+        min_stars: int,
+        pushed_after: datetime | None,
+        limit: int,
+        created_after: datetime | None = None,
+        max_stars: int | None = None,
+        sort: str = "stars",
+    ) -> list[str]:
+        """`owner/name` of active repositories in `language`, by stars or last push."""
+        stars = f"{min_stars}..{max_stars}" if max_stars is not None else f">={min_stars}"
+        query = f"language:{language} stars:{stars} archived:false"
         if pushed_after:
             query += f" pushed:>={pushed_after:%Y-%m-%d}"
+        if created_after:
+            query += f" created:>={created_after:%Y-%m-%d}"
 
         def fetch() -> list[str]:
-            found = self._gh.search_repositories(query, sort="stars", order="desc")
+            found = self._gh.search_repositories(query, sort=sort, order="desc")
             out = []
             for repo in found:
                 out.append(repo.full_name)

@@ -10,6 +10,7 @@ import hashlib
 import json
 import os
 import re
+from datetime import date
 from functools import cached_property
 from importlib import resources
 from pathlib import Path
@@ -25,6 +26,15 @@ from .models.plan import Granularity
 DEFAULT_RULES = resources.files("harnessforge") / "config" / "rules.yaml"
 
 
+class CandidateSearch(Model):
+    """How `screen --search` asks GitHub: newer, less-starred repositories are less likely to be in a
+    model's training data (seed 000 §8.5)."""
+
+    sort: Literal["stars", "updated"] = Field(description="GitHub's order: most stars, or most recently pushed")
+    created_within_days: int | None = Field(None, gt=0, description="Only repositories created in this window")
+    max_stars: int | None = Field(None, ge=0, description="Only repositories with at most this many stars")
+
+
 class ScreeningRules(Model):
     min_tests: int = Field(ge=0)
     min_recent_commits: int = Field(ge=0)
@@ -34,6 +44,7 @@ class ScreeningRules(Model):
     min_release_tags: int = Field(ge=0)
     languages: list[str]
     collect_timeout_s: int = Field(gt=0)
+    search: CandidateSearch
 
 
 def _compiles(patterns: list[str], what: str) -> None:
@@ -368,6 +379,13 @@ DiscardReason = Literal["env_issue", "too_easy", "agent_loop", "flaky_test", "su
 GatedDataset = Literal["sft", "stuck_slices", "dpo", "dpo_rejected", "kto", "kto_negatives", "atif", "tasks"]
 
 
+class ContaminationRules(Model):
+    margin_days: int = Field(ge=0, description="A solution newer than the cutoff by less than this: medium risk")
+    cutoffs: dict[str, date] = Field(
+        default_factory=dict, description="Training-data cutoff per Dev model name prefix (the longest prefix wins)"
+    )
+
+
 class DistillRules(Model):
     slice_context_messages: int = Field(ge=0)
     hint_in_prompt: Literal["drop", "keep"]
@@ -378,6 +396,7 @@ class DistillRules(Model):
         default_factory=list, description="Regexes (case-insensitive) by which a turn refers to a hint it got."
     )
     reviewer: ReviewerRules
+    contamination: ContaminationRules
     gates: dict[DiscardReason, list[GatedDataset]] = Field(
         default_factory=dict,
         description="Per discard reason, the datasets a run rejected for it still feeds (a reason not listed: none).",

@@ -77,8 +77,8 @@ class RecordingClient:
     def __init__(self):
         self.calls = []
 
-    def search_candidates(self, language, min_stars, pushed_after, limit):
-        self.calls.append((language, min_stars, pushed_after, limit))
+    def search_candidates(self, language, min_stars, pushed_after, limit, **preferences):
+        self.calls.append((language, min_stars, pushed_after, limit, preferences))
         return ["acme/app"]
 
 
@@ -90,7 +90,16 @@ def test_candidates_are_searched_within_the_recent_activity_window():
     assert search_window_start(narrow, now) == datetime(2025, 6, 20, 12, tzinfo=timezone.utc)
     client = RecordingClient()
     assert search_candidates(client, "go", 500, 3, narrow, now=now) == ["acme/app"]
-    assert client.calls == [("go", 500, datetime(2025, 6, 20, 12, tzinfo=timezone.utc), 3)]
+    default = {"created_after": None, "max_stars": None, "sort": "stars"}
+    assert client.calls == [("go", 500, datetime(2025, 6, 20, 12, tzinfo=timezone.utc), 3, default)]
+    # preferring new, less-starred repositories (seed 000 §8.5)
+    fresh = narrow.model_copy(
+        update={
+            "search": narrow.search.model_copy(update={"created_within_days": 30, "max_stars": 2000, "sort": "updated"})
+        }
+    )
+    search_candidates(client, "go", 500, 3, fresh, now=now)
+    assert client.calls[-1][4] == {"created_after": now - timedelta(days=30), "max_stars": 2000, "sort": "updated"}
 
 
 # ---- backends ------------------------------------------------------------------------------------------

@@ -1,5 +1,8 @@
 """GitHub enrichment through the real PyGithub client against a local wire-protocol server."""
 
+import urllib.parse
+from datetime import datetime
+
 import pytest
 
 from harnessforge.errors import GitHubError
@@ -102,6 +105,12 @@ def test_search_candidates(fake_github, tmp_path):
     found = client(fake_github, tmp_path).search_candidates("python", 1000, None, limit=5)
     assert found == ["a/one", "b/two"]
     assert "language%3Apython" in fake_github.requests[-1] or "language:python" in fake_github.requests[-1]
+    fresh = client(fake_github, tmp_path).search_candidates(
+        "python", 100, None, limit=5, created_after=datetime(2026, 1, 2), max_stars=2000, sort="updated"
+    )
+    assert fresh == ["a/one", "b/two"]
+    asked = urllib.parse.unquote_plus(fake_github.requests[-1])
+    assert "stars:100..2000" in asked and "created:>=2026-01-02" in asked and "sort=updated" in asked
 
 
 def test_cli_uses_token_and_api_url_from_environment(fake_github, run_cli, example_repo):

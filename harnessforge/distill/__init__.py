@@ -29,6 +29,7 @@ from ..models.common import utcnow
 from ..models.distill import Review, RunProvenance
 from ..rules import Rules
 from ..store import Store, atomic_write
+from .contamination import with_contamination
 from .outputs import DISTILLED_OUTPUTS, DPO_PAIRS, KTO, REVIEWS, SFT, STUCK_SLICES, TASK_CARDS, VERIFIED_TASKS
 from .pairs import hint_pairs, kto_rows, outcome_pairs
 from .reviewer import Reviewer
@@ -78,6 +79,7 @@ def distill(
                 "(or materialize trajectory_analytics) first"
             )
         runs = load_runs(store, con, rules.hash, log=skip, only=only)
+    with_contamination(runs, store, rules.distill.contamination)
     rows = _cut(store, rules, runs, reviewer or Reviewer(rules.distill.reviewer, rules.hash), only)
     for stem, items in rows.items():
         atomic_write(

@@ -48,6 +48,12 @@ def search_candidates(
     rules: ScreeningRules,
     now: datetime | None = None,
 ) -> list[str]:
-    """`owner/name` of up to `limit` popular repositories in `language` pushed to within the window."""
-    since = search_window_start(rules, now or datetime.now(timezone.utc))
-    return client.search_candidates(language, min_stars, since, limit)
+    """`owner/name` of up to `limit` repositories in `language` with `min_stars`, pushed to within the
+    window, and as new, as little starred and in the order `rules.search` asks."""
+    now = now or datetime.now(timezone.utc)
+    since = search_window_start(rules, now)
+    search = rules.search
+    created = now - timedelta(days=search.created_within_days) if search.created_within_days else None
+    return client.search_candidates(
+        language, min_stars, since, limit, created_after=created, max_stars=search.max_stars, sort=search.sort
+    )
