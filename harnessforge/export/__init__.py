@@ -11,7 +11,8 @@ JSON lines and Parquet (through `datasets`, nested values as `Json` features, so
   `rejected_response`), `openrlhf` (prompt/chosen/rejected, tools in the system message).
 - `kto`: `trl` (prompt/completion/label + tools), `swift` (`messages` + `label`).
 - `atif`: the runs' ATIF v1.7 trajectories.
-- `swebench`: SWE-bench-style `instances.jsonl` of the validated milestones.
+- `swebench`: a swebench 5.x task repo of the validated milestones (`sweb.yaml`, `tasks/<id>/` with eval.sh
+  and a Dockerfile, `instances.jsonl`), test ids as swebench's log parser reports them.
 - `harbor`: a Harbor task folder per task card (`tasks/<id>/`: instruction, task.toml, environment
   with a Dockerfile and a bundle of the history up to the base commit, tests, solution).
 
@@ -41,7 +42,8 @@ from ..store import Store, atomic_file, atomic_write
 from . import chat
 from .card import dataset_card
 from .harbor import harbor_tasks
-from .swebench import instances
+from .swebench import valid_milestones
+from .swebench_repo import write_task_repo
 
 FORMATS = ("sft", "dpo", "kto", "atif", "swebench", "harbor")
 
@@ -119,11 +121,9 @@ def export(
         report.files += harbor_tasks(store, cards, out, rules or load_rules())
         report.rows["harbor_tasks"] = len(cards)
     if "swebench" in formats:
-        found = instances(store)
-        path = out / "swebench" / "instances.jsonl"
-        atomic_write(path, b"".join(json.dumps(instance).encode() + b"\n" for instance in found))
-        report.files.append(path)
-        report.rows["instances"] = len(found)
+        written = write_task_repo(store, valid_milestones(store), out / "swebench", rules or load_rules())
+        report.files += written.files
+        report.rows["instances"] = written.instances
     card = dataset_card(report, reviews, manifest, allow_synthetic, _memorisation_rates(store))
     atomic_write(out / "README.md", card.encode())
     report.files.append(out / "README.md")
