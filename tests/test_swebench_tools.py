@@ -51,6 +51,13 @@ def rows(folder) -> list[dict]:
     return [json.loads(line) for line in (folder / "instances.jsonl").read_text().splitlines()]
 
 
+def report_of(logs, model: str, instance_id: str) -> dict:
+    """swebench's report.json of one instance; when it wrote none, its own log says why."""
+    folder = logs / model / instance_id
+    assert (folder / "report.json").exists(), (folder / "run_instance.log").read_text()[-3000:]
+    return json.loads((folder / "report.json").read_text())[instance_id]
+
+
 def test_every_instance_makes_a_test_spec_the_same_from_the_jsonl_and_the_task_repo(exported):
     from swebench.harness.constants import END_TEST_OUTPUT, TEST_EXIT_CODE_VAR, EvalType
     from swebench.harness.log_parsers import PARSER_REGISTRY
@@ -174,7 +181,7 @@ def test_gold_patches_resolve_every_instance_in_swebench_harness(exported, docke
     logs = tmp_path / RUN_EVALUATION_LOG_DIR / run
     for task in tasks:
         instance_id = task["instance_id"]
-        report = json.loads((logs / "gold" / instance_id / "report.json").read_text())[instance_id]
+        report = report_of(logs, "gold", instance_id)
         statuses = report.get("tests_status")
         assert report["resolved"] and get_resolution_status(statuses) == ResolvedStatus.FULL.value, (
             instance_id,
@@ -191,5 +198,4 @@ def test_gold_patches_resolve_every_instance_in_swebench_harness(exported, docke
     log = str(logs / "gold" / first / "test_output.txt")
     assert get_eval_report(as_written, gold[first], log, include_tests_status=False)[first]["resolved"] is False
     # without the gold patch the same eval script fails the instance: the grading is not vacuous
-    unpatched = json.loads((logs / "empty" / first / "report.json").read_text())
-    assert unpatched[first]["resolved"] is False
+    assert report_of(logs, "empty", first)["resolved"] is False
