@@ -414,6 +414,21 @@ class DistillRules(Model):
         return all(wanted & set(self.gates.get(reason, [])) for reason in reasons)
 
 
+class SwebenchRules(Model):
+    """The SWE-bench 5.x task repo (`export --format swebench`), as `swebench dataset check` accepts it."""
+
+    dataset: str = Field(pattern=r"^[\w.-]+/[\w.-]+$", description="What sweb.yaml publishes (owner/name).")
+    split: str = Field(pattern=r"^\w+$", description="The split every instance is in.")
+    log_parser: Literal["parse_log_pytest_v2", "parse_log_pytest"] = Field(
+        description="swebench's parser of the eval log; FAIL_TO_PASS / PASS_TO_PASS hold the ids as it reports them."
+    )
+    eval_type: Literal["pass_and_fail", "fail_only"]
+
+
+class ExportRules(Model):
+    swebench: SwebenchRules
+
+
 class Rules(Model):
     screening: ScreeningRules
     planning: PlanningRules
@@ -421,6 +436,7 @@ class Rules(Model):
     harness: HarnessRules
     analytics: AnalyticsRules
     distill: DistillRules
+    export: ExportRules
 
     @cached_property
     def hash(self) -> str:

@@ -11,7 +11,8 @@ JSON lines and Parquet (through `datasets`, nested values as `Json` features, so
   `rejected_response`), `openrlhf` (prompt/chosen/rejected, tools in the system message).
 - `kto`: `trl` (prompt/completion/label + tools), `swift` (`messages` + `label`).
 - `atif`: the runs' ATIF v1.7 trajectories.
-- `swebench`: SWE-bench-style `instances.jsonl` of the verified tasks.
+- `swebench`: a swebench 5.x task repo of the verified tasks (`sweb.yaml`, `tasks/<id>/` with eval.sh
+  and a Dockerfile, `instances.jsonl`), test ids as swebench's log parser reports them.
 - `harbor`: a Harbor task folder per verified task (`tasks/<id>/`: instruction, task.toml, environment
   with a Dockerfile and a bundle of the history up to the base commit, tests, solution).
 
@@ -41,7 +42,7 @@ from ..store import Store, atomic_file, atomic_write
 from . import chat
 from .card import dataset_card
 from .harbor import harbor_tasks
-from .swebench import instance
+from .swebench_repo import write_task_repo
 
 FORMATS = ("sft", "dpo", "kto", "atif", "swebench", "harbor")
 # What `verify-tasks` proved of a card: a card still equal in these reproduces as it did.
@@ -136,11 +137,10 @@ def export(
         report.files += harbor_tasks(store, tasks, out, rules or load_rules())
         report.rows["harbor_tasks"] = len(tasks)
     if "swebench" in formats and report.verified:
-        found = [instance(store, card.repo, card.milestone_id) for card in tasks]
-        path = out / "swebench" / "instances.jsonl"
-        atomic_write(path, b"".join(json.dumps(instance).encode() + b"\n" for instance in found))
-        report.files.append(path)
-        report.rows["instances"] = len(found)
+        chosen = [(card.repo, card.milestone_id) for card in tasks]
+        written = write_task_repo(store, chosen, out / "swebench", rules or load_rules())
+        report.files += written.files
+        report.rows["instances"] = written.instances
     card = dataset_card(report, reviews, manifest, allow_synthetic, _memorisation_rates(store))
     atomic_write(out / "README.md", card.encode())
     report.files.append(out / "README.md")
