@@ -124,7 +124,8 @@ def test_task_cards_become_harbor_folders_and_swebench_instances(chain, tmp_path
         for section, keys in TASK_TOML_KEYS.items():
             table = toml if not section else toml[section]
             assert set(keys) <= set(table), (section, keys)
-        assert toml["environment"]["allow_internet"] is False
+        assert toml["environment"]["network_mode"] == "no-network" and toml["agent"]["user"] == 1000
+        assert toml["schema_version"] == "1.4" and toml["verifier"]["environment_mode"] == "separate"
         ladder = nav.store.load_hints(nav.key, m.id)  # levels with no material of their own are left out
         assert [h["level"] for h in toml["metadata"]["mentor_hints"]] == [h.level for h in ladder.levels if not h.empty]
         assert len(toml["metadata"]["mentor_hints"]) >= 3  # L3 and L4 always have material
@@ -136,7 +137,8 @@ def test_task_cards_become_harbor_folders_and_swebench_instances(chain, tmp_path
         config = json.loads((task / "tests" / "config.json").read_text())
         assert set(FIELDS) <= set(config) and config["base_commit"] == m.base_commit
         dockerfile = (task / "environment" / "Dockerfile").read_text()
-        assert dockerfile.startswith("FROM ") and "repo.bundle" in dockerfile
+        assert "ARG BASE_IMAGE=debian:bookworm-slim\nFROM ${BASE_IMAGE}\n" in dockerfile and "repo.bundle" in dockerfile
+        assert toml["metadata"]["base_image"] == load_rules().environments.base_images["python"]
         clone = tmp_path / f"clone-{m.id}"
         subprocess.run(["git", "clone", "-q", str(task / "environment" / "repo.bundle"), str(clone)], check=True)
         head = subprocess.run(["git", "-C", str(clone), "rev-parse", "HEAD"], capture_output=True, text=True)
@@ -147,6 +149,34 @@ def test_task_cards_become_harbor_folders_and_swebench_instances(chain, tmp_path
         json.loads(line) for line in (tmp_path / "out" / "swebench" / "instances.jsonl").read_text().splitlines()
     ]
     assert all(json.loads(i["FAIL_TO_PASS"]) for i in instances)
+
+
+def test_harbor_validates_loads_and_lints_the_export(chain, harbor_venv, docker_client, tmp_path):
+    """Harbor's own tools on the export as written: its ATIF validator on every trajectory, its task
+    loader on every folder, `harbor lint` on them all (clean: no rule ignored, see LINT_IGNORED)."""
+    from harnessforge.distill import distill
+    from harnessforge.envs.images import bootstrap_packages
+    from harnessforge.export import export
+    from tests.harbor_tools import LINT_IGNORED, check, lint
+
+    nav, summaries = chain
+    distill(nav.store, load_rules(), log=lambda *_: None)
+    report = export(nav.store, ["atif", "harbor"], tmp_path / "out", allow_synthetic=True)
+    result = check(harbor_venv, [tmp_path / "out"])
+    assert len(result["atif"]) == report.rows["atif"] > 0  # the runs the Reviewer's gates let into atif
+    assert {path: errors for path, errors in result["atif"].items() if errors} == {}
+    assert len(result["tasks"]) == report.rows["harbor_tasks"] == 5
+    assert {path: error for path, error in result["tasks"].items() if error} == {}
+    folders = sorted((tmp_path / "out" / "tasks").iterdir())
+    code, findings = lint(harbor_venv, folders)
+    assert (code, findings) == (0, []) and not LINT_IGNORED
+    # the public base's packages are the local base's: there the Dockerfile's install step does nothing
+    rules = load_rules().environments
+    packages = bootstrap_packages("python", rules)
+    output = docker_client.containers.run(
+        rules.base_images["python"], ["dpkg", "-s", *packages], remove=True, network_mode="none"
+    )
+    assert output.count(b"Status: install ok installed") == len(packages)
 
 
 def test_verify_tasks_rebuilds_from_the_card_alone_and_drops_what_does_not_reproduce(chain):
