@@ -1,14 +1,21 @@
 """Harbor's ATIF validator on what our ATIF writer gives, for a model's run and for the oracle's (no LLM
 call: ATIF then forbids metrics and reasoning), and on documents of the earlier writer once upgraded.
-Exports of a real chain (ATIF files, task folders, `harbor lint`) are checked in tests/test_run_chain.py."""
+Then Harbor's task loader and `harbor lint` on a folder written from a card, and on the same folder in
+the format Harbor 0.26 flags (schema 1.3, `allow_internet`, the verifier in the agent's sandbox).
+Exports of a real chain (ATIF files, task folders) are checked in tests/test_run_chain.py."""
 
 import copy
 import json
 
 import pytest
 
+from harnessforge.distill.tasks import dockerfile
+from harnessforge.export.harbor import task_files, write_folder
 from harnessforge.harness.atif import to_atif, upgrade, validate_atif
-from tests.harbor_tools import check
+from harnessforge.models.distill import CardHint, TaskCard
+from harnessforge.models.env import Recipe
+from harnessforge.rules import load_rules
+from tests.harbor_tools import LINT_IGNORED, check, lint
 from tests.test_recorder import TOOLS, milestone
 
 
@@ -63,3 +70,43 @@ def test_an_earlier_document_fails_harbor_and_ours_until_upgraded(harbor_venv, t
     assert errors and all("must be absent when llm_call_count is 0" in error for error in errors), errors
     assert len(errors) == 3  # one per agent step (Harbor stops at a step's first field: metrics)
     assert result["atif"][str(tmp_path / "upgraded.json")] == []
+
+
+def _card() -> TaskCard:
+    rules = load_rules()
+    recipe = Recipe(language="python", runner="pytest", base_image=rules.environments.base_images["python"])
+    recipe.install = ["python3 -m venv /opt/hf/venv", "/opt/hf/venv/bin/pip install -r /hf/deps/requirements.txt"]
+    base = "a" * 40
+    return TaskCard(
+        task_id="acme__tasklite-m01",
+        repo="acme__tasklite",
+        milestone_id="m01",
+        title="Due dates",
+        statement="Tasks get an optional due date.",
+        base_commit=base,
+        verify_commit="b" * 40,
+        image="harnessforge/acme__tasklite:0123",
+        dockerfile=dockerfile(recipe, base),
+        dependency_files={"requirements.txt": "pytest==8.3.4\n"},
+        test_cmd="python -m pytest -q tests/test_due.py",
+        fail_to_pass=["tests/test_due.py::test_parse"],
+        pass_to_pass=[],
+        hint_ladder=[CardHint(level=1, name="where", content="Look at parse_due().")],
+    )
+
+
+def test_harbor_loads_and_lints_a_task_folder_and_flags_the_old_format(harbor_venv, tmp_path):
+    rules = load_rules()
+    files = task_files(_card(), rules) | {"tests/test.patch": "", "solution/solution.patch": ""}
+    write_folder(tmp_path / "new" / "task", files)
+    assert check(harbor_venv, [tmp_path / "new" / "task"])["tasks"] == {str(tmp_path / "new" / "task"): None}
+    assert lint(harbor_venv, [tmp_path / "new" / "task"]) == (0, []) and not LINT_IGNORED
+
+    old = files["task.toml"].replace('schema_version = "1.4"', 'schema_version = "1.3"')
+    old = old.replace('network_mode = "no-network"', "allow_internet = false")
+    old = "\n".join(line for line in old.splitlines() if not line.startswith(("environment_mode", "user =")))
+    write_folder(tmp_path / "old" / "task", files | {"task.toml": old})
+    (error,) = check(harbor_venv, [tmp_path / "old" / "task"])["tasks"].values()
+    assert "'allow_internet' field is deprecated" in error
+    code, findings = lint(harbor_venv, [tmp_path / "old" / "task"])
+    assert code == 1 and {finding["rule"] for finding in findings} == {"shared-verifier"}

@@ -79,27 +79,37 @@ def harbor_tasks(store: Store, cards: list[TaskCard], out: Path, rules: Rules) -
     for card in cards:
         folder = out / "tasks" / card.task_id
         ground_truth, tests = store.read_patches(card.repo, card.milestone_id)
-        files = {
-            "instruction.md": f"# {card.title}\n\n{card.statement}\n",
-            "task.toml": task_toml(card, rules),
-            "environment/Dockerfile": environment_dockerfile(card, rules),
-            "tests/test.sh": TEST_SH.format(
-                workdir=WORKDIR, base=card.base_commit, patch=AGENT_PATCH, test_cmd=card.test_cmd
-            ),
-            "tests/config.json": json.dumps(instance(store, card.repo, card.milestone_id), indent=2) + "\n",
-            "solution/solve.sh": SOLVE_SH.format(workdir=WORKDIR),
-        }
-        files |= {f"environment/deps/{path}": text for path, text in card.dependency_files.items()}
-        for name, text in files.items():
-            (folder / name).parent.mkdir(parents=True, exist_ok=True)
-            (folder / name).write_text(text)
+        files = task_files(card, rules)
+        files["tests/config.json"] = json.dumps(instance(store, card.repo, card.milestone_id), indent=2) + "\n"
+        write_folder(folder, files)
         (folder / "tests" / "test.patch").write_bytes(tests)
         (folder / "solution" / "solution.patch").write_bytes(ground_truth)
-        for script in ("tests/test.sh", "solution/solve.sh"):
-            (folder / script).chmod(0o755)
         bundle(store.git_cache(card.repo), card.base_commit, folder / "environment" / "repo.bundle")
         written.append(folder)
     return written
+
+
+def task_files(card: TaskCard, rules: Rules) -> dict[str, str]:
+    """The folder's text files that come from the card alone (path -> text)."""
+    files = {
+        "instruction.md": f"# {card.title}\n\n{card.statement}\n",
+        "task.toml": task_toml(card, rules),
+        "environment/Dockerfile": environment_dockerfile(card, rules),
+        "tests/test.sh": TEST_SH.format(
+            workdir=WORKDIR, base=card.base_commit, patch=AGENT_PATCH, test_cmd=card.test_cmd
+        ),
+        "solution/solve.sh": SOLVE_SH.format(workdir=WORKDIR),
+    }
+    return files | {f"environment/deps/{path}": text for path, text in card.dependency_files.items()}
+
+
+def write_folder(folder: Path, files: dict[str, str]) -> None:
+    for name, text in files.items():
+        (folder / name).parent.mkdir(parents=True, exist_ok=True)
+        (folder / name).write_text(text)
+    for script in ("tests/test.sh", "solution/solve.sh"):
+        if (folder / script).exists():
+            (folder / script).chmod(0o755)
 
 
 def bundle(source: Path, commit: str, dest: Path) -> None:
