@@ -109,11 +109,11 @@ def _reward(client: docker.DockerClient, tag: str, folder: Path, with_solution: 
     """The attempt (the solution, or nothing) as the agent in one container, its changes collected by
     task.toml's hooks, then the tests as the verifier in a fresh container; no network in either."""
     config = tomllib.loads((folder / "task.toml").read_text())
-    agent_user, verifier_user = (str(config[table].get("user", "")) or None for table in ("agent", "verifier"))
+    users = {table: str(config[table].get("user", "")) for table in ("agent", "verifier")}  # "": the image's USER
     with _container(client, tag, timeout) as agent:
         if with_solution:
             agent.put_archive("/", _tar(folder, ["solution"]))
-            agent.exec_run(["bash", "/solution/solve.sh"], user=agent_user or "")
+            agent.exec_run(["bash", "/solution/solve.sh"], user=users["agent"])
         for hook in config["verifier"].get("collect", []):
             agent.exec_run(["bash", "-c", hook["command"]], user=str(hook.get("user", "")))
         code, patch = agent.exec_run(["cat", AGENT_PATCH])
@@ -121,7 +121,7 @@ def _reward(client: docker.DockerClient, tag: str, folder: Path, with_solution: 
         verifier.put_archive("/", _tar(folder, ["tests"]))
         if code == 0:
             verifier.put_archive("/", _file_tar(AGENT_PATCH.lstrip("/"), patch))
-        verifier.exec_run(["bash", "-c", f"timeout {timeout} bash /tests/test.sh"], user=verifier_user or "")
+        verifier.exec_run(["bash", "-c", f"timeout {timeout} bash /tests/test.sh"], user=users["verifier"])
         code, out = verifier.exec_run(["cat", "/logs/verifier/reward.txt"])
         return out.decode().strip() if code == 0 else ""
 
