@@ -160,6 +160,7 @@ class BootstrapRules(Model):
     suite: str
     mirror: str
     packages: dict[str, list[str]]
+    public_image: str = Field(min_length=1)  # what exported task Dockerfiles build FROM by default instead
 
 
 class EnvRules(Model):

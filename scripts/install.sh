@@ -38,4 +38,24 @@ if command -v npm >/dev/null 2>&1; then
 else
   echo "install.sh: npm not found, so the claude-code backend is not installed" >&2
 fi
+# Harbor (its ATIF validator, task loader and `harbor lint` check the exports in tests) needs
+# Python >= 3.12: a virtualenv of its own in .venv-harbor, from HARBOR_PYTHON or the first such Python
+# found; without one the Harbor tests skip (fail under HARNESSFORGE_REQUIRE_DOCKER=1).
+harbor_version=${HARBOR_VERSION:-0.26.0}
+if [ "$(.venv-harbor/bin/harbor --version 2>/dev/null)" != "$harbor_version" ]; then
+  harbor_python=${HARBOR_PYTHON:-}
+  for candidate in python3.13 python3.12 /root/.pyenv/versions/3.1[2-9]*/bin/python; do
+    [ -n "$harbor_python" ] && break
+    command -v "$candidate" >/dev/null 2>&1 &&
+      "$candidate" -c 'import sys; sys.exit(sys.version_info < (3, 12))' 2>/dev/null && harbor_python=$candidate
+  done
+  if [ -n "$harbor_python" ]; then
+    [ -x .venv-harbor/bin/python ] || "$harbor_python" -m venv .venv-harbor
+    .venv-harbor/bin/python -m pip install --quiet "harbor==$harbor_version" 2>&1 | grep -v "^WARNING: Location" >&2 || true
+    [ "$(.venv-harbor/bin/harbor --version 2>/dev/null)" = "$harbor_version" ] ||
+      { echo "install.sh: harbor $harbor_version did not install in .venv-harbor" >&2; exit 1; }
+  else
+    echo "install.sh: no Python >= 3.12 found (set HARBOR_PYTHON=...), so Harbor is not installed" >&2
+  fi
+fi
 echo "HarnessForge installed in .venv ($(.venv/bin/harnessforge --help >/dev/null && echo ok))"

@@ -98,6 +98,19 @@ def pytest_sessionfinish(session, exitstatus):
 
 
 @pytest.fixture(scope="session")
+def harbor_venv() -> Path:
+    """The Harbor virtualenv (.venv-harbor, made by scripts/install.sh); required like Docker in CI."""
+    from tests.harbor_tools import HARBOR_VENV
+
+    if not (HARBOR_VENV / "bin" / "harbor").exists():
+        why = f"{HARBOR_VENV} has no harbor: run scripts/install.sh (Harbor needs Python >= 3.12)"
+        if REQUIRE_DOCKER:
+            pytest.fail(f"HARNESSFORGE_REQUIRE_DOCKER=1 but {why}")
+        pytest.skip(why)
+    return HARBOR_VENV
+
+
+@pytest.fixture(scope="session")
 def base_image(docker_client):
     """The python base image (bootstrapped with debootstrap if absent: CI does it up front)."""
     from harnessforge.envs.images import bootstrap_base

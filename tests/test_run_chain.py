@@ -102,7 +102,9 @@ def test_the_run_distils_and_exports(chain, tmp_path):
     validate_atif(atif)
 
 
-def test_only_accepted_verified_milestones_become_harbor_tasks_and_swebench_instances(chain, tmp_path):
+def test_only_accepted_verified_milestones_become_harbor_tasks_and_swebench_instances(
+    chain, harbor_venv, docker_client, tmp_path
+):
     """A task card needs a passing run the gates let be a reference; `verify-tasks` keeps the cards that
     rebuild from the card alone; only those become Harbor folders and SWE-bench instances, checked
     against their published field lists, with a repository bundle holding no commit after the base."""
@@ -111,11 +113,13 @@ def test_only_accepted_verified_milestones_become_harbor_tasks_and_swebench_inst
 
     from harnessforge.distill import distill
     from harnessforge.distill.outputs import REVIEWS, TASK_CARDS, read_distilled
+    from harnessforge.envs.images import bootstrap_packages
     from harnessforge.errors import ArtifactError
     from harnessforge.export import export
     from harnessforge.export.harbor import TASK_TOML_KEYS
     from harnessforge.export.swebench import FIELDS
     from harnessforge.export.verify import verify_tasks
+    from tests.harbor_tools import LINT_IGNORED, check, lint
 
     nav, summaries = chain
     rules = load_rules()
@@ -168,7 +172,7 @@ def test_only_accepted_verified_milestones_become_harbor_tasks_and_swebench_inst
     verdicts = json.loads((nav.store.root / "distilled" / "task_checks.json").read_text())
     assert sorted(v["task_id"] for v in verdicts) == sorted(checks)
 
-    report = export(nav.store, ["harbor", "swebench"], tmp_path / "out", allow_synthetic=True, rules=rules)
+    report = export(nav.store, ["atif", "harbor", "swebench"], tmp_path / "out", allow_synthetic=True, rules=rules)
     assert report.rows["harbor_tasks"] == report.rows["instances"] == len(fine)
     assert sorted(p.name for p in (tmp_path / "out" / "tasks").iterdir()) == [f"{nav.key}-{mid}" for mid in fine]
     assert report.unverified_cards == [f"{nav.key}-{broken}"]
@@ -182,6 +186,8 @@ def test_only_accepted_verified_milestones_become_harbor_tasks_and_swebench_inst
         for section, keys in TASK_TOML_KEYS.items():
             table = toml if not section else toml[section]
             assert set(keys) <= set(table), (section, keys)
+        assert toml["environment"]["network_mode"] == "no-network" and toml["agent"]["user"] == 1000
+        assert toml["schema_version"] == "1.4" and toml["verifier"]["environment_mode"] == "separate"
         ladder = nav.store.load_hints(nav.key, m.id)  # levels with no material of their own are left out
         assert [h["level"] for h in toml["metadata"]["mentor_hints"]] == [h.level for h in ladder.levels if not h.empty]
         assert len(toml["metadata"]["mentor_hints"]) >= 3  # L3 and L4 always have material
@@ -193,7 +199,8 @@ def test_only_accepted_verified_milestones_become_harbor_tasks_and_swebench_inst
         config = json.loads((task / "tests" / "config.json").read_text())
         assert set(FIELDS) <= set(config) and config["base_commit"] == m.base_commit
         dockerfile = (task / "environment" / "Dockerfile").read_text()
-        assert dockerfile.startswith("FROM ") and "repo.bundle" in dockerfile
+        assert "ARG BASE_IMAGE=debian:bookworm-slim\nFROM ${BASE_IMAGE}\n" in dockerfile and "repo.bundle" in dockerfile
+        assert toml["metadata"]["base_image"] == load_rules().environments.base_images["python"]
         clone = tmp_path / f"clone-{m.id}"
         subprocess.run(["git", "clone", "-q", str(task / "environment" / "repo.bundle"), str(clone)], check=True)
         head = subprocess.run(["git", "-C", str(clone), "rev-parse", "HEAD"], capture_output=True, text=True)
@@ -204,6 +211,23 @@ def test_only_accepted_verified_milestones_become_harbor_tasks_and_swebench_inst
         json.loads(line) for line in (tmp_path / "out" / "swebench" / "instances.jsonl").read_text().splitlines()
     ]
     assert [i["milestone_id"] for i in instances] == fine and all(json.loads(i["FAIL_TO_PASS"]) for i in instances)
+
+    # Harbor's own tools on the export as written: its ATIF validator on every trajectory, its task loader
+    # on every folder, `harbor lint` on them all (clean: no rule ignored, see LINT_IGNORED)
+    result = check(harbor_venv, [tmp_path / "out"])
+    assert len(result["atif"]) == report.rows["atif"] > 0  # the runs the Reviewer's gates let into atif
+    assert {path: errors for path, errors in result["atif"].items() if errors} == {}
+    assert len(result["tasks"]) == report.rows["harbor_tasks"] == len(fine)
+    assert {path: error for path, error in result["tasks"].items() if error} == {}
+    code, findings = lint(harbor_venv, sorted((tmp_path / "out" / "tasks").iterdir()))
+    assert (code, findings) == (0, []) and not LINT_IGNORED
+    # the public base's packages are the local base's: there the Dockerfile's install step does nothing
+    environments = rules.environments
+    packages = bootstrap_packages("python", environments)
+    output = docker_client.containers.run(
+        environments.base_images["python"], ["dpkg", "-s", *packages], remove=True, network_mode="none"
+    )
+    assert output.count(b"Status: install ok installed") == len(packages)
 
     # rules that let a flaky run stand behind a task: m05 gets a card, but no Harbor task until verified
     assert reviews["m05"].discard_reasons == ["flaky_test"] and "m05" not in cards

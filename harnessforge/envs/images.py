@@ -68,8 +68,13 @@ def bootstrap_base(client: docker.DockerClient, language: str, rules: EnvRules, 
     return tag
 
 
+def bootstrap_packages(language: str, rules: EnvRules) -> list[str]:
+    """The Debian packages a bootstrapped base holds (exported task Dockerfiles install the same ones)."""
+    return ["git", "ca-certificates", "procps", *rules.bootstrap.packages.get(language, [])]
+
+
 def _bootstrap(client: docker.DockerClient, tag: str, language: str, rules: EnvRules, log) -> None:
-    packages = ["git", "ca-certificates", "procps", *rules.bootstrap.packages.get(language, [])]
+    packages = bootstrap_packages(language, rules)
     start = time.monotonic()
     with tempfile.TemporaryDirectory(prefix="hf-rootfs-") as tmp:
         rootfs = Path(tmp) / "rootfs"

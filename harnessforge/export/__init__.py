@@ -25,7 +25,6 @@ pairs). Both are counted in the card, the discarded rows per dataset and per rea
 from __future__ import annotations
 
 import json
-import shutil
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -35,6 +34,7 @@ from ..analytics.database import connect_read_only
 from ..analytics.rows import MemorisationRateRow, has_tables, read_rows
 from ..distill.outputs import DPO_PAIRS, KTO, REVIEWS, SFT, STUCK_SLICES, TASK_CARDS, VERIFIED_TASKS, read_distilled
 from ..errors import ArtifactError, ConfigError
+from ..harness import atif
 from ..harness.tools import TOOLS
 from ..models.distill import KTORow, PreferencePair, Review, RunProvenance, Segment, TaskCard
 from ..rules import Rules, load_rules
@@ -291,7 +291,8 @@ def _feature(value: Any):
 
 
 def _atif(store: Store, report: ExportReport, reviews: list[Review], keep) -> None:
-    """Copy each kept run's ATIF trajectory to atif/<repo>/<run_id>/<milestone>.json."""
+    """Each kept run's ATIF trajectory, as this harness writes it now (`atif.upgrade`), to
+    atif/<repo>/<run_id>/<milestone>.json."""
     copied = 0
     for review in reviews:
         provenance = RunProvenance(
@@ -307,8 +308,12 @@ def _atif(store: Store, report: ExportReport, reviews: list[Review], keep) -> No
         if not source.exists() or not keep("atif", provenance):
             continue
         destination = report.out / "atif" / review.repo / review.run_id / f"{review.milestone_id}.json"
-        destination.parent.mkdir(parents=True, exist_ok=True)
-        shutil.copyfile(source, destination)
+        try:
+            doc = atif.upgrade(json.loads(source.read_bytes()))
+            atif.validate_atif(doc)
+        except ValueError as e:
+            raise ArtifactError(f"{source}: not valid ATIF ({e})") from None
+        atomic_write(destination, (json.dumps(doc, indent=2, ensure_ascii=False) + "\n").encode())
         report.files.append(destination)
         copied += 1
     report.rows["atif"] = copied

@@ -1,10 +1,11 @@
 """`verify-tasks`: a task card must reproduce from the card alone, or it is dropped with the reason.
 
-For each card: write its Harbor folder, `docker build` its environment (Dockerfile + repo bundle;
-the build is the only step with network, the host CA bundle added for it), then in two fresh
-containers with the network off run the folder's own scripts: solution + tests must write reward
-1, tests alone (an empty attempt) reward 0. Kept cards go to `distilled/verified_tasks.jsonl`,
-every verdict to `distilled/task_checks.json` (one milestone's folder with `milestone=`).
+For each card: write its Harbor folder, `docker build` its environment (Dockerfile + repo bundle, on
+the local base image; the build is the only step with network, the host CA bundle added for it), then
+run the folder as Harbor runs it (task.toml's users and collect hooks, the verifier in a container of
+its own), with the network off: solution, collect, then tests in a fresh container must write reward
+1; an empty attempt, reward 0. Kept cards go to `distilled/verified_tasks.jsonl`, every verdict to
+`distilled/task_checks.json` (one milestone's folder with `milestone=`).
 """
 
 from __future__ import annotations
@@ -14,6 +15,8 @@ import json
 import shutil
 import tarfile
 import tempfile
+import tomllib
+from contextlib import contextmanager
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
@@ -26,7 +29,7 @@ from ..errors import ArtifactError
 from ..models.distill import TaskCard
 from ..rules import Rules
 from ..store import Store, atomic_write
-from .harbor import harbor_tasks
+from .harbor import AGENT_PATCH, BASE_ARG, harbor_tasks, local_base
 
 LABEL = {"harnessforge": "verify-tasks"}
 
@@ -82,13 +85,18 @@ def _check(client: docker.DockerClient, card: TaskCard, folder: Path, rules: Rul
     shutil.copyfile(HOST_CA, context / "hf-build-ca.crt")
     lines = (context / "Dockerfile").read_text().splitlines()
     build_ca = "/tmp/hf-build-ca.crt"  # for the build only: removed, and its variables unset, at the end
-    lines[1:1] = [f"COPY hf-build-ca.crt {build_ca}", "ENV " + " ".join(f"{name}={build_ca}" for name in CA_VARS)]
+    after_from = next(index for index, line in enumerate(lines) if line.startswith("FROM ")) + 1
+    lines[after_from:after_from] = [
+        f"COPY hf-build-ca.crt {build_ca}",
+        "ENV " + " ".join(f"{name}={build_ca}" for name in CA_VARS),
+    ]
     lines += ["USER root", f"RUN rm -f {build_ca}", "ENV " + " ".join(f"{name}=" for name in CA_VARS), "USER 1000"]
     (context / "Dockerfile.verify").write_text("\n".join(lines) + "\n")
     build = {
         "path": str(context),
         "dockerfile": "Dockerfile.verify",
         "tag": tag,
+        "buildargs": {BASE_ARG: local_base(card)},
         "network_mode": "host",
         "rm": True,
         "forcerm": True,
@@ -108,18 +116,46 @@ def _check(client: docker.DockerClient, card: TaskCard, folder: Path, rules: Rul
 
 
 def _reward(client: docker.DockerClient, tag: str, folder: Path, with_solution: bool, timeout: int) -> str:
-    """Run tests (after the solution, or on the untouched checkout) in a fresh container, no network."""
+    """The attempt (the solution, or nothing) as the agent in one container, its changes collected by
+    task.toml's hooks, then the tests as the verifier in a fresh container; no network in either."""
+    config = tomllib.loads((folder / "task.toml").read_text())
+    users = {table: str(config[table].get("user", "")) for table in ("agent", "verifier")}  # "": the image's USER
+    with _container(client, tag, timeout) as agent:
+        if with_solution:
+            agent.put_archive("/", _tar(folder, ["solution"]))
+            agent.exec_run(["bash", "/solution/solve.sh"], user=users["agent"])
+        for hook in config["verifier"].get("collect", []):
+            agent.exec_run(["bash", "-c", hook["command"]], user=str(hook.get("user", "")))
+        code, patch = agent.exec_run(["cat", AGENT_PATCH])
+    with _container(client, tag, timeout) as verifier:
+        verifier.put_archive("/", _tar(folder, ["tests"]))
+        if code == 0:
+            verifier.put_archive("/", _file_tar(AGENT_PATCH.lstrip("/"), patch))
+        verifier.exec_run(["bash", "-c", f"timeout {timeout} bash /tests/test.sh"], user=users["verifier"])
+        code, out = verifier.exec_run(["cat", "/logs/verifier/reward.txt"])
+        return out.decode().strip() if code == 0 else ""
+
+
+@contextmanager
+def _container(client: docker.DockerClient, tag: str, timeout: int):
+    """A container of the image as its Dockerfile leaves it (its USER), with Harbor's log folders."""
     container = client.containers.run(
-        tag, ["sleep", str(timeout + 120)], detach=True, network_mode="none", user="root", labels=LABEL
+        tag, ["sleep", str(timeout + 120)], detach=True, network_mode="none", labels=LABEL
     )
     try:
-        container.put_archive("/", _tar(folder, ["tests", "solution"]))
-        solve = "bash /solution/solve.sh && " if with_solution else ""
-        container.exec_run(["bash", "-c", f"{solve}timeout {timeout} bash /tests/test.sh"])
-        code, out = container.exec_run(["cat", "/logs/verifier/reward.txt"])
-        return out.decode().strip() if code == 0 else ""
+        container.exec_run(["sh", "-c", "mkdir -p /logs/verifier /logs/artifacts && chmod 777 /logs/*"], user="root")
+        yield container
     finally:
         container.remove(force=True)
+
+
+def _file_tar(name: str, data: bytes) -> bytes:
+    buffer = io.BytesIO()
+    with tarfile.open(fileobj=buffer, mode="w") as tar:
+        info = tarfile.TarInfo(name)
+        info.size, info.mode = len(data), 0o644
+        tar.addfile(info, io.BytesIO(data))
+    return buffer.getvalue()
 
 
 def _tar(folder: Path, directories: list[str]) -> bytes:

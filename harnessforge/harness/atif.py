@@ -13,6 +13,11 @@ The join (the run loop's side of the contract):
 Inputs that do not join (more turns in the events than assistant messages, a hint never shown, a tool
 result answering no call) raise `ValueError` rather than export a trajectory that lies.
 
+A synthetic run's steps (the offline oracle's) are deterministic: `llm_call_count` 0 and, as ATIF
+requires then, no `metrics` or `reasoning_content` (kept in `extra.harnessforge`); `upgrade` does the
+same to documents written before that rule. Harbor's own validator accepts what this module writes
+(tests/test_harbor_tools.py).
+
 Token accounting follows ATIF: `prompt_tokens` counts all input tokens and `cached_tokens` is a subset
 of it, so backends must report `Usage.input` including cache reads.
 """
@@ -31,6 +36,7 @@ from ..models.trajectory import Event, Message, Usage
 
 SCHEMA_VERSION = "ATIF-v1.7"
 AGENT_NAME = "harnessforge"
+LLM_ONLY_FIELDS = {"metrics": "metrics", "reasoning_content": "reasoning"}  # -> their key in extra.harnessforge
 
 
 # ---- conversion ---------------------------------------------------------------------------------
@@ -198,7 +204,30 @@ def _agent_step(
         "latency_s": round(sum(event.latency_s for event in turn_events), 3),
     }
     step["extra"] = {"harnessforge": info}
-    return step, call_events
+    return _without_llm_fields(step), call_events
+
+
+def _without_llm_fields(step: dict) -> dict:
+    """ATIF v1.7: a deterministic step (`llm_call_count` 0) has no `metrics` or `reasoning_content`; the
+    oracle's scripted reasoning and its (zero) usage move to `extra.harnessforge` instead of being lost."""
+    if step.get("source") != "agent" or step.get("llm_call_count") != 0:
+        return step
+    info = {key: step.pop(field) for field, key in LLM_ONLY_FIELDS.items() if field in step}
+    if info:
+        step["extra"] = {**(step.get("extra") or {})}
+        step["extra"]["harnessforge"] = {**step["extra"].get("harnessforge", {}), **info}
+    return step
+
+
+def upgrade(doc: dict) -> dict:
+    """A document of an earlier writer as this one writes it: deterministic steps lose `metrics` and
+    `reasoning_content` (kept in `extra.harnessforge`) and `final_metrics` is summed again. Stores
+    written before that rule still export ATIF that Harbor's validator accepts."""
+    steps = [_without_llm_fields(dict(step)) for step in doc.get("steps", [])]
+    upgraded = {**doc, "steps": steps}
+    if "final_metrics" in doc:
+        upgraded["final_metrics"] = {**doc["final_metrics"], **_final_metrics(steps)}
+    return upgraded
 
 
 def _attach_result(agent: dict | None, message: Message, call_events: dict[str, Event], where: str) -> None:
@@ -293,6 +322,8 @@ class AtifStep(_Strict):
                 raise ValueError(f"step {self.step_id}: {', '.join(present)} only belong on agent steps")
             if self.source == "user" and self.observation is not None:
                 raise ValueError(f"step {self.step_id}: a user step has no observation")
+        elif self.llm_call_count == 0 and (present := [f for f in LLM_ONLY_FIELDS if getattr(self, f) is not None]):
+            raise ValueError(f"step {self.step_id}: {', '.join(present)} must be absent when llm_call_count is 0")
         ids = {call.tool_call_id for call in self.tool_calls or []}
         for result in self.observation.results if self.observation else []:
             if result.source_call_id is not None and result.source_call_id not in ids:
