@@ -141,9 +141,9 @@ def test_only_accepted_verified_milestones_become_harbor_tasks_and_swebench_inst
     kinds = [moment.kind for moment in m02.solution.key_moments]
     assert kinds[-1] == "passed" and "hint" in kinds and "submitted" in kinds
     assert m02.solution.diff.startswith("diff --git")
-    check = m02.verification
-    assert check.acceptance_failed == 0 and check.acceptance_passed >= check.fail_to_pass > 0
-    assert check.regressions == 0 and check.same_core_files and not check.missing_core_files
+    graded = m02.verification
+    assert graded.acceptance_failed == 0 and graded.acceptance_passed >= graded.fail_to_pass > 0
+    assert graded.regressions == 0 and graded.same_core_files and not graded.missing_core_files
 
     with pytest.raises(ArtifactError, match="run `harnessforge verify-tasks` first"):
         export(nav.store, ["harbor"], tmp_path / "early", allow_synthetic=True, rules=rules)
