@@ -379,6 +379,10 @@ class DistillRules(Model):
         return all(wanted & set(self.gates.get(reason, [])) for reason in reasons)
 
 
+class ExportRules(Model):
+    chars_per_token: float = Field(gt=0, description="The dataset card's token estimate without a tokenizer")
+
+
 class Rules(Model):
     screening: ScreeningRules
     planning: PlanningRules
@@ -386,6 +390,7 @@ class Rules(Model):
     harness: HarnessRules
     analytics: AnalyticsRules
     distill: DistillRules
+    export: ExportRules
 
     @cached_property
     def hash(self) -> str:
