@@ -77,6 +77,10 @@ def load_tokenizer(path: str | Path):
     """A local tokenizer directory (never a download); it must have a chat template."""
     from transformers import AutoTokenizer
 
+    if not Path(path).is_dir():
+        raise ConfigError(f"--tokenizer {path}: not a local tokenizer directory (there is no such directory)")
+    if not any((Path(path) / name).exists() for name in ("tokenizer.json", "tokenizer_config.json")):
+        raise ConfigError(f"--tokenizer {path}: not a local tokenizer directory (no tokenizer.json in it)")
     try:
         tokenizer = AutoTokenizer.from_pretrained(str(path), local_files_only=True)
     except (OSError, ValueError) as e:
