@@ -85,7 +85,7 @@ def write(report, directory: Path, dialect: str, rows: list[dict[str, Any]], tok
     if rows and "label" in rows[0]:
         report.labels[name] = Counter(bool(row["label"]) for row in rows)
     if tokens is not None:
-        report.tokens[name] = tokens.count(dialect, rows)
+        report.tokens[name] = tokens.count(rows)
     if rows:
         parquet = directory / f"{dialect}.parquet"
         with atomic_file(parquet) as partial:  # never half a Parquet file under the dataset's name

@@ -44,7 +44,7 @@ class TokenCounter:
             "(rules: export.chars_per_token; pass `export --tokenizer DIR` for exact counts)"
         )
 
-    def count(self, dialect: str, rows: list[dict[str, Any]]) -> TokenCount:
+    def count(self, rows: list[dict[str, Any]]) -> TokenCount:
         lengths = [max(self.tokens(messages, row) for messages in conversations(row)) for row in rows]
         return TokenCount(len(rows), sum(lengths), max(lengths, default=0), int(statistics.median(lengths or [0])))
 
