@@ -428,6 +428,7 @@ class SwebenchRules(Model):
 
 class ExportRules(Model):
     swebench: SwebenchRules
+    chars_per_token: float = Field(gt=0, description="The dataset card's token estimate without a tokenizer")
 
 
 class Rules(Model):

@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Install HarnessForge from nothing: system packages (when root on Debian/Ubuntu: git, the Docker
 # engine, debootstrap for base images, bubblewrap for the local sandbox, Node.js for the claude CLI),
-# then a virtualenv in .venv with the project and its test tools, and the claude CLI (the
-# claude-code Dev backend) in .tools/. Safe to re-run.
+# then a virtualenv in .venv with the project and its test tools (OpenRLHF's dataset code in
+# .tools/openrlhf), and the claude CLI (the claude-code Dev backend) in .tools/. Safe to re-run.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -31,6 +31,13 @@ fi
 [ -x .venv/bin/python ] || "$python" -m venv .venv
 .venv/bin/python -m pip install --quiet --upgrade pip
 .venv/bin/python -m pip install --quiet -e '.[dev]'
+# OpenRLHF's own dataset code for tests/test_trainers.py: the package without its GPU dependencies
+# (deepspeed, flash-attn, ray, vllm), in a directory of its own so pip never weighs them against ours.
+openrlhf=0.11.2
+if [ ! -d ".tools/openrlhf/openrlhf-$openrlhf.dist-info" ]; then
+  rm -rf .tools/openrlhf
+  .venv/bin/python -m pip install --quiet --no-deps --target .tools/openrlhf "openrlhf==$openrlhf" pylatexenc==2.10
+fi
 claude_code=${CLAUDE_CODE_VERSION:-2.1.332}
 if command -v npm >/dev/null 2>&1; then
   [ "$(.tools/node_modules/.bin/claude --version 2>/dev/null | cut -d' ' -f1)" = "$claude_code" ] ||

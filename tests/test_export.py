@@ -109,9 +109,10 @@ def test_dialects(exported):
     call = next(call for row in swift for message in row["messages"] for call in message.get("tool_calls") or [])
     assert isinstance(call["function"]["arguments"], str)
     dpo_swift = jsonl(out / "dpo" / "swift.jsonl")[0]
-    assert dpo_swift["messages"][-1]["role"] == "assistant" and dpo_swift["rejected_response"][0]["role"] == "assistant"
+    chosen, rejected = dpo_swift["messages"], dpo_swift["rejected_messages"]  # whole conversations, one prefix
+    assert chosen[:-1] == rejected[:-1] and chosen[-1] != rejected[-1] and rejected[-1]["role"] == "assistant"
     rlhf = jsonl(out / "dpo" / "openrlhf.jsonl")[0]
-    assert rlhf["prompt"][0]["role"] == "system" and '"name": "read_file"' in rlhf["prompt"][0]["content"]
+    assert rlhf["input"][0]["role"] == "system" and '"name": "read_file"' in rlhf["input"][0]["content"]
 
 
 def test_synthetic_and_rejected_runs_stay_out_unless_allowed(exported, tmp_path):
@@ -123,7 +124,7 @@ def test_synthetic_and_rejected_runs_stay_out_unless_allowed(exported, tmp_path)
     assert report.discarded["sft"] > 0
     card = (out / "README.md").read_text()
     assert "synthetic rows (the offline oracle's runs) refused: " in card and "| `dpo/trl` |" in card
-    assert "| highest hint level | runs |" in card and "| 5 | 1 |" in card
+    assert "| highest hint level | runs |" in card and "| 5 | 0 |" in card  # none changed direction twice
     allowed = export(store, ["sft"], tmp_path / "with", allow_synthetic=True)
     assert not allowed.refused_synthetic
     assert "oracle-run" in {row["run_id"] for row in jsonl(tmp_path / "with" / "sft" / "trl.jsonl")}

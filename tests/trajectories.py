@@ -59,10 +59,11 @@ class CraftedRun:
     def start(self, task: str) -> None:
         self._add("navigator", "milestone_start", task)
 
-    def say(self, text: str = "", tokens: int = 100) -> CraftedRun:
-        """A new Dev turn (one model call)."""
+    def say(self, text: str = "", tokens: int = 100, reasoning: str = "") -> CraftedRun:
+        """A new Dev turn (one model call), with the model's reasoning when given."""
         self.turn += 1
-        self._add("dev", "message", text, model=self.model, usage=Usage(input=tokens, output=tokens // 10))
+        args = {"reasoning": reasoning} if reasoning else {}
+        self._add("dev", "message", text, args, model=self.model, usage=Usage(input=tokens, output=tokens // 10))
         return self
 
     def tool(self, kind: str, args: dict[str, Any], observation: str = "", ok: bool = True, **kw) -> CraftedRun:

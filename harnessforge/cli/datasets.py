@@ -72,11 +72,16 @@ def export(
     ),
     out_dir: Path = typer.Option(..., "--out", help="Directory to write the dataset to"),
     allow_synthetic: bool = typer.Option(False, "--allow-synthetic", help="Include the oracle's synthetic runs"),
+    tokenizer: Path | None = typer.Option(
+        None, "--tokenizer", help="A local Hugging Face tokenizer: the card counts tokens with its chat template"
+    ),
 ) -> None:
     """Write distilled data in trainers' formats (JSONL + Parquet) with a dataset card."""
     from ..export import export as export_datasets
 
-    report = export_datasets(state.store, formats, out_dir, allow_synthetic=allow_synthetic, rules=state.rules)
+    report = export_datasets(
+        state.store, formats, out_dir, allow_synthetic=allow_synthetic, rules=state.rules, tokenizer=tokenizer
+    )
     out.print(counts_table("file", dict(sorted(report.rows.items()))))
     refused = sum(report.refused_synthetic.values())
     if refused:

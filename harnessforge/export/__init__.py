@@ -2,14 +2,16 @@
 
 `export(store, formats, out)` reads `distilled/` (run `distill` first) and writes, per format,
 JSON lines and Parquet (through `datasets`, nested values as `Json` features, so
-`datasets.load_dataset("parquet", ...)` gives back exactly the rows):
+`datasets.load_dataset("parquet", ...)` gives back exactly the rows), and a card with each file's
+token counts (with `tokenizer`'s chat template when one is given) and the trainer settings it needs:
 
-- `sft`: SFT segments and stuck slices; `trl` (prompt/completion, tool arguments as dicts, a
-  `tools` column), `swift` (`messages` with per-message `loss`, JSON-string arguments, `tools` as a
-  JSON string), `openrlhf` (prompt/response, tool schemas in the system message).
+- `sft`: SFT segments and stuck slices; `trl` (prompt/completion, tool arguments as objects, a
+  `tools` column), `swift` (`messages` with per-message `loss`, reasoning as `<think>`, `tools` as a
+  JSON string), `openrlhf` (prompt/response and the whole `messages`, tool schemas in the system message).
 - `dpo`: pairs; `trl` (prompt/chosen/rejected + tools), `swift` (`messages` = prompt + chosen,
-  `rejected_response`), `openrlhf` (prompt/chosen/rejected, tools in the system message).
+  `rejected_messages` = prompt + rejected), `openrlhf` (prompt/chosen/rejected, tools in the system message).
 - `kto`: `trl` (prompt/completion/label + tools), `swift` (`messages` + `label`).
+  rows.py makes each trainer's row, columns.py declares each column's one type and writes the files.
 - `atif`: the runs' ATIF v1.7 trajectories.
 - `swebench`: a swebench 5.x task repo of the verified tasks (`sweb.yaml`, `tasks/<id>/` with eval.sh
   and a Dockerfile, `instances.jsonl`), test ids as swebench's log parser reports them.
@@ -35,14 +37,15 @@ from ..analytics.rows import MemorisationRateRow, has_tables, read_rows
 from ..distill.outputs import DPO_PAIRS, KTO, REVIEWS, SFT, STUCK_SLICES, TASK_CARDS, VERIFIED_TASKS, read_distilled
 from ..errors import ArtifactError, ConfigError
 from ..harness import atif
-from ..harness.tools import TOOLS
-from ..models.distill import KTORow, PreferencePair, Review, RunProvenance, Segment, TaskCard
+from ..models.distill import PreferencePair, Review, RunProvenance, TaskCard
 from ..rules import Rules, load_rules
-from ..store import Store, atomic_file, atomic_write
-from . import chat
+from ..store import Store, atomic_write
+from . import rows as trainer
 from .card import dataset_card
+from .columns import write
 from .harbor import harbor_tasks
 from .swebench_repo import write_task_repo
+from .tokens import TokenCount, TokenCounter
 
 FORMATS = ("sft", "dpo", "kto", "atif", "swebench", "harbor")
 # What `verify-tasks` proved of a card: a card still equal in these reproduces as it did.
@@ -67,11 +70,20 @@ class ExportReport:
     discarded_for: Counter = field(default_factory=Counter)  # the same rows, per discard reason of their run
     verified: bool = True  # `verify-tasks` has run: Harbor tasks and SWE-bench instances come from its output
     unverified_cards: list[str] = field(default_factory=list)  # task ids left out: not (or no longer) verified
+    labels: dict[str, Counter] = field(default_factory=dict)  # per file with a boolean `label`: KTO's balance
+    tokens: dict[str, TokenCount] = field(default_factory=dict)  # per file
+    token_method: str = ""  # how `tokens` were counted
 
 
 def export(
-    store: Store, formats: list[str], out: Path, allow_synthetic: bool = False, rules: Rules | None = None
+    store: Store,
+    formats: list[str],
+    out: Path,
+    allow_synthetic: bool = False,
+    rules: Rules | None = None,
+    tokenizer: Any = None,
 ) -> ExportReport:
+    """`tokenizer`: a local tokenizer directory (or a loaded tokenizer) whose chat template counts the card's tokens."""
     unknown = [name for name in formats if name not in (*FORMATS, "all")]
     if unknown:
         raise ConfigError(f"unknown export format(s) {', '.join(unknown)}; use {', '.join(FORMATS)} or all")
@@ -88,6 +100,8 @@ def export(
     gates = (rules or load_rules()).distill
     reasons = {(review.repo, review.run_id, review.milestone_id): review.discard_reasons for review in reviews}
     report = ExportReport(out)
+    tokens = TokenCounter(tokenizer, (rules or load_rules()).export.chars_per_token)
+    report.token_method = tokens.method
 
     def keep(kind: str, provenance: RunProvenance, dataset: str | None = None) -> bool:
         """Synthetic rows only when allowed; a rejected run's rows only where `distill.gates` lets its reasons."""
@@ -108,24 +122,20 @@ def export(
     if "sft" in formats:
         for output in (SFT, STUCK_SLICES):
             segments = [segment for segment in read_distilled(store, output) if keep(output.stem, segment.provenance)]
-            _write(report, out / output.stem, "trl", [_meta(segment) | _sft_trl(segment) for segment in segments])
-            _write(report, out / output.stem, "swift", [_meta(segment) | _sft_swift(segment) for segment in segments])
-            _write(
-                report, out / output.stem, "openrlhf", [_meta(segment) | _sft_openrlhf(segment) for segment in segments]
-            )
+            for dialect, row in trainer.SFT_DIALECTS.items():
+                write(report, out / output.stem, dialect, [trainer.meta(one) | row(one) for one in segments], tokens)
     if "dpo" in formats:
         pairs = [pair for pair in read_distilled(store, DPO_PAIRS) if keep_pair(pair)]
-        _write(report, out / "dpo", "trl", [_meta(pair) | _dpo_trl(pair) for pair in pairs])
-        _write(report, out / "dpo", "swift", [_meta(pair) | _dpo_swift(pair) for pair in pairs])
-        _write(report, out / "dpo", "openrlhf", [_meta(pair) | _dpo_openrlhf(pair) for pair in pairs])
+        for dialect, row in trainer.DPO_DIALECTS.items():
+            write(report, out / "dpo", dialect, [trainer.meta(pair) | row(pair) for pair in pairs], tokens)
     if "kto" in formats:
         rows = [
             row
             for row in read_distilled(store, KTO)
             if keep("kto", row.provenance, "kto" if row.label else "kto_negatives")
         ]
-        _write(report, out / "kto", "trl", [_meta(row) | _kto_trl(row) for row in rows])
-        _write(report, out / "kto", "swift", [_meta(row) | _kto_swift(row) for row in rows])
+        for dialect, row in trainer.KTO_DIALECTS.items():
+            write(report, out / "kto", dialect, [trainer.meta(one) | row(one) for one in rows], tokens)
     if "atif" in formats:
         _atif(store, report, reviews, keep)
     tasks = [
@@ -182,112 +192,6 @@ def _memorisation_rates(store: Store) -> list[MemorisationRateRow]:
         if not has_tables(con, MemorisationRateRow.table):
             return []
         return read_rows(con, MemorisationRateRow, order_by=("repo", "model"))
-
-
-# ---- rows per trainer -------------------------------------------------------------------------
-def _meta(row: Segment | PreferencePair | KTORow) -> dict[str, Any]:
-    provenance = row.provenance
-    meta = {
-        "id": row.id,
-        "repo": provenance.repo,
-        "run_id": provenance.run_id,
-        "milestone_id": provenance.milestone_id,
-        "model": provenance.model,
-        "synthetic": provenance.synthetic,
-        "rules_hash": provenance.rules_hash,
-        "mode": provenance.mode,
-        "harness_profile": provenance.harness_profile,
-    }
-    if isinstance(row, Segment):
-        meta |= {"kind": row.kind, "label": row.label, "hint_level": row.hint_level}
-    if isinstance(row, PreferencePair):
-        meta |= {"pair_type": row.pair_type, "depends_on_hint": row.depends_on_hint}
-    return meta
-
-
-def _sft_trl(segment: Segment) -> dict[str, Any]:
-    messages = chat.trl(segment.messages)
-    return {"prompt": messages[: segment.train_from], "completion": messages[segment.train_from :], "tools": TOOLS}
-
-
-def _sft_swift(segment: Segment) -> dict[str, Any]:
-    return {"messages": chat.swift_loss(segment.messages, segment.train_from), "tools": json.dumps(TOOLS)}
-
-
-def _sft_openrlhf(segment: Segment) -> dict[str, Any]:
-    messages = chat.tools_in_system(segment.messages, TOOLS)
-    has_system = segment.messages and segment.messages[0]["role"] == "system"
-    cut = segment.train_from + (0 if has_system else 1)
-    return {"prompt": messages[:cut], "response": messages[cut:]}
-
-
-def _dpo_trl(pair: PreferencePair) -> dict[str, Any]:
-    return {
-        "prompt": chat.trl(pair.prompt),
-        "chosen": chat.trl(pair.chosen),
-        "rejected": chat.trl(pair.rejected),
-        "tools": TOOLS,
-    }
-
-
-def _dpo_swift(pair: PreferencePair) -> dict[str, Any]:
-    return {
-        "messages": chat.json_args(pair.prompt + pair.chosen),
-        "rejected_response": chat.json_args(pair.rejected),
-        "tools": json.dumps(TOOLS),
-    }
-
-
-def _dpo_openrlhf(pair: PreferencePair) -> dict[str, Any]:
-    return {
-        "prompt": chat.tools_in_system(pair.prompt, TOOLS),
-        "chosen": chat.json_args(pair.chosen),
-        "rejected": chat.json_args(pair.rejected),
-    }
-
-
-def _kto_trl(row: KTORow) -> dict[str, Any]:
-    return {"prompt": chat.trl(row.prompt), "completion": chat.trl(row.completion), "label": row.label, "tools": TOOLS}
-
-
-def _kto_swift(row: KTORow) -> dict[str, Any]:
-    return {"messages": chat.json_args(row.prompt + row.completion), "label": row.label, "tools": json.dumps(TOOLS)}
-
-
-# ---- files ------------------------------------------------------------------------------------
-def _write(report: ExportReport, directory: Path, name: str, rows: list[dict[str, Any]]) -> None:
-    """`<name>.jsonl` and `<name>.parquet` (nested values as datasets `Json` features)."""
-    import datasets
-
-    datasets.disable_progress_bars()  # stderr is for warnings and errors, one line each
-    directory.mkdir(parents=True, exist_ok=True)
-    jsonl = directory / f"{name}.jsonl"
-    atomic_write(jsonl, b"".join(json.dumps(row, ensure_ascii=False).encode() + b"\n" for row in rows))
-    report.files.append(jsonl)
-    report.rows[f"{directory.name}/{name}"] = len(rows)
-    if rows:
-        sample = {
-            column: next((row[column] for row in rows if row.get(column) is not None), None) for column in rows[0]
-        }
-        features = datasets.Features({column: _feature(value) for column, value in sample.items()})
-        parquet = directory / f"{name}.parquet"
-        with atomic_file(parquet) as partial:  # never half a Parquet file under the dataset's name
-            datasets.Dataset.from_list(rows, features=features).to_parquet(str(partial))
-        report.files.append(parquet)
-
-
-def _feature(value: Any):
-    from datasets import Json, List, Value
-
-    if isinstance(value, list):
-        return List(Json())
-    if isinstance(value, dict):
-        return Json()
-    if isinstance(value, bool):
-        return Value("bool")
-    if isinstance(value, int):
-        return Value("int64")
-    return Value("string")
 
 
 def _atif(store: Store, report: ExportReport, reviews: list[Review], keep) -> None:

@@ -7,6 +7,7 @@ from typing import Any
 
 from ..analytics.rows import MemorisationRateRow
 from ..models.distill import Review
+from .trainers import files_section
 
 
 def dataset_card(
@@ -26,17 +27,7 @@ def dataset_card(
         "Coding-agent training data distilled from milestone-chain runs on real repositories' release history.",
         f"Rules hash `{manifest['rules_hash']}`, distilled {manifest['created_at']}.",
         "",
-        "## Files",
-        "",
-        "| file | rows |",
-        "|---|---|",
-        *[f"| `{name}` | {count} |" for name, count in sorted(report.rows.items())],
-        "",
-        'Load a Parquet file with `datasets.load_dataset("parquet", data_files="dpo/trl.parquet", split="train")`.',
-        "`trl` files are TRL's conversational format (tool arguments as objects, a `tools` column); `swift` files",
-        "are ms-swift's (`messages` with per-message `loss`, `rejected_response`); `openrlhf` files carry the tool",
-        "schemas in the system message.",
-        "",
+        *files_section(report),
         "## Milestone runs reviewed",
         "",
         "| difficulty | runs |",
