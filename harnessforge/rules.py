@@ -426,8 +426,14 @@ class SwebenchRules(Model):
     eval_type: Literal["pass_and_fail", "fail_only"]
 
 
+class HeldoutRules(Model):
+    repos: list[str] = Field(default_factory=list, description="Held-out repositories (owner/name or store key)")
+    fraction: float = Field(0.0, ge=0, le=1, description="And this share of the others, by a hash of their key")
+
+
 class ExportRules(Model):
     swebench: SwebenchRules
+    heldout: HeldoutRules
     chars_per_token: float = Field(gt=0, description="The dataset card's token estimate without a tokenizer")
 
 

@@ -172,3 +172,40 @@ def test_a_run_that_lost_its_sandbox_is_an_env_issue_and_feeds_nothing(tmp_path)
     assert review.status == "ENV_ERROR" and "env_issue" in review.discard_reasons and review.rl_value == "reject"
     report = export(store, ["all"], tmp_path / "out")
     assert report.discarded_for["env_issue"] == sum(report.discarded.values()) > 0
+
+
+def test_held_out_repositories_get_their_own_split_in_every_format(tmp_path):
+    """A listed repository's rows are only under heldout/ (same layout, `split: heldout`); the rest stay
+    in the training files; the hash fraction is stable and covers every repository at 1.0."""
+    from harnessforge.export.splits import split_of
+    from harnessforge.rules import HeldoutRules
+
+    store = Store(tmp_path / "store")
+    for repo in ("acme__app", "acme__other"):
+        run = explore(CraftedRun(store, f"run-{repo}", repo=repo))
+        run.say().edit(sha="e1").say().test(0, 1).say().edit(sha="e2").say().test(1, 0).finish("PASS")
+    rules = load_rules()
+    held = rules.export.model_copy(update={"heldout": HeldoutRules(repos=["acme/other"], fraction=0.0)})
+    rules = rules.model_copy(update={"export": held})
+    distill(store, rules, log=lambda *_: None)
+    report = export(store, ["sft", "kto"], tmp_path / "out", rules=rules)
+    out = tmp_path / "out"
+    assert report.heldout_repos == ["acme__other"]
+    train, heldout = jsonl(out / "sft" / "trl.jsonl"), jsonl(out / "heldout" / "sft" / "trl.jsonl")
+    assert {row["repo"] for row in train} == {"acme__app"} and {row["split"] for row in train} == {"train"}
+    assert {row["repo"] for row in heldout} == {"acme__other"} and {row["split"] for row in heldout} == {"heldout"}
+    assert report.rows["heldout/sft/trl"] == len(heldout) and report.rows["sft/trl"] == len(train)
+    assert (out / "heldout" / "sft" / "trl.parquet").exists() and (out / "heldout" / "kto" / "swift.jsonl").exists()
+    one = datasets.load_dataset("parquet", data_files=str(out / "sft" / "trl.parquet"), split="train")
+    other = datasets.load_dataset("parquet", data_files=str(out / "heldout" / "sft" / "trl.parquet"), split="train")
+    assert len(datasets.concatenate_datasets([one, other])) == len(train) + len(heldout)  # one type per column
+    card = (out / "README.md").read_text()
+    assert "Held out (`split: heldout`, under `heldout/` in the same layout): acme__other." in card
+    assert "| `heldout/sft/trl` |" in card
+    # by hash: stable, and a fraction of 1 holds out everything, 0 nothing
+    assert split_of("acme__app", HeldoutRules(fraction=1.0)) == "heldout"
+    assert split_of("acme__app", HeldoutRules(fraction=0.0)) == "train"
+    shares = [split_of(f"owner__repo{i}", HeldoutRules(fraction=0.25)) for i in range(400)]
+    assert 60 < shares.count("heldout") < 140 and shares == [
+        split_of(f"owner__repo{i}", HeldoutRules(fraction=0.25)) for i in range(400)
+    ]

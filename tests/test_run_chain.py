@@ -238,3 +238,17 @@ def test_only_accepted_verified_milestones_become_harbor_tasks_and_swebench_inst
     later = export(nav.store, ["harbor"], tmp_path / "lenient", allow_synthetic=True, rules=lenient)
     assert f"{nav.key}-m05" in later.unverified_cards and later.rows["harbor_tasks"] == len(fine)
     distill(nav.store, rules, log=lambda *_: None)  # the module's other tests see the default rules' output
+
+    # the repository held out: its ATIF, tasks and instances move under heldout/, in the same layout
+    from harnessforge.rules import HeldoutRules
+
+    held = rules.model_copy(
+        update={"export": rules.export.model_copy(update={"heldout": HeldoutRules(repos=[nav.key])})}
+    )
+    split = export(nav.store, ["atif", "harbor", "swebench"], tmp_path / "split", allow_synthetic=True, rules=held)
+    assert split.heldout_repos == [nav.key] and split.rows["harbor_tasks"] == split.rows["atif"] == 0
+    assert split.rows["heldout/harbor_tasks"] == split.rows["heldout/instances"] == len(fine)
+    assert sorted(p.name for p in (tmp_path / "split" / "heldout" / "tasks").iterdir()) == [
+        f"{nav.key}-{mid}" for mid in fine
+    ]
+    assert split.rows["heldout/atif"] == report.rows["atif"] and (tmp_path / "split" / "heldout" / "atif").is_dir()

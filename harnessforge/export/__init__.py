@@ -44,6 +44,7 @@ from . import rows as trainer
 from .card import dataset_card
 from .columns import write
 from .harbor import harbor_tasks
+from .splits import HELDOUT, TRAIN, split_of
 from .swebench_repo import write_task_repo
 from .tokens import TokenCount, TokenCounter
 
@@ -73,6 +74,7 @@ class ExportReport:
     labels: dict[str, Counter] = field(default_factory=dict)  # per file with a boolean `label`: KTO's balance
     tokens: dict[str, TokenCount] = field(default_factory=dict)  # per file
     token_method: str = ""  # how `tokens` were counted
+    heldout_repos: list[str] = field(default_factory=list)  # their rows are under heldout/ (rules: export.heldout)
 
 
 def export(
@@ -119,38 +121,54 @@ def export(
         return keep("dpo", pair.provenance) and keep("dpo", pair.rejected_provenance, "dpo_rejected")
 
     out.mkdir(parents=True, exist_ok=True)
-    if "sft" in formats:
-        for output in (SFT, STUCK_SLICES):
-            segments = [segment for segment in read_distilled(store, output) if keep(output.stem, segment.provenance)]
-            for dialect, row in trainer.SFT_DIALECTS.items():
-                write(report, out / output.stem, dialect, [trainer.meta(one) | row(one) for one in segments], tokens)
-    if "dpo" in formats:
-        pairs = [pair for pair in read_distilled(store, DPO_PAIRS) if keep_pair(pair)]
-        for dialect, row in trainer.DPO_DIALECTS.items():
-            write(report, out / "dpo", dialect, [trainer.meta(pair) | row(pair) for pair in pairs], tokens)
-    if "kto" in formats:
-        rows = [
-            row
-            for row in read_distilled(store, KTO)
-            if keep("kto", row.provenance, "kto" if row.label else "kto_negatives")
-        ]
-        for dialect, row in trainer.KTO_DIALECTS.items():
-            write(report, out / "kto", dialect, [trainer.meta(one) | row(one) for one in rows], tokens)
-    if "atif" in formats:
-        _atif(store, report, reviews, keep)
-    tasks = [
-        card
-        for card in verified_cards(store, report, formats, named)
-        if allow_synthetic or not card.synthetic_reference
-    ]
-    if "harbor" in formats and report.verified:
-        report.files += harbor_tasks(store, tasks, out, rules or load_rules())
-        report.rows["harbor_tasks"] = len(tasks)
-    if "swebench" in formats and report.verified:
-        chosen = [(card.repo, card.milestone_id) for card in tasks]
-        written = write_task_repo(store, chosen, out / "swebench", rules or load_rules())
-        report.files += written.files
-        report.rows["instances"] = written.instances
+    heldout = (rules or load_rules()).export.heldout
+    cards = verified_cards(store, report, formats, named)
+    cards = [card for card in cards if allow_synthetic or not card.synthetic_reference]
+
+    def write_split(split: str, directory: Path) -> None:
+        """Every asked-for format, for the rows of this split's repositories, under `directory`."""
+
+        def ours(provenance: RunProvenance) -> bool:
+            return split_of(provenance.repo, heldout) == split
+
+        def rows(output) -> list:
+            return [row for row in read_distilled(store, output) if ours(row.provenance)]
+
+        def meta(row) -> dict[str, Any]:
+            return trainer.meta(row) | {"split": split}
+
+        if "sft" in formats:
+            for output in (SFT, STUCK_SLICES):
+                segments = [segment for segment in rows(output) if keep(output.stem, segment.provenance)]
+                for dialect, row in trainer.SFT_DIALECTS.items():
+                    write(report, directory / output.stem, dialect, [meta(one) | row(one) for one in segments], tokens)
+        if "dpo" in formats:
+            pairs = [pair for pair in rows(DPO_PAIRS) if keep_pair(pair)]
+            for dialect, row in trainer.DPO_DIALECTS.items():
+                write(report, directory / "dpo", dialect, [meta(pair) | row(pair) for pair in pairs], tokens)
+        if "kto" in formats:
+            kept = [one for one in rows(KTO) if keep("kto", one.provenance, "kto" if one.label else "kto_negatives")]
+            for dialect, row in trainer.KTO_DIALECTS.items():
+                write(report, directory / "kto", dialect, [meta(one) | row(one) for one in kept], tokens)
+        prefix = f"{directory.relative_to(out)}/" if directory != out else ""
+        if "atif" in formats:
+            ran = [review for review in reviews if split_of(review.repo, heldout) == split]
+            report.rows[f"{prefix}atif"] = _atif(store, report, directory, ran, keep)
+        tasks = [card for card in cards if split_of(card.repo, heldout) == split]
+        if "harbor" in formats and report.verified:
+            report.files += harbor_tasks(store, tasks, directory, rules or load_rules())
+            report.rows[f"{prefix}harbor_tasks"] = len(tasks)
+        if "swebench" in formats and report.verified:
+            chosen = [(card.repo, card.milestone_id) for card in tasks]
+            written = write_task_repo(store, chosen, directory / "swebench", rules or load_rules())
+            report.files += written.files
+            report.rows[f"{prefix}instances"] = written.instances
+
+    write_split(TRAIN, out)
+    known = {review.repo for review in reviews} | set(store.repo_keys())
+    report.heldout_repos = sorted(key for key in known if split_of(key, heldout) == HELDOUT)
+    if report.heldout_repos:  # the same layout again, for the held-out repositories' rows
+        write_split(HELDOUT, out / HELDOUT)
     card = dataset_card(report, reviews, manifest, allow_synthetic, _memorisation_rates(store))
     atomic_write(out / "README.md", card.encode())
     report.files.append(out / "README.md")
@@ -194,9 +212,9 @@ def _memorisation_rates(store: Store) -> list[MemorisationRateRow]:
         return read_rows(con, MemorisationRateRow, order_by=("repo", "model"))
 
 
-def _atif(store: Store, report: ExportReport, reviews: list[Review], keep) -> None:
+def _atif(store: Store, report: ExportReport, directory: Path, reviews: list[Review], keep) -> int:
     """Each kept run's ATIF trajectory, as this harness writes it now (`atif.upgrade`), to
-    atif/<repo>/<run_id>/<milestone>.json."""
+    `directory`/atif/<repo>/<run_id>/<milestone>.json; how many."""
     copied = 0
     for review in reviews:
         provenance = RunProvenance(
@@ -211,7 +229,7 @@ def _atif(store: Store, report: ExportReport, reviews: list[Review], keep) -> No
         source = store.milestone_run(review.repo, review.run_id, review.milestone_id).atif
         if not source.exists() or not keep("atif", provenance):
             continue
-        destination = report.out / "atif" / review.repo / review.run_id / f"{review.milestone_id}.json"
+        destination = directory / "atif" / review.repo / review.run_id / f"{review.milestone_id}.json"
         try:
             doc = atif.upgrade(json.loads(source.read_bytes()))
             atif.validate_atif(doc)
@@ -220,4 +238,4 @@ def _atif(store: Store, report: ExportReport, reviews: list[Review], keep) -> No
         atomic_write(destination, (json.dumps(doc, indent=2, ensure_ascii=False) + "\n").encode())
         report.files.append(destination)
         copied += 1
-    report.rows["atif"] = copied
+    return copied

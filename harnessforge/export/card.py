@@ -52,6 +52,13 @@ def dataset_card(
         *[f"  - for {reason}: {count}" for reason, count in sorted(report.discarded_for.items())],
         *_tasks_left_out(report),
         "",
+        "## Splits and contamination",
+        "",
+        *_splits(report),
+        "Every row carries `contamination_risk` (high: the milestone's solution was committed before the Dev",
+        "model's training cutoff, `distill.contamination.cutoffs`; medium: within `margin_days` after it; low:",
+        "later; unknown: no cutoff for the model) with `verify_commit_date`, `model_cutoff` and `repo_created_at`.",
+        "",
     ]
     modes = Counter((review.mode, review.harness_profile) for review in kept)
     if modes:
@@ -79,3 +86,13 @@ def _tasks_left_out(report) -> list[str]:
             f"{len(report.unverified_cards)} ({', '.join(report.unverified_cards)}); run `harnessforge verify-tasks`"
         ]
     return []
+
+
+def _splits(report) -> list[str]:
+    if not report.heldout_repos:
+        return ["All rows are `split: train` (no repository is held out: rules `export.heldout`).", ""]
+    return [
+        f"Held out (`split: heldout`, under `heldout/` in the same layout): {', '.join(report.heldout_repos)}.",
+        "Their rows are in no training file; evaluate on them.",
+        "",
+    ]

@@ -30,6 +30,7 @@ COLUMNS: dict[str, str] = {
     "rules_hash": STRING,
     "mode": STRING,
     "harness_profile": STRING,
+    "split": STRING,
     "repo_created_at": STRING,
     "base_commit_date": STRING,
     "verify_commit_date": STRING,
@@ -82,7 +83,7 @@ def write(report, directory: Path, dialect: str, rows: list[dict[str, Any]], tok
 
     datasets.disable_progress_bars()  # stderr is for warnings and errors, one line each
     directory.mkdir(parents=True, exist_ok=True)
-    name = f"{directory.name}/{dialect}"
+    name = f"{directory.relative_to(report.out)}/{dialect}"  # e.g. sft/trl, heldout/sft/trl
     jsonl = directory / f"{dialect}.jsonl"
     atomic_write(jsonl, b"".join(json.dumps(row, ensure_ascii=False).encode() + b"\n" for row in rows))
     report.files.append(jsonl)

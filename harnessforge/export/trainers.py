@@ -58,8 +58,9 @@ def files_section(report) -> list[str]:
     lines += ["", f"Tokens: {report.token_method}." if report.token_method else "", "", *LOADING, ""]
     lines += ["## Trainer settings", ""]
     for name in sorted(report.tokens):
-        kind = "sft" if name.startswith("stuck_slices/") else name.split("/")[0]
-        template = SETTINGS.get(f"{kind}/{name.split('/')[1]}")
+        base = name.removeprefix("heldout/")  # held-out files need what their training files need
+        kind = "sft" if base.startswith("stuck_slices/") else base.split("/")[0]
+        template = SETTINGS.get(f"{kind}/{base.split('/')[1]}")
         if template and report.rows.get(name):
             longest = report.tokens[name].longest
             weight, weight_flag = kto_weights(report.labels.get(name, Counter()))
