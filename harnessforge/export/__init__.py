@@ -4,7 +4,7 @@
 JSON lines and Parquet (through `datasets`, nested values as `Json` features, so
 `datasets.load_dataset("parquet", ...)` gives back exactly the rows):
 
-- `sft`: SFT segments and stuck slices; `trl` (prompt/completion, tool arguments as dicts, a
+- `sft`: SFT segments, stuck slices and chain rows; `trl` (prompt/completion, tool arguments as dicts, a
   `tools` column), `swift` (`messages` with per-message `loss`, JSON-string arguments, `tools` as a
   JSON string), `openrlhf` (prompt/response, tool schemas in the system message).
 - `dpo`: pairs; `trl` (prompt/chosen/rejected + tools), `swift` (`messages` = prompt + chosen,
@@ -32,7 +32,17 @@ from typing import Any
 
 from ..analytics.database import connect_read_only
 from ..analytics.rows import MemorisationRateRow, has_tables, read_rows
-from ..distill.outputs import DPO_PAIRS, KTO, REVIEWS, SFT, STUCK_SLICES, TASK_CARDS, VERIFIED_TASKS, read_distilled
+from ..distill.outputs import (
+    CHAINS,
+    DPO_PAIRS,
+    KTO,
+    REVIEWS,
+    SFT,
+    STUCK_SLICES,
+    TASK_CARDS,
+    VERIFIED_TASKS,
+    read_distilled,
+)
 from ..errors import ArtifactError, ConfigError
 from ..harness.tools import TOOLS
 from ..models.distill import KTORow, PreferencePair, Review, RunProvenance, Segment, TaskCard
@@ -105,8 +115,12 @@ def export(
 
     out.mkdir(parents=True, exist_ok=True)
     if "sft" in formats:
-        for output in (SFT, STUCK_SLICES):
-            segments = [segment for segment in read_distilled(store, output) if keep(output.stem, segment.provenance)]
+        for output in (SFT, STUCK_SLICES, CHAINS):  # a chain goes only if each of its milestone runs may
+            segments = [
+                segment
+                for segment in read_distilled(store, output)
+                if all(keep(output.stem, run) for run in getattr(segment, "runs", [segment.provenance]))
+            ]
             _write(report, out / output.stem, "trl", [_meta(segment) | _sft_trl(segment) for segment in segments])
             _write(report, out / output.stem, "swift", [_meta(segment) | _sft_swift(segment) for segment in segments])
             _write(
