@@ -377,7 +377,37 @@ DiscardReason = Literal["env_issue", "too_easy", "agent_loop", "flaky_test", "su
 # What a run's rows can be part of: `kto_negatives` are its KTO rows labelled false, `dpo_rejected` the
 # rejected side of a DPO pair (the chosen side is `dpo`); `tasks`: the run can be a task card's reference,
 # which makes its milestone a verified task (Harbor, SWE-bench).
-GatedDataset = Literal["sft", "stuck_slices", "dpo", "dpo_rejected", "kto", "kto_negatives", "atif", "tasks"]
+GatedDataset = Literal["sft", "stuck_slices", "chains", "dpo", "dpo_rejected", "kto", "kto_negatives", "atif", "tasks"]
+
+
+class SliceTurns(Model):
+    """A stuck slice's Dev turns after the task: its stretch cut to its last `max`, context added up to `min`."""
+
+    min: int = Field(ge=1)
+    max: int = Field(ge=1)
+
+    @model_validator(mode="after")
+    def _ordered(self) -> SliceTurns:
+        if self.min > self.max:
+            raise ValueError(f"slice_turns: min {self.min} is more than max {self.max}")
+        return self
+
+
+class HintLevelPairRules(Model):
+    """`low_vs_high_hint` pairs: two runs of one milestone with the same outcome, one needing higher hints."""
+
+    enabled: bool = True
+    min_level_gap: int = Field(1, ge=1, description="Their highest hint levels differ by at least this")
+    only_passing: bool = Field(False, description="Pair only two passing runs (else also two that did not pass)")
+
+
+class ChainRules(Model):
+    """Chain rows: a run's consecutive passing milestones as one conversation, cut at whole milestones."""
+
+    enabled: bool = True
+    min_milestones: int = Field(2, ge=1, description="Fewer make no chain row (the milestone rows hold them)")
+    max_messages: int = Field(gt=0)
+    max_chars: int = Field(gt=0, description="Of the messages as JSON (about 3-4 characters a token)")
 
 
 class ContaminationRules(Model):
@@ -389,6 +419,12 @@ class ContaminationRules(Model):
 
 class DistillRules(Model):
     slice_context_messages: int = Field(ge=0)
+    slice_turns: SliceTurns
+    plan_patterns: list[str] = Field(
+        default_factory=list, description="Regexes (case-insensitive, per line) of a Dev message that states a plan"
+    )
+    hint_level_pairs: HintLevelPairRules = Field(default_factory=HintLevelPairRules)
+    chains: ChainRules
     hint_in_prompt: Literal["drop", "keep"]
     hint_leaks: Literal["drop", "mark", "give_hint"] = Field(
         description="A trained turn that shows a hint its prompt lacks: drop the row, keep it marked, or add the hint."
@@ -403,10 +439,10 @@ class DistillRules(Model):
         description="Per discard reason, the datasets a run rejected for it still feeds (a reason not listed: none).",
     )
 
-    @field_validator("hint_references")
+    @field_validator("hint_references", "plan_patterns")
     @classmethod
-    def _references_compile(cls, value: list[str]) -> list[str]:
-        _compiles(value, "hint reference")
+    def _references_compile(cls, value: list[str], info) -> list[str]:
+        _compiles(value, {"hint_references": "hint reference"}.get(info.field_name, "plan pattern"))
         return value
 
     def allows(self, reasons: list[str], dataset: str) -> bool:

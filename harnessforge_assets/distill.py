@@ -207,7 +207,7 @@ def stage3_assets(rules: Rules) -> list:
         forge_store = store.store()
         out = Path(config.out_dir or forge_store.datasets_dir())
         try:
-            assembled = assemble(forge_store, store.rules().hash)
+            assembled = assemble(forge_store, store.rules())
             report = export(
                 forge_store, config.formats, out, allow_synthetic=config.allow_synthetic, rules=store.rules()
             )

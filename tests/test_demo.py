@@ -49,6 +49,8 @@ def check_demo_store(store: Store) -> dict[str, MilestoneSummary]:
     assert decisions and all(d["rule"] for d in decisions)  # each hint released by a named rule
     manifest = json.loads((store.root / "distilled" / "manifest.json").read_text())
     assert manifest["counts"]["dpo_pairs"] >= 1 and manifest["counts"]["stuck_slices"] >= 1
+    chains = [json.loads(line) for line in (store.root / "distilled" / "chains.jsonl").read_text().splitlines()]
+    assert chains[0]["milestones"] == ["m01", "m02"] and chains[0]["cut"] == "ends before m03 (STUCK)"
     card_counts_match_the_files(store.root / "datasets")
     report = store.root / "report" / "report.html"
     assert report.exists() and "<svg" in report.read_text()

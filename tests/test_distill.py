@@ -190,10 +190,12 @@ def test_sft_segments_of_passing_runs(distilled):
         "twin-pass",
     }
     phases = {segment.kind: segment for segment in sft if segment.provenance.run_id == "progressive_success"}
-    assert set(phases) == {"milestone", "explore", "implement", "verify"}
-    explore_cut, implement = phases["explore"], phases["implement"]
+    assert set(phases) == {"milestone", "explore", "implement", "debug", "verify"}  # no plan stated
+    explore_cut, implement, debug = phases["explore"], phases["implement"], phases["debug"]
     assert implement.train_from == len(explore_cut.messages)  # the phases follow each other
+    assert debug.train_from == len(implement.messages)
     assert "edit_file" in json.dumps(implement.messages[implement.train_from])
+    assert "1 passed, 2 failed" in implement.messages[-1]["content"]  # its first test run failed: debug follows
 
 
 def test_reviews_grade_difficulty_and_value(distilled):

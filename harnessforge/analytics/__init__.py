@@ -35,5 +35,5 @@ def analytics_version(rules: Rules) -> str:
 
 def distill_version(rules: Rules) -> str:
     """What distilled rows depend on: the analytics above and the `distill` rules."""
-    parts = [analytics_version(rules), json.dumps(rules.distill.model_dump(), sort_keys=True)]
+    parts = [analytics_version(rules), json.dumps(rules.distill.model_dump(mode="json"), sort_keys=True)]
     return hashlib.sha256("\0".join(parts).encode()).hexdigest()[:12]

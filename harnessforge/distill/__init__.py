@@ -1,16 +1,17 @@
 """Stage 3 distillation: analytics rows and event logs cut into training data.
 
 `distill(store, rules)` loads new trajectories, rebuilds the SQL models, then writes
-`distilled/` in the store: stuck slices, DPO pairs, KTO rows, SFT segments, reviews and task cards
-(one per valid milestone), one JSON line per row (each with its provenance and the rules hash),
-plus `manifest.json` with the counts. Synthetic runs are distilled like any other and stay
-labelled; exports decide whether they go out.
+`distilled/` in the store: stuck slices, DPO pairs, KTO rows, SFT segments, reviews, task cards
+(one per valid milestone) and chain rows (a run's passing milestones joined), one JSON line per row
+(each with its provenance and the rules hash), plus `manifest.json` with the counts. Synthetic runs
+are distilled like any other and stay labelled; exports decide whether they go out.
 
 The outputs, their files and their Dagster assets are one table, `outputs.DISTILLED_OUTPUTS`.
 
 `distill(..., only=(repo, milestone))` cuts the rows of one milestone (all its runs) into
 `distilled/milestones/<repo>/<milestone>/`, the unit Dagster partitions by; `assemble(store)` then
-joins every milestone's files into the top-level ones that exports read.
+joins every milestone's files into the top-level ones that exports read, and cuts the chain rows
+(which span milestones) from them.
 """
 
 from __future__ import annotations
@@ -29,9 +30,21 @@ from ..models.common import utcnow
 from ..models.distill import Review, RunProvenance
 from ..rules import Rules
 from ..store import Store, atomic_write
+from .chains import chain_order, chain_segments
 from .contamination import with_contamination
-from .outputs import DISTILLED_OUTPUTS, DPO_PAIRS, KTO, REVIEWS, SFT, STUCK_SLICES, TASK_CARDS, VERIFIED_TASKS
-from .pairs import hint_pairs, kto_rows, outcome_pairs
+from .outputs import (
+    CHAINS,
+    DISTILLED_OUTPUTS,
+    DPO_PAIRS,
+    KTO,
+    REVIEWS,
+    SFT,
+    STUCK_SLICES,
+    TASK_CARDS,
+    VERIFIED_TASKS,
+    read_distilled,
+)
+from .pairs import hint_level_pairs, hint_pairs, kto_rows, outcome_pairs
 from .reviewer import Reviewer
 from .runs import RunView, load_runs
 from .sft import sft_segments
@@ -81,6 +94,8 @@ def distill(
         runs = load_runs(store, con, rules.hash, log=skip, only=only)
     with_contamination(runs, store, rules.distill.contamination)
     rows = _cut(store, rules, runs, reviewer or Reviewer(rules.distill.reviewer, rules.hash), only)
+    if not only:  # a chain spans milestones, so one milestone's cut has none: `assemble` makes them
+        rows[CHAINS.stem] = _chains(store, rows[SFT.stem], rows[REVIEWS.stem], rules)
     for stem, items in rows.items():
         atomic_write(
             store.distilled_file(stem, only), b"".join(item.model_dump_json().encode() + b"\n" for item in items)
@@ -109,20 +124,22 @@ def _cut(
         rows[STUCK_SLICES.stem] += stuck_slices(run, rules.distill)
         rows[DPO_PAIRS.stem] += hint_pairs(run, rules.distill)
         rows[KTO.stem] += kto_rows(run)
-        rows[SFT.stem] += sft_segments(run)
+        rows[SFT.stem] += sft_segments(run, rules.distill.plan_patterns)
         env_issue = run.summary.status == "ENV_ERROR"  # the sandbox was lost: the run says nothing about the Dev
         review = reviewer.review(run.summary, flaky=_flaky(store, run.provenance), env_issue=env_issue, run=run)
         rows[REVIEWS.stem].append(review)
-    rows[DPO_PAIRS.stem] += outcome_pairs(runs)
+    rows[DPO_PAIRS.stem] += outcome_pairs(runs) + hint_level_pairs(runs, rules.distill.hint_level_pairs)
     rows[TASK_CARDS.stem] = task_cards(store, rows[REVIEWS.stem], runs, rules.hash, rules.distill, only=only)
     return rows
 
 
-def assemble(store: Store, rules_hash: str) -> dict[str, int]:
-    """Join every milestone's distilled files (`distill(..., only=...)`) into the store-wide ones.
+def assemble(store: Store, rules: Rules) -> dict[str, int]:
+    """Join every milestone's distilled files (`distill(..., only=...)`) into the store-wide ones, and
+    cut the chain rows from them.
 
     Rows are concatenated in (repo, milestone) order; the verification verdicts of `verify-tasks`
     come along. Returns the row counts. Raises when no milestone was distilled yet."""
+    rules_hash = rules.hash
     folders = store.distilled_milestones()
     out = store.distilled_dir()
     if not folders:
@@ -133,6 +150,9 @@ def assemble(store: Store, rules_hash: str) -> dict[str, int]:
         parts = [path.read_bytes() for path in files if path.exists()]
         atomic_write(store.distilled_file(output.stem), b"".join(parts))
         counts[output.stem] = sum(len(part.splitlines()) for part in parts)
+    chains = _chains(store, read_distilled(store, SFT), read_distilled(store, REVIEWS), rules)
+    atomic_write(store.distilled_file(CHAINS.stem), b"".join(row.model_dump_json().encode() + b"\n" for row in chains))
+    counts[CHAINS.stem] = len(chains)
     verdicts = [store.task_checks_file(folder) for folder in folders if store.task_checks_file(folder).exists()]
     checks = [check for path in verdicts for check in json.loads(path.read_text())]
     atomic_write(store.task_checks_file(), (json.dumps(checks, indent=2) + "\n").encode())
@@ -148,6 +168,11 @@ def assemble(store: Store, rules_hash: str) -> dict[str, int]:
     }
     atomic_write(store.distilled_manifest(), (json.dumps(manifest, indent=2) + "\n").encode())
     return counts
+
+
+def _chains(store: Store, sft: list, reviews: list[Review], rules: Rules) -> list:
+    order = chain_order(store, {review.repo for review in reviews})
+    return chain_segments(sft, reviews, order, rules.distill.chains)
 
 
 def _flaky(store: Store, provenance: RunProvenance) -> bool:

@@ -11,7 +11,7 @@ from pydantic import ValidationError
 
 from ..errors import ArtifactError
 from ..models.common import Model, first_error
-from ..models.distill import KTORow, PreferencePair, Review, Segment, TaskCard
+from ..models.distill import ChainSegment, KTORow, PreferencePair, Review, Segment, TaskCard
 from ..store import Store
 
 Row = TypeVar("Row", bound=Model)
@@ -33,6 +33,9 @@ TASK_CARDS = DistilledOutput("task_cards", "task_cards", TaskCard)
 # What `distill` writes, in this order; `export.verify` then writes the task cards that reproduce.
 DISTILLED_OUTPUTS = (STUCK_SLICES, DPO_PAIRS, KTO, SFT, REVIEWS, TASK_CARDS)
 VERIFIED_TASKS = DistilledOutput("verified_tasks", "verified_tasks", TaskCard)
+# Chain rows span milestones, so no milestone's cut holds them: `distill` of the whole store and `assemble`
+# make them from the SFT milestone segments and reviews (Dagster: inside `training_datasets`).
+CHAINS = DistilledOutput("chains", "training_datasets", ChainSegment)
 
 
 def read_distilled(store: Store, output: DistilledOutput[Row], only: tuple[str, str] | None = None) -> list[Row]:

@@ -1,7 +1,7 @@
 """Preference data: DPO pairs cut at the divergence turn, and KTO rows for unpaired turns.
 
 Each side of a pair is one assistant message (text and tool calls), so a trainer's loss never
-covers tool output. Two kinds of pair:
+covers tool output. Three kinds of pair:
 
 - `pre_vs_post_hint`: at a stuck state, the turn that kept the Dev stuck (rejected) against its
   first turn after a hint that worked, one that changed direction or raised passing tests
@@ -11,6 +11,9 @@ covers tool output. Two kinds of pair:
   With `keep`, the hint ends the prompt.
 - `fail_vs_pass`: two runs of one milestone (other models or settings), one passed and one did not:
   their shared history up to the first assistant message where they differ.
+- `low_vs_high_hint`: two runs of one milestone with the same outcome, where one needed hints
+  `distill.hint_level_pairs.min_level_gap` levels higher (its summary's highest level): the other is
+  chosen, cut the same way. The shared prompt holds only what both saw, so no hint leaks into it.
 
 KTO: a turn inside a stuck stretch is `label: false`; a turn whose test run raised the passing
 count is `label: true`.
@@ -24,7 +27,7 @@ from itertools import product
 
 from ..models.distill import KTORow, PreferencePair
 from ..models.trajectory import Message
-from ..rules import DistillRules
+from ..rules import DistillRules, HintLevelPairRules
 from .hint_leaks import hint_leak
 from .runs import RunView
 
@@ -80,39 +83,67 @@ def hint_pairs(run: RunView, rules: DistillRules) -> list[PreferencePair]:
 
 def outcome_pairs(runs: list[RunView]) -> list[PreferencePair]:
     """Passing against non-passing runs of the same milestone, at their first differing turn."""
-    by_milestone: dict[tuple[str, str], list[RunView]] = defaultdict(list)
-    for run in runs:
-        by_milestone[(run.provenance.repo, run.provenance.milestone_id)].append(run)
     pairs = []
-    for group in by_milestone.values():
+    for group in _by_milestone(runs):
         passed = [run for run in group if run.summary.status == "PASS"]
-        # a lost sandbox (ENV_ERROR) is no verdict on the Dev
-        failed = [run for run in group if run.summary.status not in ("PASS", "ENV_ERROR")]
-        for good, bad in product(passed, failed):
-            index = _divergence(good.messages, bad.messages)
-            if index is None:
+        failed = [run for run in group if run.summary.status != "PASS"]
+        pairs += [_cross_run_pair("fail_vs_pass", good, bad) for good, bad in product(passed, failed)]
+    return [pair for pair in pairs if pair]
+
+
+def hint_level_pairs(runs: list[RunView], rules: HintLevelPairRules) -> list[PreferencePair]:
+    """Runs of the same milestone with the same outcome (both passed, or neither did), one of them
+    needing hints at least `min_level_gap` levels higher: the other is chosen, at their first
+    differing turn."""
+    if not rules.enabled:
+        return []
+    pairs = []
+    for group in _by_milestone(runs):
+        for low, high in product(group, group):
+            if (low.summary.status == "PASS") != (high.summary.status == "PASS"):
+                continue  # a pass against a non-pass is `fail_vs_pass`
+            if rules.only_passing and low.summary.status != "PASS":
                 continue
-            turn = next(event.turn_id for event in good.events if event.seq == good.conversation.origins[index])
-            evidence = {
-                "chosen_status": "PASS",
-                "rejected_status": bad.summary.status,
-                "chosen_model": good.provenance.model,
-                "rejected_model": bad.provenance.model,
-            }
-            pairs.append(
-                PreferencePair(
-                    id=f"{good.id}~{bad.provenance.run_id}",
-                    pair_type="fail_vs_pass",
-                    prompt=good.messages[:index],
-                    chosen=[good.messages[index]],
-                    rejected=[bad.messages[index]],
-                    divergence_turn=turn,
-                    provenance=good.provenance,
-                    rejected_provenance=bad.provenance,
-                    evidence=evidence,
-                )
-            )
-    return pairs
+            if high.summary.max_hint_level - low.summary.max_hint_level >= rules.min_level_gap:
+                pairs.append(_cross_run_pair("low_vs_high_hint", low, high))
+    return [pair for pair in pairs if pair]
+
+
+def _by_milestone(runs: list[RunView]) -> list[list[RunView]]:
+    """Runs grouped by milestone, without those whose sandbox was lost (ENV_ERROR: no verdict on the Dev)."""
+    groups: dict[tuple[str, str], list[RunView]] = defaultdict(list)
+    for run in runs:
+        if run.summary.status != "ENV_ERROR":
+            groups[(run.provenance.repo, run.provenance.milestone_id)].append(run)
+    return list(groups.values())
+
+
+def _cross_run_pair(pair_type: str, good: RunView, bad: RunView) -> PreferencePair | None:
+    """`good`'s turn against `bad`'s at the first index where their conversations differ (None when
+    they differ before an assistant turn: e.g. a hint only one of them got)."""
+    index = _divergence(good.messages, bad.messages)
+    if index is None:
+        return None
+    turn = next(event.turn_id for event in good.events if event.seq == good.conversation.origins[index])
+    evidence = {
+        "chosen_status": good.summary.status,
+        "rejected_status": bad.summary.status,
+        "chosen_model": good.provenance.model,
+        "rejected_model": bad.provenance.model,
+        "chosen_max_hint_level": good.summary.max_hint_level,
+        "rejected_max_hint_level": bad.summary.max_hint_level,
+    }
+    return PreferencePair(
+        id=f"{good.id}~{bad.provenance.run_id}",
+        pair_type=pair_type,
+        prompt=good.messages[:index],
+        chosen=[good.messages[index]],
+        rejected=[bad.messages[index]],
+        divergence_turn=turn,
+        provenance=good.provenance,
+        rejected_provenance=bad.provenance,
+        evidence=evidence,
+    )
 
 
 def kto_rows(run: RunView) -> list[KTORow]:

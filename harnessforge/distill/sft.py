@@ -1,17 +1,25 @@
 """SFT segments: whole passing milestone runs, and their phases as prompt/completion cuts.
 
-Phases of a run: `explore` (up to the first edit), `implement` (the first edit up to the first
-all-green test run) and `verify` (the rest). Each is the conversation up to the phase's end, trained
-from the phase's first turn.
+Phases of a run, one after the other (a phase with no Dev turn is left out):
+- `explore`: up to the plan, or to the first edit when no plan is stated;
+- `plan`: from the first Dev message before the first edit that states a plan (`distill.plan_patterns`,
+  in its text or reasoning) up to that edit; a plan stated in the turn of the first edit is `implement`;
+- `implement`: the first edit up to the first failing test run after it (or to the first all-green one);
+- `debug`: after that failing test run up to the next all-green one;
+- `verify`: the rest.
+Each is the conversation up to the phase's end, trained from the phase's first turn.
 """
 
 from __future__ import annotations
 
+import re
+
 from ..models.distill import Segment
+from ..models.trajectory import Message
 from .runs import RunView
 
 
-def sft_segments(run: RunView) -> list[Segment]:
+def sft_segments(run: RunView, plan_patterns: list[str] = ()) -> list[Segment]:
     if run.summary.status != "PASS":
         return []
     messages = run.messages
@@ -27,9 +35,18 @@ def sft_segments(run: RunView) -> list[Segment]:
     first_edit = run.turn_start_before(run.first_index_from(edits[0])) if edits else len(messages)
     green_after_edit = min((seq for seq in greens if not edits or seq > edits[0]), default=run.events[-1].seq)
     first_green = run.last_index_upto(green_after_edit)
+    plan = next((index for index in range(2, first_edit) if _states_plan(messages[index], plan_patterns)), first_edit)
+    failing = [
+        point.seq
+        for point in run.progress
+        if point.tests_failed > 0 and edits and edits[0] < point.seq < green_after_edit
+    ]
+    debug = max(first_edit, run.last_index_upto(failing[0])) if failing else first_green
     phases = (
-        ("explore", 2, first_edit),
-        ("implement", first_edit, first_green),
+        ("explore", 2, plan),
+        ("plan", plan, first_edit),
+        ("implement", first_edit, debug),
+        ("debug", debug, first_green),
         ("verify", first_green, len(messages)),
     )
     for kind, start, end in phases:
@@ -44,3 +61,10 @@ def sft_segments(run: RunView) -> list[Segment]:
                 )
             )
     return segments
+
+
+def _states_plan(message: Message, patterns: list[str]) -> bool:
+    if message["role"] != "assistant":
+        return False
+    said = "\n".join(str(message.get(key) or "") for key in ("content", "reasoning_content"))
+    return any(re.search(pattern, said, re.IGNORECASE | re.MULTILINE) for pattern in patterns)

@@ -2,7 +2,10 @@
 
 Overlapping stuck points of one run (a same-error streak that is also a loop) make one slice. The
 slice ends at the first test run that raised the passing count after the signal, or at a passing
-verification, whichever comes first; with neither, at the end of the run (`unresolved`). A hint
+verification, whichever comes first; with neither, at the end of the run (`unresolved`). It holds
+`distill.slice_turns` Dev turns after the task (seed 001: 10-20): a longer stretch keeps its last
+`max` turns, ending at the resolution (`cut` says how many went); a shorter one gets earlier turns
+as context (never trained) up to `min`, and at least `slice_context_messages` messages of it. A hint
 released inside the slice makes it `resolved_after_hint` (with the highest level released). A slice
 whose trained turns act on a hint released before its context (`hint_leaks`) is dropped, marked, or
 given those hints after the task, per `distill.hint_leaks`.
@@ -29,13 +32,13 @@ def stuck_slices(run: RunView, rules: DistillRules) -> list[Segment]:
             label, level = "resolved_after_hint", max(hint.level for hint in hints)
         else:
             label, level = "resolved_by_self", None
-        begin = run.turn_start_before(run.first_index_from(start))
-        context_from = max(2, run.turn_start_before(max(2, begin - rules.slice_context_messages)))
+        end = run.last_index_upto(stop)
+        begin, context_from, cut = _window(run, run.turn_start_before(run.first_index_from(start)), end, rules)
         context = run.messages[:2] + run.messages[context_from:begin]
-        body = run.messages[begin : run.last_index_upto(stop)]
+        body = run.messages[begin:end]
         if not any(message["role"] == "assistant" for message in body):
             continue
-        leak, earlier = _leak(run, start, context + body, len(context), rules)
+        leak, earlier = _leak(run, stop, context + body, len(context), rules)
         if leak and rules.hint_leaks == "drop":
             continue
         if leak and rules.hint_leaks == "give_hint":  # the hints it acts on, in their order, before the context
@@ -52,16 +55,37 @@ def stuck_slices(run: RunView, rules: DistillRules) -> list[Segment]:
                 start_seq=start,
                 end_seq=stop,
                 depends_on_hint=bool(leak) and rules.hint_leaks == "mark",
+                cut=cut,
             )
         )
     return slices
 
 
-def _leak(run: RunView, start: int, messages: list, train_from: int, rules: DistillRules) -> tuple[str, list[str]]:
-    """Whether a trained turn of the slice shows a hint released before it that its messages lack, and
-    those hints' texts."""
+def _window(run: RunView, begin: int, end: int, rules: DistillRules) -> tuple[int, int, str | None]:
+    """The slice's trained start, its context's start (after the task) and why turns were cut: the
+    stretch `messages[begin:end]` keeps its last `slice_turns.max` Dev turns; the context is
+    `slice_context_messages` messages, widened to whole turns until the slice holds `slice_turns.min`
+    turns, and never taking it beyond `max`. Cuts fall on assistant messages, so a tool call keeps
+    its result."""
+    turns = [index for index, message in enumerate(run.messages) if message["role"] == "assistant" and index >= 2]
+    body = [index for index in turns if begin <= index < end]
+    cut, most = None, rules.slice_turns.max
+    if len(body) > most:
+        cut = f"the first {len(body) - most} of its {len(body)} turns (slice_turns.max {most})"
+        begin, body = body[-most], body[-most:]
+    before = [index for index in turns if index < begin]
+    by_messages = run.turn_start_before(max(2, begin - rules.slice_context_messages))
+    wanted = max(len([index for index in before if index >= by_messages]), rules.slice_turns.min - len(body))
+    wanted = min(wanted, rules.slice_turns.max - len(body), len(before))
+    context_from = before[-wanted] if wanted > 0 else begin
+    return begin, max(2, context_from), cut
+
+
+def _leak(run: RunView, stop: int, messages: list, train_from: int, rules: DistillRules) -> tuple[str, list[str]]:
+    """Whether a trained turn of the slice shows a hint released before its end that its messages lack
+    (before its context, or in turns cut from it), and those hints' texts."""
     present = {str(message.get("content")) for message in messages if message["role"] == "user"}
-    earlier = [run.events[hint.hint_seq].action.content for hint in run.hints if hint.hint_seq < start]
+    earlier = [run.events[hint.hint_seq].action.content for hint in run.hints if hint.hint_seq <= stop]
     earlier = [text for text in earlier if text not in present]
     for index in range(train_from, len(messages)):
         if messages[index]["role"] == "assistant":

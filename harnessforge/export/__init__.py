@@ -5,7 +5,7 @@ JSON lines and Parquet (through `datasets`, nested values as `Json` features, so
 `datasets.load_dataset("parquet", ...)` gives back exactly the rows), and a card with each file's
 token counts (with `tokenizer`'s chat template when one is given) and the trainer settings it needs:
 
-- `sft`: SFT segments and stuck slices; `trl` (prompt/completion, tool arguments as objects, a
+- `sft`: SFT segments, stuck slices and chain rows; `trl` (prompt/completion, tool arguments as objects, a
   `tools` column), `swift` (`messages` with per-message `loss`, reasoning as `<think>`, `tools` as a
   JSON string), `openrlhf` (prompt/response and the whole `messages`, tool schemas in the system message).
 - `dpo`: pairs; `trl` (prompt/chosen/rejected + tools), `swift` (`messages` = prompt + chosen,
@@ -34,7 +34,17 @@ from typing import Any
 
 from ..analytics.database import connect_read_only
 from ..analytics.rows import MemorisationRateRow, has_tables, read_rows
-from ..distill.outputs import DPO_PAIRS, KTO, REVIEWS, SFT, STUCK_SLICES, TASK_CARDS, VERIFIED_TASKS, read_distilled
+from ..distill.outputs import (
+    CHAINS,
+    DPO_PAIRS,
+    KTO,
+    REVIEWS,
+    SFT,
+    STUCK_SLICES,
+    TASK_CARDS,
+    VERIFIED_TASKS,
+    read_distilled,
+)
 from ..errors import ArtifactError, ConfigError
 from ..harness import atif
 from ..models.distill import PreferencePair, Review, RunProvenance, TaskCard
@@ -138,8 +148,12 @@ def export(
             return trainer.meta(row) | {"split": split}
 
         if "sft" in formats:
-            for output in (SFT, STUCK_SLICES):
-                segments = [segment for segment in rows(output) if keep(output.stem, segment.provenance)]
+            for output in (SFT, STUCK_SLICES, CHAINS):  # a chain goes only if each of its milestone runs may
+                segments = [
+                    segment
+                    for segment in rows(output)
+                    if all(keep(output.stem, run) for run in getattr(segment, "runs", [segment.provenance]))
+                ]
                 for dialect, row in trainer.SFT_DIALECTS.items():
                     write(report, directory / output.stem, dialect, [meta(one) | row(one) for one in segments], tokens)
         if "dpo" in formats:

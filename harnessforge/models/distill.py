@@ -39,22 +39,38 @@ class Segment(Model):
     """SFT rows and stuck slices: `messages[train_from:]` is trained, the rest is context."""
 
     id: str
-    kind: str = Field(description="milestone | explore | implement | verify | stuck slice kind(s)")
+    kind: str = Field(
+        description="milestone | explore | plan | implement | debug | verify | chain | stuck slice kind(s)"
+    )
     messages: list[Message]
     train_from: int = Field(ge=0)
     provenance: RunProvenance
-    label: str | None = Field(None, description="Stuck slices: resolved_by_self | resolved_after_hint | unresolved")
+    label: str | None = Field(
+        None, description="Stuck slices: resolved_by_self | resolved_after_hint | unresolved; chains: whole | part"
+    )
     hint_level: int | None = Field(None, description="Stuck slices resolved after a hint: its level")
     start_seq: int | None = None
     end_seq: int | None = None
     depends_on_hint: bool = Field(False, description="A trained turn shows a hint these messages lack (kept marked).")
+    cut: str | None = Field(None, description="Why the row holds less than its source (a slice's turns, a chain's cap)")
+
+
+class ChainSegment(Segment):
+    """A chain row: consecutive passing milestones of one run, each opened by a `[milestone <id>] <task>`
+    user message (at `boundaries`); trained from the first Dev turn on. `provenance` is the first
+    milestone's run (its `milestone_id` names the span); `runs` are every milestone's, which the
+    export gates one by one."""
+
+    milestones: list[str]
+    boundaries: list[int] = Field(description="Index in `messages` of each milestone's opening message")
+    runs: list[RunProvenance]
 
 
 class PreferencePair(Model):
     """A DPO pair cut at the divergence turn: shared `prompt`, one assistant message each side."""
 
     id: str
-    pair_type: Literal["pre_vs_post_hint", "fail_vs_pass"]
+    pair_type: Literal["pre_vs_post_hint", "fail_vs_pass", "low_vs_high_hint"]
     prompt: list[Message]
     chosen: list[Message]
     rejected: list[Message]
