@@ -417,6 +417,11 @@ class ContaminationRules(Model):
     )
 
 
+class PocRules(Model):
+    accepted_share: float = Field(ge=0, le=1, description="Share of milestone runs that must pass the Reviewer")
+    min_task_difficulty: int = Field(ge=1, le=5, description="At least one verified task this hard")
+
+
 class DistillRules(Model):
     slice_context_messages: int = Field(ge=0)
     slice_turns: SliceTurns
@@ -434,6 +439,7 @@ class DistillRules(Model):
     )
     reviewer: ReviewerRules
     contamination: ContaminationRules
+    poc: PocRules
     gates: dict[DiscardReason, list[GatedDataset]] = Field(
         default_factory=dict,
         description="Per discard reason, the datasets a run rejected for it still feeds (a reason not listed: none).",

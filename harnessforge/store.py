@@ -320,6 +320,10 @@ class Store:
     def datasets_dir(self) -> Path:
         return self.root / "datasets"
 
+    def format_checks_file(self) -> Path:
+        """What `export` into `datasets_dir()` found when each file's tool loaded it."""
+        return self.datasets_dir() / "format_checks.json"
+
     def report_file(self) -> Path:
         return self.root / "report" / "report.html"
 

@@ -1,4 +1,4 @@
-"""Harbor's own tools on files we wrote: its ATIF validator and task loader (scripts/harbor_check.py)
+"""Harbor's own tools on files we wrote: its ATIF validator and task loader (harnessforge/export/harbor_check.py)
 and `harbor lint`, run from the Harbor virtualenv scripts/install.sh makes (Harbor needs Python >= 3.12,
 the tests run on 3.11)."""
 
@@ -10,7 +10,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 HARBOR_VENV = ROOT / ".venv-harbor"
-CHECK = ROOT / "scripts" / "harbor_check.py"
+CHECK = ROOT / "harnessforge" / "export" / "harbor_check.py"
 # `harbor lint` rules left out, each with why (the dataset card says the same): none so far.
 LINT_IGNORED: dict[str, str] = {}
 

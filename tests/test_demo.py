@@ -1,23 +1,23 @@
 """`harnessforge demo`: the whole factory on the example repository, offline, as a new user runs it."""
 
 import json
-import re
 
 import dagster as dg
 import pytest
 
 from harnessforge.models.run import MilestoneSummary
+from harnessforge.report.report import card_file_counts
 from harnessforge.store import Store
 from harnessforge_assets.demo import demo
 from resources import SandboxResource, StoreResource
 
 KEY = "harnessforge-examples__tasklite"
-CARD_ROW = re.compile(r"^\| `([^`]+)` \| (\d+) \|$", re.M)
 
 
 def card_counts_match_the_files(datasets) -> dict[str, int]:
     """The dataset card's file table, checked against the files it describes."""
-    counts = {name: int(n) for name, n in CARD_ROW.findall((datasets / "README.md").read_text())}
+    counts = card_file_counts((datasets / "README.md").read_text())
+    assert counts.get("sft/trl", 0) > 0, "the card's file table was not read"
     for name, n in counts.items():
         path = datasets / ("swebench/instances" if name == "instances" else name)
         if path.with_suffix(".jsonl").exists():

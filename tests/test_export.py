@@ -209,3 +209,27 @@ def test_held_out_repositories_get_their_own_split_in_every_format(tmp_path):
     assert 60 < shares.count("heldout") < 140 and shares == [
         split_of(f"owner__repo{i}", HeldoutRules(fraction=0.25)) for i in range(400)
     ]
+
+
+def test_format_checks_name_each_file_a_tool_cannot_load(exported, tmp_path):
+    """PoC criterion 4 at export time: a Parquet file datasets cannot read, or one that lost rows, and a
+    SWE-bench row make_test_spec cannot use, each fail with the reason."""
+    import shutil
+
+    from harnessforge.export.format_checks import format_checks
+
+    store, out, report = exported
+    assert report.format_checks and not any(report.format_checks.values()), report.format_checks
+    assert json.loads((out / "format_checks.json").read_text()) == report.format_checks
+    broken = tmp_path / "broken"
+    shutil.copytree(out, broken)
+    (broken / "dpo" / "trl.parquet").write_bytes(b"not parquet")
+    (broken / "sft" / "trl.jsonl").write_text((broken / "sft" / "trl.jsonl").read_text() + '{"id": "extra"}\n')
+    (broken / "swebench").mkdir(exist_ok=True)
+    (broken / "swebench" / "instances.jsonl").write_text('{"instance_id": "x-1", "repo": "a/b"}\n')
+    files = [path for path in broken.rglob("*") if path.is_file()]
+    checks = format_checks(broken, files)
+    assert checks["dpo/trl.parquet"].startswith("datasets cannot load it")
+    assert "rows, its JSON lines have" in checks["sft/trl.parquet"]
+    assert checks["swebench/instances.jsonl"].startswith("make_test_spec: ")
+    assert checks["kto/trl.parquet"] is None

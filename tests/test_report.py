@@ -25,7 +25,7 @@ from tests.test_analytics import craft
 from tests.test_distill import craft_more
 from tests.trajectories import CraftedRun
 
-FIGURES = ("fig-timeline", "fig-progress", "fig-hints", "fig-stuck", "fig-tokens")
+FIGURES = ("fig-timeline", "fig-progress", "fig-hints", "fig-stuck", "fig-tokens", "fig-funnel")
 SHAPES = {"path", "rect", "circle", "use", "polyline", "polygon", "line"}
 
 
@@ -156,6 +156,16 @@ def test_the_report_is_one_self_contained_file_with_every_part(reported):
         len(list((datasets / "atif").rglob("*.json"))),
         str(exported.rows["atif"]),
     )
+    # seed 001's criteria, each with its result: this store has reviews and an export checked by its tools
+    poc = {row[0]: row[-1] for row in page.tables["poc"]}
+    assert list(poc) == [
+        "runs pass the Reviewer",
+        "a hard verified task",
+        "every task's environment rebuilds and reproduces",
+        "every format loads in its tool",
+    ]
+    assert poc["runs pass the Reviewer"] in ("PASS", "FAIL") and poc["every format loads in its tool"] == "PASS"
+    assert poc["a hard verified task"] == "not measured yet"  # no verify-tasks on this store
     # the plan, with FAIL_TO_PASS where the milestone was validated
     plan = {row[0]: row for row in page.tables["plan"]}
     assert plan["m01"][-1] == "2" and plan["m02"][-1] == "not validated" and plan["m01"][1]

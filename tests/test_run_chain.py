@@ -212,6 +212,22 @@ def test_only_accepted_verified_milestones_become_harbor_tasks_and_swebench_inst
     ]
     assert [i["milestone_id"] for i in instances] == fine and all(json.loads(i["FAIL_TO_PASS"]) for i in instances)
 
+    # seed 001's criteria, measured: the broken card did not reproduce; every format loaded in its tool
+    poc = {criterion.name: criterion for criterion in report.poc}
+    rebuilt = poc["every task's environment rebuilds and reproduces"]
+    assert rebuilt.passed is False and f"{len(fine)} of {len(fine) + 1} reproduced" in rebuilt.measured
+    assert poc["every format loads in its tool"].passed, poc["every format loads in its tool"].measured
+    assert {"atif", "tasks", "swebench/instances.jsonl"} <= set(report.format_checks)
+    valid = [m for m in nav.plan.milestones if m.status == "valid"]
+    assert report.funnel[nav.key] == {
+        "planned": len(nav.plan.milestones),
+        "valid": len(valid),
+        "run": len(summaries),
+        "passed": sum(s.status == "PASS" for s in summaries.values()),
+        "accepted": len(cards),
+        "verified": len(fine),
+    }
+    assert "## Proof of concept (seed 001's criteria)" in (tmp_path / "out" / "README.md").read_text()
     # Harbor's own tools on the export as written: its ATIF validator on every trajectory, its task loader
     # on every folder, `harbor lint` on them all (clean: no rule ignored, see LINT_IGNORED)
     result = check(harbor_venv, [tmp_path / "out"])

@@ -45,6 +45,7 @@ from ..distill.outputs import (
     VERIFIED_TASKS,
     read_distilled,
 )
+from ..distill.poc import Criterion, criteria, funnel
 from ..errors import ArtifactError, ConfigError
 from ..harness import atif
 from ..models.distill import PreferencePair, Review, RunProvenance, TaskCard
@@ -53,12 +54,14 @@ from ..store import Store, atomic_write
 from . import rows as trainer
 from .card import dataset_card
 from .columns import write
+from .format_checks import format_checks
 from .harbor import harbor_tasks
 from .splits import HELDOUT, TRAIN, split_of
 from .swebench_repo import write_task_repo
 from .tokens import TokenCount, TokenCounter
 
 FORMATS = ("sft", "dpo", "kto", "atif", "swebench", "harbor")
+FORMAT_CHECKS = "format_checks.json"  # beside the card: each file's check by its tool (the report reads it)
 # What `verify-tasks` proved of a card: a card still equal in these reproduces as it did.
 REPRODUCED = {
     "base_commit",
@@ -85,6 +88,9 @@ class ExportReport:
     tokens: dict[str, TokenCount] = field(default_factory=dict)  # per file
     token_method: str = ""  # how `tokens` were counted
     heldout_repos: list[str] = field(default_factory=list)  # their rows are under heldout/ (rules: export.heldout)
+    format_checks: dict[str, str | None] = field(default_factory=dict)  # per file: None if its tool loads it
+    poc: list[Criterion] = field(default_factory=list)  # seed 001's criteria (distill/poc.py)
+    funnel: dict[str, dict[str, int]] = field(default_factory=dict)  # per repo: milestones at each stage
 
 
 def export(
@@ -183,6 +189,11 @@ def export(
     report.heldout_repos = sorted(key for key in known if split_of(key, heldout) == HELDOUT)
     if report.heldout_repos:  # the same layout again, for the held-out repositories' rows
         write_split(HELDOUT, out / HELDOUT)
+    report.format_checks = format_checks(out, report.files)
+    atomic_write(out / FORMAT_CHECKS, (json.dumps(report.format_checks, indent=2) + "\n").encode())
+    report.files.append(out / FORMAT_CHECKS)
+    report.poc = criteria(store, rules or load_rules(), report.format_checks)
+    report.funnel = funnel(store)
     card = dataset_card(report, reviews, manifest, allow_synthetic, _memorisation_rates(store))
     atomic_write(out / "README.md", card.encode())
     report.files.append(out / "README.md")

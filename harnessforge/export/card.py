@@ -52,6 +52,7 @@ def dataset_card(
         *[f"  - for {reason}: {count}" for reason, count in sorted(report.discarded_for.items())],
         *_tasks_left_out(report),
         "",
+        *poc_lines(report.poc, report.funnel),
         "## Splits and contamination",
         "",
         *_splits(report),
@@ -96,3 +97,17 @@ def _splits(report) -> list[str]:
         "Their rows are in no training file; evaluate on them.",
         "",
     ]
+
+
+def poc_lines(poc, funnel) -> list[str]:
+    """Seed 001's criteria with pass/fail, and each repository's yield funnel (milestones per stage)."""
+    mark = {True: "PASS", False: "FAIL", None: "not measured yet"}
+    lines = ["## Proof of concept (seed 001's criteria)", "", "| criterion | target | measured | result |"]
+    lines += ["|---|---|---|---|"]
+    lines += [f"| {c.name} | {c.target} | {c.measured} | {mark[c.passed]} |" for c in poc]
+    if funnel:
+        stages = list(next(iter(funnel.values())))
+        lines += ["", "Yield per repository (milestones at each stage):", ""]
+        lines += ["| repo | " + " | ".join(stages) + " |", "|---|" + "---|" * len(stages)]
+        lines += [f"| {repo} | " + " | ".join(str(counts[s]) for s in stages) + " |" for repo, counts in funnel.items()]
+    return lines + [""]

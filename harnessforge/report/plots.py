@@ -260,3 +260,24 @@ def tokens_and_cost(per_milestone: list[MilestoneCost], note: str | None) -> str
         if note:
             _note(axes, note)
     return to_svg(figure, "tokens")
+
+
+def yield_funnel(funnel: dict[str, dict[str, int]]) -> str:
+    """Milestones per repository at each stage, planned to verified: where the yield is lost."""
+    figure = _figure(8, 3.4)
+    with matplotlib.rc_context(RC):
+        axes = figure.add_subplot()
+        if not funnel:
+            _note(axes, "no planned repository")
+            return to_svg(figure, "funnel")
+        stages = list(next(iter(funnel.values())))
+        width = 0.8 / len(funnel)
+        for index, (repo, counts) in enumerate(funnel.items()):
+            xs = [stage + (index - (len(funnel) - 1) / 2) * width for stage in range(len(stages))]
+            bars = axes.bar(xs, [counts[name] for name in stages], width, label=repo)
+            axes.bar_label(bars, [str(counts[name]) for name in stages], fontsize=7)
+        axes.set_xticks(range(len(stages)), stages)
+        axes.set_ylabel("milestones")
+        axes.yaxis.get_major_locator().set_params(integer=True)
+        axes.legend(frameon=False, fontsize=7)
+    return to_svg(figure, "funnel")

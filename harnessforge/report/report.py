@@ -33,14 +33,16 @@ from ..analytics.rows import (
     read_rows,
 )
 from ..distill.outputs import REVIEWS, read_distilled
+from ..distill.poc import criteria, funnel
 from ..errors import ArtifactError
+from ..rules import Rules, load_rules
 from ..store import Store, atomic_write
 from . import plots
 
 KEY = ("repo", "run_id", "milestone_id")
 
 
-def build_report(store: Store, out: Path) -> Path:
+def build_report(store: Store, out: Path, rules: Rules | None = None) -> Path:
     """Write the report to `out` (an .html file) and return its path."""
     con = _open(store)
     try:
@@ -62,6 +64,7 @@ def build_report(store: Store, out: Path) -> Path:
         _section("memorisation", "Memorisation probe", _memorisation_table(rates)),
         _section("reviews", "Reviewer verdicts", _reviews_table(store)),
         _section("exports", "Exports", _exports_table(store.datasets_dir(), store.distilled_manifest())),
+        _section("poc", "Proof of concept", _poc(store, rules or load_rules())),
     ]
     page = PAGE.replace("{css}", CSS, 1).replace("{body}", "\n".join(body), 1)
     atomic_write(out, page.encode())
@@ -205,6 +208,7 @@ NAV = [
     ("memorisation", "Memorisation probe"),
     ("reviews", "Reviewer verdicts"),
     ("exports", "Exports"),
+    ("poc", "Proof of concept"),
 ]
 
 
@@ -351,7 +355,7 @@ def _reviews_table(store: Store) -> str:
 
 
 # ---- exports -----------------------------------------------------------------------------------
-_CARD_ROW = re.compile(r"^\| `([^`]+)` \| (\d+) \|$", re.M)
+_CARD_ROW = re.compile(r"^\| `([^`]+)` \| (\d+) \|", re.M)  # the file table: name, rows, then tokens
 
 
 def export_counts(datasets: Path) -> list[tuple[str, int, int | None]]:
@@ -361,7 +365,7 @@ def export_counts(datasets: Path) -> list[tuple[str, int, int | None]]:
     card_path = datasets / "README.md"
     card = {}
     if card_path.exists():
-        card = {name: int(count) for name, count in _CARD_ROW.findall(card_path.read_text())}
+        card = card_file_counts(card_path.read_text())
     found: list[tuple[str, int, int | None]] = []
     used = set()
     for path in sorted(datasets.rglob("*.jsonl")):
@@ -377,6 +381,12 @@ def export_counts(datasets: Path) -> list[tuple[str, int, int | None]]:
             found.append((what, len(list(folder.glob(pattern))) if folder.is_dir() else 0, card.get(key)))
     found += [(f"{key} (card only)", 0, count) for key, count in card.items() if key not in used]
     return found
+
+
+def card_file_counts(card: str) -> dict[str, int]:
+    """The rows the dataset card's file table states, per file (its other tables are not counts of files)."""
+    files = card.split("## Files", 1)[-1].split("\n## ", 1)[0]
+    return {name: int(count) for name, count in _CARD_ROW.findall(files)}
 
 
 def _lines(path: Path) -> int:
@@ -443,3 +453,17 @@ PAGE = """<!doctype html>
 </body>
 </html>
 """
+
+
+def _poc(store: Store, rules: Rules) -> str:
+    """Seed 001's criteria, pass or fail, and the yield funnel per repository."""
+    checks_file = store.format_checks_file()
+    checks = json.loads(checks_file.read_text()) if checks_file.exists() else None
+    mark = {True: "PASS", False: "FAIL", None: "not measured yet"}
+    rows = [
+        [_escape(c.name), _escape(c.target), _escape(c.measured), _escape(mark[c.passed])]
+        for c in criteria(store, rules, checks)
+    ]
+    table = _table(["criterion", "target", "measured", "result"], rows, "poc")
+    caption = ("funnel", "Yield: milestones per repository at each stage, from planned to verified tasks.")
+    return table + "\n" + _figure(len(CAPTIONS) + 1, plots.yield_funnel(funnel(store)), caption)

@@ -1,6 +1,6 @@
 """Check an export with Harbor's own code: run with the Harbor virtualenv's Python (Harbor needs >= 3.12).
 
-    .venv-harbor/bin/python scripts/harbor_check.py <export dir> [more ATIF files or task folders]
+    .venv-harbor/bin/python harnessforge/export/harbor_check.py <export dir> [more ATIF files or task folders]
 
 Every `atif/**/*.json` goes through Harbor's ATIF validator (`TrajectoryValidator`, what
 `python -m harbor.utils.trajectory_validator` runs), every `tasks/*/` through Harbor's task loader
@@ -16,11 +16,12 @@ import sys
 import warnings
 from pathlib import Path
 
-from harbor.models.task.task import Task
-from harbor.utils.trajectory_validator import TrajectoryValidator
-
 
 def check(paths: list[Path]) -> dict:
+    # imported here: this file is run by Harbor's Python, but it sits in our package, which 3.11 imports
+    from harbor.models.task.task import Task
+    from harbor.utils.trajectory_validator import TrajectoryValidator
+
     atif_files, task_folders = [], []
     for path in paths:
         if (path / "task.toml").is_file():
