@@ -10,7 +10,6 @@ import hashlib
 import json
 import os
 import re
-from datetime import date
 from functools import cached_property
 from importlib import resources
 from pathlib import Path
@@ -19,9 +18,37 @@ from typing import Any, Literal
 import yaml
 from pydantic import Field, ValidationError, computed_field, field_validator, model_validator
 
-from .errors import ConfigError
-from .models.common import Model, first_error
-from .models.plan import Granularity
+from ..errors import ConfigError
+from ..models.common import Model, first_error
+from ..models.plan import Granularity
+from .distill import (
+    ChainRules,
+    ContaminationRules,
+    DiscardReason,
+    DistillRules,
+    GatedDataset,
+    HintLevelPairRules,
+    PocRules,
+    ReviewerRules,
+    SliceTurns,
+)
+from .exports import ExportRules, HeldoutRules, SwebenchRules
+from .patterns import compiles
+
+__all__ = [  # the sections that live in their own modules, importable from here like the rest
+    "ChainRules",
+    "ContaminationRules",
+    "DiscardReason",
+    "DistillRules",
+    "ExportRules",
+    "GatedDataset",
+    "HeldoutRules",
+    "HintLevelPairRules",
+    "PocRules",
+    "ReviewerRules",
+    "SliceTurns",
+    "SwebenchRules",
+]
 
 DEFAULT_RULES = resources.files("harnessforge") / "config" / "rules.yaml"
 
@@ -45,14 +72,6 @@ class ScreeningRules(Model):
     languages: list[str]
     collect_timeout_s: int = Field(gt=0)
     search: CandidateSearch
-
-
-def _compiles(patterns: list[str], what: str) -> None:
-    for pattern in patterns:
-        try:
-            re.compile(pattern)
-        except re.error as e:
-            raise ValueError(f"{what} {pattern!r} is not a regular expression: {e}") from None
 
 
 Kind = Literal["feature", "performance", "bug fix", "refactor", "housekeeping"]
@@ -79,9 +98,9 @@ class KindRules(Model):
     def _patterns_compile(self) -> "KindRules":
         for table in (self.sections, self.labels, self.words, self.says):
             for kind, patterns in table.items():
-                _compiles(patterns, f"kinds pattern for {kind}")
+                compiles(patterns, f"kinds pattern for {kind}")
         for name in ("ambiguous_sections", "neutral_sections", "housekeeping_text"):
-            _compiles(getattr(self, name), f"kinds.{name} pattern")
+            compiles(getattr(self, name), f"kinds.{name} pattern")
         return self
 
 
@@ -151,8 +170,8 @@ class PlanningRules(Model):
             raise ValueError(f"min_source_files ({self.min_source_files}) exceeds max_files ({self.max_files})")
         if self.difficulty_lines != sorted(self.difficulty_lines):
             raise ValueError("difficulty_lines must be increasing")
-        _compiles(self.noise_subjects, "noise_subjects pattern")
-        _compiles(self.backport_subjects, "backport_subjects pattern")
+        compiles(self.noise_subjects, "noise_subjects pattern")
+        compiles(self.backport_subjects, "backport_subjects pattern")
         return self
 
 
@@ -222,7 +241,7 @@ class MentorRules(Model):
     @field_validator("stuck_phrases")
     @classmethod
     def _phrases_compile(cls, value: list[str]) -> list[str]:
-        _compiles(value, "stuck phrase")
+        compiles(value, "stuck phrase")
         return value
 
     @field_validator("framings")
@@ -304,8 +323,8 @@ class HarnessRules(Model):
 
     @field_validator("plan_pattern")
     @classmethod
-    def _plan_pattern_compiles(cls, value: str) -> str:
-        _compiles([value], "plan pattern")
+    def _plan_patterncompiles(cls, value: str) -> str:
+        compiles([value], "plan pattern")
         return value
 
     @field_validator("plan_review_message")
@@ -359,124 +378,6 @@ class AnalyticsRules(Model):
             except re.error as e:
                 raise ValueError(f"cheating pattern {name!r} is not a regular expression: {e}") from None
         return value
-
-
-class ReviewerRules(Model):
-    hard_hint_level: int = Field(ge=1, le=4)
-    hard_direction_changes: int = Field(ge=1, description="5 also needs at least this many direction changes")
-    long_turns: int = Field(ge=1)
-    meaningful_iterations: int = Field(ge=1)
-    high_value_difficulty: int = Field(ge=1, le=5)
-    medium_value_difficulty: int = Field(ge=1, le=5)
-    fair_waste_share: float = Field(ge=0, le=1, description="Trajectory quality fair from this share of waste")
-    poor_waste_share: float = Field(ge=0, le=1, description="... and poor from this one")
-    judge_digest_chars: int = Field(ge=0, description="How much of the trajectory the LLM judge reads")
-
-
-DiscardReason = Literal["env_issue", "too_easy", "agent_loop", "flaky_test", "suspected_memorisation", "cheating"]
-# What a run's rows can be part of: `kto_negatives` are its KTO rows labelled false, `dpo_rejected` the
-# rejected side of a DPO pair (the chosen side is `dpo`); `tasks`: the run can be a task card's reference,
-# which makes its milestone a verified task (Harbor, SWE-bench).
-GatedDataset = Literal["sft", "stuck_slices", "chains", "dpo", "dpo_rejected", "kto", "kto_negatives", "atif", "tasks"]
-
-
-class SliceTurns(Model):
-    """A stuck slice's Dev turns after the task: its stretch cut to its last `max`, context added up to `min`."""
-
-    min: int = Field(ge=1)
-    max: int = Field(ge=1)
-
-    @model_validator(mode="after")
-    def _ordered(self) -> SliceTurns:
-        if self.min > self.max:
-            raise ValueError(f"slice_turns: min {self.min} is more than max {self.max}")
-        return self
-
-
-class HintLevelPairRules(Model):
-    """`low_vs_high_hint` pairs: two runs of one milestone with the same outcome, one needing higher hints."""
-
-    enabled: bool = True
-    min_level_gap: int = Field(1, ge=1, description="Their highest hint levels differ by at least this")
-    only_passing: bool = Field(False, description="Pair only two passing runs (else also two that did not pass)")
-
-
-class ChainRules(Model):
-    """Chain rows: a run's consecutive passing milestones as one conversation, cut at whole milestones."""
-
-    enabled: bool = True
-    min_milestones: int = Field(2, ge=1, description="Fewer make no chain row (the milestone rows hold them)")
-    max_messages: int = Field(gt=0)
-    max_chars: int = Field(gt=0, description="Of the messages as JSON (about 3-4 characters a token)")
-
-
-class ContaminationRules(Model):
-    margin_days: int = Field(ge=0, description="A solution newer than the cutoff by less than this: medium risk")
-    cutoffs: dict[str, date] = Field(
-        default_factory=dict, description="Training-data cutoff per Dev model name prefix (the longest prefix wins)"
-    )
-
-
-class PocRules(Model):
-    accepted_share: float = Field(ge=0, le=1, description="Share of milestone runs that must pass the Reviewer")
-    min_task_difficulty: int = Field(ge=1, le=5, description="At least one verified task this hard")
-
-
-class DistillRules(Model):
-    slice_context_messages: int = Field(ge=0)
-    slice_turns: SliceTurns
-    plan_patterns: list[str] = Field(
-        default_factory=list, description="Regexes (case-insensitive, per line) of a Dev message that states a plan"
-    )
-    hint_level_pairs: HintLevelPairRules = Field(default_factory=HintLevelPairRules)
-    chains: ChainRules
-    hint_in_prompt: Literal["drop", "keep"]
-    hint_leaks: Literal["drop", "mark", "give_hint"] = Field(
-        description="A trained turn that shows a hint its prompt lacks: drop the row, keep it marked, or add the hint."
-    )
-    hint_references: list[str] = Field(
-        default_factory=list, description="Regexes (case-insensitive) by which a turn refers to a hint it got."
-    )
-    reviewer: ReviewerRules
-    contamination: ContaminationRules
-    poc: PocRules
-    gates: dict[DiscardReason, list[GatedDataset]] = Field(
-        default_factory=dict,
-        description="Per discard reason, the datasets a run rejected for it still feeds (a reason not listed: none).",
-    )
-
-    @field_validator("hint_references", "plan_patterns")
-    @classmethod
-    def _references_compile(cls, value: list[str], info) -> list[str]:
-        _compiles(value, {"hint_references": "hint reference"}.get(info.field_name, "plan pattern"))
-        return value
-
-    def allows(self, reasons: list[str], dataset: str) -> bool:
-        """Whether a run with these discard reasons feeds `dataset`: every reason must allow it."""
-        wanted = {dataset, "kto"} if dataset == "kto_negatives" else {dataset}  # all of KTO: its negatives too
-        return all(wanted & set(self.gates.get(reason, [])) for reason in reasons)
-
-
-class SwebenchRules(Model):
-    """The SWE-bench 5.x task repo (`export --format swebench`), as `swebench dataset check` accepts it."""
-
-    dataset: str = Field(pattern=r"^[\w.-]+/[\w.-]+$", description="What sweb.yaml publishes (owner/name).")
-    split: str = Field(pattern=r"^\w+$", description="The split every instance is in.")
-    log_parser: Literal["parse_log_pytest_v2", "parse_log_pytest"] = Field(
-        description="swebench's parser of the eval log; FAIL_TO_PASS / PASS_TO_PASS hold the ids as it reports them."
-    )
-    eval_type: Literal["pass_and_fail", "fail_only"]
-
-
-class HeldoutRules(Model):
-    repos: list[str] = Field(default_factory=list, description="Held-out repositories (owner/name or store key)")
-    fraction: float = Field(0.0, ge=0, le=1, description="And this share of the others, by a hash of their key")
-
-
-class ExportRules(Model):
-    swebench: SwebenchRules
-    heldout: HeldoutRules
-    chars_per_token: float = Field(gt=0, description="The dataset card's token estimate without a tokenizer")
 
 
 class Rules(Model):
