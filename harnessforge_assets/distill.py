@@ -27,6 +27,7 @@ from harnessforge.distill import assemble, distill
 from harnessforge.distill.outputs import DISTILLED_OUTPUTS, REVIEWS, TASK_CARDS, VERIFIED_TASKS
 from harnessforge.errors import HarnessForgeError
 from harnessforge.export import FORMATS, export
+from harnessforge.export.card import poc_lines
 from harnessforge.export.verify import verify_tasks
 from harnessforge.models.distill import Review
 from harnessforge.rules import Rules
@@ -200,6 +201,11 @@ def stage3_assets(rules: Rules) -> list:
                 blocking=True,
                 description="No synthetic row unless allowed; no id twice in one file.",
             ),
+            dg.AssetCheckSpec(
+                "formats_load",
+                asset="training_datasets",
+                description="Each exported file loads in the tool that reads it (datasets, Harbor, swebench).",
+            ),
         ],
     )
     def training_datasets(config: ExportConfig, store: StoreResource) -> dg.MaterializeResult:
@@ -222,6 +228,7 @@ def stage3_assets(rules: Rules) -> list:
                 "path": dg.MetadataValue.path(str(out)),
                 "dataset_card": dg.MetadataValue.md((report.out / "README.md").read_text()),
                 "assembled": dg.MetadataValue.json(assembled),
+                "poc": dg.MetadataValue.md(poc_markdown(report)),
                 **{f"rows/{name}": count for name, count in sorted(report.rows.items())},
             },
             check_results=[
@@ -229,11 +236,22 @@ def stage3_assets(rules: Rules) -> list:
                     check_name="dataset_clean",
                     passed=not problems,
                     metadata={"problems": dg.MetadataValue.json(problems)},
-                )
+                ),
+                dg.AssetCheckResult(
+                    check_name="formats_load",
+                    passed=not any(report.format_checks.values()),
+                    severity=dg.AssetCheckSeverity.WARN,
+                    metadata={"failures": dg.MetadataValue.json({k: v for k, v in report.format_checks.items() if v})},
+                ),
             ],
         )
 
     return [trajectory_analytics, distilled, verified_tasks, training_datasets]
+
+
+def poc_markdown(report) -> str:
+    """Seed 001's criteria as the dataset card gives them, with each repository's yield funnel."""
+    return "\n".join(poc_lines(report.poc, report.funnel))
 
 
 def reviews_markdown(reviews: list[Review]) -> str:

@@ -93,7 +93,8 @@ def test_full_lineage_for_two_milestones_in_docker(example_repo, store, docker_c
     allow = {"ops": {"training_datasets": {"config": {"allow_synthetic": True}}}}
     datasets = materialize(["training_datasets"], run_config=allow)
     meta = metadata(by_asset(datasets)["training_datasets"][0])
-    assert checks(datasets) == {"dataset_clean": True}
+    assert checks(datasets) == {"dataset_clean": True, "formats_load": True}
+    assert "| runs pass the Reviewer |" in meta["poc"] and f"| {key} |" in meta["poc"]
     assert meta["assembled"]["task_cards"] == 2 and meta["assembled"]["verified_tasks"] == 2
     assert meta["assembled"]["reviews"] == 2
     assert "HarnessForge export" in meta["dataset_card"]

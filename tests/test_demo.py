@@ -52,6 +52,9 @@ def check_demo_store(store: Store) -> dict[str, MilestoneSummary]:
     chains = [json.loads(line) for line in (store.root / "distilled" / "chains.jsonl").read_text().splitlines()]
     assert chains[0]["milestones"] == ["m01", "m02"] and chains[0]["cut"] == "ends before m03 (STUCK)"
     card_counts_match_the_files(store.root / "datasets")
+    # every file the demo exported loads in the tool that reads it (datasets, Harbor, swebench)
+    checks = json.loads((store.root / "datasets" / "format_checks.json").read_text())
+    assert checks and not {name: why for name, why in checks.items() if why}, checks
     report = store.root / "report" / "report.html"
     assert report.exists() and "<svg" in report.read_text()
     for mid in summaries:
