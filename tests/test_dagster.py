@@ -50,6 +50,7 @@ def test_definitions_load():
         ("reviews", "cheating_reviewed"),
         ("verified_tasks", "tasks_reproduce"),
         ("training_datasets", "dataset_clean"),
+        ("training_datasets", "formats_load"),
     }
     # the checks that must stop downstream work block it
     blocking = {k.name for k in graph.asset_check_keys if graph.get_check_spec(k).blocking}

@@ -102,6 +102,22 @@ def test_the_run_distils_and_exports(chain, tmp_path):
     validate_atif(atif)
 
 
+def only_this_chain(nav, root):
+    """A copy of the chain's store with only this module's run: other modules run more chains on the
+    shared validated store, and their runs would stand behind task cards too."""
+    import shutil
+
+    from harnessforge.store import Store
+
+    store = Store(shutil.copytree(nav.store.root, root, symlinks=True))
+    for run in store.run_dir(nav.key, "oracle-e2e").parent.iterdir():
+        if run.name != "oracle-e2e":
+            shutil.rmtree(run)
+    store.analytics_database().unlink(missing_ok=True)
+    shutil.rmtree(store.distilled_dir(), ignore_errors=True)
+    return store
+
+
 def test_only_accepted_verified_milestones_become_harbor_tasks_and_swebench_instances(
     chain, harbor_venv, docker_client, tmp_path
 ):
@@ -122,13 +138,14 @@ def test_only_accepted_verified_milestones_become_harbor_tasks_and_swebench_inst
     from tests.harbor_tools import LINT_IGNORED, check, lint
 
     nav, summaries = chain
+    store = only_this_chain(nav, tmp_path / "store")
     rules = load_rules()
-    distill(nav.store, rules, log=lambda *_: None)
-    reviews = {r.milestone_id: r for r in read_distilled(nav.store, REVIEWS)}
+    distill(store, rules, log=lambda *_: None)
+    reviews = {r.milestone_id: r for r in read_distilled(store, REVIEWS)}
     accepted = sorted(
         mid for mid, r in reviews.items() if r.status == "PASS" and rules.distill.allows(r.discard_reasons, "tasks")
     )
-    cards = {card.milestone_id: card for card in read_distilled(nav.store, TASK_CARDS)}
+    cards = {card.milestone_id: card for card in read_distilled(store, TASK_CARDS)}
     assert sorted(cards) == accepted and "m03" not in cards  # STUCK: no run to stand behind a task
     assert all(cards[mid].reference_run == "oracle-e2e" for mid in cards)
     # the reference run's solution and verification report, as seed 001's cards give them
@@ -146,14 +163,14 @@ def test_only_accepted_verified_milestones_become_harbor_tasks_and_swebench_inst
     assert graded.regressions == 0 and graded.same_core_files and not graded.missing_core_files
 
     with pytest.raises(ArtifactError, match="run `harnessforge verify-tasks` first"):
-        export(nav.store, ["harbor"], tmp_path / "early", allow_synthetic=True, rules=rules)
-    early = export(nav.store, ["all"], tmp_path / "early", allow_synthetic=True, rules=rules)
+        export(store, ["harbor"], tmp_path / "early", allow_synthetic=True, rules=rules)
+    early = export(store, ["all"], tmp_path / "early", allow_synthetic=True, rules=rules)
     assert not early.verified and "harbor_tasks" not in early.rows and not (tmp_path / "early" / "tasks").exists()
     assert "`harnessforge verify-tasks` has not run" in (tmp_path / "early" / "README.md").read_text()
 
     # one card that does not reproduce (its test command runs a test that does not exist) is dropped
     broken, *fine = sorted(cards)
-    path = nav.store.root / "distilled" / "task_cards.jsonl"
+    path = store.root / "distilled" / "task_cards.jsonl"
     edited = [
         c.model_copy(update={"test_cmd": "python -m pytest -q tests/no_such_test.py"})
         if c.milestone_id == broken
@@ -161,18 +178,18 @@ def test_only_accepted_verified_milestones_become_harbor_tasks_and_swebench_inst
         for c in cards.values()
     ]
     path.write_text("".join(c.model_dump_json() + "\n" for c in edited))
-    checks = {c.task_id: c for c in verify_tasks(nav.store, rules, log=lambda *_: None)}
+    checks = {c.task_id: c for c in verify_tasks(store, rules, log=lambda *_: None)}
     assert not checks[f"{nav.key}-{broken}"].reproduced
     assert "reference solution scored 0" in checks[f"{nav.key}-{broken}"].reason
     for mid in fine:
         good = checks[f"{nav.key}-{mid}"]
         assert good.reproduced and (good.reference_reward, good.empty_reward) == ("1", "0"), good
     # checking one card again keeps the others' verdicts
-    verify_tasks(nav.store, rules, only=[f"{nav.key}-{fine[0]}"], log=lambda *_: None)
-    verdicts = json.loads((nav.store.root / "distilled" / "task_checks.json").read_text())
+    verify_tasks(store, rules, only=[f"{nav.key}-{fine[0]}"], log=lambda *_: None)
+    verdicts = json.loads((store.root / "distilled" / "task_checks.json").read_text())
     assert sorted(v["task_id"] for v in verdicts) == sorted(checks)
 
-    report = export(nav.store, ["atif", "harbor", "swebench"], tmp_path / "out", allow_synthetic=True, rules=rules)
+    report = export(store, ["atif", "harbor", "swebench"], tmp_path / "out", allow_synthetic=True, rules=rules)
     assert report.rows["harbor_tasks"] == report.rows["instances"] == len(fine)
     assert sorted(p.name for p in (tmp_path / "out" / "tasks").iterdir()) == [f"{nav.key}-{mid}" for mid in fine]
     assert report.unverified_cards == [f"{nav.key}-{broken}"]
@@ -188,7 +205,7 @@ def test_only_accepted_verified_milestones_become_harbor_tasks_and_swebench_inst
             assert set(keys) <= set(table), (section, keys)
         assert toml["environment"]["network_mode"] == "no-network" and toml["agent"]["user"] == 1000
         assert toml["schema_version"] == "1.4" and toml["verifier"]["environment_mode"] == "separate"
-        ladder = nav.store.load_hints(nav.key, m.id)  # levels with no material of their own are left out
+        ladder = store.load_hints(nav.key, m.id)  # levels with no material of their own are left out
         assert [h["level"] for h in toml["metadata"]["mentor_hints"]] == [h.level for h in ladder.levels if not h.empty]
         assert len(toml["metadata"]["mentor_hints"]) >= 3  # L3 and L4 always have material
         assert m.title in (task / "instruction.md").read_text() and "hint" not in (task / "instruction.md").read_text()
@@ -249,11 +266,10 @@ def test_only_accepted_verified_milestones_become_harbor_tasks_and_swebench_inst
     assert reviews["m05"].discard_reasons == ["flaky_test"] and "m05" not in cards
     gates = rules.distill.gates | {"flaky_test": ["tasks"]}
     lenient = rules.model_copy(update={"distill": rules.distill.model_copy(update={"gates": gates})})
-    distill(nav.store, lenient, log=lambda *_: None)
-    assert "m05" in {card.milestone_id for card in read_distilled(nav.store, TASK_CARDS)}
-    later = export(nav.store, ["harbor"], tmp_path / "lenient", allow_synthetic=True, rules=lenient)
+    distill(store, lenient, log=lambda *_: None)
+    assert "m05" in {card.milestone_id for card in read_distilled(store, TASK_CARDS)}
+    later = export(store, ["harbor"], tmp_path / "lenient", allow_synthetic=True, rules=lenient)
     assert f"{nav.key}-m05" in later.unverified_cards and later.rows["harbor_tasks"] == len(fine)
-    distill(nav.store, rules, log=lambda *_: None)  # the module's other tests see the default rules' output
 
     # the repository held out: its ATIF, tasks and instances move under heldout/, in the same layout
     from harnessforge.rules import HeldoutRules
@@ -261,7 +277,7 @@ def test_only_accepted_verified_milestones_become_harbor_tasks_and_swebench_inst
     held = rules.model_copy(
         update={"export": rules.export.model_copy(update={"heldout": HeldoutRules(repos=[nav.key])})}
     )
-    split = export(nav.store, ["atif", "harbor", "swebench"], tmp_path / "split", allow_synthetic=True, rules=held)
+    split = export(store, ["atif", "harbor", "swebench"], tmp_path / "split", allow_synthetic=True, rules=held)
     assert split.heldout_repos == [nav.key] and split.rows["harbor_tasks"] == split.rows["atif"] == 0
     assert split.rows["heldout/harbor_tasks"] == split.rows["heldout/instances"] == len(fine)
     assert sorted(p.name for p in (tmp_path / "split" / "heldout" / "tasks").iterdir()) == [

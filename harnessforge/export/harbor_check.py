@@ -18,7 +18,10 @@ from pathlib import Path
 
 
 def check(paths: list[Path]) -> dict:
-    # imported here: this file is run by Harbor's Python, but it sits in our package, which 3.11 imports
+    # imported here: this file is run by Harbor's Python, but it sits in our package, which 3.11 imports;
+    # and run as a script, its own folder comes first on sys.path, where our harbor.py would shadow Harbor
+    here = Path(__file__).resolve().parent
+    sys.path[:] = [entry for entry in sys.path if Path(entry or ".").resolve() != here]
     from harbor.models.task.task import Task
     from harbor.utils.trajectory_validator import TrajectoryValidator
 
