@@ -41,6 +41,7 @@ def format_checks(out: Path, files: list[Path]) -> dict[str, str | None]:
 def _parquet(path: Path) -> str | None:
     import datasets
 
+    datasets.disable_progress_bars()  # stderr is for warnings and errors, one line each
     try:
         table = datasets.load_dataset("parquet", data_files=str(path), split="train")
     except Exception as e:  # datasets raises many kinds; any of them means a trainer cannot load it
