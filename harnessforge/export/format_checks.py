@@ -17,6 +17,8 @@ import os
 import subprocess
 from pathlib import Path
 
+from .splits import HELDOUT
+
 HARBOR_CHECK = Path(__file__).with_name("harbor_check.py")
 
 
@@ -63,16 +65,18 @@ def _swebench(path: Path) -> str | None:
     return None
 
 
+HARBOR_DIRS = ("atif", "tasks")  # at the top of an export (or of its heldout/): not swebench/tasks
+
+
 def _harbor_file(out: Path, path: Path) -> bool:
     parts = path.relative_to(out).parts
-    return "atif" in parts or "tasks" in parts
+    top = parts[1:] if parts[0] == HELDOUT else parts
+    return len(top) > 1 and top[0] in HARBOR_DIRS
 
 
 def _export_root(out: Path, path: Path) -> Path:
     """The export directory an ATIF file or task folder belongs to (`out`, or `out/heldout`)."""
-    parts = path.relative_to(out).parts
-    cut = min(parts.index(name) for name in ("atif", "tasks") if name in parts)
-    return out.joinpath(*parts[:cut])
+    return out / HELDOUT if path.relative_to(out).parts[0] == HELDOUT else out
 
 
 def _harbor(out: Path, root: Path) -> dict[str, str | None]:
