@@ -75,23 +75,14 @@ def test_trl_trainers_take_a_step_on_every_row_of_each_file(exported, name, suff
     if kind in ("sft", "stuck_slices"):
         args = trl.SFTConfig(**common, assistant_only_loss=True, max_length=None)
         trainer = trl.SFTTrainer(model=tiny_model(tokenizer), args=args, train_dataset=data, processing_class=tokenizer)
-    elif kind == "dpo":
-        args = trl.DPOConfig(**common, max_length=None)
-        trainer = trl.DPOTrainer(
+    else:  # DPO and KTO train against a reference model; KTO with the weight the card gives its label balance
+        weight, _ = kto_weights(report.labels[name]) if kind == "kto" else ("", "")
+        setting = {key: float(value) for key, value in dict([weight.split("=")] if weight else []).items()}
+        config, trainer_class = (trl.DPOConfig, trl.DPOTrainer) if kind == "dpo" else (trl.KTOConfig, trl.KTOTrainer)
+        trainer = trainer_class(
             model=tiny_model(tokenizer),
             ref_model=tiny_model(tokenizer, seed=1),
-            args=args,
-            train_dataset=data,
-            processing_class=tokenizer,
-        )
-    else:  # the weight the card recommends for the label balance: TRL finds it in its range
-        weight, _ = kto_weights(report.labels[name])
-        setting = dict([weight.split("=")]) if weight else {}
-        args = trl.KTOConfig(**common, max_length=None, **{key: float(value) for key, value in setting.items()})
-        trainer = trl.KTOTrainer(
-            model=tiny_model(tokenizer),
-            ref_model=tiny_model(tokenizer, seed=1),
-            args=args,
+            args=config(**common, max_length=None, **setting),
             train_dataset=data,
             processing_class=tokenizer,
         )
