@@ -1,0 +1,28 @@
+"""When assets materialize by themselves: the automation conditions every asset picks from.
+
+A new release reaches the datasets with no click: the release sensor plans the repo, and each
+later stage follows its upstream through Declarative Automation (the `harnessforge_automation`
+sensor evaluates these conditions; it is on from the start). Two conditions, one per kind of stage:
+
+- `follows_upstream`: Dagster's `eager()`, gated by the upstream blocking checks. A partition runs
+  when it becomes missing or a partition it reads gets a new data version, once nothing it reads is
+  missing or still running. Costly stages (images, agent runs) use it: a rule change only marks
+  them unsynced, and a person backfills (README, "Rules changed").
+- `rebuilds_on_new_rules`: the same, and a materialized partition whose code version changed
+  (its rules or SQL) rebuilds once. Cheap, deterministic stages (analytics, distillation) use it;
+  partitions never materialized are left alone (`code_version_changed` alone would take all).
+"""
+
+import dagster as dg
+
+AC = dg.AutomationCondition
+
+
+def follows_upstream() -> dg.AutomationCondition:
+    return (AC.eager() & AC.all_deps_blocking_checks_passed()).with_label("follows upstream")
+
+
+def rebuilds_on_new_rules() -> dg.AutomationCondition:
+    changed = AC.code_version_changed().since_last_handled() & ~AC.missing() & ~AC.any_deps_missing()
+    rebuild = changed & ~AC.any_deps_in_progress() & ~AC.in_progress()
+    return (follows_upstream() | rebuild.with_label("code version changed")).with_label("follows upstream or rules")
