@@ -41,24 +41,39 @@ FINAL_DIFF = GROUND_TRUTH.replace("total(items) * rate", "sum(items) * rate") + 
 )
 
 
-def generate(root: Path, events: int) -> Store:
-    """Runs x milestones x 1000 events, written by DuckDB straight to JSONL (as the Recorder would)."""
+def generate(
+    root: Path,
+    events: int,
+    runs: int = RUNS,
+    per_milestone: int = EVENTS_PER_MILESTONE,
+    repo: str = "bench__repo",
+    first_run: int = 0,
+    first_milestone: int = 0,
+    mode: str = "standard",
+) -> Store:
+    """Runs x milestones x `per_milestone` events, written by DuckDB straight to JSONL (as the Recorder
+    would) into `root/store`: runs bench-<first_run>... of `repo`, milestones m<first_milestone + 1>...
+    Called again on the same root, it adds to the store (the arrivals of benchmarks/incremental.py)."""
     store = Store(root / "store")
-    milestones = max(1, events // (RUNS * EVENTS_PER_MILESTONE))
-    staging = root / "staging"
+    milestones = max(1, events // (runs * per_milestone))
+    staging = root / f"staging-{repo}-{first_run}-{first_milestone}"
+    root.mkdir(parents=True, exist_ok=True)
     import duckdb
 
     con = duckdb.connect()
     sql = Template((Path(__file__).parent / "generate_events.sql").read_text()).substitute(
         milestones=milestones,
-        per_milestone=EVENTS_PER_MILESTONE,
-        total=RUNS * milestones * EVENTS_PER_MILESTONE,
+        per_milestone=per_milestone,
+        total=runs * milestones * per_milestone,
         staging=staging,
+        repo=repo,
+        first_run=first_run,
+        first_milestone=first_milestone,
     )
     con.execute(sql)
     for part in staging.glob("p_run=*/p_mid=*/*.json"):
         run_id, mid = part.parent.parent.name.split("=")[1], part.parent.name.split("=")[1]
-        files = store.milestone_run("bench__repo", run_id, mid)
+        files = store.milestone_run(repo, run_id, mid)
         files.dir.mkdir(parents=True, exist_ok=True)
         part.rename(files.trajectory)
         files.summary.write_text(
@@ -80,15 +95,18 @@ def generate(root: Path, events: int) -> Store:
         )
         files.final_diff.write_text(FINAL_DIFF)
         files.ground_truth.write_text(GROUND_TRUTH)
-    for run_dir in store.run_dirs_of("bench__repo"):
+    for run_dir in store.run_dirs_of(repo):
+        if (run_dir / RUN_METADATA).exists():
+            continue
         (run_dir / RUN_METADATA).write_text(
             json.dumps(
                 {
                     "run_id": run_dir.name,
-                    "repo": "bench__repo",
+                    "repo": repo,
                     "agent": "bench",
                     "model": "bench-model",
                     "synthetic": False,
+                    "mode": mode,
                 }
             )
         )

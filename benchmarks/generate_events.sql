@@ -1,12 +1,14 @@
 -- Generated trajectories for the analytics benchmark: $total events, one JSONL file per
--- (run, milestone) under $staging. Placeholders are filled by benchmarks/analytics.py.
+-- (run, milestone) under $staging, runs $repo/bench-<first_run...>, milestones m<first_milestone + 1...>.
+-- Placeholders are filled by benchmarks/analytics.py.
 -- Each milestone: half messages, half tool calls (read, edit, test, bash in turn), two hints, test
 -- runs failing differently each time (progress), and one stretch for each stuck detector: twelve
 -- test runs failing the same way (seq 400-495), one read repeated eight times (600-615), one
 -- failing command repeated six times (700-711), two reads taking turns twelve times (800-823).
 COPY (
     WITH base AS (
-        SELECT i, i // ($milestones * $per_milestone) AS r, (i // $per_milestone) % $milestones AS m,
+        SELECT i, i // ($milestones * $per_milestone) + $first_run AS r,
+               (i // $per_milestone) % $milestones + $first_milestone AS m,
                i % $per_milestone AS seq
         FROM range($total) t(i)
     ), kinds AS (
@@ -20,7 +22,7 @@ COPY (
                  ELSE 'src/f' || (seq % 7) || '.py' END AS read_path
         FROM base
     )
-    SELECT 'bench-' || r AS run_id, 'bench__repo' AS repo, printf('m%04d', m + 1) AS milestone_id,
+    SELECT 'bench-' || r AS run_id, '$repo' AS repo, printf('m%04d', m + 1) AS milestone_id,
         seq, seq // 8 AS turn_id,
         strftime(TIMESTAMP '2026-11-30 10:00:00' + to_seconds(seq), '%Y-%m-%dT%H:%M:%SZ') AS ts,  -- as the Recorder writes it
         CASE kind WHEN 'milestone_start' THEN 'navigator' WHEN 'hint' THEN 'mentor' ELSE 'dev' END AS role,

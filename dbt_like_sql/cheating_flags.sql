@@ -1,6 +1,8 @@
 -- materialization: table
 -- Probes of history and answer keys, and network attempts: every bash command (and file read)
 -- matching a pattern of the rules' `cheating_patterns`, one row per command and pattern.
+-- partitioned_by: repo, milestone_id
+-- unique: repo, run_id, milestone_id, seq, probe
 WITH commands AS (
     SELECT repo, run_id, milestone_id, seq, turn_id, action_type,
         CASE action_type WHEN 'bash' THEN command ELSE 'read_file ' || path END AS command

@@ -2,6 +2,8 @@
 -- Each Mentor hint and what the Dev did around it: the files it read or edited and what it searched
 -- for in the turns before and after. direction_change: it went somewhere new after the hint;
 -- tests_improved: more tests passed within the window than ever before the hint.
+-- partitioned_by: repo, milestone_id
+-- unique: repo, run_id, milestone_id, hint_seq
 WITH hints AS (
     SELECT mrun, repo, run_id, milestone_id, seq AS hint_seq, turn_id AS hint_turn, hint_level AS level,
         rule

@@ -3,9 +3,11 @@
 -- source file of the ground truth (core_files; any tool, the shell too), and `located` when that came
 -- within probe_locate_turns. In the probe mode (only the feature description, no hints) a located run is
 -- seed 000's memorisation signal: the Dev knew where the change goes without looking.
+-- partitioned_by: repo, milestone_id
+-- unique: repo, run_id, milestone_id
 WITH ms AS (
     SELECT hash(repo, run_id, milestone_id) AS mrun, repo, run_id, milestone_id, core_files
-    FROM raw_milestones WHERE len(core_files) > 0
+    FROM {{ source('raw_milestones') }} WHERE len(core_files) > 0
 ), touches AS (
     SELECT mrun, turn_id, unnest(files_read) AS path FROM {{ ref('stg_events') }} WHERE is_tool AND len(files_read) > 0
     UNION ALL

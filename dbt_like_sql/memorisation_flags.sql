@@ -4,13 +4,16 @@
 -- verbatim: most n-grams the Dev added to ground-truth files also appear in the ground truth.
 -- straight_line: no search, no edit outside the ground truth's files, no reverted edit.
 -- flagged = blind_first_edit OR (verbatim AND straight_line).
+-- partitioned_by: repo, milestone_id
+-- unique: repo, run_id, milestone_id
+-- one_row_per: raw_milestones
 WITH ms AS (
     SELECT hash(repo, run_id, milestone_id) AS mrun, repo, run_id, milestone_id, ground_truth_files, final_diff,
         ground_truth
-    FROM raw_milestones
+    FROM {{ source('raw_milestones') }}
 ), mentioned AS (  -- milestone runs where something before that edit named the file
     SELECT DISTINCT f.mrun
-    FROM {{ ref('first_ground_truth_edits') }} f JOIN raw_events o ON o.mrun = f.mrun AND o.seq < f.seq
+    FROM {{ ref('first_ground_truth_edits') }} f JOIN {{ source('raw_events') }} o ON o.mrun = f.mrun AND o.seq < f.seq
     WHERE contains(coalesce(o.full_observation, o.observation, '') || ' ' || coalesce(o.action.content, ''), f.path)
        OR contains(coalesce(o.full_observation, o.observation, '') || ' ' || coalesce(o.action.content, ''),
            parse_filename(f.path))

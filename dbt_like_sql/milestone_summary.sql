@@ -1,6 +1,9 @@
 -- materialization: table
 -- One row per milestone run with every signal of the other models: what the Reviewer grades and
 -- what reports show.
+-- partitioned_by: repo, milestone_id
+-- unique: repo, run_id, milestone_id
+-- one_row_per: raw_milestones
 WITH events AS (
     SELECT any_value(repo) AS repo, any_value(run_id) AS run_id, any_value(milestone_id) AS milestone_id,
         count(*) FILTER (WHERE is_tool) AS tool_calls,
@@ -51,8 +54,8 @@ SELECT m.repo, m.run_id, m.milestone_id, r.agent, coalesce(e.model, r.model) AS 
     coalesce(mf.flagged, FALSE) AS memorisation_flag, mf.gt_overlap,
     coalesce(c.cheating_probes, 0) AS cheating_probes, coalesce(c.probes, []) AS probes,
     coalesce(l.located, FALSE) AS located_ground_truth, l.located_turn
-FROM raw_milestones m
-LEFT JOIN raw_runs r USING (repo, run_id)
+FROM {{ source('raw_milestones') }} m
+LEFT JOIN {{ source('raw_runs') }} r USING (repo, run_id)
 LEFT JOIN events e USING (repo, run_id, milestone_id)
 LEFT JOIN stuck s USING (repo, run_id, milestone_id)
 LEFT JOIN hints h USING (repo, run_id, milestone_id)

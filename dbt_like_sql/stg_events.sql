@@ -6,6 +6,8 @@
 -- call_2_back, test_run_no, prev_test_run) are computed at load. A view: each model reads only
 -- the columns it needs, straight from the Parquet files. file_edits: the files a Dev call changed, edit tools and
 -- the shell alike, each with the content hash it left; files_read: read_file's file and those a shell command read.
+-- partitioned_by: repo, milestone_id
+-- unique: repo, run_id, milestone_id, seq
 SELECT
     mrun, repo, run_id, milestone_id, seq, turn_id, ts, role, action.type AS action_type,
     is_tool, is_test_run,
@@ -25,4 +27,4 @@ SELECT
     error_signature, cumulative_edits, cumulative_test_runs, model,
     usage."input" AS tokens_input, usage.cached AS tokens_cached, usage.output AS tokens_output,
     latency_s, cost_usd, synthetic
-FROM raw_events
+FROM {{ source('raw_events') }}

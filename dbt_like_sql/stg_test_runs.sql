@@ -1,5 +1,7 @@
 -- materialization: view
 -- The Dev's test runs, numbered per milestone run, each with the one before it.
+-- partitioned_by: repo, milestone_id
+-- unique: repo, run_id, milestone_id, seq
 SELECT
     mrun, repo, run_id, milestone_id, seq, turn_id,
     tests_passed, tests_failed, tests_total, error_signature, cumulative_edits,

@@ -6,6 +6,8 @@
 -- became a signal. Every detector flags a row by comparing it with the calls just before it (its
 -- neighbours are columns, computed at load: no sort here), then consecutive flagged rows are
 -- grouped into stretches.
+-- partitioned_by: repo, milestone_id
+-- unique: repo, run_id, milestone_id, kind, start_seq
 WITH tests AS (
     SELECT mrun, repo, run_id, milestone_id, seq, turn_id, run_no,
         prev_test_run.seq AS prev_seq, prev_test_run.turn_id AS prev_turn,

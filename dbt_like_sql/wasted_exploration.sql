@@ -1,6 +1,7 @@
 -- materialization: table
 -- Work that led nowhere: edits a later edit undid (the file went back to the content it had
 -- before), and files read but never edited afterwards (edits and reads by any tool, the shell too).
+-- partitioned_by: repo, milestone_id
 WITH edits AS (
     SELECT *, lag(content_sha) OVER (PARTITION BY mrun, path ORDER BY seq) AS before_sha
     FROM {{ ref('stg_edits') }}

@@ -7,7 +7,7 @@
     images/<repo_key>.json            env images per dependency epoch; images/<repo_key>/<hash>.log
     trajectories/<repo_key>/<run_id>/metadata.json                    one run of a chain
     trajectories/<repo_key>/<run_id>/<mid>/trajectory.jsonl, ...      one milestone of it (`RunFiles`)
-    analytics/harnessforge.duckdb, analytics/events/...               the trajectories as tables
+    analytics/harnessforge.duckdb, analytics/events/<repo_key>/...    the trajectories as tables
     distilled/*.jsonl, distilled/milestones/<repo_key>/<mid>/*.jsonl  Stage 3's rows
     datasets/<name>/, report/report.html, example/<name>/             exports, the report, example repos
     cache/git/<repo_key>.git          bare clones, fetched (not re-cloned) on reuse
@@ -270,10 +270,12 @@ class Store:
         """Every run that wrote its metadata, in path order."""
         return sorted(path.parent for path in (self.root / "trajectories").glob(f"*/*/{RUN_METADATA}"))
 
-    def milestone_runs(self, key: str = "*", finished: bool = False) -> list[RunFiles]:
-        """Every milestone run that has an event log (`finished`: a summary), in path order."""
+    def milestone_runs(self, key: str = "*", finished: bool = False, milestone: str = "*") -> list[RunFiles]:
+        """Every milestone run (of `key`, of `milestone`) that has an event log (`finished`: a summary), in
+        path order."""
         name = RunFiles.SUMMARY if finished else RunFiles.TRAJECTORY
-        return [RunFiles(path.parent) for path in sorted((self.root / "trajectories").glob(f"{key}/*/*/{name}"))]
+        found = (self.root / "trajectories").glob(f"{key}/*/{milestone}/{name}")
+        return [RunFiles(path.parent) for path in sorted(found)]
 
     def has_finished(self, key: str, mid: str) -> bool:
         """Some run of `key` finished milestone `mid`."""
@@ -290,11 +292,15 @@ class Store:
         return self.analytics_dir() / "harnessforge.duckdb"
 
     def analytics_events_dir(self) -> Path:
-        """One Parquet file of events per run: `events/<repo_key>/<run_id>.parquet`."""
+        """One Parquet file of events per run, `events/<repo_key>/<run_id>.parquet`, and one per milestone
+        loaded after it, `events/<repo_key>/<run_id>/<mid>.parquet` (`analytics.event_files`)."""
         return self.analytics_dir() / "events"
 
     def analytics_events_file(self, key: str, run_id: str) -> Path:
         return self.analytics_events_dir() / key / f"{run_id}.parquet"
+
+    def analytics_milestone_events_file(self, key: str, run_id: str, mid: str) -> Path:
+        return self.analytics_events_dir() / key / run_id / f"{mid}.parquet"
 
     def distilled_dir(self, only: tuple[str, str] | None = None) -> Path:
         """Where distilled rows go: the store-wide files, or one milestone's (`only` = (repo key, mid))."""

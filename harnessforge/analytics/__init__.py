@@ -1,16 +1,24 @@
-"""Stage 3 analytics: trajectories loaded into DuckDB and the `dbt_like_sql/` models built over them."""
+"""Stage 3 analytics: trajectories loaded into DuckDB and the `dbt_like_sql/` models built over them.
+
+Two ways, same tables: `analyze` loads what changed and rebuilds every model whole (the CLI);
+`load_milestones`, `build_milestones` and `build_repos` do the same for some milestones (or repos)
+only, reading and writing their rows alone (the Dagster partitions; `analyze_milestones` is the three
+in a row). A new milestone run then costs its milestone's share of the store, not the store.
+"""
 
 from __future__ import annotations
 
 import hashlib
 import json
-from dataclasses import dataclass
+from collections.abc import Iterable
+from dataclasses import dataclass, field
 
 from ..rules import Rules
 from ..store import Store
 from .database import connect, writing
-from .load import LoadReport, load
-from .sqlmodels import SQL_DIR, BuiltModel, build, discover, hashes
+from .load import LoadReport, Milestone, events_of, load, loaded, source_stats
+from .slices import Slice, build_slices
+from .sqlmodels import MILESTONE, REPO, SQL_DIR, BuiltModel, build, discover, hashes
 
 
 @dataclass
@@ -19,17 +27,75 @@ class AnalyticsReport:
     models: list[BuiltModel]
 
 
+@dataclass
+class MilestonesLoad:
+    """A load of some milestones: the report, which of them have trajectories now, and per source
+    (`raw_events`, ...) each milestone's rows and data version."""
+
+    report: LoadReport
+    present: set[Milestone]
+    sources: dict[str, dict[Milestone, tuple[int, str]]] = field(default_factory=dict)
+
+
 def analyze(store: Store, rules: Rules, progress=None) -> AnalyticsReport:
     """Load new or changed trajectories, then rebuild every SQL model with the rules' thresholds."""
     with connect(store) as con, writing(store):
-        loaded = load(store, con, progress)
+        loaded_now = load(store, con, progress)
         models = build(con, rules.analytics.model_dump())
-    return AnalyticsReport(loaded, models)
+    return AnalyticsReport(loaded_now, models)
+
+
+def load_milestones(store: Store, milestones: Iterable[Milestone], progress=None) -> MilestonesLoad:
+    """Load the trajectories of these (repo key, milestone id) milestones alone."""
+    where = Slice.of_milestones(milestones)
+    with connect(store) as con, writing(store):
+        report = load(store, con, progress, only=where.keys)
+        return MilestonesLoad(report, loaded(con, where), source_stats(store, con, where))
+
+
+def build_milestones(
+    store: Store, rules: Rules, milestones: Iterable[Milestone], models: Iterable[str] | None = None
+) -> list[BuiltModel]:
+    """Rebuild these milestones' rows of the models partitioned by milestone (or of `models`)."""
+    return _build_slices(store, rules, Slice.of_milestones(milestones), models)
+
+
+def build_repos(
+    store: Store, rules: Rules, repos: Iterable[str], models: Iterable[str] | None = None
+) -> list[BuiltModel]:
+    """Rebuild these repos' rows of the models partitioned by repo (or of `models`)."""
+    return _build_slices(store, rules, Slice.of_repos(repos), models)
+
+
+def _build_slices(store: Store, rules: Rules, where: Slice, models: Iterable[str] | None) -> list[BuiltModel]:
+    with connect(store) as con, writing(store):
+        events = {"raw_events": events_of(store, where.repos())}
+        return build_slices(con, rules.analytics.model_dump(), where, models, sources=events)
+
+
+def analyze_milestones(store: Store, rules: Rules, milestones: Iterable[Milestone]) -> AnalyticsReport:
+    """What the Dagster assets run when these milestones' runs change: their load, their rows of every
+    model partitioned by milestone, then their repos' rows of the models partitioned by repo."""
+    milestones = sorted(set(milestones))
+    loaded_now = load_milestones(store, milestones).report
+    built = build_milestones(store, rules, milestones)
+    built += build_repos(store, rules, {repo for repo, _ in milestones})
+    return AnalyticsReport(loaded_now, built)
+
+
+def partitioned_models(grain: tuple[str, ...]) -> list[str]:
+    """The models partitioned by `grain` (`MILESTONE`, `REPO`, or () for those rebuilt whole)."""
+    return [model.name for model in discover(SQL_DIR).values() if model.partitioned_by == grain]
+
+
+def model_versions(rules: Rules) -> dict[str, str]:
+    """Each model's hash with these rules' thresholds: its Dagster code version."""
+    return hashes(discover(SQL_DIR), rules.analytics.model_dump())
 
 
 def analytics_version(rules: Rules) -> str:
     """What the analytics outputs depend on: every model's SQL and the thresholds it reads."""
-    digest = hashes(discover(SQL_DIR), rules.analytics.model_dump())
+    digest = model_versions(rules)
     return hashlib.sha256(json.dumps(digest, sort_keys=True).encode()).hexdigest()[:12]
 
 
@@ -37,3 +103,20 @@ def distill_version(rules: Rules) -> str:
     """What distilled rows depend on: the analytics above and the `distill` rules."""
     parts = [analytics_version(rules), json.dumps(rules.distill.model_dump(mode="json"), sort_keys=True)]
     return hashlib.sha256("\0".join(parts).encode()).hexdigest()[:12]
+
+
+__all__ = [
+    "MILESTONE",
+    "REPO",
+    "AnalyticsReport",
+    "MilestonesLoad",
+    "analytics_version",
+    "analyze",
+    "analyze_milestones",
+    "build_milestones",
+    "build_repos",
+    "distill_version",
+    "load_milestones",
+    "model_versions",
+    "partitioned_models",
+]

@@ -1,12 +1,16 @@
-"""Trajectories into Parquet and DuckDB, incrementally.
+"""Trajectories into Parquet and DuckDB, incrementally, by milestone.
 
 A run's `trajectory.jsonl` files (one per milestone) become one Parquet file,
-`analytics/events/<key>/<run_id>.parquet` (written with pyarrow); `raw_events` in
-`analytics/harnessforge.duckdb` is a view over those files (the models read them, nothing is copied).
-A run is (re)loaded only when one of its files appeared, vanished or changed size or mtime since
-the last load; a run that vanished is removed. Runs' `metadata.json` and milestones'
-`summary.json` / `test_results.json` go to `raw_runs` and `raw_milestones`, rebuilt whole each
-time (they are small). Parsing the events is `events.read_events`.
+`analytics/events/<key>/<run_id>.parquet` (written with pyarrow), with loose files beside it for
+milestones loaded later (`event_files`); `raw_events` in `analytics/harnessforge.duckdb` is a view
+over those files (the models read them, nothing is copied). A milestone run's events are (re)loaded
+only when its file appeared, vanished or changed size or mtime since the last load. Runs'
+`metadata.json` and milestones' `summary.json` / `test_results.json` go to `raw_runs` and
+`raw_milestones`. Parsing the events is `events.read_events`.
+
+`load(store, only=[(repo, milestone), ...])` looks at those milestones' files alone and replaces only
+their rows (the Dagster partitions of `raw_events`, `raw_milestones` and `raw_runs`); `load(store)`
+looks at everything. Both leave the same tables.
 """
 
 from __future__ import annotations
@@ -14,6 +18,7 @@ from __future__ import annotations
 import json
 import os
 from collections import Counter, defaultdict
+from collections.abc import Iterable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -21,22 +26,19 @@ from pathlib import Path
 import duckdb
 import pyarrow as pa
 import pyarrow.compute as pc
-import pyarrow.parquet as pq
 
 from ..errors import ArtifactError
-from ..store import RUN_METADATA, RunFiles, Store, atomic_file
+from ..store import RUN_METADATA, RunFiles, Store
 from .database import connect
-from .events import ALL_COLUMNS, BadLine, read_events
+from .event_files import Written, write_run
+from .events import ALL_COLUMNS, BadLine
+from .slices import Slice, slice_stats
 from .sqlmodels import literal
 
-# A run's Parquet file holds its test runs first, then its other tool calls, then everything else
-# (each in milestone-run order: the sort is stable), in row groups of ROW_GROUP rows: a model
-# reading only tool calls or test runs skips the other row groups by their statistics.
-CLUSTER = [("is_test_run", "descending"), ("is_tool", "descending")]
-ROW_GROUP = 122_880  # DuckDB's own row group size
-LOADS = ("path", "size", "mtime_ns", "events", "bad_lines")
+LOADS = ("path", "size", "mtime_ns", "events", "bad_lines", "file")
 
 Sources = dict[str, tuple[int, int]]  # trajectory file (relative to the store) -> (size, mtime)
+Milestone = tuple[str, str]  # (repo key, milestone id)
 
 
 @dataclass
@@ -48,71 +50,105 @@ class LoadReport:
     bad_lines: list[BadLine] = field(default_factory=list)
 
 
-def load(store: Store, con: duckdb.DuckDBPyConnection | None = None, progress=None) -> LoadReport:
-    """Bring `raw_events`, `raw_runs` and `raw_milestones` up to date with the store's trajectories.
-    `progress(done, total)` is called per changed source."""
+def load(
+    store: Store,
+    con: duckdb.DuckDBPyConnection | None = None,
+    progress=None,
+    only: Iterable[Milestone] | None = None,
+) -> LoadReport:
+    """Bring `raw_events`, `raw_runs` and `raw_milestones` up to date with the store's trajectories, or
+    with those of the milestones `only` ((repo key, milestone id) pairs; the others' rows stay as they
+    are). `progress(done, total)` is called per changed run."""
     own = con is None
     con = con or connect(store)
     try:
-        return _load(store, con, progress)
+        return _load(store, con, progress, None if only is None else set(only))
     finally:
         if own:
             con.close()
 
 
-def _load(store: Store, con: duckdb.DuckDBPyConnection, progress) -> LoadReport:
+def _load(store: Store, con: duckdb.DuckDBPyConnection, progress, scope: set[Milestone] | None) -> LoadReport:
     _ensure_tables(con)
-    current: dict[str, Sources] = defaultdict(dict)  # run dir -> its sources now
-    for files in store.milestone_runs():
+    current: dict[str, Sources] = defaultdict(dict)  # run dir -> its sources in scope now
+    for files in _trajectories(store, scope):
         status = files.trajectory.stat()
         source = store.relative(files.trajectory)
         current[_run_of(source)][source] = (status.st_size, status.st_mtime_ns)
-    known: dict[str, Sources] = defaultdict(dict)  # run dir -> its sources at the last load
-    for path, size, mtime in con.execute("SELECT path, size, mtime_ns FROM hf_loads").fetchall():
-        known[_run_of(path)][path] = (size, mtime)
+    known: dict[str, Sources] = defaultdict(dict)  # run dir -> all its sources at the last load
+    where: dict[str, dict[str, str]] = defaultdict(dict)  # run dir -> source -> the file holding its rows
+    for path, size, mtime, file in con.execute("SELECT path, size, mtime_ns, file FROM hf_loads").fetchall():
+        run = _run_of(path)
+        known[run][path] = (size, mtime)
+        where[run][path] = file or _parquet_path(store, run).relative_to(store.analytics_events_dir()).as_posix()
     report = LoadReport()
-    for run in sorted(set(known) - set(current)):
-        _forget(con, store, run)
-        report.removed += sorted(known[run])
-    changed = [run for run in sorted(current) if current[run] != known.get(run)]
+    changes: dict[str, tuple[Sources, set[str]]] = {}
+    for run in sorted(set(current) | {run for run, sources in known.items() if any(map(_in(scope), sources))}):
+        before = {source: stat for source, stat in known[run].items() if _in(scope)(source)}
+        now = current.get(run, {})
+        parse = {source: stat for source, stat in now.items() if before.get(source) != stat}
+        gone = set(before) - set(now)
+        if parse or gone:
+            changes[run] = (parse, gone)
 
-    def convert(run: str) -> tuple[str, pa.Table, list[BadLine]]:
-        """One run's files -> one Parquet file (runs convert in parallel: DuckDB and pyarrow release the GIL)."""
-        table, bad = read_events(store.root, sorted(current[run]))
-        with atomic_file(_parquet_path(store, run)) as partial:  # never half a Parquet file at its final path
-            pq.write_table(table.sort_by(CLUSTER), partial, row_group_size=ROW_GROUP)
-        return run, table.select(["source"]), bad
+    def convert(run: str) -> Written:
+        """One run's changes written (runs convert in parallel: DuckDB and pyarrow release the GIL)."""
+        return write_run(store, run, *changes[run], where[run])
 
     # one more worker than cores: a run's Python-side steps overlap the others' parsing
     with ThreadPoolExecutor(max_workers=(os.cpu_count() or 1) + 1) as pool:
-        for done, (run, source_column, bad) in enumerate(pool.map(convert, changed), 1):
-            _record(con, run, current[run], source_column, bad)
-            before = known.get(run, {})
-            report.loaded += [source for source in sorted(current[run]) if before.get(source) != current[run][source]]
-            report.removed += sorted(set(before) - set(current[run]))
-            report.bad_lines += bad
-            report.events += source_column.num_rows
+        for done, written in enumerate(pool.map(convert, sorted(changes)), 1):
+            _record(con, written)
+            report.loaded += sorted(written.parsed)
+            report.removed += sorted(written.gone)
+            report.bad_lines += written.bad
+            report.events += written.sources.num_rows if written.sources is not None else 0
             if progress:
-                progress(done, len(changed))
-    report.unchanged = sum(len(sources) for sources in current.values()) - len(report.loaded)
+                progress(done, len(changes))
+    in_scope_now = {source for sources in current.values() for source in sources}
+    report.unchanged = len(in_scope_now - set(report.loaded))
     _events_view(store, con)
-    _load_run_files(store, con)
+    _load_run_files(store, con, scope)
     return report
 
 
-def _record(con: duckdb.DuckDBPyConnection, run: str, sources: Sources, source_column: pa.Table, bad: list) -> None:
-    """`hf_loads`: what each of the run's files was when loaded, with its event and bad-line counts."""
-    con.execute("DELETE FROM hf_loads WHERE starts_with(path, ?)", [run + "/"])
-    counts = pc.value_counts(source_column.column("source")).to_pylist()
+def _in(scope: set[Milestone] | None):
+    return lambda source: scope is None or milestone_of(source) in scope
+
+
+def _trajectories(store: Store, scope: set[Milestone] | None) -> list[RunFiles]:
+    if scope is None:
+        return store.milestone_runs()
+    return [files for key, milestone in sorted(scope) for files in store.milestone_runs(key, milestone=milestone)]
+
+
+def _record(con: duckdb.DuckDBPyConnection, written: Written) -> None:
+    """`hf_loads`: what each trajectory of the run was when loaded, its event and bad-line counts, and
+    the file holding its rows (the run's other trajectories keep their rows, moved or not)."""
+    con.execute("DELETE FROM hf_loads WHERE list_contains(?, path)", [sorted({*written.parsed, *written.gone})])
+    sources = written.sources
+    counts = pc.value_counts(sources.column("source")).to_pylist() if sources is not None else []
     events = {count["values"]: count["counts"] for count in counts}
-    bad_lines = Counter(line.path for line in bad)
+    bad_lines = Counter(line.path for line in written.bad)
     rows = [
-        dict(zip(LOADS, (source, size, mtime, events.get(source, 0), bad_lines[source]), strict=True))
-        for source, (size, mtime) in sources.items()
+        dict(
+            zip(
+                LOADS,
+                (source, size, mtime, events.get(source, 0), bad_lines[source], written.files[source]),
+                strict=True,
+            )
+        )
+        for source, (size, mtime) in sorted(written.parsed.items())
     ]
-    con.register("_loads", pa.Table.from_pylist(rows))
-    con.execute("INSERT INTO hf_loads SELECT * FROM _loads")  # one statement: executemany is per row
-    con.unregister("_loads")
+    if rows:
+        con.register("_loads", pa.Table.from_pylist(rows))
+        con.execute("INSERT INTO hf_loads SELECT * FROM _loads")  # one statement: executemany is per row
+        con.unregister("_loads")
+    moved = {source: file for source, file in written.files.items() if source not in written.parsed}
+    if moved:
+        con.register("_moved", pa.table({"path": list(moved), "file": list(moved.values())}))
+        con.execute("UPDATE hf_loads SET file = m.file FROM _moved m WHERE hf_loads.path = m.path")
+        con.unregister("_moved")
 
 
 def _events_view(store: Store, con: duckdb.DuckDBPyConnection) -> None:
@@ -120,12 +156,49 @@ def _events_view(store: Store, con: duckdb.DuckDBPyConnection) -> None:
     path is absolute, so the view works from any working directory (the report reads it elsewhere). A
     view takes no parameters: the path is written in as a literal."""
     files = store.analytics_events_dir().resolve()
-    if any(files.glob("*/*.parquet")):
-        source = f"read_parquet({literal(str(files / '*' / '*.parquet'))})"
-    else:  # nothing loaded yet: an empty relation with the right columns
-        typed = ", ".join(f'NULL::{kind} AS "{name}"' for name, kind in ALL_COLUMNS.items())
-        source = f"(SELECT NULL::VARCHAR AS source, {typed} WHERE false)"
+    patterns = [str(files / pattern) for pattern in ("*/*.parquet", "*/*/*.parquet") if any(files.glob(pattern))]
+    source = f"read_parquet({literal(patterns)})" if patterns else _NONE
     con.execute(f"CREATE OR REPLACE VIEW raw_events AS SELECT * FROM {source}")
+
+
+# no event loaded: an empty relation with the right columns
+_NONE = "(SELECT NULL::VARCHAR AS source, {} WHERE false)".format(
+    ", ".join(f'NULL::{kind} AS "{name}"' for name, kind in ALL_COLUMNS.items())
+)
+
+
+def events_of(store: Store, repos: Iterable[str]) -> str:
+    """`raw_events` of some repos only: a relation over their runs' files alone (a slice build cuts
+    its milestones' events from it, not from every repo's)."""
+    folder = store.analytics_events_dir()
+    files = sorted(str(path.resolve()) for repo in repos for path in folder.glob(f"{repo}/**/*.parquet"))
+    return f"read_parquet({literal(files)})" if files else _NONE
+
+
+def source_stats(store: Store, con: duckdb.DuckDBPyConnection, where: Slice) -> dict[str, dict]:
+    """Per source, per milestone of `where`: its rows and their data version (`slices.slice_stats`). A
+    milestone's `raw_runs` rows are those of the runs that finished it."""
+    runs = (
+        "(SELECT m.milestone_id, r.* FROM raw_runs r JOIN (SELECT DISTINCT repo, run_id, milestone_id "
+        "FROM raw_milestones) m USING (repo, run_id))"
+    )
+    return {
+        "raw_events": slice_stats(con, events_of(store, where.repos()), where),
+        "raw_milestones": slice_stats(con, "raw_milestones", where),
+        "raw_runs": slice_stats(con, runs, where),
+    }
+
+
+def loaded(con: duckdb.DuckDBPyConnection, where: Slice) -> set[Milestone]:
+    """The milestones of `where` that have a trajectory loaded."""
+    found = con.execute("SELECT DISTINCT split_part(path, '/', 2), split_part(path, '/', 4) FROM hf_loads").fetchall()
+    return set(found) & set(where.keys)
+
+
+def milestone_of(source: str) -> Milestone:
+    """trajectories/<key>/<run_id>/<mid>/trajectory.jsonl -> (key, mid)"""
+    parts = source.split("/")
+    return parts[1], parts[3]
 
 
 def _run_of(source: str) -> str:
@@ -138,16 +211,16 @@ def _parquet_path(store: Store, run: str) -> Path:
     return store.analytics_events_file(key, run_id)
 
 
-def _forget(con: duckdb.DuckDBPyConnection, store: Store, run: str) -> None:
-    con.execute("DELETE FROM hf_loads WHERE starts_with(path, ?)", [run + "/"])
-    _parquet_path(store, run).unlink(missing_ok=True)
-
-
 def _ensure_tables(con: duckdb.DuckDBPyConnection) -> None:
     con.execute(
         "CREATE TABLE IF NOT EXISTS hf_loads (path VARCHAR PRIMARY KEY, size BIGINT, mtime_ns BIGINT, "
-        "events BIGINT, bad_lines INTEGER)"
+        "events BIGINT, bad_lines INTEGER, file VARCHAR)"
     )
+    con.execute("ALTER TABLE hf_loads ADD COLUMN IF NOT EXISTS file VARCHAR")  # a database from before loose files
+    for name, schema in (("raw_runs", RUN_SCHEMA), ("raw_milestones", MILESTONE_SCHEMA)):
+        con.register("_rows", schema.empty_table())
+        con.execute(f"CREATE TABLE IF NOT EXISTS {name} AS SELECT * FROM _rows")
+        con.unregister("_rows")
 
 
 RUN_SCHEMA = pa.schema(
@@ -168,13 +241,22 @@ MILESTONE_SCHEMA = pa.schema(
 )
 
 
-def _load_run_files(store: Store, con: duckdb.DuckDBPyConnection) -> None:
-    """Run metadata and per-milestone outcomes: small JSON files, rebuilt whole."""
-    runs, milestones = [], []
+def _load_run_files(store: Store, con: duckdb.DuckDBPyConnection, scope: set[Milestone] | None) -> None:
+    """Run metadata and per-milestone outcomes: small JSON files, rebuilt whole, or (`scope`) the rows
+    of those milestones and of the runs that have them."""
     finished: dict[Path, list[RunFiles]] = defaultdict(list)
-    for files in store.milestone_runs(finished=True):
-        finished[files.run_dir].append(files)
-    for run_dir in store.run_dirs():
+    if scope is None:
+        run_dirs = store.run_dirs()
+        for files in store.milestone_runs(finished=True):
+            finished[files.run_dir].append(files)
+    else:
+        started = {files.run_dir for files in _trajectories(store, scope)}
+        for key, milestone in sorted(scope):
+            for files in store.milestone_runs(key, finished=True, milestone=milestone):
+                finished[files.run_dir].append(files)
+        run_dirs = sorted(path for path in started | set(finished) if (path / RUN_METADATA).exists())
+    runs, milestones = [], []
+    for run_dir in run_dirs:
         metadata = _json(run_dir / RUN_METADATA)
         runs.append(
             {
@@ -185,10 +267,41 @@ def _load_run_files(store: Store, con: duckdb.DuckDBPyConnection) -> None:
             }
         )
         milestones += [_milestone_row(files, metadata.get("repo")) for files in finished[run_dir]]
-    for name, rows, schema in (("raw_runs", runs, RUN_SCHEMA), ("raw_milestones", milestones, MILESTONE_SCHEMA)):
-        con.register("_rows", pa.Table.from_pylist(rows, schema=schema))
-        con.execute(f"CREATE OR REPLACE TABLE {name} AS SELECT * FROM _rows")
-        con.unregister("_rows")
+    runs_table = pa.Table.from_pylist(runs, schema=RUN_SCHEMA)
+    milestones_table = pa.Table.from_pylist(milestones, schema=MILESTONE_SCHEMA)
+    con.register("_runs", runs_table)
+    con.register("_milestones", milestones_table)
+    if scope is None:
+        con.execute("CREATE OR REPLACE TABLE raw_runs AS SELECT * FROM _runs")
+        con.execute("CREATE OR REPLACE TABLE raw_milestones AS SELECT * FROM _milestones")
+    else:
+        con.register("_scope", pa.table({"repo": [k for k, _ in scope], "milestone_id": [m for _, m in scope]}))
+        con.execute(
+            "DELETE FROM raw_milestones USING _scope s WHERE raw_milestones.repo = s.repo "
+            "AND raw_milestones.milestone_id = s.milestone_id"
+        )
+        con.execute("INSERT INTO raw_milestones SELECT * FROM _milestones")
+        # the scope's runs again, and the rows of its repos' runs whose folder is gone
+        gone = [
+            (repo, run_id)
+            for repo, run_id in con.execute(
+                "SELECT repo, run_id FROM raw_runs WHERE list_contains(?, repo)", [sorted({k for k, _ in scope})]
+            ).fetchall()
+            if not (store.root / "trajectories" / repo / run_id / RUN_METADATA).exists()
+        ]
+        stale = pa.table(
+            {
+                "repo": [row["repo"] for row in runs] + [repo for repo, _ in gone],
+                "run_id": [row["run_id"] for row in runs] + [run_id for _, run_id in gone],
+            }
+        )
+        con.register("_stale", stale)
+        con.execute("DELETE FROM raw_runs USING _stale s WHERE raw_runs.repo = s.repo AND raw_runs.run_id = s.run_id")
+        con.execute("INSERT INTO raw_runs SELECT * FROM _runs")
+        for name in ("_scope", "_stale"):
+            con.unregister(name)
+    con.unregister("_runs")
+    con.unregister("_milestones")
 
 
 def _milestone_row(files: RunFiles, repo: str | None) -> dict:
