@@ -71,7 +71,8 @@ def snapshot(store: Store) -> dict[str, list[int]]:
     """Every source's and model's rows, as sorted row hashes."""
     names = [*SOURCES, *discover()]
     with connect(store) as con:
-        return {name: sorted(row[0] for row in con.execute(f"SELECT hash(t) FROM {name} t").fetchall()) for name in names}
+        rows = {name: con.execute(f"SELECT hash(t) FROM {name} t").fetchall() for name in names}
+    return {name: sorted(row[0] for row in found) for name, found in rows.items()}
 
 
 def milestones_of(store: Store) -> list[tuple[str, str]]:
