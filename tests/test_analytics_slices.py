@@ -125,14 +125,14 @@ def test_by_milestone_equals_whole_and_a_new_run_changes_only_its_milestone(make
     changed = arrive(whole, make.__name__)
     everything = Slice.of_milestones(milestones_of(parts) + changed)  # a new milestone too: rows 0 before
     with connect(parts) as con:
-        before = {name: slice_stats(con, name, everything) for name in partitioned_models(MILESTONE)}
+        before = slice_stats(con, {name: name for name in partitioned_models(MILESTONE)}, everything)
     copy_trajectories(whole, parts.root)  # the same bytes (crafted events carry the time they were made)
     analyze(whole, rules)
     report = analyze_milestones(parts, rules, changed)
     assert snapshot(parts) == snapshot(whole) != expected
     assert {source.split("/")[3] for source in report.load.loaded} == {milestone for _, milestone in changed}
     with connect(parts) as con:
-        after = {name: slice_stats(con, name, everything) for name in partitioned_models(MILESTONE)}
+        after = slice_stats(con, {name: name for name in partitioned_models(MILESTONE)}, everything)
     moved = {key for name in before for key in before[name] if before[name][key] != after[name][key]}
     assert moved == set(changed)  # the new runs' milestones, and no other
     # unchanged again: the same data versions

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 
 from ..rules import Rules
 from ..store import Store
-from .database import connect, writing
+from .database import connect, transaction, writing
 from .load import LoadReport, Milestone, events_of, load, loaded, source_stats
 from .slices import Slice, build_slices
 from .sqlmodels import MILESTONE, REPO, SQL_DIR, BuiltModel, build, discover, hashes
@@ -48,7 +48,7 @@ def analyze(store: Store, rules: Rules, progress=None) -> AnalyticsReport:
 def load_milestones(store: Store, milestones: Iterable[Milestone], progress=None) -> MilestonesLoad:
     """Load the trajectories of these (repo key, milestone id) milestones alone."""
     where = Slice.of_milestones(milestones)
-    with connect(store) as con, writing(store):
+    with connect(store) as con, writing(store), transaction(con):
         report = load(store, con, progress, only=where.keys)
         return MilestonesLoad(report, loaded(con, where), source_stats(store, con, where))
 
@@ -68,8 +68,8 @@ def build_repos(
 
 
 def _build_slices(store: Store, rules: Rules, where: Slice, models: Iterable[str] | None) -> list[BuiltModel]:
-    with connect(store) as con, writing(store):
-        events = {"raw_events": events_of(store, where.repos())}
+    with connect(store) as con, writing(store), transaction(con):
+        events = {"raw_events": events_of(store, con, where)}
         return build_slices(con, rules.analytics.model_dump(), where, models, sources=events)
 
 

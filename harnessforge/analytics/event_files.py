@@ -71,8 +71,8 @@ def write_run(store: Store, run: str, parse: dict[str, Stat], gone: set[str], kn
             base.unlink(missing_ok=True)  # every source of the run is gone
         else:
             _write(base, inputs, set(parse) | gone, parsed)
-        for file in {known[source] for source in known if known[source] != whole}:
-            (events / file).unlink(missing_ok=True)
+        for path in base.with_suffix("").glob("*.parquet"):  # its loose files (even one a failed load left)
+            path.unlink()
         files = {source: whole for source in [*kept, *parse]}
     else:
         for source in parse:

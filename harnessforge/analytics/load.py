@@ -167,12 +167,20 @@ _NONE = "(SELECT NULL::VARCHAR AS source, {} WHERE false)".format(
 )
 
 
-def events_of(store: Store, repos: Iterable[str]) -> str:
-    """`raw_events` of some repos only: a relation over their runs' files alone (a slice build cuts
-    its milestones' events from it, not from every repo's)."""
-    folder = store.analytics_events_dir()
-    files = sorted(str(path.resolve()) for repo in repos for path in folder.glob(f"{repo}/**/*.parquet"))
-    return f"read_parquet({literal(files)})" if files else _NONE
+def events_of(store: Store, con: duckdb.DuckDBPyConnection, where: Slice) -> str:
+    """`raw_events` cut down to the files holding the rows of `where` (`hf_loads.file`): a slice build
+    reads its milestones' loose files and its runs' files, not every file of the store."""
+    folder = store.analytics_events_dir().resolve()
+    records = con.execute("SELECT path, file FROM hf_loads").fetchall()
+    wanted = {key for key in where.keys}
+    width = len(where.columns)
+    files = {
+        file or f"{path.split('/')[1]}/{path.split('/')[2]}.parquet"
+        for path, file in records
+        if (path.split("/")[1], path.split("/")[3])[:width] in wanted
+    }
+    paths = sorted(str(folder / file) for file in files if (folder / file).exists())
+    return f"read_parquet({literal(paths)})" if paths else _NONE
 
 
 def source_stats(store: Store, con: duckdb.DuckDBPyConnection, where: Slice) -> dict[str, dict]:
@@ -182,11 +190,8 @@ def source_stats(store: Store, con: duckdb.DuckDBPyConnection, where: Slice) -> 
         "(SELECT m.milestone_id, r.* FROM raw_runs r JOIN (SELECT DISTINCT repo, run_id, milestone_id "
         "FROM raw_milestones) m USING (repo, run_id))"
     )
-    return {
-        "raw_events": slice_stats(con, events_of(store, where.repos()), where),
-        "raw_milestones": slice_stats(con, "raw_milestones", where),
-        "raw_runs": slice_stats(con, runs, where),
-    }
+    relations = {"raw_events": events_of(store, con, where), "raw_milestones": "raw_milestones", "raw_runs": runs}
+    return slice_stats(con, relations, where)
 
 
 def loaded(con: duckdb.DuckDBPyConnection, where: Slice) -> set[Milestone]:

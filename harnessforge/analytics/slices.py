@@ -37,6 +37,7 @@ from .sqlmodels import (
     discover,
     execute,
     hashes,
+    literal,
     order,
     record,
     render,
@@ -103,29 +104,36 @@ def build_slices(
         if not _exists(con, name):
             raise ArtifactError(f"{name}: not built yet; build it whole (`harnessforge distill`) or by partition first")
         con.execute(f"CREATE OR REPLACE TEMP VIEW {cut(name)} AS {_within(name, _shared(models[name], where))}")
-    built = []
-    for name in order(models):
-        if name not in expanded:
-            continue
+    for name in order(models):  # every cut first, in dependency order: a view's as a view, a table's computed
+        if name in expanded:
+            model = models[name]
+            kind = "TABLE" if name in targets and model.materialization == "table" else "VIEW"
+            sql = _within(f"(\n{render(model, variables, cut)}\n)", _shared(model, where))
+            execute(con, model, f"CREATE OR REPLACE TEMP {kind} {cut(name)} AS {sql}")
+    recorded = _recorded(con)
+    same = _same_columns(con, [name for name in targets if models[name].materialization == "table"])
+    whole = set()
+    for name in targets:  # then the rows swapped in (a view: its definition replaced, when it changed)
         model = models[name]
-        sql = _within(f"(\n{render(model, variables, cut)}\n)", _shared(model, where))
-        if name not in targets or model.materialization == "view":
-            execute(con, model, f"CREATE OR REPLACE TEMP VIEW {cut(name)} AS {sql}")
-            if name in targets:
-                create(con, model, variables)  # the view itself, as the SQL now defines it
-                record(con, model, digest[name], None)
-                built.append(_built(con, model, digest[name], where))
-            continue
-        execute(con, model, f"CREATE OR REPLACE TEMP TABLE {cut(name)} AS {sql}")
-        whole = not _same_columns(con, name)
-        if whole:
-            create(con, model, variables)
-        else:
+        if model.materialization == "view":
+            if recorded.get(name) != digest[name] or not _exists(con, name):
+                create(con, model, variables)
+        elif name in same:
             on = " AND ".join(f"{name}.{column} = k.{column}" for column in where.columns)
             con.execute(f"DELETE FROM {name} USING {_keys(where.columns)} k WHERE {on}")
             con.execute(f"INSERT INTO {name} SELECT * FROM {cut(name)}")
-        record(con, model, digest[name], con.execute(f"SELECT count(*) FROM {name}").fetchone()[0])
-        built.append(_built(con, model, digest[name], where, whole))
+        else:  # a new table, or new columns: rebuilt whole
+            create(con, model, variables)
+            whole.add(name)
+    record(con, [(models[name], digest[name]) for name in targets])
+    stats = slice_stats(con, {name: cut(name) for name in targets}, where, registered=True)
+    problems = _problems(con, [models[name] for name in targets], where)
+    built = []
+    for name in targets:
+        model = models[name]
+        slices = {key: SliceStats(rows, version, problems[name][key]) for key, (rows, version) in stats[name].items()}
+        total = sum(item.rows for item in slices.values())
+        built.append(BuiltModel(name, model.materialization, total, digest[name], slices, name in whole))
     return built
 
 
@@ -176,50 +184,48 @@ def _exists(con: duckdb.DuckDBPyConnection, name: str) -> bool:
     return found.fetchone()[0] > 0
 
 
-def _columns(con: duckdb.DuckDBPyConnection, name: str, temp: bool) -> list[tuple[str, str]]:
-    return con.execute(
-        "SELECT column_name, data_type FROM information_schema.columns WHERE table_name = ? AND "
-        f"table_catalog {'=' if temp else '<>'} 'temp' ORDER BY ordinal_position",
-        [name],
-    ).fetchall()
+def _recorded(con: duckdb.DuckDBPyConnection) -> dict[str, str]:
+    """The hash each model was last built with (`hf_models`)."""
+    if not _exists(con, "hf_models"):
+        return {}
+    return dict(con.execute("SELECT name, hash FROM hf_models").fetchall())
 
 
-def _same_columns(con: duckdb.DuckDBPyConnection, name: str) -> bool:
-    """Is `name` a table with exactly the columns of its new cut (so rows can be swapped in)?"""
-    kind = con.execute(
-        "SELECT table_type FROM information_schema.tables WHERE table_name = ? AND table_catalog <> 'temp'", [name]
-    ).fetchone()
-    return bool(kind) and kind[0] == "BASE TABLE" and _columns(con, name, False) == _columns(con, cut(name), True)
-
-
-def _built(
-    con: duckdb.DuckDBPyConnection,
-    model: SqlModel,
-    digest: str,
-    where: Slice,
-    whole: bool = False,
-) -> BuiltModel:
-    """The model's `BuiltModel` with each key's rows, data version and check problems."""
-    counted = slice_stats(con, cut(model.name), where)
-    problems = _problems(con, model, where)
-    slices = {key: SliceStats(rows, version, problems.get(key, {})) for key, (rows, version) in counted.items()}
-    total = sum(stats.rows for stats in slices.values())
-    return BuiltModel(model.name, model.materialization, total, digest, slices, whole)
-
-
-def slice_stats(con: duckdb.DuckDBPyConnection, relation: str, where: Slice) -> dict[tuple[str, ...], tuple[int, str]]:
-    """Per key of `where`: the rows of `relation` (which has the slice's columns) and a hash of them,
-    independent of their order: its data version."""
-    columns = ", ".join(where.columns)
-    _register(con, where)
-    within = _within(relation, list(where.columns))
+def _same_columns(con: duckdb.DuckDBPyConnection, names: list[str]) -> set[str]:
+    """Those of `names` whose table has exactly the columns of its new cut (so rows can be swapped in)."""
     rows = con.execute(
-        f"SELECT {columns}, coalesce(s.n, 0), s.total FROM _hf_slice LEFT JOIN ("
-        f"SELECT {columns}, count(*) AS n, sum(hash(t))::VARCHAR AS total FROM ({within}) t GROUP BY ALL"
-        f") s USING ({columns})"
+        "SELECT c.table_name, c.table_catalog = 'temp', list(c.column_name || ' ' || c.data_type ORDER BY "
+        "c.ordinal_position) FROM information_schema.columns c JOIN information_schema.tables t USING "
+        "(table_catalog, table_schema, table_name) WHERE list_contains(?, c.table_name) AND "
+        "(t.table_type = 'BASE TABLE' OR c.table_catalog = 'temp') GROUP BY ALL",
+        [[*names, *map(cut, names)]],
     ).fetchall()
-    width = len(where.columns)
-    return {tuple(row[:width]): (row[width], _version(row[width], row[width + 1])) for row in rows}
+    found = {(name, temp): columns for name, temp, columns in rows}
+    return {name for name in names if (name, False) in found and found[(name, False)] == found.get((cut(name), True))}
+
+
+def slice_stats(
+    con: duckdb.DuckDBPyConnection, relations: dict[str, str], where: Slice, registered: bool = False
+) -> dict[str, dict[tuple[str, ...], tuple[int, str]]]:
+    """Per relation (which has the slice's columns), per key of `where`: its rows and a hash of them,
+    independent of their order (its data version). One query for them all."""
+    if not relations:
+        return {}
+    if not registered:
+        _register(con, where)
+    columns = ", ".join(where.columns)
+    parts = [
+        f"SELECT {literal(name)} AS relation, {columns}, count(*) AS n, sum(hash(t))::VARCHAR AS total "
+        f"FROM ({_within(relation, list(where.columns))}) t GROUP BY ALL"
+        for name, relation in relations.items()
+    ]
+    rows = con.execute(" UNION ALL ".join(parts)).fetchall()
+    found = {(row[0], tuple(row[1:-2])): (row[-2], row[-1]) for row in rows}
+    stats: dict[str, dict[tuple[str, ...], tuple[int, str]]] = {}
+    for name in relations:
+        counted = {key: found.get((name, key), (0, None)) for key in where.keys}
+        stats[name] = {key: (rows, _version(rows, total)) for key, (rows, total) in counted.items()}
+    return stats
 
 
 def _version(rows: int, total: str | None) -> str:
@@ -227,33 +233,31 @@ def _version(rows: int, total: str | None) -> str:
 
 
 def _problems(
-    con: duckdb.DuckDBPyConnection, model: SqlModel, where: Slice
-) -> dict[tuple[str, ...], dict[str, list[str]]]:
-    """Per key, what each declared check found in the model's cut (every check listed, empty: passed)."""
-    found: dict[tuple[str, ...], dict[str, list[str]]] = {}
-    for key in where.keys:
-        found[key] = {name: [] for name in model.checks()}
-    width = len(where.columns)
+    con: duckdb.DuckDBPyConnection, models: list[SqlModel], where: Slice
+) -> dict[str, dict[tuple[str, ...], dict[str, list[str]]]]:
+    """Per model and key, what each declared check found in the model's cut (every check listed; empty:
+    passed). One query for every check of every model."""
+    found = {model.name: {key: {name: [] for name in model.checks()} for key in where.keys} for model in models}
     columns = ", ".join(where.columns)
-    if model.unique:
-        key = ", ".join(model.unique)
-        repeated = con.execute(
-            f"SELECT {columns}, {key}, count(*) AS n FROM {cut(model.name)} GROUP BY ALL HAVING count(*) > 1 "
-            f"ORDER BY ALL"
-        ).fetchall()
-        for row in repeated:
-            values = ", ".join(f"{column}={value}" for column, value in zip(model.unique, row[width:-1], strict=True))
-            _add(found, tuple(row[:width]), "unique", f"{values}: {row[-1]} rows")
-    if model.one_row_per:
-        source = SOURCES[model.one_row_per]
-        key = ", ".join(source.key)
-        missing = con.execute(
-            f"SELECT {columns}, {key} FROM {cut(model.one_row_per)} ANTI JOIN {cut(model.name)} USING ({key}) "
-            "ORDER BY ALL"
-        ).fetchall()
-        for row in missing:
-            values = ", ".join(f"{column}={value}" for column, value in zip(source.key, row[width:], strict=True))
-            _add(found, tuple(row[:width]), f"one_row_per_{model.one_row_per}", f"no row for {values}")
+    parts = []
+    for model in models:
+        if model.unique:
+            key = " || ', ' || ".join(f"'{column}=' || {column}" for column in model.unique)
+            parts.append(
+                f"SELECT {literal(model.name)}, 'unique', {columns}, {key} || ': ' || count(*) || ' rows' "
+                f"FROM {cut(model.name)} GROUP BY {columns}, {', '.join(model.unique)} HAVING count(*) > 1"
+            )
+        if model.one_row_per:
+            source = SOURCES[model.one_row_per].key
+            key = " || ', ' || ".join(f"'{column}=' || s.{column}" for column in source)
+            parts.append(
+                f"SELECT {literal(model.name)}, {literal(f'one_row_per_{model.one_row_per}')}, "
+                f"{', '.join(f's.{column}' for column in where.columns)}, 'no row for ' || {key} "
+                f"FROM {cut(model.one_row_per)} s ANTI JOIN {cut(model.name)} m USING ({', '.join(source)})"
+            )
+    if parts:
+        for row in con.execute(" UNION ALL ".join(parts) + " ORDER BY ALL").fetchall():
+            _add(found[row[0]], tuple(row[2:-1]), row[1], row[-1])
     return found
 
 

@@ -234,14 +234,18 @@ def execute(con: duckdb.DuckDBPyConnection, model: SqlModel, sql: str) -> None:
         raise ConfigError(f"{model.path.name}: {str(e).splitlines()[0]}") from None
 
 
-def record(con: duckdb.DuckDBPyConnection, model: SqlModel, digest: str, rows: int | None) -> None:
-    """`hf_models`: the hash each model was last built with (and its rows, when counted)."""
+def record(
+    con: duckdb.DuckDBPyConnection, built: list[tuple[SqlModel, str]], rows: list[int | None] | None = None
+) -> None:
+    """`hf_models`: the hash each model was last built with (and its rows, after a whole build)."""
     con.execute(
         "CREATE TABLE IF NOT EXISTS hf_models (name VARCHAR PRIMARY KEY, materialization VARCHAR, "
         "hash VARCHAR, rows BIGINT, built_at TIMESTAMPTZ)"
     )
-    values = [model.name, model.materialization, digest, rows]
-    con.execute("INSERT OR REPLACE INTO hf_models VALUES (?, ?, ?, ?, now())", values)
+    counts = rows or [None] * len(built)
+    for (model, digest), count in zip(built, counts, strict=True):
+        values = [model.name, model.materialization, digest, count]
+        con.execute("INSERT OR REPLACE INTO hf_models VALUES (?, ?, ?, ?, now())", values)
 
 
 def create(con: duckdb.DuckDBPyConnection, model: SqlModel, variables: dict[str, Any]) -> None:
@@ -274,6 +278,6 @@ def build(
         model = models[name]
         create(con, model, variables)
         rows = con.execute(f"SELECT count(*) FROM {name}").fetchone()[0]
-        record(con, model, digest[name], rows)
+        record(con, [(model, digest[name])], [rows])
         built.append(BuiltModel(name, model.materialization, rows, digest[name]))
     return built
