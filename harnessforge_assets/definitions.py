@@ -10,6 +10,7 @@ from harnessforge.rules import load_rules
 from resources import AgentResource, GitHubResource, SandboxResource, StoreResource, UpstreamResource
 from sensors import distill_sensor, new_release_sensor
 
+from .analytics import analytics_assets
 from .demo import demo
 from .distill import stage3_assets
 from .environments import docker_images, validated_milestones
@@ -23,6 +24,7 @@ assets = [
     docker_images,
     validated_milestones,
     raw_trajectories,
+    *analytics_assets(load_rules(os.environ.get("HARNESSFORGE_RULES"))),
     *stage3_assets(load_rules(os.environ.get("HARNESSFORGE_RULES"))),
     demo,
 ]

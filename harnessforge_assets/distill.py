@@ -1,16 +1,15 @@
-"""Stage 3 assets: the trajectory analytics in DuckDB, the distilled rows per milestone, the verified
-tasks, and the exported datasets.
+"""Stage 3 assets: the distilled rows per milestone, the verified tasks, and the exported datasets.
 
-- `trajectory_analytics` (unpartitioned, pool `duckdb`): new trajectories into Parquet, every SQL
-  model rebuilt once for all repos.
+- The analytics they read are assets of their own (`analytics.py`): `milestone_summary`,
+  `stuck_points`, ... of the same (repo, milestone), so one new milestone run stales its partition alone.
 - `stuck_slices`, `dpo_pairs`, `kto_rows`, `sft_segments`, `reviews`, `task_cards` (repo x milestone):
   one multi-asset cuts one milestone's runs into `distilled/milestones/<repo>/<mid>/` (the assets and
   their files are `harnessforge.distill.outputs.DISTILLED_OUTPUTS`).
 - `verified_tasks` (repo x milestone): the milestone's task card rebuilt from itself in Docker.
 - `training_datasets` (unpartitioned): every milestone's rows assembled, then exported.
 
-Code versions come from the rules: `trajectory_analytics` carries the hash of the SQL models and the
-thresholds they read, the distilled assets that hash plus the `distill` rules. Change a threshold and
+Code versions come from the rules: the distilled assets carry the hash of the SQL models and the
+thresholds they read plus the `distill` rules. Change a threshold and
 reload the code location: exactly the materialized partitions of the assets that read it show as
 unsynced (a mentor threshold touches none of them), ready for a backfill.
 """
@@ -20,7 +19,7 @@ from pathlib import Path
 import dagster as dg
 from pydantic import Field
 
-from harnessforge.analytics import analytics_version, analyze, distill_version
+from harnessforge.analytics import distill_version
 from harnessforge.analytics.database import connect
 from harnessforge.checks import dataset_problems, unreviewed_cheating
 from harnessforge.distill import assemble, distill
@@ -33,6 +32,7 @@ from harnessforge.models.distill import Review
 from harnessforge.rules import Rules
 from resources import StoreResource
 
+from .analytics import DISTILLED_READS
 from .partitions import has_runs_to_distill, repo_milestone_partitions, split_repo_milestone
 from .runs import raw_trajectories
 
@@ -50,33 +50,6 @@ def _failure(e: HarnessForgeError) -> dg.Failure:
 def stage3_assets(rules: Rules) -> list:
     """The Stage 3 assets, versioned by `rules` (the code location passes the rules it loaded)."""
 
-    @dg.asset(
-        group_name="distill",
-        deps=[raw_trajectories],
-        code_version=analytics_version(rules),
-        pool="duckdb",
-        kinds={"duckdb"},
-    )
-    def trajectory_analytics(store: StoreResource) -> dg.MaterializeResult:
-        """New or changed trajectories into Parquet and DuckDB; the `dbt_like_sql/` models rebuilt."""
-        try:
-            report = analyze(store.store(), store.rules())
-        except HarnessForgeError as e:
-            raise _failure(e) from None
-        models = "\n".join(f"| {model.name} | {model.materialization} | {model.rows} |" for model in report.models)
-        bad = "\n".join(f"- {line}" for line in report.load.bad_lines[:50]) or "none"
-        table = f"| model | kind | rows |\n|---|---|---|\n{models}\n\nBad lines:\n{bad}"
-        return dg.MaterializeResult(
-            metadata={
-                "trajectories_loaded": len(report.load.loaded),
-                "unchanged": report.load.unchanged,
-                "events_loaded": report.load.events,
-                "bad_lines": len(report.load.bad_lines),
-                "models": dg.MetadataValue.md(table),
-                "database": dg.MetadataValue.path(str(store.store().analytics_database())),
-            }
-        )
-
     version = distill_version(rules)
 
     @dg.multi_asset(
@@ -84,7 +57,7 @@ def stage3_assets(rules: Rules) -> list:
             dg.AssetSpec(
                 output.asset,
                 group_name="distill",
-                deps=[trajectory_analytics, raw_trajectories],
+                deps=[*DISTILLED_READS, raw_trajectories],  # the same (repo, milestone) of each
                 code_version=version,
                 skippable=True,
                 kinds={"duckdb"},
@@ -246,7 +219,7 @@ def stage3_assets(rules: Rules) -> list:
             ],
         )
 
-    return [trajectory_analytics, distilled, verified_tasks, training_datasets]
+    return [distilled, verified_tasks, training_datasets]
 
 
 def poc_markdown(report) -> str:

@@ -5,7 +5,12 @@ and distillation). `factory_in_docker` runs every step in the project image (dag
 import dagster as dg
 from dagster_docker import docker_executor
 
-DISTILL = dg.AssetSelection.groups("distill") - dg.AssetSelection.assets("training_datasets")
+from .analytics import milestone_assets
+
+# a milestone's analytics (not the per-repo ones: a job has one partitioning), then its distilled rows
+DISTILL = dg.AssetSelection.assets(*milestone_assets()) | (
+    dg.AssetSelection.groups("distill") - dg.AssetSelection.assets("training_datasets")
+)
 
 # name, stage tag, selection, description
 STAGES = [

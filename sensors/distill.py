@@ -1,10 +1,10 @@
-"""`distill_sensor`: new trajectories are distilled, in two steps across ticks.
+"""`distill_sensor`: new trajectories are analysed and distilled, each milestone on its own.
 
-DuckDB analytics are rebuilt once for all repos, then each milestone is cut from them. So a tick
-that sees trajectories newer than the latest `trajectory_analytics` materialization requests one
-analytics run (run key `analytics:<newest trajectory event>`); a later tick, once analytics have
-caught up, requests the distilled assets of each such (repo, milestone) partition (run key
-`distill:<partition>:<event>`). The cursor is the newest trajectory event already distilled.
+A tick that sees `raw_trajectories` materializations newer than its cursor requests, per such
+(repo, milestone) partition, one run of that partition's analytics (`analytics.milestone_assets`)
+and distilled assets (run key `distill:<partition>:<event>`): the analytics of one milestone are
+loaded and rebuilt alone, so nothing waits for a store-wide rebuild. The cursor is the newest
+trajectory event requested.
 """
 
 from __future__ import annotations
@@ -12,46 +12,31 @@ from __future__ import annotations
 import dagster as dg
 
 from harnessforge.distill.outputs import DISTILLED_OUTPUTS, VERIFIED_TASKS
+from harnessforge_assets.analytics import milestone_assets
 
 DISTILL_ASSETS = (*(output.asset for output in DISTILLED_OUTPUTS), VERIFIED_TASKS.asset)
-
-
-def _records(instance: dg.DagsterInstance, asset: str, after: int | None, limit: int, ascending: bool):
-    records_filter = dg.AssetRecordsFilter(asset_key=dg.AssetKey(asset), after_storage_id=after)
-    return instance.fetch_materializations(records_filter, limit=limit, ascending=ascending).records
+ASSETS = (*milestone_assets(), *DISTILL_ASSETS)
 
 
 @dg.sensor(
-    target=dg.AssetSelection.assets("trajectory_analytics", *DISTILL_ASSETS),
+    target=dg.AssetSelection.assets(*ASSETS),
     minimum_interval_seconds=120,
-    description="New raw_trajectories: rebuild the analytics, then distill each new milestone partition.",
+    description="New raw_trajectories: each new milestone partition's analytics, then its distilled rows.",
 )
 def distill_sensor(context: dg.SensorEvaluationContext) -> dg.SensorResult:
     done = int(context.cursor) if context.cursor else None
-    new = _records(context.instance, "raw_trajectories", done, limit=1000, ascending=True)
+    records_filter = dg.AssetRecordsFilter(asset_key=dg.AssetKey("raw_trajectories"), after_storage_id=done)
+    new = context.instance.fetch_materializations(records_filter, limit=1000, ascending=True).records
     if not new:
         return dg.SensorResult(skip_reason="no new trajectories")
-    latest = _records(context.instance, "trajectory_analytics", None, limit=1, ascending=False)
-    analysed = latest[0].storage_id if latest else -1
-    ready = [record for record in new if record.storage_id < analysed]
-    waiting = [record for record in new if record.storage_id > analysed]
-    requests = []
-    if waiting:
-        requests.append(
-            dg.RunRequest(
-                asset_selection=[dg.AssetKey("trajectory_analytics")],
-                run_key=f"analytics:{waiting[-1].storage_id}",
-                tags={"harnessforge/stage": "distill"},
-            )
+    newest = {record.partition_key: record.storage_id for record in new if record.partition_key}  # one per partition
+    requests = [
+        dg.RunRequest(
+            partition_key=partition,
+            asset_selection=[dg.AssetKey(asset) for asset in ASSETS],
+            run_key=f"distill:{partition}:{storage_id}",
+            tags={"harnessforge/stage": "distill"},
         )
-    newest = {record.partition_key: record.storage_id for record in ready if record.partition_key}  # one per partition
-    for partition, storage_id in newest.items():
-        requests.append(
-            dg.RunRequest(
-                partition_key=partition,
-                asset_selection=[dg.AssetKey(asset) for asset in DISTILL_ASSETS],
-                run_key=f"distill:{partition}:{storage_id}",
-                tags={"harnessforge/stage": "distill"},
-            )
-        )
-    return dg.SensorResult(run_requests=requests, cursor=str(ready[-1].storage_id) if ready else context.cursor)
+        for partition, storage_id in newest.items()
+    ]
+    return dg.SensorResult(run_requests=requests, cursor=str(new[-1].storage_id))

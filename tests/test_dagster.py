@@ -47,6 +47,26 @@ def test_definitions_load():
         ("validated_milestones", "environment_ran"),
         ("validated_milestones", "valid_has_fail_to_pass"),
         ("raw_trajectories", "trajectory_integrity"),
+        ("raw_events", "lines_parse"),
+        *(
+            (model, "unique")
+            for model in (
+                "stg_events",
+                "stg_test_runs",
+                "progress_curves",
+                "stuck_points",
+                "first_ground_truth_edits",
+                "hint_responses",
+                "located_ground_truth",
+                "memorisation_flags",
+                "efficient_paths",
+                "cheating_flags",
+                "milestone_summary",
+                "memorisation_rates",
+            )
+        ),
+        ("memorisation_flags", "one_row_per_raw_milestones"),
+        ("milestone_summary", "one_row_per_raw_milestones"),
         ("reviews", "cheating_reviewed"),
         ("verified_tasks", "tasks_reproduce"),
         ("training_datasets", "dataset_clean"),
@@ -58,11 +78,21 @@ def test_definitions_load():
         "plan_is_a_chain",
         "valid_has_fail_to_pass",
         "trajectory_integrity",
+        "unique",  # an analytics model's key repeated: the distilled rows would count it twice
+        "one_row_per_raw_milestones",
         "cheating_reviewed",
         "dataset_clean",
     }
     # every (repo, milestone) asset of the issue is partitioned by both
-    for name in ("validated_milestones", "raw_trajectories", "stuck_slices", "dpo_pairs", "verified_tasks"):
+    for name in (
+        "validated_milestones",
+        "raw_trajectories",
+        "raw_events",
+        "stuck_points",
+        "stuck_slices",
+        "dpo_pairs",
+        "verified_tasks",
+    ):
         assert graph.get(dg.AssetKey(name)).partitions_def == repo_milestone_partitions, name
     # a range of milestones runs as one run (in chain order, see test_single_run_backfill_...)
     assert graph.get(dg.AssetKey("raw_trajectories")).backfill_policy == dg.BackfillPolicy.single_run()

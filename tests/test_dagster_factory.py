@@ -66,20 +66,25 @@ def test_full_lineage_for_two_milestones_in_docker(example_repo, store, docker_c
     m01 = MilestoneSummary.model_validate_json((run_dir / "m01" / "summary.json").read_text())
     assert m01.status == m02.status == "PASS" and m02.synthetic
 
-    # analytics once, then each milestone's distilled rows and, if its run was accepted, its verified task card
+    # each milestone in one run: its analytics, its distilled rows and, if its run was accepted, its verified
+    # task card
     from harnessforge.distill.outputs import REVIEWS, read_distilled
     from harnessforge.rules import load_rules
+    from harnessforge_assets.analytics import milestone_assets
 
     gates = load_rules().distill
-    materialize(["trajectory_analytics"])
     accepted = 0
     for p in partitions:
         distilled = materialize(
-            ["stuck_slices", "dpo_pairs", "kto_rows", "sft_segments", "reviews", "task_cards", "verified_tasks"],
+            [
+                *milestone_assets(),
+                *("stuck_slices", "dpo_pairs", "kto_rows", "sft_segments", "reviews", "task_cards", "verified_tasks"),
+            ],
             partition_key=p,
         )
         events = by_asset(distilled)
         assert set(events) == {
+            *milestone_assets(),
             "stuck_slices",
             "dpo_pairs",
             "kto_rows",
@@ -96,7 +101,9 @@ def test_full_lineage_for_two_milestones_in_docker(example_repo, store, docker_c
         assert metadata(events["task_cards"][0])["rows"] == card, review
         verified = metadata(events["verified_tasks"][0])
         assert verified["cards"] == verified["reproduced"] == card, verified
-        assert checks(distilled) == {"cheating_reviewed": True, "tasks_reproduce": True}
+        results = checks(distilled)  # the analytics' own (unique keys...) and the distilled rows'
+        assert {"cheating_reviewed", "tasks_reproduce", "unique", "lines_parse"} <= set(results), results
+        assert all(results.values()), results
 
     allow = {"ops": {"training_datasets": {"config": {"allow_synthetic": True}}}}
     datasets = materialize(["training_datasets"], run_config=allow)
@@ -113,7 +120,7 @@ def test_full_lineage_for_two_milestones_in_docker(example_repo, store, docker_c
     assert len(instances) == accepted
 
     # full lineage: every asset of the factory has a materialization on this instance
-    lineage = """repos milestone_plans docker_images validated_milestones raw_trajectories trajectory_analytics
-                 stuck_slices dpo_pairs verified_tasks training_datasets""".split()
+    lineage = """repos milestone_plans docker_images validated_milestones raw_trajectories raw_events stuck_points
+                 milestone_summary stuck_slices dpo_pairs verified_tasks training_datasets""".split()
     for asset in lineage:
         assert instance.get_latest_materialization_event(dg.AssetKey(asset)) is not None, asset

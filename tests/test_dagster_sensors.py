@@ -122,7 +122,7 @@ def test_with_a_token_the_sensor_watches_github_releases(store):
         assert tick(dg.DagsterInstance.ephemeral(), resources).run_requests == []
 
 
-def test_distill_sensor_rebuilds_analytics_then_distills_each_new_milestone():
+def test_distill_sensor_analyses_and_distills_each_new_milestone_on_its_own():
     instance = dg.DagsterInstance.ephemeral()
 
     def tick(cursor=None):
@@ -132,21 +132,16 @@ def test_distill_sensor_rebuilds_analytics_then_distills_each_new_milestone():
     for partition in ("m01|acme__app", "m02|acme__app"):
         instance.report_runless_asset_event(dg.AssetMaterialization("raw_trajectories", partition=partition))
 
-    first = tick()  # analytics first: the distilled rows are cut from them
-    (request,) = first.run_requests
-    assert request.asset_selection == [dg.AssetKey("trajectory_analytics")] and request.run_key.startswith("analytics:")
-    assert first.cursor is None  # nothing distilled yet
-    assert tick(first.cursor).run_requests[0].run_key == request.run_key  # same key: the daemon runs it once
+    first = tick()  # per partition: its analytics and its distilled rows, in one run
+    assert [r.partition_key for r in first.run_requests] == ["m01|acme__app", "m02|acme__app"]
+    for request in first.run_requests:
+        assert {dg.AssetKey("raw_events"), dg.AssetKey("milestone_summary"), dg.AssetKey("verified_tasks")} <= set(
+            request.asset_selection
+        )
+        assert dg.AssetKey("memorisation_rates") not in request.asset_selection  # per repo: not in this run
+    assert tick(first.cursor).skip_reason.skip_message == "no new trajectories"
 
-    instance.report_runless_asset_event(dg.AssetMaterialization("trajectory_analytics"))
-    second = tick(first.cursor)
-    assert [r.partition_key for r in second.run_requests] == ["m01|acme__app", "m02|acme__app"]
-    assert all(dg.AssetKey("verified_tasks") in r.asset_selection for r in second.run_requests)
-    assert tick(second.cursor).skip_reason.skip_message == "no new trajectories"
-
-    # a re-run of m02 after the analytics: analytics again, then only m02
+    # a re-run of m02: only m02, under a new run key
     instance.report_runless_asset_event(dg.AssetMaterialization("raw_trajectories", partition="m02|acme__app"))
-    third = tick(second.cursor)
-    assert [r.asset_selection for r in third.run_requests] == [[dg.AssetKey("trajectory_analytics")]]
-    instance.report_runless_asset_event(dg.AssetMaterialization("trajectory_analytics"))
-    assert [r.partition_key for r in tick(third.cursor).run_requests] == ["m02|acme__app"]
+    (again,) = tick(first.cursor).run_requests
+    assert again.partition_key == "m02|acme__app" and again.run_key != first.run_requests[1].run_key

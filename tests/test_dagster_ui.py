@@ -33,7 +33,8 @@ DAGSTER = Path(sys.executable).parent / "dagster"
 LOCATION = "harnessforge"  # workspace.yaml's location_name
 REPOSITORY = {"repositoryLocationName": LOCATION, "repositoryName": "__repository__"}
 GRAPH_ASSETS = (  # the chain of stages the lineage graph shows, in order
-    "repos milestone_plans docker_images validated_milestones raw_trajectories trajectory_analytics training_datasets"
+    "repos milestone_plans docker_images validated_milestones raw_trajectories raw_events milestone_summary "
+    "training_datasets"
 ).split()
 ANSI = re.compile(r"\x1b\[[0-9;]*m")
 

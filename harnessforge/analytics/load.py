@@ -15,6 +15,7 @@ looks at everything. Both leave the same tables.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 from collections import Counter, defaultdict
@@ -31,7 +32,7 @@ from ..errors import ArtifactError
 from ..store import RUN_METADATA, RunFiles, Store
 from .database import connect
 from .event_files import Written, write_run
-from .events import ALL_COLUMNS, BadLine
+from .events import ALL_COLUMNS, DERIVED, EVENT_COLUMNS, FULL_OBSERVATION, NEIGHBOURS, BadLine
 from .slices import Slice, slice_stats
 from .sqlmodels import literal
 
@@ -194,10 +195,22 @@ def source_stats(store: Store, con: duckdb.DuckDBPyConnection, where: Slice) -> 
     return slice_stats(con, relations, where)
 
 
-def loaded(con: duckdb.DuckDBPyConnection, where: Slice) -> set[Milestone]:
-    """The milestones of `where` that have a trajectory loaded."""
-    found = con.execute("SELECT DISTINCT split_part(path, '/', 2), split_part(path, '/', 4) FROM hf_loads").fetchall()
-    return set(found) & set(where.keys)
+def loaded(con: duckdb.DuckDBPyConnection, where: Slice) -> dict[tuple[str, ...], int]:
+    """The keys of `where` (milestones or repos) that have a trajectory loaded -> its lines left out."""
+    rows = con.execute("SELECT split_part(path, '/', 2), split_part(path, '/', 4), bad_lines FROM hf_loads").fetchall()
+    found: dict[tuple[str, ...], int] = {}
+    for repo, milestone, bad in rows:
+        key = (repo, milestone)[: len(where.columns)]
+        if key in set(where.keys):
+            found[key] = found.get(key, 0) + (bad or 0)
+    return found
+
+
+def load_version() -> str:
+    """What loaded rows depend on besides the logs: the columns parsed and computed at load (the
+    loading assets' code version)."""
+    parts = [EVENT_COLUMNS, DERIVED, NEIGHBOURS, FULL_OBSERVATION, str(RUN_SCHEMA), str(MILESTONE_SCHEMA)]
+    return hashlib.sha256(json.dumps(parts, sort_keys=True).encode()).hexdigest()[:12]
 
 
 def milestone_of(source: str) -> Milestone:

@@ -228,6 +228,15 @@ def slice_stats(
     return stats
 
 
+def whole_stats(con: duckdb.DuckDBPyConnection, names: list[str]) -> dict[str, tuple[int, str]]:
+    """Per relation: all its rows and a hash of them (the data version of a model rebuilt whole)."""
+    if not names:
+        return {}
+    parts = [f"SELECT {literal(name)}, count(*), sum(hash(t))::VARCHAR FROM {name} t" for name in names]
+    rows = con.execute(" UNION ALL ".join(parts)).fetchall()
+    return {name: (count, _version(count, total)) for name, count, total in rows}
+
+
 def _version(rows: int, total: str | None) -> str:
     return hashlib.sha256(f"{rows}:{total}".encode()).hexdigest()[:16]
 

@@ -89,7 +89,7 @@ def distill(
         if not has_tables(con, MilestoneSummaryRow.table):
             raise ArtifactError(
                 f"{store.analytics_database()}: no trajectory analytics yet; run `harnessforge distill` "
-                "(or materialize trajectory_analytics) first"
+                "(or materialize the analytics assets) first"
             )
         runs = load_runs(store, con, rules.hash, log=skip, only=only)
     with_contamination(runs, store, rules.distill.contamination)

@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 import duckdb
 
 from ..analytics.rows import (
+    CheatingFlagRow,
     HintResponseRow,
     MilestoneSummaryRow,
     ProgressCurveRow,
@@ -25,6 +26,11 @@ from ..models.trajectory import Event, Message
 from ..store import Store
 
 KEY = ("repo", "run_id", "milestone_id")
+# The analytics tables one milestone's cut reads: `load_runs` below, and `checks.unreviewed_cheating` on
+# its reviews (the Dagster distilled assets depend on exactly these models).
+ANALYTICS_READ = tuple(
+    row.table for row in (MilestoneSummaryRow, StuckPointRow, HintResponseRow, ProgressCurveRow, CheatingFlagRow)
+)
 
 
 @dataclass
