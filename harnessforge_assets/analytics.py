@@ -54,6 +54,7 @@ from .automation import rebuilds_on_new_rules
 from .partitions import repo_milestone_key, repo_milestone_partitions, repo_partitions, split_repo_milestone
 from .runs import raw_trajectories
 
+AC = dg.AutomationCondition
 GROUP = "analytics"
 KINDS = {"duckdb", "sql"}
 PARTITIONS = {MILESTONE: repo_milestone_partitions, REPO: repo_partitions, (): None}
@@ -67,6 +68,26 @@ SOURCE_DESCRIPTIONS = {
     "ground truth.",
     "raw_runs": "The metadata of the runs that finished the milestone (agent, model, mode, harness profile).",
 }
+
+
+def rolls_up_milestones() -> dg.AutomationCondition:
+    """When a per-repo model rebuilds by itself: a milestone of its repo updated, or its code version
+    changed (once materialized). Not `rebuilds_on_new_rules()`: it waits until no dependency partition
+    is missing, and a repo always has missing ones (the milestone keys its plan lacks never
+    materialize: the partitions are a cross product), so it would never run."""
+    updated = AC.any_deps_updated().since_last_handled() & ~AC.any_deps_in_progress() & ~AC.in_progress()
+    changed = AC.code_version_changed().since_last_handled() & ~AC.missing() & ~AC.any_deps_in_progress()
+    changed = changed & ~AC.in_progress()
+    return (updated.with_label("a milestone updated") | changed.with_label("code version changed")).with_label(
+        "rolls up its milestones"
+    )
+
+
+def with_its_asset() -> dg.AutomationCondition:
+    """A check's: requested whenever its asset is (it runs in the asset's step anyway). So a model below a
+    blocking check is requested in the same tick as the model above it, and the run stops it if the
+    check fails, instead of automation waiting a tick per checked model."""
+    return AC.any_deps_match(AC.will_be_requested()).with_label("with its asset")
 
 
 def milestone_assets() -> list[str]:
@@ -165,13 +186,20 @@ def _models_asset(models: dict[str, SqlModel], digest: dict[str, str], grain: tu
             code_version=digest[name],
             kinds=KINDS,
             skippable=True,
-            automation_condition=rebuilds_on_new_rules(),
+            automation_condition=rolls_up_milestones() if grain == REPO else rebuilds_on_new_rules(),
             metadata={"materialization": models[name].materialization, "partitioned_by": ", ".join(grain) or "-"},
         )
         for name in names
     ]
     check_specs = [
-        dg.AssetCheckSpec(check, asset=name, partitions_def=partitions, blocking=True, description=description)
+        dg.AssetCheckSpec(
+            check,
+            asset=name,
+            partitions_def=partitions,
+            blocking=True,
+            description=description,
+            automation_condition=with_its_asset(),
+        )
         for name in names
         for check, description in models[name].checks().items()
     ]

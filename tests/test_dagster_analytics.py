@@ -6,6 +6,7 @@ those below them; a repeated key fails its model's check for that partition."""
 
 import dagster as dg
 import pytest
+from dagster._core.definitions.asset_checks.asset_check_evaluation import AssetCheckEvaluation
 from dagster._core.definitions.data_version import DATA_VERSION_TAG, CachingStaleStatusResolver, StaleStatus
 from dagster._core.loader import LoadingContextForTest
 from dagster._core.storage.tags import ASSET_PARTITION_RANGE_END_TAG, ASSET_PARTITION_RANGE_START_TAG
@@ -16,7 +17,8 @@ from harnessforge.rules import load_rules
 from harnessforge.store import Store
 from harnessforge_assets.analytics import DISTILLED_READS, analytics_assets, milestone_assets
 from harnessforge_assets.partitions import repo_milestone_key
-from resources import StoreResource
+from harnessforge_assets.runs import raw_trajectories
+from resources import AgentResource, SandboxResource, StoreResource
 from tests.test_analytics import OWN_DIFF, craft, explore
 from tests.test_analytics_slices import duplicated_event
 from tests.test_dagster_distill import with_rules
@@ -69,10 +71,9 @@ def stale(instance, assets) -> dict[tuple[str, str], StaleStatus]:
     return out
 
 
-@pytest.fixture(scope="module")
-def analysed(tmp_path_factory):
+def analyse(root):
     """Both milestones of the crafted runs analysed through the assets, one run per partition."""
-    store = Store(tmp_path_factory.mktemp("dagster-analytics") / "store")
+    store = Store(root / "store")
     craft(store)
     instance = instance_for(store)
     CraftedRun(store, "second", mid="m02").say().test(1, 0).finish("PASS", OWN_DIFF)
@@ -80,6 +81,11 @@ def analysed(tmp_path_factory):
         assert run(instance, store, BY_MILESTONE, partition_key=partition).success
     assert run(instance, store, ["memorisation_rates"], partition_key=REPO).success
     return store, instance
+
+
+@pytest.fixture(scope="module")
+def analysed(tmp_path_factory):
+    return analyse(tmp_path_factory.mktemp("dagster-analytics"))
 
 
 def test_the_assets_lineage_versions_and_checks():
@@ -221,3 +227,27 @@ def test_a_repeated_key_fails_its_check_for_that_partition(tmp_path):
     assert evaluations[("milestone_summary", "one_row_per_raw_milestones")].passed
     passed = {(e.asset_key.to_user_string(), e.check_name): e.passed for e in ok.get_asset_check_evaluations()}
     assert passed[("stg_events", "unique")] and all(passed.values())
+
+
+def test_automation_takes_one_new_milestone_run_through_its_partition_alone(tmp_path):
+    store, instance = analyse(tmp_path)
+    resources = {"store": StoreResource(root=str(store.root)), "agent": AgentResource(), "sandbox": SandboxResource()}
+    defs = dg.Definitions(assets=[*analytics_assets(load_rules()), raw_trajectories], resources=resources)
+
+    def requested(result) -> set[tuple[str, str]]:
+        keys = [key for key in defs.resolve_asset_graph().get_all_asset_keys()]
+        return {(key.to_user_string(), partition) for key in keys for partition in result.get_requested_partitions(key)}
+
+    quiet = dg.evaluate_automation_conditions(defs=defs, instance=instance)
+    assert quiet.total_requested == 0
+    # m02 gets a new run (its trajectory and its blocking check, as raw_trajectories records them)
+    explore(CraftedRun(store, "late", mid="m02")).say().test(0, 1).finish("STUCK", OWN_DIFF)
+    instance.report_runless_asset_event(dg.AssetMaterialization("raw_trajectories", partition=M02))
+    instance.report_runless_asset_event(
+        AssetCheckEvaluation(dg.AssetKey("raw_trajectories"), "trajectory_integrity", passed=True, partition=M02)
+    )
+    tick = dg.evaluate_automation_conditions(defs=defs, instance=instance, cursor=quiet.cursor)
+    assert requested(tick) == {(name, M02) for name in BY_MILESTONE}  # the whole chain in one tick, m02 alone
+    assert run(instance, store, BY_MILESTONE, partition_key=M02).success
+    after = dg.evaluate_automation_conditions(defs=defs, instance=instance, cursor=tick.cursor)
+    assert requested(after) == {("memorisation_rates", REPO)}  # then its repo's rollup
