@@ -4,7 +4,8 @@
     python benchmarks/run.py --quick          # 3,000 commits, fewer iterations: a few minutes
     python benchmarks/run.py --only sandbox   # only some: mining, sandbox (= docker_exec,
                                               # sandbox_startup, local_exec), validation, harness,
-                                              # analytics, prompt_cache, scaling; comma-separated
+                                              # analytics, incremental, prompt_cache, scaling;
+                                              # comma-separated
 
 Every number is the median of repeated runs, and every speed claim is a ratio against a
 baseline measured in the same run on the same data (machines here are noisy; ratios are not),
@@ -50,6 +51,7 @@ GROUPS = (
     "validation",
     "harness",
     "analytics",
+    "incremental",
     "prompt_cache",
     "scaling",
 )
@@ -310,6 +312,9 @@ def main() -> None:
         results += guarded("validation", lambda: _module("validation").validation_benchmarks(args.quick))
     if "analytics" in groups:
         results += guarded("analytics", lambda: _module("analytics").analytics_benchmarks(args.quick))
+    if "incremental" in groups:
+        run = lambda: _module("incremental").incremental_benchmarks(args.quick, args.repeats)  # noqa: E731
+        results += guarded("incremental", run)
     if "prompt_cache" in groups:
         results += guarded("prompt_cache", lambda: _module("prompt_cache").prompt_cache_benchmarks(args.quick))
     if "scaling" in groups:

@@ -285,6 +285,10 @@ class Store:
         """`path` relative to the store root, as stored in tables (moves with the store)."""
         return Path(path).relative_to(self.root).as_posix()
 
+    def path(self, relative: str) -> Path:
+        """A path as tables store it (`relative`'s) back in the store."""
+        return self.root / relative
+
     def analytics_dir(self) -> Path:
         return self.root / "analytics"
 

@@ -67,6 +67,11 @@ def generated(root: Path) -> Store:
     return bench.generate(root.parent, 3_000, runs=1, first_run=1, mode="probe")
 
 
+def events_of(store: Store) -> list[int]:
+    with connect(store) as con:
+        return sorted(row[0] for row in con.execute("SELECT hash(t) FROM raw_events t").fetchall())
+
+
 def snapshot(store: Store) -> dict[str, list[int]]:
     """Every source's and model's rows, as sorted row hashes."""
     names = [*SOURCES, *discover()]
@@ -183,3 +188,35 @@ def test_a_model_is_rebuilt_only_by_its_own_partitions(tmp_path):
         build_milestones(store, load_rules(), [("acme__app", "m01")], ["memorisation_rates"])
     assert partitioned_models(REPO) == ["memorisation_rates"]
     assert "stuck_points" in partitioned_models(MILESTONE) and not partitioned_models(())
+
+
+def test_a_runs_later_milestones_go_to_loose_files_then_into_its_file(tmp_path):
+    store = Store(tmp_path / "store")
+    whole = Store(tmp_path / "whole" / "store")
+    events = store.analytics_events_dir() / "acme__app"
+    CraftedRun(store, "chain", mid="m01").say().test(0, 1).finish("STUCK")
+    load_milestones(store, [("acme__app", "m01")])
+    assert sorted(path.relative_to(events).as_posix() for path in events.rglob("*.parquet")) == ["chain.parquet"]
+    for number in range(2, 12):  # m02..m11, each loaded on its own as it arrives
+        mid = f"m{number:02d}"
+        CraftedRun(store, "chain", mid=mid).say().test(1, 0).finish("PASS")
+        load_milestones(store, [("acme__app", mid)])
+        loose = sorted(path.name for path in (events / "chain").glob("*.parquet"))
+        if number <= 9:  # up to eight loose files beside the run's file
+            assert loose == [f"m{n:02d}.parquet" for n in range(2, number + 1)]
+        else:  # a ninth: all merged into the run's file; m11 the first loose one again
+            assert loose == ([] if number == 10 else ["m11.parquet"])
+    # m01 changes: it lives in the run's file, so that file is written again (and takes the loose one in)
+    log = store.milestone_run("acme__app", "chain", "m01").trajectory
+    log.write_bytes(log.read_bytes() + log.read_bytes().splitlines(keepends=True)[-1].replace(b'"seq":', b'"seq":9'))
+    load_milestones(store, [("acme__app", "m01")])
+    assert not list((events / "chain").glob("*.parquet"))
+    copy_trajectories(store, whole.root)
+    analyze(whole, load_rules())
+    assert events_of(store) == events_of(whole)
+    # a milestone run removed: its rows go, the others' stay
+    shutil.rmtree(store.milestone_run("acme__app", "chain", "m05").dir)
+    shutil.rmtree(whole.milestone_run("acme__app", "chain", "m05").dir)
+    load_milestones(store, [("acme__app", "m05")])
+    analyze(whole, load_rules())
+    assert events_of(store) == events_of(whole)

@@ -69,3 +69,31 @@ def test_literals():
     assert literal({"a": "x"}) == "[{'key': 'a', 'value': 'x'}]"
     with pytest.raises(ConfigError, match="cannot write"):
         literal(object())
+
+
+def test_declarations_sources_and_their_errors_name_the_file(tmp_path):
+    good = models(
+        tmp_path,
+        summary="-- materialization: table\n-- What it is.\n-- partitioned_by: repo, milestone_id\n"
+        "-- unique: repo, run_id\n-- one_row_per: raw_milestones\nSELECT * FROM {{ source('raw_milestones') }}",
+    )
+    (model,) = discover(good).values()
+    assert (model.partitioned_by, model.unique, model.one_row_per) == (
+        ("repo", "milestone_id"),
+        ("repo", "run_id"),
+        "raw_milestones",
+    )
+    assert model.sources == ("raw_milestones",) and model.description == "What it is."
+    assert set(model.checks()) == {"unique", "one_row_per_raw_milestones"}
+    for name, body, error in (
+        (
+            "grain",
+            "-- partitioned_by: run_id\nSELECT 1",
+            r"grain\.sql: partitioned_by must be 'repo, milestone_id' or 'repo'",
+        ),
+        ("source", "SELECT * FROM {{ source('raw_nothing') }}", r"source\.sql: unknown source\(s\) raw_nothing"),
+        ("per", "-- one_row_per: stg_events\nSELECT 1", r"per\.sql: one_row_per names a source"),
+    ):
+        (tmp_path / name).mkdir()
+        with pytest.raises(ConfigError, match=error):
+            discover(models(tmp_path / name, **{name: f"-- materialization: view\n{body}"}))

@@ -89,7 +89,7 @@ def write_run(store: Store, run: str, parse: dict[str, Stat], gone: set[str], kn
 
 def _reparse(store: Store, source: str, parse: dict[str, Stat], gone: set[str]) -> None:
     """A kept source whose rows are not where they were recorded: parsed again, or gone with its log."""
-    path = store.root / source
+    path = store.path(source)
     if path.exists():
         status = path.stat()
         parse[source] = (status.st_size, status.st_mtime_ns)
@@ -102,7 +102,8 @@ def _relative(store: Store, path: Path) -> str:
 
 
 def _write(base: Path, inputs: list[Path], drop: set[str], parsed: pa.Table | None) -> None:
-    """The run's file: the rows of `inputs` (its file and loose files) but those of `drop`, and `parsed`."""
+    """The run's file: the rows of `inputs` (its file and loose files) but those of `drop`, and `parsed`
+    (merged and sorted by DuckDB, which is faster than pyarrow at it on nested columns)."""
     with atomic_file(base) as partial:  # never half a Parquet file at its final path
         if not inputs:  # only new rows: sorted by pyarrow (stable: each log's rows stay in seq order)
             pq.write_table(parsed.sort_by(CLUSTER), partial, row_group_size=ROW_GROUP)
@@ -117,9 +118,9 @@ def _write(base: Path, inputs: list[Path], drop: set[str], parsed: pa.Table | No
                 con.register("parsed", parsed)
                 parts.append("SELECT * FROM parsed")
             rows = " UNION ALL ".join(parts)
-            con.execute(
-                f"COPY (SELECT * FROM ({rows}) ORDER BY is_test_run DESC, is_tool DESC, source, seq) "
-                f"TO {literal(str(partial))} (FORMAT parquet, ROW_GROUP_SIZE {ROW_GROUP})"
-            )
+            merged = con.sql(f"SELECT * FROM ({rows}) ORDER BY is_test_run DESC, is_tool DESC, source, seq")
+            # written by pyarrow with the schema it reads back, so the next load compares them equal
+            schema = parsed.schema if parsed is not None else pq.read_schema(inputs[0])
+            pq.write_table(merged.to_arrow_table().cast(schema), partial, row_group_size=ROW_GROUP)
         finally:
             con.close()

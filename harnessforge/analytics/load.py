@@ -305,7 +305,7 @@ def _load_run_files(store: Store, con: duckdb.DuckDBPyConnection, scope: set[Mil
             for repo, run_id in con.execute(
                 "SELECT repo, run_id FROM raw_runs WHERE list_contains(?, repo)", [sorted({k for k, _ in scope})]
             ).fetchall()
-            if not (store.root / "trajectories" / repo / run_id / RUN_METADATA).exists()
+            if not store.run_metadata(repo, run_id).exists()
         ]
         stale = pa.table(
             {
