@@ -158,7 +158,9 @@ def previous_results() -> list[Result]:
 def _ratio_text(r: Result) -> str:
     if r.ratio is None:
         return "-"
-    return f"{r.ratio:.1f}x faster" if r.ratio_kind == "speedup" else f"{r.ratio:.2f}x baseline"
+    if r.ratio_kind == "speedup":
+        return f"{r.ratio:.1f}x faster"
+    return f"{r.ratio:.2f}x baseline" if r.ratio >= 0.1 else f"{r.ratio:.3f}x baseline"
 
 
 def _extra_text(r: Result) -> str:
@@ -210,6 +212,9 @@ def _extra_text(r: Result) -> str:
         )
     elif "p90_ms" in e:
         parts.append(f"median {e['median_ms']:.2f} ms, p90 {e['p90_ms']:.2f} ms")
+    if "parts_median_s" in e:
+        parts.append("parts (median) " + ", ".join(f"{k} {fmt_s(v)}" for k, v in e["parts_median_s"].items()))
+        parts.append("full rebuild " + ", ".join(f"{k} {fmt_s(v)}" for k, v in e["baseline_parts_s"].items()))
     if r.scaling:
         parts.append(f"sizes {r.scaling['sizes']}, seconds {[round(t, 3) for t in r.scaling['seconds']]}")
     if "isolation_argv" in e:
