@@ -33,8 +33,11 @@ from harnessforge.models.distill import Review
 from harnessforge.rules import Rules
 from resources import StoreResource
 
+from .automation import follows_upstream, gathers_upstream, rebuilds_on_new_rules
+from .events import content_version
 from .partitions import has_runs_to_distill, repo_milestone_partitions, split_repo_milestone
 from .runs import raw_trajectories
+from .versions import rules_for
 
 
 class ExportConfig(dg.Config):
@@ -54,6 +57,7 @@ def stage3_assets(rules: Rules) -> list:
         group_name="distill",
         deps=[raw_trajectories],
         code_version=analytics_version(rules),
+        automation_condition=gathers_upstream(),
         pool="duckdb",
         kinds={"duckdb"},
     )
@@ -86,18 +90,21 @@ def stage3_assets(rules: Rules) -> list:
                 group_name="distill",
                 deps=[trajectory_analytics, raw_trajectories],
                 code_version=version,
-                skippable=True,
+                skippable=True,  # a milestone with no run: a no-op, nothing materialized
                 kinds={"duckdb"},
+                automation_condition=rebuilds_on_new_rules(),
             )
             for output in DISTILLED_OUTPUTS
         ],
         partitions_def=repo_milestone_partitions,
         pool="duckdb",
-        can_subset=True,  # a no-op yields nothing; a subset yields only what was selected
+        # One cut writes all six files of the milestone: they materialize together (no subset).
+        can_subset=False,
         check_specs=[
             dg.AssetCheckSpec(
                 "cheating_reviewed",
                 asset=REVIEWS.asset,
+                partitions_def=repo_milestone_partitions,
                 blocking=True,
                 description="Every run with a cheating flag in the analytics is rejected by its review.",
             ),
@@ -111,15 +118,12 @@ def stage3_assets(rules: Rules) -> list:
         if not has_runs_to_distill(forge_store, key, milestone_id, context.log.info):
             return
         try:
-            report = distill(forge_store, store.rules(), log=context.log.warning, only=(key, milestone_id))
+            report = distill(forge_store, rules_for(context, store), log=context.log.warning, only=(key, milestone_id))
         except HarnessForgeError as e:
             raise _failure(e) from None
         with connect(forge_store) as con:
             cheating = unreviewed_cheating(con, report.reviews, key, milestone_id)
-        selected = {asset_key.to_user_string() for asset_key in context.selected_asset_keys}
         for output in DISTILLED_OUTPUTS:
-            if output.asset not in selected:
-                continue
             path = forge_store.distilled_file(output.stem, (key, milestone_id))
             metadata = {
                 "rows": report.counts[output.stem],
@@ -135,7 +139,11 @@ def stage3_assets(rules: Rules) -> list:
                         check_name="cheating_reviewed", passed=not cheating, metadata={"problems": problems}
                     )
                 ]
-            yield dg.MaterializeResult(asset_key=output.asset, metadata=metadata, check_results=checks)
+            # the file's bytes: a re-cut with the same rows leaves the datasets below in sync
+            version = dg.DataVersion(content_version(path))
+            yield dg.MaterializeResult(
+                asset_key=output.asset, metadata=metadata, check_results=checks, data_version=version
+            )
 
     @dg.multi_asset(
         specs=[
@@ -146,14 +154,17 @@ def stage3_assets(rules: Rules) -> list:
                 code_version=version,
                 kinds={"docker"},
                 skippable=True,
+                automation_condition=follows_upstream(),
             )
         ],
         partitions_def=repo_milestone_partitions,
         can_subset=True,  # lets a no-op yield no check result either
+        pool="docker",  # rebuilds the task's image and runs its tests
         check_specs=[
             dg.AssetCheckSpec(
                 "tasks_reproduce",
                 asset=VERIFIED_TASKS.asset,
+                partitions_def=repo_milestone_partitions,
                 description="The milestone's task card rebuilds from itself: reference 1, "
                 "empty attempt 0 (else it is dropped from verified_tasks)",
             )
@@ -166,19 +177,20 @@ def stage3_assets(rules: Rules) -> list:
         if not has_runs_to_distill(forge_store, key, milestone_id, context.log.info):
             return
         try:
-            checks = verify_tasks(forge_store, store.rules(), log=context.log.info, milestone=(key, milestone_id))
+            rules = rules_for(context, store)
+            checks = verify_tasks(forge_store, rules, log=context.log.info, milestone=(key, milestone_id))
         except HarnessForgeError as e:
             raise _failure(e) from None
         dropped = {check.task_id: check.reason for check in checks if not check.reproduced}
+        verified = forge_store.distilled_file(VERIFIED_TASKS.stem, (key, milestone_id))
         yield dg.MaterializeResult(
+            data_version=dg.DataVersion(content_version(verified)),
             asset_key=VERIFIED_TASKS.asset,
             metadata={
                 "cards": len(checks),
                 "reproduced": len(checks) - len(dropped),
                 "dropped": dg.MetadataValue.json(dropped),
-                "path": dg.MetadataValue.path(
-                    str(forge_store.distilled_file(VERIFIED_TASKS.stem, (key, milestone_id)))
-                ),
+                "path": dg.MetadataValue.path(str(verified)),
             },
             check_results=[
                 dg.AssetCheckResult(
@@ -194,6 +206,7 @@ def stage3_assets(rules: Rules) -> list:
         group_name="distill",
         deps=[*(output.asset for output in DISTILLED_OUTPUTS), verified_tasks],
         code_version=version,
+        automation_condition=gathers_upstream(),
         check_specs=[
             dg.AssetCheckSpec(
                 "dataset_clean",
@@ -208,15 +221,16 @@ def stage3_assets(rules: Rules) -> list:
             ),
         ],
     )
-    def training_datasets(config: ExportConfig, store: StoreResource) -> dg.MaterializeResult:
+    def training_datasets(
+        context: dg.AssetExecutionContext, config: ExportConfig, store: StoreResource
+    ) -> dg.MaterializeResult:
         """Every milestone's distilled rows assembled, then written in trainers' formats with a dataset card."""
         forge_store = store.store()
         out = Path(config.out_dir or forge_store.datasets_dir())
+        rules = rules_for(context, store)
         try:
-            assembled = assemble(forge_store, store.rules())
-            report = export(
-                forge_store, config.formats, out, allow_synthetic=config.allow_synthetic, rules=store.rules()
-            )
+            assembled = assemble(forge_store, rules)
+            report = export(forge_store, config.formats, out, allow_synthetic=config.allow_synthetic, rules=rules)
         except HarnessForgeError as e:
             raise _failure(e) from None
         problems = dataset_problems(out, config.allow_synthetic)

@@ -34,7 +34,6 @@ STAGES = [
         "The Dev agent on milestones of a repo's chain (a range runs as one run, in chain order).",
     ),
     ("distill", "distill", DISTILL, "Analytics, then one milestone partition's distilled rows and verified task."),
-    ("run_demo", "demo", dg.AssetSelection.groups("demo"), "`harnessforge demo`: the example repository, every stage."),
 ]
 
 jobs = [
