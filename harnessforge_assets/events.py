@@ -12,7 +12,10 @@ import json
 from pathlib import Path
 
 import dagster as dg
-from dagster._core.definitions.asset_checks.asset_check_evaluation import AssetCheckEvaluation
+from dagster._core.definitions.asset_checks.asset_check_evaluation import (
+    AssetCheckEvaluation,
+    AssetCheckEvaluationTargetMaterializationData,
+)
 from dagster._core.definitions.data_version import (
     CODE_VERSION_TAG,
     DATA_VERSION_IS_USER_PROVIDED_TAG,
@@ -77,6 +80,7 @@ def materialization(
 
 
 def check_evaluation(
+    instance: dg.DagsterInstance,
     asset: str,
     check: str,
     partition: str,
@@ -87,7 +91,18 @@ def check_evaluation(
     severity: dg.AssetCheckSeverity = dg.AssetCheckSeverity.ERROR,
     description: str | None = None,
 ) -> AssetCheckEvaluation:
-    """One partition's check result (a failed blocking one fails the step, as a returned result would)."""
+    """One partition's check result on its latest materialization (yield it after that materialization):
+    automation counts only a result that targets the latest one. A failed blocking one fails the step,
+    as a returned result would."""
+    records_filter = dg.AssetRecordsFilter(asset_key=dg.AssetKey(asset), asset_partitions=[partition])
+    records = instance.fetch_materializations(records_filter, limit=1).records
+    target = (
+        AssetCheckEvaluationTargetMaterializationData(
+            run_id=records[0].event_log_entry.run_id, storage_id=records[0].storage_id, timestamp=records[0].timestamp
+        )
+        if records
+        else None
+    )
     return AssetCheckEvaluation(
         dg.AssetKey(asset),
         check,
@@ -97,6 +112,7 @@ def check_evaluation(
         description=description,
         blocking=blocking,
         partition=partition,
+        target_materialization_data=target,
     )
 
 

@@ -278,6 +278,7 @@ def raw_trajectories(
                 continue  # the same trajectory is recorded already (another run's, or an earlier one)
             yield materialization(context, ASSET, partition, recorded.metadata, recorded.data_version)
             yield check_evaluation(
+                context.instance,
                 ASSET,
                 INTEGRITY,
                 partition,
