@@ -25,10 +25,12 @@ STAGE_RULES: dict[str, tuple[str, ...]] = {
 
 
 # assets that read the analytics' SQL models and the `distill` rules
-DISTILLED = {*(output.asset for output in DISTILLED_OUTPUTS), VERIFIED_TASKS.asset, "training_datasets"}
+DISTILLED = {*(output.asset for output in DISTILLED_OUTPUTS), VERIFIED_TASKS.asset}
 
 
 def code_version(asset: str, rules: Rules) -> str | None:
+    if asset == "training_datasets":  # the rows, and how they are exported
+        return f"{distill_version(rules)}-{rules.section_hash('export')}"
     if asset in DISTILLED:
         return distill_version(rules)
     sections = STAGE_RULES.get(asset)

@@ -5,12 +5,15 @@ someone toggles it in the UI; this one is on from the start. A tick that asks fo
 of an asset launches them as one backfill (each asset's backfill policy then cuts its runs).
 """
 
+import os
+
 import dagster as dg
 
 automation_sensor = dg.AutomationConditionSensorDefinition(
     "harnessforge_automation",
     target=dg.AssetSelection.all(),
     default_status=dg.DefaultSensorStatus.RUNNING,
-    minimum_interval_seconds=30,
+    # seconds between evaluations: each stage starts within this much of the one before finishing
+    minimum_interval_seconds=int(os.environ.get("HARNESSFORGE_AUTOMATION_INTERVAL_S") or 30),
     description="Runs each asset when its automation condition says so: releases flow to the datasets.",
 )

@@ -12,6 +12,7 @@ cursor were lost.
 
 from __future__ import annotations
 
+import os
 from concurrent.futures import ThreadPoolExecutor
 
 import dagster as dg
@@ -50,7 +51,7 @@ def _check(watched: str, store: Store, github: GitHubResource, upstream: Upstrea
 
 @dg.sensor(
     target=dg.AssetSelection.assets("repos", "milestone_plans"),
-    minimum_interval_seconds=300,
+    minimum_interval_seconds=int(os.environ.get("HARNESSFORGE_RELEASE_INTERVAL_S") or 300),
     description="New release tags upstream: add the repo partition, screen and plan it (run key repo:tag).",
 )
 def new_release_sensor(
