@@ -81,6 +81,8 @@ def deployment(tmp_path, upstream, docker_client, base_image):
         "HARNESSFORGE_RELEASE_INTERVAL_S": "5",
         "GITHUB_TOKEN": "",
     }
+    # the storage first, once: the daemon and the webserver would otherwise both create it at start
+    subprocess.run([str(BIN / "dagster"), "instance", "migrate"], env=env, check=True, capture_output=True)
     port = _free_port()
     workspace = ["-w", str(ROOT / "workspace.yaml")]
     commands = {
@@ -162,6 +164,10 @@ def test_a_new_release_reaches_the_datasets_with_no_click_after_the_sensor(deplo
     # the datasets hold the oracle's run (allowed by the rules this deploy loads)
     summary = json.loads((store.root / "trajectories" / key / "dagster-oracle" / "m01" / "summary.json").read_text())
     assert summary["status"] == "PASS" and summary["synthetic"]
-    sft = (store.root / "datasets" / "sft" / "messages.jsonl").read_text().splitlines()
+    sft = (store.root / "datasets" / "sft" / "trl.jsonl").read_text().splitlines()
     assert sft and all(json.loads(line)["synthetic"] for line in sft)
+    # the milestone became a task, verified in Docker, exported for Harbor and SWE-bench
+    assert len((store.root / "datasets" / "swebench" / "instances.jsonl").read_text().splitlines()) == 1
+    checks = json.loads((store.root / "datasets" / "format_checks.json").read_text())
+    assert checks and not any(checks.values()), checks
     print(f"release to datasets: {elapsed:.0f} s, {len(all_runs)} runs")
