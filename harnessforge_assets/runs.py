@@ -187,9 +187,6 @@ def integrity(store: Store, key: str, run_id: str, milestone_id: str, metadata: 
     # A backfill over several milestones runs as one run, each repo's milestones in chain order.
     backfill_policy=dg.BackfillPolicy.single_run(),
     pool="agent",  # LLM-bound: dagster.yaml limits how many agent steps run at once
-    # An API outage or a lost engine is retried with backoff (finished milestones are reused, an interrupted
-    # one resumes); order and configuration errors are not (they raise with allow_retries=False).
-    retry_policy=dg.RetryPolicy(max_retries=2, delay=30, backoff=dg.Backoff.EXPONENTIAL, jitter=dg.Jitter.PLUS_MINUS),
     check_specs=[
         dg.AssetCheckSpec(
             "trajectory_integrity",
