@@ -23,8 +23,8 @@ import dagster as dg
 import pytest
 import yaml
 from dagster._config import process_config
-from dagster._core.errors import DagsterInvalidConfigError
 from dagster._core.definitions.dependency import NodeHandle
+from dagster._core.errors import DagsterInvalidConfigError
 from dagster._core.instance.config import PoolGranularity
 from dagster._core.run_coordinator import QueuedRunCoordinator
 from dagster_docker import DockerRunLauncher, docker_executor
