@@ -39,6 +39,7 @@ from harnessforge.rules import load_rules
 from harnessforge_assets import jobs as jobs_module
 from harnessforge_assets.definitions import defs
 from tests.helm_instance import ChartRenderError, render_instance
+from tests.helpers import EXAMPLE_RULES
 from tests.postgres import free_port
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -184,7 +185,7 @@ def test_pools_of_the_assets_have_limits_and_the_documented_widening_sticks(inst
     step first claims it; the documented `dagster instance concurrency set agent 2` / `docker 2`
     then hold (an explicit limit is not reset to the default) while duckdb stays at 1."""
     pools = {asset.op.pool for asset in defs.assets if isinstance(asset, dg.AssetsDefinition) and asset.op.pool}
-    assert pools and pools <= set(POOL_LIMITS), f"a pool without a limit in deploy/: {pools - set(POOL_LIMITS)}"
+    assert pools == set(POOL_LIMITS), f"pools used vs limited in deploy/: {pools} vs {set(POOL_LIMITS)}"
     storage = instance.event_log_storage
     assert storage.get_concurrency_keys() == set()  # nothing until a step claims a slot
     assert dg.materialize([uses_duckdb, uses_agent, uses_docker], instance=instance).success
@@ -619,6 +620,8 @@ def test_the_docker_deploy_serves_reloads_and_runs_an_asset_in_a_run_container(
     shutil.copytree(example_repo, store_dir / "sources" / "tasklite", symlinks=True)  # inside the mounted store
     spec = resolve_repo(str(store_dir / "sources" / "tasklite"))
     open_repo(Store(store_dir), spec)
+    rules = store_dir / "rules.yaml"  # the example is below real repositories' screening thresholds
+    shutil.copy(EXAMPLE_RULES, rules)
     ports = {name: free_port() for name in ("postgres", "code", "webserver")}
     env = {
         **os.environ,
@@ -626,6 +629,7 @@ def test_the_docker_deploy_serves_reloads_and_runs_an_asset_in_a_run_container(
         "HARNESSFORGE_BASE_IMAGE": base_image,
         "HARNESSFORGE_POSTGRES_IMAGE": POSTGRES_TEST_IMAGE,
         "HARNESSFORGE_STORE": str(store_dir),
+        "HARNESSFORGE_RULES": str(rules),
         "HARNESSFORGE_POSTGRES_PORT": str(ports["postgres"]),
         "HARNESSFORGE_CODE_PORT": str(ports["code"]),
         "HARNESSFORGE_WEBSERVER_PORT": str(ports["webserver"]),
