@@ -1,6 +1,6 @@
 """A release flows from the sensor to the datasets by itself, as a deploy runs it: the real
 `dagster-daemon` and `dagster-webserver` (separate processes, as in deploy/), the instance settings
-of deploy/dagster.yaml, the example repository as the upstream remote, the oracle Dev in Docker.
+of deploy/dagster.yaml on a real PostgreSQL server, the example repository as the upstream remote, the oracle Dev in Docker.
 The only click is the one a data engineer makes: starting the release sensor (the UI's mutation).
 Everything after that is the automation: planning, images, validation, the agent run, analytics,
 distilled rows, the verified task and the datasets.
@@ -65,11 +65,10 @@ def upstream(example_repo, tmp_path) -> Path:
 
 
 @pytest.fixture
-def deployment(tmp_path, upstream, docker_client, base_image):
-    """dagster-daemon + dagster-webserver over workspace.yaml, with deploy/dagster.yaml as the instance."""
-    home, store = tmp_path / "dagster_home", Store(tmp_path / "store")
-    home.mkdir()
-    (home / "dagster.yaml").write_text((ROOT / "deploy" / "dagster.yaml").read_text())
+def deployment(tmp_path, upstream, docker_client, base_image, postgres_instance_dir):
+    """dagster-daemon + dagster-webserver over workspace.yaml; the instance: deploy/dagster.yaml's settings,
+    stored in a real PostgreSQL server (dagster-postgres)."""
+    home, store = postgres_instance_dir(), Store(tmp_path / "store")
     open_repo(store, resolve_repo(str(upstream)))  # the watch list: every repo registered in the store
     env = {
         **os.environ,
