@@ -64,7 +64,8 @@ defs = dg.Definitions(
         "github": GitHubResource(token=dg.EnvVar("GITHUB_TOKEN"))
         if os.environ.get("GITHUB_TOKEN")
         else GitHubResource(),
-        "sandbox": SandboxResource(),
+        # HARNESSFORGE_SANDBOX: docker, local, ... (default: auto, Docker when an engine answers)
+        "sandbox": SandboxResource(backend=os.environ.get("HARNESSFORGE_SANDBOX") or "auto"),
         # HARNESSFORGE_AGENT's backend (default: the offline oracle); a model and a run_id in the launchpad.
         "agent": AgentResource(backend=AGENT or "oracle"),
         "upstream": UpstreamResource(),
