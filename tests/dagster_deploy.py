@@ -122,3 +122,18 @@ def serve(tmp: Path, postgres_server, store: Store, rules: Path, env: dict[str, 
     finally:
         for proc in procs.values():
             _stop(proc)
+
+
+def screenshot(deployment: Deployment, path: str, name: str, size: tuple[int, int] = (2400, 1500)) -> list[str]:
+    """The UI page at `path` in headless Chromium: its screenshot saved as <artifacts>/<name>.png (the
+    README's images are copies of these), and the text of its rendered DOM, for the test to check."""
+    from tests.browser import artifact_dir, headless
+    from tests.test_dagster_ui import _text_nodes
+
+    assert deployment.dev.gql("mutation { setNuxSeen }")["setNuxSeen"] is True  # no first-visit dialog
+    png = artifact_dir() / f"{name}.png"
+    profile = deployment.logs["webserver"].parent / f"chromium-{name}"
+    proc = headless(f"{deployment.dev.url}{path}", profile, size, png, budget_ms=20_000, timeout=120)
+    assert proc.returncode == 0 and png.exists(), proc.stderr[-3000:]
+    (artifact_dir() / f"{name}.html").write_text(proc.stdout)
+    return _text_nodes(proc.stdout)

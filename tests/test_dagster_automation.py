@@ -28,7 +28,7 @@ from harnessforge.distill.outputs import DISTILLED_OUTPUTS
 from harnessforge.gitio import resolve_repo
 from harnessforge.repos import open_repo
 from harnessforge.store import Store
-from tests.dagster_deploy import Deployment, serve
+from tests.dagster_deploy import Deployment, screenshot, serve
 from tests.test_dagster_ui import LOCATION, DagsterDev
 
 RULES = Path(__file__).parent / "fixtures" / "automation_rules.yaml"
@@ -118,6 +118,12 @@ def test_a_new_release_reaches_the_datasets_with_no_click_after_the_sensor(deplo
     checks = json.loads((store.root / "datasets" / "format_checks.json").read_text())
     assert checks and not any(checks.values()), checks
     print(f"release to datasets: {elapsed:.0f} s, {len(all_runs)} runs")
+    # what the README shows: the lineage, every asset materialized, and the runs the automation launched
+    groups = ",".join(f"global@global:{group}" for group in ("plan", "environments", "runs", "distill"))
+    lineage = screenshot(deployment, f"/asset-groups?expanded={groups}", "dagster_lineage_after_release")
+    assert {"repos", "raw_trajectories", "training_datasets"} <= set(lineage), lineage[:60]
+    automation = screenshot(deployment, "/automation", "dagster_automation")
+    assert "harnessforge_automation" in automation and "new_release_sensor" in automation, automation[:60]
 
 
 STALENESS = """
@@ -161,6 +167,8 @@ def test_a_changed_rule_marks_exactly_its_readers_unsynced_and_automation_rebuil
     after = staleness(dev)
     assert {asset for asset, status in after.items() if status == "STALE"} == readers, after
     assert {asset for asset, status in after.items() if status == "FRESH"} == set(after) - readers
+    page = screenshot(deployment, "/assets/dpo_pairs?view=partitions", "dagster_unsynced_partition")
+    assert "Unsynced" in page, page[:80]  # the asset's partitions page, as the README describes it
 
     trajectories = len(materialized("raw_trajectories"))
     deployment.set_sensor("harnessforge_automation", running=True)
