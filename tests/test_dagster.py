@@ -465,3 +465,56 @@ def test_agent_resource_is_validated_and_builds_the_agent():
         AgentResource(profiles={"m01": "lazy"})
     with pytest.raises(ValidationError, match="a directory name"):
         AgentResource(run_id="../escape")
+
+
+def test_screening_blocks_planning_a_repo_below_the_thresholds(example_repo, store):
+    """The shipped rules (screening.gate: block): the example repository is below real repositories'
+    thresholds, so its screening check fails and planning does not run in the same run."""
+    spec = resolve_repo(str(example_repo))
+    open_repo(store, spec)
+    instance = dg.DagsterInstance.ephemeral()
+    instance.add_dynamic_partitions("repo", [spec.key])
+    resources = {"store": StoreResource(root=str(store.root)), "github": GitHubResource()}
+    result = dg.materialize(
+        [repos, milestone_plans], instance=instance, partition_key=spec.key, resources=resources, raise_on_error=False
+    )
+    assert not result.success
+    (check,) = result.get_asset_check_evaluations()
+    assert check.check_name == "screening_passed" and not check.passed
+    assert check.severity == dg.AssetCheckSeverity.ERROR and "core_loc" in check.description
+    assert [e.asset_key.to_user_string() for e in result.get_asset_materialization_events()] == ["repos"]
+    assert not store.plan_file(spec.key).exists()
+
+
+def test_a_run_refuses_rules_that_changed_since_the_code_location_loaded(example_repo, store, tmp_path):
+    """Code versions come from the rules the code location loaded; a run whose rules give another
+    version fails in one line instead of recording its work under the old version."""
+    from harnessforge.rules import load_rules
+    from harnessforge_assets.versions import with_code_versions
+
+    spec = resolve_repo(str(example_repo))
+    open_repo(store, spec)
+    instance = dg.DagsterInstance.ephemeral()
+    instance.add_dynamic_partitions("repo", [spec.key])
+    (versioned,) = with_code_versions([repos], load_rules(EXAMPLE_RULES))
+    changed = tmp_path / "changed.yaml"
+    changed.write_text("screening:\n  gate: warn\n  min_tests: 1\n")
+    resources = {"store": StoreResource(root=str(store.root), rules_path=str(changed)), "github": GitHubResource()}
+    result = dg.materialize(
+        [versioned], instance=instance, partition_key=spec.key, resources=resources, raise_on_error=False
+    )
+    assert "repos: the rules changed since the code location loaded" in _failure_message(result)
+    assert "reload the code location" in _failure_message(result)
+    same = {**resources, "store": StoreResource(root=str(store.root), rules_path=EXAMPLE_RULES)}
+    assert dg.materialize([versioned], instance=instance, partition_key=spec.key, resources=same).success
+
+
+def test_the_demo_never_shares_the_factorys_store(monkeypatch, tmp_path):
+    from harnessforge_assets.demo import demo_store_dir
+
+    monkeypatch.setenv("HARNESSFORGE_HOME", str(tmp_path / "forge"))
+    monkeypatch.delenv("HARNESSFORGE_DEMO_HOME", raising=False)
+    assert demo_store_dir() == (tmp_path / "forge-demo").resolve()
+    monkeypatch.setenv("HARNESSFORGE_DEMO_HOME", str(tmp_path / "forge"))
+    with pytest.raises(ValueError, match="HARNESSFORGE_DEMO_HOME is the factory's store"):
+        demo_store_dir()
