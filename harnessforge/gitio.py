@@ -8,7 +8,6 @@ the exact bytes git printed even for non-UTF-8 names; `display()` makes them JSO
 
 from __future__ import annotations
 
-import fcntl
 import os
 import re
 import shutil
@@ -24,7 +23,7 @@ from git.exc import GitCommandError
 
 from .errors import RepoError
 from .models import RepoSpec
-from .store import disk_full
+from .store import disk_full, file_lock
 
 GIT_ENV = {
     "GIT_TERMINAL_PROMPT": "0",  # never hang on a credential prompt for a bad URL
@@ -124,10 +123,8 @@ def _git_error(e: GitCommandError) -> str:
 def _locked(dest: Path) -> Iterator[None]:
     """One clone or fetch of a cache at a time: parallel chains and Dagster steps share it, and git
     refuses concurrent ref updates."""
-    locks = dest.parent.parent / "locks"  # beside the clones: a failed clone leaves no trace among them
-    locks.mkdir(parents=True, exist_ok=True)
-    with open(locks / f"{dest.name}.lock", "w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
+    # beside the clones: a failed clone leaves no trace among them
+    with file_lock(dest.parent.parent / "locks" / f"{dest.name}.lock"):
         yield
 
 

@@ -17,6 +17,7 @@
 from __future__ import annotations
 
 import errno
+import fcntl
 import json
 import os
 import re
@@ -79,6 +80,16 @@ def atomic_write(path: Path, data: bytes) -> None:
         if isinstance(e, OSError):  # named by the artifact's path, not the temp file's
             raise disk_full(path, type(e)(e.errno, e.strerror, str(path))) from None
         raise
+
+
+@contextmanager
+def file_lock(path: Path) -> Iterator[None]:
+    """An exclusive lock on `path` (created with its folder) for the block: one process or thread at a
+    time, across Dagster steps and parallel chains; the kernel drops it if the holder dies."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with open(path, "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        yield
 
 
 @contextmanager
@@ -238,6 +249,11 @@ class Store:
     def run_dir(self, key: str, run_id: str) -> Path:
         """`trajectories/<key>/<run_id>`: one run of a repo's chain (the run id is checked first)."""
         return self.root / "trajectories" / key / check_run_id(run_id)
+
+    def chain_lock(self, key: str, run_id: str):
+        """Held while a chain of run `run_id` runs on `key`: two Dagster runs asking for milestones of the
+        same chain take turns, so the milestones still run one after another, each once."""
+        return file_lock(self.root / "locks" / "chains" / key / f"{check_run_id(run_id)}.lock")
 
     def run_dirs_of(self, key: str) -> list[Path]:
         """Every run folder of `key`, written or not, in name order."""

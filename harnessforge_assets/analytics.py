@@ -22,16 +22,6 @@ and a CLI run wait for each other the same way and fail with the same one line.
 """
 
 import dagster as dg
-from dagster._core.definitions.asset_checks.asset_check_evaluation import AssetCheckEvaluation
-from dagster._core.definitions.data_version import (
-    CODE_VERSION_TAG,
-    DATA_VERSION_IS_USER_PROVIDED_TAG,
-    DATA_VERSION_TAG,
-    DEFAULT_DATA_VERSION,
-    NULL_EVENT_POINTER,
-    get_input_data_version_tag,
-    get_input_event_pointer_tag,
-)
 
 from harnessforge.analytics import (
     MILESTONE,
@@ -50,7 +40,8 @@ from harnessforge.errors import HarnessForgeError
 from harnessforge.rules import Rules
 from resources import StoreResource
 
-from .automation import rebuilds_on_new_rules
+from .automation import gathers_upstream, rebuilds_on_new_rules
+from .events import check_evaluation, materialization
 from .partitions import repo_milestone_key, repo_milestone_partitions, repo_partitions, split_repo_milestone
 from .runs import raw_trajectories
 
@@ -68,19 +59,6 @@ SOURCE_DESCRIPTIONS = {
     "ground truth.",
     "raw_runs": "The metadata of the runs that finished the milestone (agent, model, mode, harness profile).",
 }
-
-
-def rolls_up_milestones() -> dg.AutomationCondition:
-    """When a per-repo model rebuilds by itself: a milestone of its repo updated, or its code version
-    changed (once materialized). Not `rebuilds_on_new_rules()`: it waits until no dependency partition
-    is missing, and a repo always has missing ones (the milestone keys its plan lacks never
-    materialize: the partitions are a cross product), so it would never run."""
-    updated = AC.any_deps_updated().since_last_handled() & ~AC.any_deps_in_progress() & ~AC.in_progress()
-    changed = AC.code_version_changed().since_last_handled() & ~AC.missing() & ~AC.any_deps_in_progress()
-    changed = changed & ~AC.in_progress()
-    return (updated.with_label("a milestone updated") | changed.with_label("code version changed")).with_label(
-        "rolls up its milestones"
-    )
 
 
 def with_its_asset() -> dg.AutomationCondition:
@@ -162,14 +140,8 @@ def _load_asset() -> dg.AssetsDefinition:
                 yield _recorded(context, name, partition, metadata, version)
             problems = bad.get(key, [])
             left_out = loaded.present.get(key, 0)
-            yield AssetCheckEvaluation(
-                dg.AssetKey("raw_events"),
-                "lines_parse",
-                passed=left_out == 0,
-                metadata={"lines_left_out": left_out, "lines": dg.MetadataValue.json(problems[:50])},
-                severity=dg.AssetCheckSeverity.WARN,
-                partition=partition,
-            )
+            metadata = {"lines_left_out": left_out, "lines": dg.MetadataValue.json(problems[:50])}
+            yield _check(context, "raw_events", "lines_parse", partition, left_out == 0, metadata, blocking=False)
 
     return analytics_load
 
@@ -186,7 +158,8 @@ def _models_asset(models: dict[str, SqlModel], digest: dict[str, str], grain: tu
             code_version=digest[name],
             kinds=KINDS,
             skippable=True,
-            automation_condition=rolls_up_milestones() if grain == REPO else rebuilds_on_new_rules(),
+            # a repo's rollup: not "no dependency missing", which never holds (its plan lacks some milestone keys)
+            automation_condition=gathers_upstream() if grain == REPO else rebuilds_on_new_rules(),
             metadata={"materialization": models[name].materialization, "partitioned_by": ", ".join(grain) or "-"},
         )
         for name in names
@@ -259,14 +232,8 @@ def _events(context: dg.AssetExecutionContext, built: SliceBuild, keys: list, gr
             yield _recorded(context, model.name, partition, metadata, stats.version)
             for check, problems in stats.problems.items():
                 if (model.name, check) in checks:
-                    yield AssetCheckEvaluation(
-                        dg.AssetKey(model.name),
-                        check,
-                        passed=not problems,
-                        metadata={"problems": dg.MetadataValue.json(problems)},
-                        blocking=True,
-                        partition=partition,
-                    )
+                    metadata = {"problems": dg.MetadataValue.json(problems)}
+                    yield _check(context, model.name, check, partition, not problems, metadata, blocking=True)
 
 
 def _rules(context: dg.AssetExecutionContext, store: StoreResource) -> Rules:
@@ -294,50 +261,34 @@ def _was_materialized(context: dg.AssetExecutionContext, asset: str, partition: 
     return bool(context.instance.fetch_materializations(records_filter, limit=1).records)
 
 
-def _parent_partitions(context: dg.AssetExecutionContext, parent: dg.AssetKey, partition: str | None) -> list | None:
-    """The partitions of `parent` that `partition` reads (None: all of it, or it is unpartitioned)."""
-    graph = context.job_def.asset_layer.asset_graph
-    parent_def = graph.get(parent).partitions_def
-    if parent_def is None or partition is None:
-        return None
-    if isinstance(parent_def, dg.MultiPartitionsDefinition):
-        if "|" in partition:  # (repo, milestone) reads the same (repo, milestone)
-            return [partition]
-        milestones = context.instance.get_dynamic_partitions("milestone")  # a repo reads all its milestones
-        return [str(repo_milestone_key(partition, milestone)) for milestone in milestones]
-    return [split_repo_milestone(partition)[0] if "|" in partition else partition]
-
-
 def _recorded(context: dg.AssetExecutionContext, asset: str, partition: str | None, metadata: dict, data_version: str):
     """One partition's materialization. A step of one partition returns it as the asset's result (Dagster
     records where its inputs came from, and the steps after it in the run go on); a step of a range
-    (a backfill) records each partition on its own instead, with its own data version: Dagster would
-    record one result for every key of the range, keys without trajectories included. (Steps after a
-    range step in the same run then do not run: a backfill runs each level of assets as its own run.)"""
+    (a backfill) records each partition on its own instead, with its own data version (`events`):
+    Dagster would record one result for every key of the range, keys without trajectories included.
+    (Steps after a range step in the same run then do not run: a backfill runs each level as its own run.)"""
     if context.assets_def.partitions_def is None or len(context.partition_keys) == 1:
         return dg.MaterializeResult(asset_key=asset, metadata=metadata, data_version=dg.DataVersion(data_version))
-    return _materialization(context, asset, partition, metadata, data_version)
+    return materialization(context, asset, partition, metadata, data_version)
 
 
-def _materialization(
-    context: dg.AssetExecutionContext, asset: str, partition: str | None, metadata: dict, data_version: str
-) -> dg.AssetMaterialization:
-    """One partition's materialization with the tags Dagster writes on an output (code version, data
-    version, each upstream's data version and event read), so staleness sees it as any other."""
-    key = dg.AssetKey(asset)
-    graph = context.job_def.asset_layer.asset_graph
-    tags = {
-        CODE_VERSION_TAG: context.assets_def.code_versions_by_key.get(key) or context.run_id,
-        DATA_VERSION_TAG: data_version,
-        DATA_VERSION_IS_USER_PROVIDED_TAG: "true",
-    }
-    for parent in graph.get(key).parent_keys:
-        records_filter = dg.AssetRecordsFilter(
-            asset_key=parent, asset_partitions=_parent_partitions(context, parent, partition)
+def _check(
+    context: dg.AssetExecutionContext,
+    asset: str,
+    check: str,
+    partition: str | None,
+    passed: bool,
+    metadata: dict,
+    blocking: bool,
+):
+    """A check's result for one partition, yielded after its materialization: in a step of one partition
+    the check's own result (so a failed blocking one stops what reads the asset in the same run); in a
+    range's step one result per partition, on that partition's latest materialization (`events`)."""
+    severity = dg.AssetCheckSeverity.ERROR if blocking else dg.AssetCheckSeverity.WARN
+    if context.assets_def.partitions_def is None or len(context.partition_keys) == 1:
+        return dg.AssetCheckResult(
+            asset_key=asset, check_name=check, passed=passed, metadata=metadata, severity=severity
         )
-        records = context.instance.fetch_materializations(records_filter, limit=1).records
-        record = records[0] if records else None
-        version = (record.asset_materialization.tags or {}).get(DATA_VERSION_TAG) if record else None
-        tags[get_input_data_version_tag(parent)] = version or DEFAULT_DATA_VERSION.value
-        tags[get_input_event_pointer_tag(parent)] = str(record.storage_id) if record else NULL_EVENT_POINTER
-    return dg.AssetMaterialization(key, partition=partition, metadata=metadata, tags=tags)
+    return check_evaluation(
+        context.instance, asset, check, partition, passed, metadata, blocking=blocking, severity=severity
+    )

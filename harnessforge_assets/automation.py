@@ -11,6 +11,10 @@ sensor evaluates these conditions; it is on from the start). Two conditions, one
 - `rebuilds_on_new_rules`: the same, and a materialized partition whose code version changed
   (its rules or SQL) rebuilds once. Cheap, deterministic stages (analytics, distillation) use it;
   partitions never materialized are left alone (`code_version_changed` alone would take all).
+- `gathers_upstream`: for an unpartitioned asset that reads every partition of its upstream (the
+  datasets): it runs when any of them updates, once none is running. Not `eager()`: the repo x
+  milestone cross product always has keys a plan lacks, which stay missing forever, and `eager()`
+  waits for missing upstream keys; it also rebuilds when its code version changes.
 """
 
 import dagster as dg
@@ -26,3 +30,8 @@ def rebuilds_on_new_rules() -> dg.AutomationCondition:
     changed = AC.code_version_changed().since_last_handled() & ~AC.missing() & ~AC.any_deps_missing()
     rebuild = changed & ~AC.any_deps_in_progress() & ~AC.in_progress()
     return (follows_upstream() | rebuild.with_label("code version changed")).with_label("follows upstream or rules")
+
+
+def gathers_upstream() -> dg.AutomationCondition:
+    updated = (AC.any_deps_updated() | AC.code_version_changed()).since_last_handled()
+    return (updated & ~AC.any_deps_in_progress() & ~AC.in_progress()).with_label("gathers upstream")

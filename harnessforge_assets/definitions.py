@@ -1,4 +1,12 @@
-"""The code location: `dagster dev -w workspace.yaml` loads `defs`."""
+"""The code location: `dagster dev -w workspace.yaml` loads `defs` (and the demo's own location).
+
+One rules source: the `store` resource's rules file ($HARNESSFORGE_RULES) gives every asset its code
+version here, and each run checks its rules still give the same (`versions.rules_for`).
+
+Automation runs the Dev agent only when one is configured: `HARNESSFORGE_AGENT` names the backend
+(oracle, anthropic, openai, claude-code) that `raw_trajectories` runs with when validations land.
+Unset, automation stops after `validated_milestones`, and the asset's description says so.
+"""
 
 from __future__ import annotations
 
@@ -6,44 +14,62 @@ import os
 
 import dagster as dg
 
-from harnessforge.rules import load_rules
 from resources import AgentResource, GitHubResource, SandboxResource, StoreResource, UpstreamResource
-from sensors import distill_sensor, new_release_sensor
+from sensors import automation_sensor, new_release_sensor
 
 from .analytics import analytics_assets
-from .demo import demo
+from .automation import follows_upstream
 from .distill import stage3_assets
 from .environments import docker_images, validated_milestones
 from .jobs import jobs
 from .plan import milestone_plans, repos
 from .runs import raw_trajectories
+from .versions import with_code_versions
 
-assets = [
-    repos,
-    milestone_plans,
-    docker_images,
-    validated_milestones,
-    raw_trajectories,
-    *analytics_assets(load_rules(os.environ.get("HARNESSFORGE_RULES"))),
-    *stage3_assets(load_rules(os.environ.get("HARNESSFORGE_RULES"))),
-    demo,
-]
+AGENT = os.environ.get("HARNESSFORGE_AGENT")
+NO_AGENT = (
+    " Automation stops before this asset: no agent is configured (set HARNESSFORGE_AGENT to a backend, e.g. "
+    "oracle or anthropic, and reload the code location); materialize it by hand meanwhile."
+)
+
+
+def agent_automation(spec: dg.AssetSpec) -> dg.AssetSpec:
+    if AGENT:
+        return spec.replace_attributes(automation_condition=follows_upstream())
+    return spec.replace_attributes(description=(spec.description or "") + NO_AGENT)
+
+
+store = StoreResource()
+rules = store.rules()
+assets = with_code_versions(
+    [
+        repos,
+        milestone_plans,
+        docker_images,
+        validated_milestones,
+        *dg.map_asset_specs(agent_automation, [raw_trajectories]),
+        *analytics_assets(rules),
+        *stage3_assets(rules),
+    ],
+    rules,
+)
 
 defs = dg.Definitions(
     assets=assets,
     jobs=jobs,
-    sensors=[new_release_sensor, distill_sensor],
-    # Steps in their own processes; run-level and pool limits live in the instance's dagster.yaml.
+    sensors=[new_release_sensor, automation_sensor],
+    # Steps in their own processes; run and pool limits live in the instance's dagster.yaml.
     executor=dg.multiprocess_executor,
     resources={
-        "store": StoreResource(),
+        "store": store,
         # The token reaches the run through EnvVar (never shown in the UI); no token, no GitHub.
         "github": GitHubResource(token=dg.EnvVar("GITHUB_TOKEN"))
         if os.environ.get("GITHUB_TOKEN")
         else GitHubResource(),
-        "sandbox": SandboxResource(),
-        # The offline oracle by default; pick anthropic/openai, a model and a run_id in the launchpad.
-        "agent": AgentResource(),
+        # HARNESSFORGE_SANDBOX: docker, local, ... (default: auto, Docker when an engine answers)
+        "sandbox": SandboxResource(backend=os.environ.get("HARNESSFORGE_SANDBOX") or "auto"),
+        # HARNESSFORGE_AGENT's backend (default: the offline oracle); a model and a run_id in the launchpad.
+        "agent": AgentResource(backend=AGENT or "oracle"),
         "upstream": UpstreamResource(),
     },
 )

@@ -1,11 +1,30 @@
-"""The demo as a Dagster asset: `harnessforge demo` (the example repository through every stage with
-the offline oracle), so `dagster dev` shows it materialized with its report and counts."""
+"""The demo as a Dagster asset in a code location of its own: `harnessforge demo` (the example
+repository through every stage with the offline oracle), so `dagster dev` shows it materialized with
+its report and counts.
+
+It has its own store (`$HARNESSFORGE_DEMO_HOME`, default `forge_demo` beside the factory's store):
+its synthetic export never lands in the factory's `datasets/`, and the factory's "Materialize all"
+does not include it (`workspace.yaml` loads it as the `harnessforge_demo` location).
+"""
+
+import os
+from pathlib import Path
 
 import dagster as dg
 
 from harnessforge.demo import run_demo
 from harnessforge.errors import HarnessForgeError
+from harnessforge.store import default_store_dir
 from resources import SandboxResource, StoreResource
+
+
+def demo_store_dir() -> Path:
+    """The demo's store: never the factory's (a demo store equal to it is refused)."""
+    factory = default_store_dir().resolve()
+    demo_dir = Path(os.environ.get("HARNESSFORGE_DEMO_HOME") or factory.with_name(f"{factory.name}-demo")).resolve()
+    if demo_dir == factory:
+        raise ValueError(f"HARNESSFORGE_DEMO_HOME is the factory's store ({factory}): give the demo its own")
+    return demo_dir
 
 
 def hint_levels(levels: list[int]) -> str:
@@ -43,3 +62,10 @@ def demo(context: dg.AssetExecutionContext, store: StoreResource, sandbox: Sandb
             **{name.replace(" ", "_"): dg.MetadataValue.path(str(path)) for name, path in result.paths.items()},
         }
     )
+
+
+demo_defs = dg.Definitions(
+    assets=[demo],
+    jobs=[dg.define_asset_job("run_demo", selection=[demo], description="`harnessforge demo`, every stage.")],
+    resources={"store": StoreResource(root=str(demo_store_dir())), "sandbox": SandboxResource()},
+)

@@ -8,13 +8,14 @@
 - `verified_tasks` (repo x milestone): the milestone's task card rebuilt from itself in Docker.
 - `training_datasets` (unpartitioned): every milestone's rows assembled, then exported.
 
-Code versions come from the rules: the distilled assets carry the hash of the SQL models and the
-thresholds they read plus the `distill` rules. Change a threshold and
+Code versions come from the rules: the distilled assets carry the `distill` rules' hash (an analytics
+threshold reaches them through the models they read, where it changed those rows). Change a rule and
 reload the code location: exactly the materialized partitions of the assets that read it show as
 unsynced (a mentor threshold touches none of them), ready for a backfill.
 """
 
 from pathlib import Path
+from typing import Optional
 
 import dagster as dg
 from pydantic import Field
@@ -33,14 +34,19 @@ from harnessforge.rules import Rules
 from resources import StoreResource
 
 from .analytics import DISTILLED_READS
+from .automation import follows_upstream, gathers_upstream, rebuilds_on_new_rules
+from .events import content_version
 from .partitions import has_runs_to_distill, repo_milestone_partitions, split_repo_milestone
 from .runs import raw_trajectories
+from .versions import rules_for
 
 
 class ExportConfig(dg.Config):
     formats: list[str] = Field(default_factory=lambda: ["all"], description=f"{', '.join(FORMATS)} or all")
     out_dir: str = Field("", description="Where to write (default: <store>/datasets)")
-    allow_synthetic: bool = Field(False, description="Include the offline oracle's synthetic runs")
+    allow_synthetic: Optional[bool] = Field(
+        None, description="Include the offline oracle's synthetic runs (default: the rules' export.allow_synthetic)"
+    )
 
 
 def _failure(e: HarnessForgeError) -> dg.Failure:
@@ -59,18 +65,21 @@ def stage3_assets(rules: Rules) -> list:
                 group_name="distill",
                 deps=[*DISTILLED_READS, raw_trajectories],  # the same (repo, milestone) of each
                 code_version=version,
-                skippable=True,
+                skippable=True,  # a milestone with no run: a no-op, nothing materialized
                 kinds={"duckdb"},
+                automation_condition=rebuilds_on_new_rules(),
             )
             for output in DISTILLED_OUTPUTS
         ],
         partitions_def=repo_milestone_partitions,
         pool="duckdb",
-        can_subset=True,  # a no-op yields nothing; a subset yields only what was selected
+        # One cut writes all six files of the milestone: they materialize together (no subset).
+        can_subset=False,
         check_specs=[
             dg.AssetCheckSpec(
                 "cheating_reviewed",
                 asset=REVIEWS.asset,
+                partitions_def=repo_milestone_partitions,
                 blocking=True,
                 description="Every run with a cheating flag in the analytics is rejected by its review.",
             ),
@@ -82,17 +91,21 @@ def stage3_assets(rules: Rules) -> list:
         forge_store = store.store()
         key, milestone_id = split_repo_milestone(context.partition_key)
         if not has_runs_to_distill(forge_store, key, milestone_id, context.log.info):
+            # nothing materialized; the check (which the six outputs share) has nothing to object to
+            yield dg.AssetCheckResult(
+                asset_key=REVIEWS.asset,
+                check_name="cheating_reviewed",
+                passed=True,
+                description="no run of this milestone to review",
+            )
             return
         try:
-            report = distill(forge_store, store.rules(), log=context.log.warning, only=(key, milestone_id))
+            report = distill(forge_store, rules_for(context, store), log=context.log.warning, only=(key, milestone_id))
         except HarnessForgeError as e:
             raise _failure(e) from None
         with connect(forge_store) as con:
             cheating = unreviewed_cheating(con, report.reviews, key, milestone_id)
-        selected = {asset_key.to_user_string() for asset_key in context.selected_asset_keys}
         for output in DISTILLED_OUTPUTS:
-            if output.asset not in selected:
-                continue
             path = forge_store.distilled_file(output.stem, (key, milestone_id))
             metadata = {
                 "rows": report.counts[output.stem],
@@ -108,7 +121,11 @@ def stage3_assets(rules: Rules) -> list:
                         check_name="cheating_reviewed", passed=not cheating, metadata={"problems": problems}
                     )
                 ]
-            yield dg.MaterializeResult(asset_key=output.asset, metadata=metadata, check_results=checks)
+            # the file's bytes: a re-cut with the same rows leaves the datasets below in sync
+            version = dg.DataVersion(content_version(path))
+            yield dg.MaterializeResult(
+                asset_key=output.asset, metadata=metadata, check_results=checks, data_version=version
+            )
 
     @dg.multi_asset(
         specs=[
@@ -119,14 +136,17 @@ def stage3_assets(rules: Rules) -> list:
                 code_version=version,
                 kinds={"docker"},
                 skippable=True,
+                automation_condition=follows_upstream(),
             )
         ],
         partitions_def=repo_milestone_partitions,
         can_subset=True,  # lets a no-op yield no check result either
+        pool="docker",  # rebuilds the task's image and runs its tests
         check_specs=[
             dg.AssetCheckSpec(
                 "tasks_reproduce",
                 asset=VERIFIED_TASKS.asset,
+                partitions_def=repo_milestone_partitions,
                 description="The milestone's task card rebuilds from itself: reference 1, "
                 "empty attempt 0 (else it is dropped from verified_tasks)",
             )
@@ -139,19 +159,20 @@ def stage3_assets(rules: Rules) -> list:
         if not has_runs_to_distill(forge_store, key, milestone_id, context.log.info):
             return
         try:
-            checks = verify_tasks(forge_store, store.rules(), log=context.log.info, milestone=(key, milestone_id))
+            rules = rules_for(context, store)
+            checks = verify_tasks(forge_store, rules, log=context.log.info, milestone=(key, milestone_id))
         except HarnessForgeError as e:
             raise _failure(e) from None
         dropped = {check.task_id: check.reason for check in checks if not check.reproduced}
+        verified = forge_store.distilled_file(VERIFIED_TASKS.stem, (key, milestone_id))
         yield dg.MaterializeResult(
+            data_version=dg.DataVersion(content_version(verified)),
             asset_key=VERIFIED_TASKS.asset,
             metadata={
                 "cards": len(checks),
                 "reproduced": len(checks) - len(dropped),
                 "dropped": dg.MetadataValue.json(dropped),
-                "path": dg.MetadataValue.path(
-                    str(forge_store.distilled_file(VERIFIED_TASKS.stem, (key, milestone_id)))
-                ),
+                "path": dg.MetadataValue.path(str(verified)),
             },
             check_results=[
                 dg.AssetCheckResult(
@@ -167,6 +188,7 @@ def stage3_assets(rules: Rules) -> list:
         group_name="distill",
         deps=[*(output.asset for output in DISTILLED_OUTPUTS), verified_tasks],
         code_version=version,
+        automation_condition=gathers_upstream(),
         check_specs=[
             dg.AssetCheckSpec(
                 "dataset_clean",
@@ -181,18 +203,20 @@ def stage3_assets(rules: Rules) -> list:
             ),
         ],
     )
-    def training_datasets(config: ExportConfig, store: StoreResource) -> dg.MaterializeResult:
+    def training_datasets(
+        context: dg.AssetExecutionContext, config: ExportConfig, store: StoreResource
+    ) -> dg.MaterializeResult:
         """Every milestone's distilled rows assembled, then written in trainers' formats with a dataset card."""
         forge_store = store.store()
         out = Path(config.out_dir or forge_store.datasets_dir())
+        rules = rules_for(context, store)
+        allow = rules.export.allow_synthetic if config.allow_synthetic is None else config.allow_synthetic
         try:
-            assembled = assemble(forge_store, store.rules())
-            report = export(
-                forge_store, config.formats, out, allow_synthetic=config.allow_synthetic, rules=store.rules()
-            )
+            assembled = assemble(forge_store, rules)
+            report = export(forge_store, config.formats, out, allow_synthetic=allow, rules=rules)
         except HarnessForgeError as e:
             raise _failure(e) from None
-        problems = dataset_problems(out, config.allow_synthetic)
+        problems = dataset_problems(out, allow)
         return dg.MaterializeResult(
             metadata={
                 "files": len(report.files),

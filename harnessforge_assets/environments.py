@@ -10,8 +10,11 @@ from harnessforge.models.env import RepoImages, Validation
 from harnessforge.store import Store
 from resources import SandboxResource, StoreResource
 
+from .automation import follows_upstream
+from .events import model_version
 from .partitions import plan_with, repo_milestone_partitions, repo_partitions, split_repo_milestone
 from .plan import milestone_plans
+from .versions import rules_for
 
 
 def images_markdown(images: RepoImages) -> str:
@@ -32,10 +35,13 @@ def images_markdown(images: RepoImages) -> str:
     deps=[milestone_plans],
     kinds={"docker"},
     description="Docker images of a repo's dependency epochs: one per distinct recipe, reused across milestones.",
+    pool="docker",  # image builds share one engine, its disk and the CPU
+    automation_condition=follows_upstream(),
     check_specs=[
         dg.AssetCheckSpec(
             "every_milestone_has_image",
             asset="docker_images",
+            partitions_def=repo_partitions,
             description="Every milestone of the plan has an image; the others are validated as env_error with the "
             "build's reason, so one broken epoch does not hold back the rest.",
         )
@@ -45,7 +51,7 @@ def docker_images(context: dg.AssetExecutionContext, store: StoreResource) -> dg
     forge_store = store.store()
     key = context.partition_key
     try:
-        images = build(forge_store, key, store.rules(), log=context.log.info)
+        images = build(forge_store, key, rules_for(context, store), log=context.log.info)
     except HarnessForgeError as e:  # no Docker engine, no plan, unknown repo: say so in one line
         raise dg.Failure(description=f"{key}: environment build failed: {e}", allow_retries=False) from None
     metadata = {
@@ -91,19 +97,23 @@ def validation_path(store: Store, key: str, milestone_id: str) -> str:
             kinds={"docker", "python"},
             skippable=True,  # a milestone the repo's plan does not have: a no-op, nothing materialized
             description="A milestone's tests run at its base and verify commits: FAIL_TO_PASS and PASS_TO_PASS sets.",
+            automation_condition=follows_upstream(),
         )
     ],
     partitions_def=repo_milestone_partitions,
     can_subset=True,  # lets a no-op yield no check results either
+    pool="docker",  # test runs in containers of the shared engine
     check_specs=[
         dg.AssetCheckSpec(
             "environment_ran",
             asset="validated_milestones",
+            partitions_def=repo_milestone_partitions,
             description="The milestone's tests ran: its status is not env_error.",
         ),
         dg.AssetCheckSpec(
             "valid_has_fail_to_pass",
             asset="validated_milestones",
+            partitions_def=repo_milestone_partitions,
             blocking=True,  # a "valid" milestone with nothing to solve must not reach the agent
             description="A valid milestone has at least one FAIL_TO_PASS test.",
         ),
@@ -114,7 +124,7 @@ def validated_milestones(context: dg.AssetExecutionContext, store: StoreResource
     key, milestone_id = split_repo_milestone(context.partition_key)
     if plan_with(forge_store, key, milestone_id, context.log.info) is None:
         return
-    rules = sandbox.rules(store.rules())
+    rules = sandbox.rules(rules_for(context, store))
     try:
         (validation,) = validate(
             forge_store, key, rules, milestone=milestone_id, backend=sandbox.backend, log=context.log.info
@@ -123,7 +133,14 @@ def validated_milestones(context: dg.AssetExecutionContext, store: StoreResource
         why = f"{key} {milestone_id}: validation could not run: {e}"
         raise dg.Failure(description=why, allow_retries=False) from None
     metadata = validation_metadata(validation, validation_path(forge_store, key, milestone_id))
-    yield dg.MaterializeResult(asset_key="validated_milestones", metadata=metadata, check_results=checks(validation))
+    # What the agent and the grading read: an unchanged re-validation leaves the runs below it in sync.
+    version = model_version(validation, include={"status", "reason", "fail_to_pass", "pass_to_pass", "image"})
+    yield dg.MaterializeResult(
+        asset_key="validated_milestones",
+        metadata=metadata,
+        check_results=checks(validation),
+        data_version=dg.DataVersion(version),
+    )
 
 
 def validation_metadata(validation: Validation, path: str) -> dict:

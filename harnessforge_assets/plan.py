@@ -9,7 +9,10 @@ from harnessforge.models import MilestonePlan, ScreeningReport
 from harnessforge.repos import spec_for_partition
 from resources import GitHubResource, StoreResource
 
+from .automation import follows_upstream
+from .events import model_version
 from .partitions import milestone_partitions, repo_partitions
+from .versions import rules_for
 
 
 def screening_markdown(report: ScreeningReport) -> str:
@@ -39,13 +42,34 @@ def plan_markdown(plan: MilestonePlan) -> str:
     group_name="plan",
     kinds={"git", "python"},
     description="Screening report of a repository: every criterion with measured value, threshold and reason.",
+    check_specs=[
+        dg.AssetCheckSpec(
+            "screening_passed",
+            asset="repos",
+            blocking=True,  # a repo that fails screening is not planned (same run) nor built (automation)
+            partitions_def=repo_partitions,
+            description="Every screening criterion passed or could not be measured.",
+        )
+    ],
 )
 def repos(context: dg.AssetExecutionContext, store: StoreResource, github: GitHubResource) -> dg.MaterializeResult:
     forge_store = store.store()
     spec = spec_for_partition(forge_store, context.partition_key)
-    report = screen(forge_store, spec, store.rules(), github_factory=github.factory(forge_store))
+    rules = rules_for(context, store)
+    report = screen(forge_store, spec, rules, github_factory=github.factory(forge_store))
     version = report.newest_release or report.head_commit
+    failed = [criterion.name for criterion in report.criteria if criterion.passed is False]
     return dg.MaterializeResult(
+        check_results=[
+            dg.AssetCheckResult(
+                check_name="screening_passed",
+                passed=report.passed,
+                # rules.screening.gate: "warn" plans a repo below the thresholds anyway (a small example)
+                severity=dg.AssetCheckSeverity.ERROR if rules.screening.gate == "block" else dg.AssetCheckSeverity.WARN,
+                metadata={"failed": dg.MetadataValue.json(failed)},
+                description=f"failed: {', '.join(failed)}" if failed else None,
+            )
+        ],
         # Downstream goes stale only when a new release appears, not on every re-screen.
         data_version=dg.DataVersion(version),
         metadata={
@@ -65,11 +89,14 @@ def repos(context: dg.AssetExecutionContext, store: StoreResource, github: GitHu
     deps=[repos],
     kinds={"git", "python"},
     description="Milestone chain mined from the repository's releases, changelog and PRs.",
+    # Requested with `repos` by the release sensor; on its own when a re-screen finds a new release.
+    automation_condition=follows_upstream(),
     check_specs=[
         dg.AssetCheckSpec(
             "plan_is_a_chain",
             asset="milestone_plans",
             blocking=True,
+            partitions_def=repo_partitions,
             description="Milestones m01..mNN in order, each starting at the previous one's verify commit, with "
             "test files, and their ground-truth and test patches applying to their base.",
         )
@@ -81,7 +108,11 @@ def milestone_plans(
     forge_store = store.store()
     spec = spec_for_partition(forge_store, context.partition_key)
     result = plan(
-        forge_store, spec, store.rules(), github_factory=github.factory(forge_store), progress=context.log.info
+        forge_store,
+        spec,
+        rules_for(context, store),
+        github_factory=github.factory(forge_store),
+        progress=context.log.info,
     )
     milestone_plan = result.plan
     for warning in milestone_plan.warnings:
@@ -90,7 +121,11 @@ def milestone_plans(
     ids = [milestone.id for milestone in milestone_plan.milestones]
     context.instance.add_dynamic_partitions(milestone_partitions.name, ids)
     problems = plan_problems(forge_store, spec.key)
+    # The plan's content without when it was made or what validation later wrote into it: an unchanged
+    # re-plan leaves everything below it in sync.
+    unchanged = {"provenance": True, "milestones": {"__all__": {"status"}}}
     return dg.MaterializeResult(
+        data_version=dg.DataVersion(model_version(milestone_plan, exclude=unchanged)),
         check_results=[
             dg.AssetCheckResult(
                 check_name="plan_is_a_chain",

@@ -1,22 +1,27 @@
-"""Stage 2 asset: the Dev's raw trajectory on one milestone of a repo's chain.
+"""Stage 2 asset: the Dev's raw trajectories on a repo's milestone chain.
 
 Chain order. A repo's milestones are one continuous chain: milestone k runs after k-1 of the same
-run, and its prompt recalls how the earlier ones went. Dagster cannot express this as a partition
-mapping: an asset may depend on its own earlier partitions only through a *time* dimension
-(`_validate_self_deps` rejects any other self-dependency), and the milestone dimension here is
-dynamic, shared by all repos, with no "previous milestone of this repo". So the order is the core's
-rule (`harnessforge.harness.chain`), checked from the store: milestone k runs only when every earlier
-*valid* milestone (the chain skips invalid ones) has a `summary.json` under the same run id. Otherwise
-the partition fails and names the partition to materialize first. An earlier milestone that was never
-validated blocks too: its place in the chain is unknown until `validated_milestones` has run for it.
+run id, and its prompt recalls how the earlier ones went. Dagster cannot express this as a partition
+mapping (an asset may depend on its own earlier partitions only through a *time* dimension), and it
+cuts backfill ranges as it likes: 6 repos x m01-m03 becomes three runs, m01 of every repo, m02 of
+every repo, m03 of every repo, started together. So the order is kept here, for any set of keys:
+a step runs, for each repo among its keys, the chain up to the last milestone it was asked for
+(`Navigator.run` reuses finished milestones, resumes an interrupted one, runs the others), holding
+the store's lock on that repo's chain (`Store.chain_lock`): two runs asking for m01 and m02 of one
+repo take turns, and whichever comes second finds its milestone done or runs it after the first.
+Repos of one step run in parallel (`agent.parallel_chains`).
 
-Re-materializing follows the core's attempt rule for the same run id (`chain.attempt_kind`, the one
-the Navigator applies): an interrupted milestone continues from its event log, a finished one is not
-run again (its recorded summary is reported). A new attempt is a new run id (the `agent` resource's
-`run_id`).
+What is recorded. One materialization per milestone that has a trajectory now and whose data
+version (the hash of its `summary.json`) Dagster has not recorded yet: the milestones asked for and
+the earlier ones run on the way, each once; a key the plan lacks gets nothing. A milestone whose
+validation is not 'valid' is recorded as skipped. A milestone never validated stops its repo's
+chain with an error naming the `validated_milestones` partition to materialize first.
 """
 
 import json
+from collections import defaultdict
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
 
 import dagster as dg
 
@@ -28,19 +33,21 @@ from harnessforge.harness import chain
 from harnessforge.harness.navigator import Navigator
 from harnessforge.models.plan import MilestonePlan
 from harnessforge.models.run import MilestoneSummary
+from harnessforge.rules import Rules
 from harnessforge.store import RunFiles, Store
 from resources import AgentResource, SandboxResource, StoreResource
 
 from .environments import validated_milestones
+from .events import check_evaluation, content_version, latest_data_version, materialization
 from .partitions import chain_order, plan_with, repo_milestone_key, repo_milestone_partitions
+from .versions import rules_for
+
+ASSET = "raw_trajectories"
+INTEGRITY = "trajectory_integrity"
 
 
 def _fail(description: str, **metadata) -> dg.Failure:
     return dg.Failure(description=description, metadata=metadata or None, allow_retries=False)
-
-
-# The asset to materialize first for each stage the core's chain rule names.
-_FIRST = {"validate": ("validated_milestones", ""), "run": ("raw_trajectories", " (same agent run_id)")}
 
 
 def chain_predecessor(store: Store, plan: MilestonePlan, milestone_id: str, run_id: str) -> str | None:
@@ -50,12 +57,27 @@ def chain_predecessor(store: Store, plan: MilestonePlan, milestone_id: str, run_
         return chain.chain_predecessor(store, plan, milestone_id, run_id)
     except chain.ChainOrderError as e:
         partition = str(repo_milestone_key(e.repo_key, e.earlier))
-        asset, note = _FIRST[e.stage]
+        asset, note = {"validate": ("validated_milestones", ""), "run": (ASSET, " (same agent run_id)")}[e.stage]
         raise _fail(
             f"{e.repo_key} {e.milestone_id}: the chain runs in order, and {e.reason}: "
             f"materialize {asset} partition '{partition}' first{note}",
             missing_partition=partition,
         ) from None
+
+
+def unvalidated(plan: MilestonePlan, upto: str) -> dg.Failure | None:
+    """The error naming the first milestone up to `upto` that was never validated (its place in the
+    chain is unknown until then); None when all were."""
+    ids = [milestone.id for milestone in plan.milestones]
+    for milestone in plan.milestones[: ids.index(upto) + 1]:
+        if milestone.status is None:
+            partition = str(repo_milestone_key(plan.repo.key, milestone.id))
+            return _fail(
+                f"{plan.repo.key} {milestone.id} is not validated yet: materialize validated_milestones partition "
+                f"'{partition}' first",
+                missing_partition=partition,
+            )
+    return None
 
 
 def summary_metadata(
@@ -83,6 +105,7 @@ def summary_metadata(
         "path": dg.MetadataValue.path(str(files.dir)),
         "summary": dg.MetadataValue.path(str(files.summary)),
         "trajectory": dg.MetadataValue.path(str(files.trajectory)),
+        "mentor_log": dg.MetadataValue.md(mentor_excerpt(files)),
     }
 
 
@@ -90,60 +113,94 @@ def skipped(reason: str, run_id: str, **extra) -> dict:
     return {"status": "skipped", "skipped": True, "reason": reason, "run_id": run_id, **extra}
 
 
-def run_milestone(
+@dataclass
+class Recorded:
+    """One milestone of a chain as the step records it."""
+
+    milestone_id: str
+    metadata: dict
+    data_version: str
+    problems: list[str] = field(default_factory=list)  # the integrity check's findings
+
+
+@dataclass
+class ChainOutcome:
+    key: str
+    recorded: list[Recorded] = field(default_factory=list)
+    error: dg.Failure | None = None
+
+
+def run_chain(
     context,
     store: Store,
-    plan: MilestonePlan,
-    milestone_id: str,
-    dev: AgentBackend,
+    rules: Rules,
+    key: str,
+    asked: list[str],
     run_id: str,
-    store_resource: StoreResource,
     sandbox: SandboxResource,
     agent: AgentResource,
-) -> dict:
-    """Run (or resume, or report) milestone `milestone_id` of the chain; the metadata of its materialization."""
-    key, ids = plan.repo.key, [milestone.id for milestone in plan.milestones]
-    status = plan.milestone(milestone_id).status
-    if status is None:
-        partition = str(repo_milestone_key(key, milestone_id))
-        raise _fail(
-            f"{key} {milestone_id} is not validated yet: materialize validated_milestones partition '{partition}' "
-            "first",
-            missing_partition=partition,
+) -> ChainOutcome:
+    """Repo `key`'s chain up to the last of `asked` (milestone ids its plan has, in chain order), under the
+    chain's lock. Errors end up in the outcome: one repo's failure does not stop the others."""
+    outcome = ChainOutcome(key)
+    try:
+        with store.chain_lock(key, run_id):
+            _run_chain(context, store, rules, key, asked, run_id, sandbox, agent, outcome)
+    except dg.Failure as e:
+        outcome.error = e
+    except (AgentError, SandboxLost) as e:  # the model's API or the Docker engine: a run retry resumes it
+        outcome.error = dg.Failure(description=f"{key}: the agent run failed: {e}", metadata={"run_id": run_id})
+    except HarnessForgeError as e:
+        outcome.error = _fail(f"{key}: the agent run failed: {e}", run_id=run_id)
+    return outcome
+
+
+def _run_chain(context, store, rules, key, asked, run_id, sandbox, agent, outcome: ChainOutcome) -> None:
+    plan = store.load_plan(key)
+    ids = [milestone.id for milestone in plan.milestones]
+    upto = ids[: ids.index(asked[-1]) + 1]
+    error = unvalidated(plan, asked[-1])
+    for milestone_id in upto:  # the skipped milestones asked for are recorded even when the chain cannot run
+        status = plan.milestone(milestone_id).status
+        if milestone_id in asked and status not in (None, "valid"):
+            context.log.warning(f"{key} {milestone_id}: skipped, its validation status is {status!r}")
+            reason = f"milestone status is {status!r}, not 'valid': the chain skips it"
+            metadata = skipped(reason, run_id, validation_status=status)
+            outcome.recorded.append(Recorded(milestone_id, metadata, f"skipped-{status}"))
+    if error:
+        raise error
+    valid = [milestone_id for milestone_id in upto if plan.milestone(milestone_id).status == "valid"]
+    if not valid:
+        return
+    attempts = {
+        milestone_id: chain.attempt_kind(store.milestone_run(key, run_id, milestone_id)) for milestone_id in valid
+    }
+    with agent.build() as dev:
+        navigator = Navigator(
+            store,
+            key,
+            dev,
+            sandbox.rules(rules),
+            run_id=run_id,
+            backend=sandbox.backend,
+            log=context.log.info,
+            mode=agent.mode,
+            harness_profile=agent.harness_profile,
         )
-    if status != "valid":
-        context.log.warning(f"{key} {milestone_id}: skipped, its validation status is {status!r}")
-        reason = f"milestone status is {status!r}, not 'valid': the chain skips it"
-        return skipped(reason, run_id, validation_status=status)
-    previous = chain_predecessor(store, plan, milestone_id, run_id)
-    files = store.milestone_run(key, run_id, milestone_id)
-    attempt = chain.attempt_kind(files)
-    if attempt == "reused":
-        context.log.info(
-            f"{milestone_id} already finished in run {run_id!r}: reporting its summary (a new attempt needs "
-            "a new run_id on the agent resource)"
-        )
-    rules = sandbox.rules(store_resource.rules())
-    navigator = Navigator(
-        store,
-        key,
-        dev,
-        rules,
-        run_id=run_id,
-        backend=sandbox.backend,
-        log=context.log.info,
-        mode=agent.mode,
-        harness_profile=agent.harness_profile,
-    )
-    # The chain up to `milestone_id`: earlier milestones are finished (checked above), so the Navigator
-    # only reads their summaries, which gives it the same memory of them as a whole-chain run.
-    summaries = navigator.run(milestones=ids[: ids.index(milestone_id) + 1])
-    summary = next((summary for summary in summaries if summary.milestone_id == milestone_id), None)
-    if summary is None:  # its status changed under us: the Navigator skipped it
-        return skipped("the Navigator skipped it (its status is no longer 'valid')", run_id)
-    metadata = summary_metadata(summary, files, dev, attempt, previous)
-    metadata["mentor_log"] = dg.MetadataValue.md(mentor_excerpt(files))
-    return metadata
+        summaries = {summary.milestone_id: summary for summary in navigator.run(milestones=upto)}
+        for milestone_id in valid:
+            summary = summaries.get(milestone_id)
+            if summary is None:  # its status changed under us: the Navigator skipped it
+                if milestone_id in asked:
+                    metadata = skipped("the Navigator skipped it (its status is no longer 'valid')", run_id)
+                    outcome.recorded.append(Recorded(milestone_id, metadata, "skipped"))
+                continue
+            files = store.milestone_run(key, run_id, milestone_id)
+            previous = chain_predecessor(store, plan, milestone_id, run_id)
+            metadata = summary_metadata(summary, files, dev, attempts[milestone_id], previous)
+            problems = [f"{key} {milestone_id}: {problem}" for problem in trajectory_problems(files.dir, rules)]
+            data_version = content_version(files.summary)
+            outcome.recorded.append(Recorded(milestone_id, metadata, data_version, problems))
 
 
 def mentor_excerpt(files: RunFiles, last: int = 12) -> str:
@@ -162,39 +219,40 @@ def mentor_excerpt(files: RunFiles, last: int = 12) -> str:
     return "\n".join(rows)
 
 
-def integrity(store: Store, key: str, run_id: str, milestone_id: str, metadata: dict, rules) -> list[str]:
-    if metadata.get("skipped"):
-        return []
-    problems = trajectory_problems(store.milestone_run(key, run_id, milestone_id).dir, rules)
-    return [f"{key} {milestone_id}: {problem}" for problem in problems]
+def asked_by_repo(store: Store, keys, log) -> dict[str, list[str]]:
+    """The step's keys as repo -> milestone ids its plan has, in chain order (keys the plan lacks: no-ops)."""
+    asked: dict[str, list[str]] = defaultdict(list)
+    for key, milestone_id in chain_order(keys):
+        if plan_with(store, key, milestone_id, log) is not None:
+            asked[key].append(milestone_id)
+    return asked
 
 
 @dg.multi_asset(
     specs=[
         dg.AssetSpec(
-            "raw_trajectories",
+            ASSET,
             group_name="runs",
             deps=[validated_milestones],  # the same partitions as validated_milestones': an identity mapping
             kinds={"docker", "python"},
             skippable=True,  # a milestone the repo's plan does not have: a no-op, nothing materialized
             description="The Dev agent's run on one milestone of the chain: trajectory.jsonl, ATIF, diffs, test "
-            "results, Mentor log and summary.json under trajectories/<repo>/<run_id>/<milestone>/. A repo's "
-            "milestones run in chain order; a milestone that is not valid is reported as skipped.",
+            "results, Mentor log and summary.json under trajectories/<repo>/<run_id>/<milestone>/. Asking for a "
+            "milestone runs the chain up to it, in order; a milestone that is not valid is recorded as skipped.",
         )
     ],
     partitions_def=repo_milestone_partitions,
-    can_subset=True,  # lets a no-op yield no check result either
-    # A backfill over several milestones runs as one run, each repo's milestones in chain order.
-    backfill_policy=dg.BackfillPolicy.single_run(),
-    pool="agent",  # LLM-bound: dagster.yaml limits how many agent steps run at once
-    # An API outage or a lost engine is retried with backoff (finished milestones are reused, an interrupted
-    # one resumes); order and configuration errors are not (they raise with allow_retries=False).
-    retry_policy=dg.RetryPolicy(max_retries=2, delay=30, backoff=dg.Backoff.EXPONENTIAL, jitter=dg.Jitter.PLUS_MINUS),
+    can_subset=True,  # a no-op yields nothing
+    backfill_policy=dg.BackfillPolicy.single_run(),  # a backfill's range: few runs, each chain in order
+    pool="agent",  # LLM-bound: the instance limits how many agent steps run at once
+    # No op retry policy: run retries (the instance's run_retries) are the one retry layer; a retried run
+    # reuses the finished milestones and resumes the interrupted one.
     check_specs=[
         dg.AssetCheckSpec(
-            "trajectory_integrity",
-            asset="raw_trajectories",
+            INTEGRITY,
+            asset=ASSET,
             blocking=True,
+            partitions_def=repo_milestone_partitions,
             description="The event log reads back against the schema with no gap, the run has a summary, and a "
             "PASS credited no edit to a test file.",
         )
@@ -204,48 +262,35 @@ def raw_trajectories(
     context: dg.AssetExecutionContext, store: StoreResource, sandbox: SandboxResource, agent: AgentResource
 ):
     data_store = store.store()
+    rules = rules_for(context, store)
     run_id = agent.run_name()
-    todo = chain_order(context.partition_keys)  # one key, or a single-run backfill's range
-    done: list[tuple[str, str, dict]] = []
-    problems: list[str] = []
-    error = None
-    try:
-        with agent.build() as dev:
-            for key, milestone_id in todo:
-                plan = plan_with(data_store, key, milestone_id, context.log.info)
-                if plan is None:
-                    continue
-                metadata = run_milestone(context, data_store, plan, milestone_id, dev, run_id, store, sandbox, agent)
-                problems += integrity(data_store, key, run_id, milestone_id, metadata, store.rules())
-                done.append((key, milestone_id, metadata))
-    except (AgentError, SandboxLost) as e:  # the model's API or the Docker engine: worth a retry (finished ones
-        error = dg.Failure(description=f"the agent run failed: {e}", metadata={"run_id": run_id})  # are reused)
-    except HarnessForgeError as e:
-        error = _fail(f"the agent run failed: {e}", run_id=run_id)
-    per_partition = [
-        dg.AssetMaterialization("raw_trajectories", partition=str(repo_milestone_key(key, milestone_id)), metadata=data)
-        for key, milestone_id, data in done
-    ]
-    if error:
-        if len(todo) > 1:
-            yield from per_partition  # the milestones that finished before the error stay recorded
-        raise error
-    if not done:
-        return
-    check = dg.AssetCheckResult(
-        check_name="trajectory_integrity",
-        passed=not problems,
-        metadata={"problems": dg.MetadataValue.json(problems), "milestones": len(done)},
-    )
-    if len(todo) == 1:
-        yield dg.MaterializeResult(asset_key="raw_trajectories", metadata=done[0][2], check_results=[check])
-        return
-    rows = "\n".join(
-        f"| {key} | {milestone_id} | {data['status']} | {data.get('turns', '')} | {data.get('hints', '')} |"
-        for key, milestone_id, data in done
-    )
-    table = f"| repo | milestone | status | turns | hints |\n|---|---|---|---|---|\n{rows}"
-    metadata = {"milestones": len(done), "run_id": run_id, "chain": dg.MetadataValue.md(table)}
-    yield dg.MaterializeResult(asset_key="raw_trajectories", check_results=[check], metadata=metadata)
-    # after the run's summary, so each partition's latest materialization is its own milestone's
-    yield from per_partition
+    asked = asked_by_repo(data_store, context.partition_keys, context.log.info)
+    with ThreadPoolExecutor(max_workers=agent.parallel_chains) as pool:
+        chains = [
+            pool.submit(run_chain, context, data_store, rules, key, milestones, run_id, sandbox, agent)
+            for key, milestones in asked.items()
+        ]
+        outcomes = [future.result() for future in chains]
+    for outcome in outcomes:
+        for recorded in outcome.recorded:
+            partition = str(repo_milestone_key(outcome.key, recorded.milestone_id))
+            if latest_data_version(context, ASSET, partition) == recorded.data_version:
+                continue  # the same trajectory is recorded already (another run's, or an earlier one)
+            yield materialization(context, ASSET, partition, recorded.metadata, recorded.data_version)
+            yield check_evaluation(
+                context.instance,
+                ASSET,
+                INTEGRITY,
+                partition,
+                passed=not recorded.problems,
+                metadata={"problems": dg.MetadataValue.json(recorded.problems)},
+                blocking=True,
+            )
+    errors = [outcome.error for outcome in outcomes if outcome.error]
+    if errors:
+        if len(errors) == 1:
+            raise errors[0]
+        raise dg.Failure(
+            description="; ".join(error.description or "" for error in errors),
+            allow_retries=all(error.allow_retries for error in errors),
+        )

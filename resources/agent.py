@@ -36,6 +36,9 @@ class AgentResource(dg.ConfigurableResource):
     )
     mode: str = Field("standard", description="What the Dev is given: a name of the rules' harness.modes")
     harness_profile: str = Field("V0", description="V0-V3 (seed 000): a name of the rules' harness.harness_profiles")
+    parallel_chains: int = Field(
+        2, ge=1, description="Repos whose chains run at once in one run (a backfill's range); each chain in order"
+    )
     run_id: Optional[str] = Field(
         None,
         description="Run name: trajectories go to trajectories/<repo>/<run_id>/<milestone>/ "

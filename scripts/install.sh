@@ -1,12 +1,13 @@
 #!/usr/bin/env bash
 # Install HarnessForge from nothing: system packages (when root on Debian/Ubuntu: git, the Docker
-# engine, debootstrap for base images, bubblewrap for the local sandbox, Node.js for the claude CLI),
+# engine and docker-compose, debootstrap for base images, bubblewrap for the local sandbox, PostgreSQL
+# for the Postgres-backed instance tests, Node.js for the claude CLI),
 # then a virtualenv in .venv with the project and its test tools (OpenRLHF's dataset code in
 # .tools/openrlhf), and the claude CLI (the claude-code Dev backend) in .tools/. Safe to re-run.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-apt_packages=(git ca-certificates docker.io debootstrap bubblewrap iproute2 chromium)
+apt_packages=(git ca-certificates docker.io docker-compose debootstrap bubblewrap iproute2 chromium postgresql)
 if command -v apt-get >/dev/null 2>&1 && [ "$(id -u)" = 0 ]; then
   missing=()
   for pkg in "${apt_packages[@]}"; do

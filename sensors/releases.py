@@ -1,13 +1,19 @@
-"""`new_release_sensor`: a new release upstream adds the repo's partition and requests its planning.
+"""`new_release_sensor`: a new release upstream adds the repo's partition and requests its screening
+and planning, in one run: `repos`' blocking check `screening_passed` stops a repo that fails
+screening before it is planned. Every later stage follows by automation (`harnessforge_automation`).
 
-Each tick checks a page of the watch list (`upstream.per_tick` repos, round robin), so a long list
-stays inside the sensor's evaluation time limit; the cursor keeps the page position and the newest
-release seen per repo. Tags come from `git ls-remote` (no clone), or from GitHub's published
-releases when a token is set. A request's `run_key` is `<repo>:<tag>`, so the same release never
-requests a second run, even if the cursor were lost.
+Each tick checks a page of the watch list (`upstream.per_tick` repos, round robin, several at once,
+each remote bounded by a timeout: `resources/upstream.py`), so a long list stays inside the
+sensor's deadline; the cursor keeps the page position and the newest release seen per repo. Tags
+come from `git ls-remote` (no clone), or from GitHub's published releases when a token is set. A
+request's `run_key` is `<repo>:<tag>`, so the same release never requests a second run, even if the
+cursor were lost.
 """
 
 from __future__ import annotations
+
+import os
+from concurrent.futures import ThreadPoolExecutor
 
 import dagster as dg
 from pydantic import BaseModel
@@ -30,13 +36,22 @@ def newest_upstream(spec: RepoSpec, store: Store, github: GitHubResource, upstre
     """The newest release tag upstream: GitHub's published releases when watched and a token is set, else
     the remote's tags."""
     client = github.factory(store)(spec) if upstream.github_releases and spec.github else None
-    tags = client.release_tags(spec.github) if client else remote_tags(spec.url)
+    tags = client.release_tags(spec.github) if client else remote_tags(spec.url, timeout=upstream.remote_timeout_s)
     return newest_release(tags)
+
+
+def _check(watched: str, store: Store, github: GitHubResource, upstream: UpstreamResource):
+    """(spec, newest tag, None) or (None, None, why it could not be checked)."""
+    try:
+        spec = spec_for(store, watched)
+        return spec, newest_upstream(spec, store, github, upstream), None
+    except HarnessForgeError as e:  # one unreachable remote does not stop the others
+        return None, None, f"{watched}: {e}"
 
 
 @dg.sensor(
     target=dg.AssetSelection.assets("repos", "milestone_plans"),
-    minimum_interval_seconds=300,
+    minimum_interval_seconds=int(os.environ.get("HARNESSFORGE_RELEASE_INTERVAL_S") or 300),
     description="New release tags upstream: add the repo partition, screen and plan it (run key repo:tag).",
 )
 def new_release_sensor(
@@ -50,16 +65,14 @@ def new_release_sensor(
     start = cursor.next % len(watch)
     page = [watch[(start + offset) % len(watch)] for offset in range(min(upstream.per_tick, len(watch)))]
     cursor.next = (start + len(page)) % len(watch)
+    with ThreadPoolExecutor(max_workers=upstream.parallel_checks) as pool:
+        checked = list(pool.map(lambda watched: _check(watched, forge_store, github, upstream), page))
     known = set(context.instance.get_dynamic_partitions(repo_partitions.name))
     new_keys, requests = [], []
-    for watched in page:
-        try:
-            spec = spec_for(forge_store, watched)
-            tag = newest_upstream(spec, forge_store, github, upstream)
-        except HarnessForgeError as e:  # one unreachable remote does not stop the others
-            context.log.warning(f"{watched}: {e}")
-            continue
-        if tag is None or cursor.seen.get(spec.key) == tag:
+    for spec, tag, problem in checked:
+        if problem:
+            context.log.warning(problem)
+        if spec is None or tag is None or cursor.seen.get(spec.key) == tag:
             continue
         cursor.seen[spec.key] = tag
         forge_store.save_repo(spec)  # the `repos` asset resolves the partition key through the store

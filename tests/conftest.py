@@ -12,6 +12,7 @@ import pytest
 from harnessforge.examples import build_example_repo
 from harnessforge.rules import load_rules
 from harnessforge.store import Store
+from tests.postgres import postgres_database, postgres_instance_dir, postgres_server  # noqa: F401 (fixtures)
 
 BIN = Path(sys.executable).parent
 

@@ -76,3 +76,8 @@ def run_pytest(cwd: Path, tests: Sequence[str]) -> subprocess.CompletedProcess:
         capture_output=True,
         text=True,
     )
+
+
+# The example repository is below real repositories' screening thresholds on purpose: Dagster tests that
+# plan it use these rules (the failed screening check is a warning, not a block).
+EXAMPLE_RULES = str(Path(__file__).parent / "fixtures" / "example_rules.yaml")

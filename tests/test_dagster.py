@@ -18,6 +18,7 @@ from harnessforge_assets.partitions import repo_milestone_key, repo_milestone_pa
 from harnessforge_assets.plan import milestone_plans, repos
 from harnessforge_assets.runs import chain_predecessor, raw_trajectories
 from resources import AgentResource, GitHubResource, SandboxResource, StoreResource
+from tests.helpers import EXAMPLE_RULES
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -42,6 +43,7 @@ def test_definitions_load():
     assert graph.get(dg.AssetKey("raw_trajectories")).group_name == "runs"
     checks = {(k.asset_key.to_user_string(), k.name) for k in graph.asset_check_keys}
     assert checks == {
+        ("repos", "screening_passed"),
         ("milestone_plans", "plan_is_a_chain"),
         ("docker_images", "every_milestone_has_image"),
         ("validated_milestones", "environment_ran"),
@@ -75,6 +77,7 @@ def test_definitions_load():
     # the checks that must stop downstream work block it
     blocking = {k.name for k in graph.asset_check_keys if graph.get_check_spec(k).blocking}
     assert blocking == {
+        "screening_passed",
         "plan_is_a_chain",
         "valid_has_fail_to_pass",
         "trajectory_integrity",
@@ -96,17 +99,29 @@ def test_definitions_load():
         assert graph.get(dg.AssetKey(name)).partitions_def == repo_milestone_partitions, name
     # a range of milestones runs as one run (in chain order, see test_single_run_backfill_...)
     assert graph.get(dg.AssetKey("raw_trajectories")).backfill_policy == dg.BackfillPolicy.single_run()
-    assert {s.name for s in defs.sensors} == {"new_release_sensor", "distill_sensor"}
-    # every job's runs carry the stage tag that deploy/dagster.yaml's run limits key on
+    # each check reports per partition of its asset, not one status for every milestone
+    for check_key in graph.asset_check_keys:
+        assert graph.get_check_spec(check_key).partitions_def == graph.get(check_key.asset_key).partitions_def
+    assert {s.name for s in defs.sensors} == {"new_release_sensor", "harnessforge_automation"}
+    # every asset has a code version, from the rules it reads; stage limits are pools on the assets
+    assert all(graph.get(key).code_version for key in graph.get_all_asset_keys())
+    pools = {key.to_user_string(): graph.get(key).pools for key in graph.get_all_asset_keys()}
+    assert pools["raw_trajectories"] == {"agent"}
+    assert pools["docker_images"] == pools["validated_milestones"] == pools["verified_tasks"] == {"docker"}
+    assert pools["dpo_pairs"] == {"duckdb"} and pools["repos"] == set()
+    # after the release sensor's planning, every stage follows by automation
+    automated = {key.to_user_string() for key in graph.get_all_asset_keys() if graph.get(key).automation_condition}
+    assert automated >= {"milestone_plans", "docker_images", "validated_milestones", "dpo_pairs", "training_datasets"}
+    # the demo lives in its own code location (and store), not in the factory's "Materialize all"
+    assert "demo" not in {key.to_user_string() for key in graph.get_all_asset_keys()}
+    # every job's runs carry a stage tag (factory_in_docker only in the Docker deploy: test_deploy.py)
     stages = {job.name: job.tags["harnessforge/stage"] for job in defs.jobs}
     assert stages == {
         "plan_repo": "plan",
         "build_environments": "env",
         "validate_milestones": "env",
         "run_agent": "agent",
-        "factory_in_docker": "agent",
         "distill": "distill",
-        "run_demo": "demo",
     }
 
 
@@ -115,7 +130,7 @@ def test_materialize_repos_and_plans(example_repo, store):
     open_repo(store, spec)  # what `harnessforge add` does: register the local repo in the store
     instance = dg.DagsterInstance.ephemeral()
     instance.add_dynamic_partitions("repo", [spec.key])
-    resources = {"store": StoreResource(root=str(store.root)), "github": GitHubResource()}
+    resources = {"store": StoreResource(root=str(store.root), rules_path=EXAMPLE_RULES), "github": GitHubResource()}
     result = dg.materialize([repos, milestone_plans], instance=instance, partition_key=spec.key, resources=resources)
     assert result.success
     by_asset = {e.asset_key.to_user_string(): e.materialization for e in result.get_asset_materialization_events()}
@@ -151,7 +166,7 @@ def _plan_in_dagster(example_repo, store, sandbox: str = "auto"):
     instance = dg.DagsterInstance.ephemeral()
     instance.add_dynamic_partitions("repo", [spec.key])
     resources = {
-        "store": StoreResource(root=str(store.root)),
+        "store": StoreResource(root=str(store.root), rules_path=EXAMPLE_RULES),
         "github": GitHubResource(),
         "sandbox": SandboxResource(backend=sandbox),
     }
@@ -328,12 +343,11 @@ def test_raw_trajectories_run_the_chain_in_order_in_docker(example_repo, store, 
     key, instance, resources = _plan_in_dagster(example_repo, store, sandbox="docker")
     resources = {**resources, "agent": AgentResource(run_id="oracle-dg")}
     assert dg.materialize([docker_images], instance=instance, partition_key=key, resources=resources).success
-    validated = dg.materialize(
-        [validated_milestones], instance=instance, partition_key=repo_milestone_key(key, "m01"), resources=resources
-    )
-    assert validated.success and store.load_milestone(key, "m01").status == "valid"
-    # What validating m02 records (saves ~10 s): m02 is refused first, then runs for one turn only.
-    _set_status(store, key, m02="valid")
+    for mid in ("m01", "m02"):
+        validated = dg.materialize(
+            [validated_milestones], instance=instance, partition_key=repo_milestone_key(key, mid), resources=resources
+        )
+        assert validated.success and store.load_milestone(key, mid).status == "valid"
     run_dir = store.root / "trajectories" / key / "oracle-dg"
 
     def materialize(mid: str, res=resources):
@@ -345,19 +359,12 @@ def test_raw_trajectories_run_the_chain_in_order_in_docker(example_repo, store, 
             raise_on_error=False,
         )
 
-    # m02 before m01: refused, naming the partition to materialize first; nothing is written.
-    message = _failure_message(materialize("m02"))
-    assert (
-        f"{key} m02: the chain runs in order, and run 'oracle-dg' has no finished trajectory for m01 "
-        f"yet: materialize raw_trajectories partition 'm01|{key}' first" in message
-    )
-    assert not (run_dir / "m02").exists()
-
-    result = materialize("m01")
+    # m02 first: the chain runs up to it, m01 then m02, and both are recorded, each once.
+    result = materialize("m02")
     assert result.success
-    (event,) = result.get_asset_materialization_events()
-    assert event.partition == f"m01|{key}"
-    meta = {k: v.value for k, v in event.materialization.metadata.items()}
+    events = {event.partition: event for event in result.get_asset_materialization_events()}
+    assert set(events) == {f"m01|{key}", f"m02|{key}"}
+    meta = {k: v.value for k, v in events[f"m01|{key}"].materialization.metadata.items()}
     summary = MilestoneSummary.model_validate_json((run_dir / "m01" / "summary.json").read_text())
     assert summary.status == "PASS" and summary.run_id == "oracle-dg" and summary.synthetic
     assert all((run_dir / "m01" / f).exists() for f in TRAJECTORY_FILES)
@@ -368,31 +375,29 @@ def test_raw_trajectories_run_the_chain_in_order_in_docker(example_repo, store, 
     assert meta["wall_s"] == summary.wall_s and meta["synthetic"] is True and meta["agent"] == "oracle"
     assert meta["model"] == "oracle-v1"
     assert meta["previous_milestone"] == "" and meta["run_id"] == "oracle-dg" and meta["attempt"] == "new"
-    assert meta["stopped_by"] == ""  # it passed: no budget ran out
+    assert meta["stopped_by"] == "" and meta["reset_to"] == ""  # it passed: no budget ran out, no reset
     assert meta["path"] == str(run_dir / "m01") and meta["summary"] == str(run_dir / "m01" / "summary.json")
     assert meta["trajectory"] == str(run_dir / "m01" / "trajectory.jsonl")
-
-    # The same milestone again in the same run: not run twice (a new attempt is a new run id).
-    before = (run_dir / "m01" / "summary.json").read_bytes()
-    again = materialize("m01")
-    assert again.success
-    meta = {k: v.value for k, v in again.get_asset_materialization_events()[0].materialization.metadata.items()}
-    assert meta["attempt"] == "reused" and meta["status"] == "PASS" and meta["turns"] == summary.turns
-    assert (run_dir / "m01" / "summary.json").read_bytes() == before
-
-    # m02 now continues the chain, remembering m01 (one turn, so it ends STUCK).
-    rules = store.root.parent / "one_turn.yaml"
-    rules.write_text("harness:\n  max_turns: 1\n")
-    one_turn = {**resources, "store": StoreResource(root=str(store.root), rules_path=str(rules))}
-    after = materialize("m02", one_turn)
-    assert after.success
-    meta = {k: v.value for k, v in after.get_asset_materialization_events()[0].materialization.metadata.items()}
-    assert meta["status"] == "STUCK" and meta["turns"] == 1 and meta["previous_milestone"] == "m01"
-    assert meta["reset_to"] == store.load_milestone(key, "m02").verify_commit
-    assert meta["stopped_by"] == "max_turns: 1 turns"  # the budget that stopped it
+    # Each partition carries Dagster's provenance: its code version and the validation it read.
+    tags = events[f"m01|{key}"].materialization.tags
+    assert tags["dagster/data_version"] and tags["dagster/input_data_version/validated_milestones"]
+    # m02 continued the chain, remembering m01.
+    meta = {k: v.value for k, v in events[f"m02|{key}"].materialization.metadata.items()}
+    assert meta["previous_milestone"] == "m01" and meta["attempt"] == "new"
     start = json.loads((run_dir / "m02" / "trajectory.jsonl").read_text().splitlines()[0])
     m01_title = store.load_milestone(key, "m01").title
     assert start["action"]["type"] == "milestone_start" and f"- m01 {m01_title}: PASS" in start["action"]["content"]
+    materialized = instance.get_materialized_partitions(dg.AssetKey("raw_trajectories"))
+    assert materialized == {f"m01|{key}", f"m02|{key}"}  # m03..m06 (not valid here) are not
+
+    # The same milestone again in the same run: not run twice (a new attempt is a new run id), and not
+    # recorded twice: the trajectory Dagster has is the same.
+    before = (run_dir / "m01" / "summary.json").read_bytes()
+    again = materialize("m01")
+    assert again.success and again.get_asset_materialization_events() == []
+    assert (run_dir / "m01" / "summary.json").read_bytes() == before
+    records = instance.fetch_materializations(dg.AssetKey("raw_trajectories"), limit=10).records
+    assert sorted(record.partition_key for record in records) == [f"m01|{key}", f"m02|{key}"]
 
 
 def _set_status(store, key: str, **statuses) -> None:
@@ -490,3 +495,56 @@ def test_agent_resource_is_validated_and_builds_the_agent():
         AgentResource(profiles={"m01": "lazy"})
     with pytest.raises(ValidationError, match="a directory name"):
         AgentResource(run_id="../escape")
+
+
+def test_screening_blocks_planning_a_repo_below_the_thresholds(example_repo, store):
+    """The shipped rules (screening.gate: block): the example repository is below real repositories'
+    thresholds, so its screening check fails and planning does not run in the same run."""
+    spec = resolve_repo(str(example_repo))
+    open_repo(store, spec)
+    instance = dg.DagsterInstance.ephemeral()
+    instance.add_dynamic_partitions("repo", [spec.key])
+    resources = {"store": StoreResource(root=str(store.root)), "github": GitHubResource()}
+    result = dg.materialize(
+        [repos, milestone_plans], instance=instance, partition_key=spec.key, resources=resources, raise_on_error=False
+    )
+    assert not result.success
+    (check,) = result.get_asset_check_evaluations()
+    assert check.check_name == "screening_passed" and not check.passed
+    assert check.severity == dg.AssetCheckSeverity.ERROR and "core_loc" in check.description
+    assert [e.asset_key.to_user_string() for e in result.get_asset_materialization_events()] == ["repos"]
+    assert not store.plan_file(spec.key).exists()
+
+
+def test_a_run_refuses_rules_that_changed_since_the_code_location_loaded(example_repo, store, tmp_path):
+    """Code versions come from the rules the code location loaded; a run whose rules give another
+    version fails in one line instead of recording its work under the old version."""
+    from harnessforge.rules import load_rules
+    from harnessforge_assets.versions import with_code_versions
+
+    spec = resolve_repo(str(example_repo))
+    open_repo(store, spec)
+    instance = dg.DagsterInstance.ephemeral()
+    instance.add_dynamic_partitions("repo", [spec.key])
+    (versioned,) = with_code_versions([repos], load_rules(EXAMPLE_RULES))
+    changed = tmp_path / "changed.yaml"
+    changed.write_text("screening:\n  gate: warn\n  min_tests: 1\n")
+    resources = {"store": StoreResource(root=str(store.root), rules_path=str(changed)), "github": GitHubResource()}
+    result = dg.materialize(
+        [versioned], instance=instance, partition_key=spec.key, resources=resources, raise_on_error=False
+    )
+    assert "repos: the rules changed since the code location loaded" in _failure_message(result)
+    assert "reload the code location" in _failure_message(result)
+    same = {**resources, "store": StoreResource(root=str(store.root), rules_path=EXAMPLE_RULES)}
+    assert dg.materialize([versioned], instance=instance, partition_key=spec.key, resources=same).success
+
+
+def test_the_demo_never_shares_the_factorys_store(monkeypatch, tmp_path):
+    from harnessforge_assets.demo import demo_store_dir
+
+    monkeypatch.setenv("HARNESSFORGE_HOME", str(tmp_path / "forge"))
+    monkeypatch.delenv("HARNESSFORGE_DEMO_HOME", raising=False)
+    assert demo_store_dir() == (tmp_path / "forge-demo").resolve()
+    monkeypatch.setenv("HARNESSFORGE_DEMO_HOME", str(tmp_path / "forge"))
+    with pytest.raises(ValueError, match="HARNESSFORGE_DEMO_HOME is the factory's store"):
+        demo_store_dir()

@@ -6,7 +6,6 @@ those below them; a repeated key fails its model's check for that partition."""
 
 import dagster as dg
 import pytest
-from dagster._core.definitions.asset_checks.asset_check_evaluation import AssetCheckEvaluation
 from dagster._core.definitions.data_version import DATA_VERSION_TAG, CachingStaleStatusResolver, StaleStatus
 from dagster._core.loader import LoadingContextForTest
 from dagster._core.storage.tags import ASSET_PARTITION_RANGE_END_TAG, ASSET_PARTITION_RANGE_START_TAG
@@ -16,6 +15,7 @@ from harnessforge.analytics.sqlmodels import SOURCES
 from harnessforge.rules import load_rules
 from harnessforge.store import Store
 from harnessforge_assets.analytics import DISTILLED_READS, analytics_assets, milestone_assets
+from harnessforge_assets.events import check_evaluation
 from harnessforge_assets.partitions import repo_milestone_key
 from harnessforge_assets.runs import raw_trajectories
 from resources import AgentResource, SandboxResource, StoreResource
@@ -243,9 +243,8 @@ def test_automation_takes_one_new_milestone_run_through_its_partition_alone(tmp_
     # m02 gets a new run (its trajectory and its blocking check, as raw_trajectories records them)
     explore(CraftedRun(store, "late", mid="m02")).say().test(0, 1).finish("STUCK", OWN_DIFF)
     instance.report_runless_asset_event(dg.AssetMaterialization("raw_trajectories", partition=M02))
-    instance.report_runless_asset_event(
-        AssetCheckEvaluation(dg.AssetKey("raw_trajectories"), "trajectory_integrity", passed=True, partition=M02)
-    )
+    integrity = check_evaluation(instance, "raw_trajectories", "trajectory_integrity", M02, True)
+    instance.report_runless_asset_event(integrity)
     tick = dg.evaluate_automation_conditions(defs=defs, instance=instance, cursor=quiet.cursor)
     assert requested(tick) == {(name, M02) for name in BY_MILESTONE}  # the whole chain in one tick, m02 alone
     assert run(instance, store, BY_MILESTONE, partition_key=M02).success

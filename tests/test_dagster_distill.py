@@ -13,6 +13,7 @@ from harnessforge.store import Store
 from harnessforge_assets.analytics import analytics_assets, milestone_assets
 from harnessforge_assets.distill import stage3_assets
 from harnessforge_assets.partitions import repo_milestone_key
+from harnessforge_assets.versions import with_code_versions
 from resources import StoreResource
 from tests.test_analytics import craft
 from tests.test_distill import craft_more
@@ -32,7 +33,8 @@ def with_rules(**changes):
 
 
 def assets_of(rules):
-    return [*analytics_assets(rules), *stage3_assets(rules)]
+    """The Stage 3 assets as the code location builds them from `rules`."""
+    return with_code_versions([*analytics_assets(rules), *stage3_assets(rules)], rules)
 
 
 def stale(instance, assets, names=STAGE3) -> dict[tuple[str, str | None], StaleStatus]:

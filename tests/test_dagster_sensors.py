@@ -1,16 +1,24 @@
 """Sensors: new upstream releases (a local git remote that gains a tag; GitHub releases through the
-real PyGithub client against a local wire-protocol server) and new trajectories to distill."""
+real PyGithub client against a local wire-protocol server), and the automation that distils new trajectories."""
 
 import subprocess
+from functools import partial
 
 import dagster as dg
 import pytest
+from pydantic import ValidationError
 
 from harnessforge.gitio import resolve_repo
+from harnessforge.rules import load_rules
+from harnessforge_assets.analytics import analytics_assets, milestone_assets
+from harnessforge_assets.distill import stage3_assets
+from harnessforge_assets.events import check_evaluation
 from harnessforge_assets.plan import milestone_plans, repos
-from resources import GitHubResource, StoreResource, UpstreamResource
-from sensors import distill_sensor, new_release_sensor
+from harnessforge_assets.runs import raw_trajectories
+from resources import AgentResource, GitHubResource, SandboxResource, StoreResource, UpstreamResource
+from sensors import new_release_sensor
 from tests.github_server import FakeGitHub
+from tests.helpers import EXAMPLE_RULES
 
 
 def git(*args: str) -> str:
@@ -36,7 +44,7 @@ def tick(instance, resources, cursor=None) -> dg.SensorResult:
 def test_new_release_adds_the_repo_partition_and_requests_one_run_per_tag(remote, store):
     instance = dg.DagsterInstance.ephemeral()
     resources = {
-        "store": StoreResource(root=str(store.root)),
+        "store": StoreResource(root=str(store.root), rules_path=EXAMPLE_RULES),
         "github": GitHubResource(),
         "upstream": UpstreamResource(repos=[str(remote)]),
     }
@@ -86,7 +94,7 @@ def test_the_watch_list_is_paged_across_ticks_and_a_bad_remote_does_not_stop_the
     watch = [remotes[0], str(tmp_path / "missing.git"), remotes[1], remotes[2]]
     instance = dg.DagsterInstance.ephemeral()
     resources = {
-        "store": StoreResource(root=str(store.root)),
+        "store": StoreResource(root=str(store.root), rules_path=EXAMPLE_RULES),
         "github": GitHubResource(),
         "upstream": UpstreamResource(repos=watch, per_tick=2),
     }
@@ -110,7 +118,7 @@ def test_with_a_token_the_sensor_watches_github_releases(store):
             {**release, "id": 4, "tag_name": "v3.0.0", "draft": True},
         ]
         resources = {
-            "store": StoreResource(root=str(store.root)),
+            "store": StoreResource(root=str(store.root), rules_path=EXAMPLE_RULES),
             "github": GitHubResource(token="t", api_url=fake.url),
             "upstream": UpstreamResource(repos=["octo/widgets"]),
         }
@@ -122,26 +130,44 @@ def test_with_a_token_the_sensor_watches_github_releases(store):
         assert tick(dg.DagsterInstance.ephemeral(), resources).run_requests == []
 
 
-def test_distill_sensor_analyses_and_distills_each_new_milestone_on_its_own():
+def test_a_tick_is_bounded_well_under_the_sensor_deadline():
+    upstream = UpstreamResource()
+    assert upstream.worst_tick_s() == 40 <= upstream.tick_budget_s < 60  # ceil(25 / 8) x 10 s
+    with pytest.raises(ValidationError, match=r"a tick could take 130 s .* over tick_budget_s 45"):
+        UpstreamResource(per_tick=100, parallel_checks=8)
+
+
+RUNS = "raw_trajectories"
+
+
+def test_automation_analyses_and_distills_exactly_the_new_trajectories():
+    """What replaced the distill sensor: the assets' automation conditions, evaluated as the
+    `harnessforge_automation` sensor does on each tick."""
+    shipped = dg.Definitions(
+        assets=[raw_trajectories, *analytics_assets(load_rules()), *stage3_assets(load_rules())],
+        resources={"store": StoreResource(), "sandbox": SandboxResource(), "agent": AgentResource()},
+    )
     instance = dg.DagsterInstance.ephemeral()
+    instance.add_dynamic_partitions("repo", ["acme__app"])
+    instance.add_dynamic_partitions("milestone", ["m01", "m02", "m03"])
+    evaluate = partial(dg.evaluate_automation_conditions, defs=shipped, instance=instance)
 
-    def tick(cursor=None):
-        return distill_sensor(dg.build_sensor_context(instance=instance, cursor=cursor))
-
-    assert tick().skip_reason.skip_message == "no new trajectories"
-    for partition in ("m01|acme__app", "m02|acme__app"):
+    first = evaluate()
+    assert first.total_requested == 0  # nothing ran yet: nothing to distill (and no missing key forever)
+    for partition in ("m01|acme__app", "m02|acme__app"):  # what a raw_trajectories run records
         instance.report_runless_asset_event(dg.AssetMaterialization("raw_trajectories", partition=partition))
-
-    first = tick()  # per partition: its analytics and its distilled rows, in one run
-    assert [r.partition_key for r in first.run_requests] == ["m01|acme__app", "m02|acme__app"]
-    for request in first.run_requests:
-        assert {dg.AssetKey("raw_events"), dg.AssetKey("milestone_summary"), dg.AssetKey("verified_tasks")} <= set(
-            request.asset_selection
+        instance.report_runless_asset_event(
+            check_evaluation(instance, RUNS, "trajectory_integrity", partition, passed=True)
         )
-        assert dg.AssetKey("memorisation_rates") not in request.asset_selection  # per repo: not in this run
-    assert tick(first.cursor).skip_reason.skip_message == "no new trajectories"
-
-    # a re-run of m02: only m02, under a new run key
-    instance.report_runless_asset_event(dg.AssetMaterialization("raw_trajectories", partition="m02|acme__app"))
-    (again,) = tick(first.cursor).run_requests
-    assert again.partition_key == "m02|acme__app" and again.run_key != first.run_requests[1].run_key
+    instance.report_runless_asset_event(dg.AssetMaterialization(RUNS, partition="m03|acme__app"))
+    failed = check_evaluation(instance, RUNS, "trajectory_integrity", "m03|acme__app", False, blocking=True)
+    instance.report_runless_asset_event(failed)
+    second = evaluate(cursor=first.cursor)
+    # each new milestone's analytics and distilled rows, in one tick (the analytics' checks are requested
+    # with their assets, so what reads them need not wait a tick); m03's trajectory failed its blocking
+    # integrity check: nothing of it is loaded or distilled
+    for name in (*milestone_assets(), "dpo_pairs", "stuck_slices", "verified_tasks"):
+        assert second.get_requested_partitions(dg.AssetKey(name)) == {"m01|acme__app", "m02|acme__app"}, name
+    assert second.get_requested_partitions(dg.AssetKey("memorisation_rates")) == set()  # once they are there
+    # requested once: the next tick asks for nothing new while nothing changed
+    assert evaluate(cursor=second.cursor).total_requested == 0

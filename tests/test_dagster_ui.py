@@ -27,6 +27,7 @@ import requests
 from harnessforge.gitio import resolve_repo
 from harnessforge.store import Store
 from tests.browser import artifact_dir, headless
+from tests.helpers import EXAMPLE_RULES
 
 ROOT = Path(__file__).resolve().parents[1]
 DAGSTER = Path(sys.executable).parent / "dagster"
@@ -128,7 +129,13 @@ def dagster_dev(tmp_path_factory):
     store.mkdir()
     (home / "dagster.yaml").write_text("telemetry:\n  enabled: false\n")
     port = _free_port()
-    env = {**os.environ, "DAGSTER_HOME": str(home), "HARNESSFORGE_HOME": str(store), "GITHUB_TOKEN": ""}
+    env = {
+        **os.environ,
+        "DAGSTER_HOME": str(home),
+        "HARNESSFORGE_HOME": str(store),
+        "GITHUB_TOKEN": "",
+        "HARNESSFORGE_RULES": EXAMPLE_RULES,
+    }
     log = tmp / "dagster_dev.log"
     with open(log, "wb") as out:
         proc = subprocess.Popen(

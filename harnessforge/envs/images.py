@@ -7,7 +7,6 @@ it. Per-milestone state is never an image: it is a workspace checked out into a 
 
 from __future__ import annotations
 
-import fcntl
 import shutil
 import subprocess
 import tempfile
@@ -20,7 +19,7 @@ from docker.errors import APIError, ImageNotFound
 from ..errors import EnvError
 from ..models.env import ImageRecord, Recipe
 from ..rules import EnvRules
-from ..store import Store
+from ..store import Store, file_lock
 from .engine import LABEL
 from .recipes import DEPS_DIR, PLUGINS, TOOLCHAIN_TOO_OLD, env_hash, results_plugin_steps
 from .runner_spec import PLUGIN_DIR
@@ -59,8 +58,7 @@ def bootstrap_base(client: docker.DockerClient, language: str, rules: EnvRules, 
         raise EnvError(why, "toolchain_unavailable")
     # One bootstrap per image at a time on this machine (parallel builds, Dagster partitions): the
     # second waits, then finds the image the first imported.
-    with open(Path(tempfile.gettempdir()) / f"harnessforge-bootstrap-{language}.lock", "w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
+    with file_lock(Path(tempfile.gettempdir()) / f"harnessforge-bootstrap-{language}.lock"):
         if not force and image_exists(client, tag):
             log(f"{tag}: present")
             return tag

@@ -71,6 +71,7 @@ class ScreeningRules(Model):
     min_release_tags: int = Field(ge=0)
     languages: list[str]
     collect_timeout_s: int = Field(gt=0)
+    gate: Literal["block", "warn"] = Field(description="What a failed screening does to planning in Dagster")
     search: CandidateSearch
 
 
@@ -392,6 +393,12 @@ class Rules(Model):
     @cached_property
     def hash(self) -> str:
         canonical = json.dumps(self.model_dump(mode="json"), sort_keys=True, separators=(",", ":"))
+        return hashlib.sha256(canonical.encode()).hexdigest()[:12]
+
+    def section_hash(self, *sections: str) -> str:
+        """A hash of the named sections only: what a stage reads, so a change elsewhere leaves it alone."""
+        parts = {name: getattr(self, name).model_dump(mode="json") for name in sections}
+        canonical = json.dumps(parts, sort_keys=True, separators=(",", ":"))
         return hashlib.sha256(canonical.encode()).hexdigest()[:12]
 
 

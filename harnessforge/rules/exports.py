@@ -26,6 +26,7 @@ class HeldoutRules(Model):
 
 
 class ExportRules(Model):
+    allow_synthetic: bool = Field(description="Dagster's export without run config: include synthetic runs")
     swebench: SwebenchRules
     heldout: HeldoutRules
     chars_per_token: float = Field(gt=0, description="The dataset card's token estimate without a tokenizer")
