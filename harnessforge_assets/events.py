@@ -56,7 +56,7 @@ def _parent_partition(parent_def, partition: str) -> str | None:
 def provenance(context: dg.AssetExecutionContext, asset: dg.AssetKey, partition: str) -> dict[str, str]:
     """The code version and each upstream partition's latest data version, as Dagster tags them."""
     graph = context.job_def.asset_layer.asset_graph
-    tags = {CODE_VERSION_TAG: context.assets_def.code_versions_by_key.get(asset) or context.run_id}
+    tags = {CODE_VERSION_TAG: context.assets_def.code_versions_by_key.get(asset) or context.run.run_id}
     for parent in graph.get(asset).parent_keys:
         parent_partition = _parent_partition(graph.get(parent).partitions_def, partition)
         records_filter = dg.AssetRecordsFilter(
