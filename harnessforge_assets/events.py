@@ -63,7 +63,7 @@ def _parent_partitions(instance: dg.DagsterInstance, parent_def, partition: str)
 def provenance(context: dg.AssetExecutionContext, asset: dg.AssetKey, partition: str) -> dict[str, str]:
     """The code version and each upstream partition's latest data version, as Dagster tags them."""
     graph = context.job_def.asset_layer.asset_graph
-    tags = {CODE_VERSION_TAG: context.assets_def.code_versions_by_key.get(asset) or context.run_id}
+    tags = {CODE_VERSION_TAG: context.assets_def.code_versions_by_key.get(asset) or context.run.run_id}
     for parent in graph.get(asset).parent_keys:
         parents = _parent_partitions(context.instance, graph.get(parent).partitions_def, partition)
         records_filter = dg.AssetRecordsFilter(asset_key=parent, asset_partitions=parents)

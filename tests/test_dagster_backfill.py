@@ -95,6 +95,7 @@ def test_two_runs_asking_for_one_chain_take_turns_and_record_each_milestone_once
     the automation, do): the chain lock makes them take turns; m01 runs before m02, each once."""
     store, plans = planned
     alpha = next(key for key, ids in plans.items() if len(ids) == 3)
+    (tmp_path / "dagster_home").mkdir()
     instance = dg.DagsterInstance.local_temp(str(tmp_path / "dagster_home"))
     instance.add_dynamic_partitions("repo", [alpha])
     instance.add_dynamic_partitions("milestone", ["m01", "m02"])
