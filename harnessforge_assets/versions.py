@@ -1,8 +1,9 @@
 """Code versions: which rules each asset reads, taken from the one rules file the runs read too.
 
 An asset's code version is a hash of the rules sections it reads (`STAGE_RULES`; the distilled
-assets the `distill` rules, each analytics asset its SQL model's hash: `analytics.py`). The code location computes them when it
-loads; a run checks that the rules it loads still give the same version (`rules_for`). So a rule
+assets the `distill` rules; each analytics asset its SQL model's hash, `analytics.py`). The code
+location computes them when it loads; a run checks that the rules it loads still give the same
+version (`rules_for`). So a rule
 change marks exactly the materialized partitions of the assets that read it unsynced, and a run can
 never record a version its rules do not have: edit the rules, reload the code location, backfill.
 """
