@@ -38,7 +38,7 @@ from .automation import follows_upstream, gathers_upstream, rebuilds_on_new_rule
 from .events import content_version
 from .partitions import has_runs_to_distill, repo_milestone_partitions, split_repo_milestone
 from .runs import raw_trajectories
-from .versions import rules_for
+from .versions import code_version, rules_for
 
 
 class ExportConfig(dg.Config):
@@ -187,7 +187,7 @@ def stage3_assets(rules: Rules) -> list:
     @dg.asset(
         group_name="distill",
         deps=[*(output.asset for output in DISTILLED_OUTPUTS), verified_tasks],
-        code_version=version,
+        code_version=code_version("training_datasets", rules),  # the rows, and how they are exported
         automation_condition=gathers_upstream(),
         check_specs=[
             dg.AssetCheckSpec(

@@ -6,9 +6,10 @@ Three repos, copies of the example repository at different releases: alpha has m
 gamma only m01, so the milestone dimension has m01..m03 and four of the nine keys are in no plan.
 Dagster cuts a backfill into runs as it likes: ranges along whichever dimension has fewer distinct
 keys (ties: `milestone`), so this one becomes three runs, m01 of every repo, m02, m03, queued
-together. The chain order does not depend on the cut (the chain lock, `harnessforge_assets/runs.py`). The four keys no plan has are no-ops: never recorded as
-materialized, so the backfill ends COMPLETED_FAILED with exactly those four as its failed partitions,
-which is what the UI then shows ("4 failed"), each run's log saying why.
+together. The chain order does not depend on the cut (the chain lock, `harnessforge_assets/runs.py`).
+The four keys no plan has are no-ops: never recorded as materialized, so the backfill ends
+COMPLETED_FAILED with exactly those four as its failed partitions, which is what the UI then shows
+("4 failed"), each run's log saying why.
 Plans and validations are made with the core beforehand (the local sandbox: no images to build).
 """
 
