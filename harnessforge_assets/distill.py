@@ -186,7 +186,7 @@ def stage3_assets(rules: Rules) -> list:
 
     @dg.asset(
         group_name="distill",
-        deps=[*(output.asset for output in DISTILLED_OUTPUTS), verified_tasks],
+        deps=[*(output.asset for output in DISTILLED_OUTPUTS), verified_tasks, "memorisation_rates"],  # the card: rates
         code_version=code_version("training_datasets", rules),  # the rows, and how they are exported
         automation_condition=gathers_upstream(),
         check_specs=[
