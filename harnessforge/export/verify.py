@@ -53,7 +53,8 @@ def verify_tasks(
         raise ArtifactError(f"{path}: no task cards yet; run `harnessforge distill` first")
     every = read_distilled(store, TASK_CARDS, milestone)
     cards = [card for card in every if not only or card.task_id in only]
-    client = engine.connect() if cards else None
+    # it builds each task's image: a build's API calls take minutes on a busy engine, as in `build`
+    client = engine.connect(timeout=rules.environments.build_timeout_s) if cards else None
     checks, kept = [], []
     with tempfile.TemporaryDirectory(prefix="hf-verify-") as scratch:
         for card in cards:
