@@ -16,8 +16,9 @@ from pathlib import Path
 from typing import Iterator
 
 from harnessforge.store import Store
+from tests.helpers import free_port
 from tests.postgres import write_postgres_instance
-from tests.test_dagster_ui import LOCATION, DagsterDev, _free_port, _stop, _wait_until_ready
+from tests.test_dagster_ui import LOCATION, DagsterDev, _stop, _wait_until_ready
 
 ROOT = Path(__file__).resolve().parents[1]
 BIN = Path(sys.executable).parent
@@ -87,7 +88,7 @@ def serve(tmp: Path, postgres_server, store: Store, rules: Path, env: dict[str, 
     }
     # the storage first, once: the daemon and the webserver would otherwise both create it at start
     subprocess.run([str(BIN / "dagster"), "instance", "migrate"], env=env, check=True, capture_output=True)
-    code_port, port = _free_port(), _free_port()
+    code_port, port = free_port(), free_port()
     workspace = tmp / "workspace.yaml"
     location = {"host": "127.0.0.1", "port": code_port, "location_name": LOCATION}
     workspace.write_text(json.dumps({"load_from": [{"grpc_server": location}]}))

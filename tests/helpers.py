@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import socket
 import subprocess
 import sys
 from collections.abc import Sequence
@@ -81,3 +82,10 @@ def run_pytest(cwd: Path, tests: Sequence[str]) -> subprocess.CompletedProcess:
 # The example repository is below real repositories' screening thresholds on purpose: Dagster tests that
 # plan it use these rules (the failed screening check is a warning, not a block).
 EXAMPLE_RULES = str(Path(__file__).parent / "fixtures" / "example_rules.yaml")
+
+
+def free_port() -> int:
+    """A TCP port free on 127.0.0.1 now (servers the tests start bind it: webserver, code server, PostgreSQL)."""
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]

@@ -13,7 +13,6 @@ import glob
 import os
 import pwd
 import shutil
-import socket
 import subprocess
 import tempfile
 import time
@@ -25,6 +24,8 @@ from pathlib import Path
 import pytest
 import yaml
 
+from tests.helpers import free_port
+
 DEPLOY_SETTINGS = Path(__file__).resolve().parents[1] / "deploy" / "dagster.yaml"
 SERVER_USER = "postgres"  # created by the Debian package
 
@@ -35,12 +36,6 @@ def postgres_bin() -> Path:
     if not found:
         raise RuntimeError("no PostgreSQL server: install the `postgresql` package (scripts/install.sh does)")
     return Path(found[-1]).parent
-
-
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
 
 
 @dataclass

@@ -10,7 +10,6 @@ from __future__ import annotations
 import os
 import re
 import signal
-import socket
 import struct
 import subprocess
 import sys
@@ -27,7 +26,7 @@ import requests
 from harnessforge.gitio import resolve_repo
 from harnessforge.store import Store
 from tests.browser import artifact_dir, headless
-from tests.helpers import EXAMPLE_RULES
+from tests.helpers import EXAMPLE_RULES, free_port
 
 ROOT = Path(__file__).resolve().parents[1]
 DAGSTER = Path(sys.executable).parent / "dagster"
@@ -92,12 +91,6 @@ LOCATIONS = """
     name loadStatus locationOrLoadError { __typename ... on PythonError { message stack } } } } } }"""
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 @dataclass
 class DagsterDev:
     """A running `dagster dev`: its URL, the HarnessForge store its runs use, and its log."""
@@ -128,7 +121,7 @@ def dagster_dev(tmp_path_factory):
     home.mkdir()
     store.mkdir()
     (home / "dagster.yaml").write_text("telemetry:\n  enabled: false\n")
-    port = _free_port()
+    port = free_port()
     env = {
         **os.environ,
         "DAGSTER_HOME": str(home),

@@ -39,8 +39,7 @@ from harnessforge.rules import load_rules
 from harnessforge_assets import jobs as jobs_module
 from harnessforge_assets.definitions import defs
 from tests.helm_instance import ChartRenderError, render_instance
-from tests.helpers import EXAMPLE_RULES
-from tests.postgres import free_port
+from tests.helpers import EXAMPLE_RULES, free_port
 
 ROOT = Path(__file__).resolve().parents[1]
 DEPLOY = ROOT / "deploy"
