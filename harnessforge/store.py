@@ -150,6 +150,7 @@ class RunFiles:
     GROUND_TRUTH = "ground_truth.patch"
     START_PATCH = "start.patch"  # the Dev's state carried from the previous milestone
     OUTPUTS = "outputs.jsonl.gz"  # tool outputs in full where the event holds the Dev's cut view (the Recorder's)
+    SCAFFOLD_TRAJECTORY = "scaffold_trajectory.json"  # a scaffold's own record of the milestone, in its own format
     # what every finished milestone run holds (a STUCK or FAIL one as well as a PASS)
     FILES = (TRAJECTORY, ATIF, FINAL_DIFF, GROUND_TRUTH, TEST_RESULTS, MENTOR_LOG, SUMMARY)
 
@@ -162,6 +163,7 @@ class RunFiles:
     ground_truth = _RunFile(GROUND_TRUTH)
     outputs = _RunFile(OUTPUTS)
     start_patch = _RunFile(START_PATCH)
+    scaffold_trajectory = _RunFile(SCAFFOLD_TRAJECTORY)
 
     @property
     def run_dir(self) -> Path:

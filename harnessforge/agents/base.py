@@ -6,9 +6,11 @@ import json
 import os
 from abc import ABC, abstractmethod
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
-from ..models.trajectory import AgentTurn, Message
+from ..envs.sandbox import Mount, Sandbox
+from ..models.trajectory import AgentTurn, Message, ToolCall
 from .errors import AgentError
 from .transport import BoundedTransport
 
@@ -24,6 +26,12 @@ class AgentBackend(ABC):
     name: str = "agent"
     model: str = ""
     synthetic: bool = False  # True for agents that are not a model (the oracle): their data is labelled
+    # Whose agent loop, prompts and tools the Dev works in: "harnessforge" (ours: the harness asks for each
+    # turn and runs our nine tools) or a scaffold's own (claude-code's native tools, mini-swe-agent,
+    # openharness), which keeps its loop and tool names while every call still runs in our sandbox.
+    scaffold: str = "harnessforge"
+    # The scaffold has no submit tool: an answer without tool calls is its submission (graded by the Verifier).
+    ends_with_answer: bool = False
 
     @abstractmethod
     def turn(self, messages: list[Message], tools: list[dict]) -> AgentTurn: ...
@@ -40,6 +48,42 @@ class AgentBackend(ABC):
         (the claude CLI's last invocation states its cost when it ends) returns it, to record with the
         milestone's end (default: nothing)."""
         return {}
+
+    # ---- scaffolds: what a backend with its own agent loop and tools adds (defaults: ours) ------------
+    def scaffold_info(self) -> dict[str, Any]:
+        """The scaffold's name and version, for the run's metadata and every exported row; a scaffold
+        with its own tools adds their schemas (`tools`), which exported rows then carry instead of ours."""
+        from harnessforge import __version__
+
+        return {"name": self.scaffold, "version": __version__}
+
+    def sandbox_mounts(self) -> list[Mount]:
+        """Host paths the scaffold needs inside the milestone's sandbox (a CLI that runs in it)."""
+        return []
+
+    def enter(self, sandbox: Sandbox, record_dir: Path) -> None:  # noqa: B027 - optional hook
+        """A milestone attempt's sandbox is open; `record_dir` is its run directory, where a scaffold
+        keeps its own trajectory file beside our events (default: nothing to do)."""
+
+    def canonical(self, call: ToolCall) -> ToolCall:
+        """The call in our tools' vocabulary, which the Recorder, the Mentor and the analytics read: a
+        scaffold maps its tool names and arguments onto ours (the event keeps the native name in `args["tool"]`);
+        a name with no counterpart stays as it is (recorded as an unknown tool). Default: ours already."""
+        return call
+
+    def executes(self, call: ToolCall) -> bool:
+        """True if the scaffold runs this call itself (inside the sandbox) and the harness only watches
+        (`execute`); False: the harness's ToolBox runs `canonical(call)` in the sandbox."""
+        return False
+
+    def execute(self, call: ToolCall, refusal: str | None) -> tuple[str, bool]:
+        """Let the scaffold run one of its own calls (or refuse it with `refusal`) and return what it
+        saw: (observation, ok). Only called when `executes(call)`."""
+        raise AgentError(f"{self.name} runs no tool itself")
+
+    def submitted(self, call: ToolCall, observation: str) -> bool:
+        """True if this call, with this result, is the Dev's submission (ours: the `submit` tool)."""
+        return call.name == "submit"
 
     def close(self) -> None:  # noqa: B027 - optional hook, most backends hold nothing to release
         """Release connections or subprocesses (default: nothing to do)."""
@@ -125,3 +169,19 @@ def tool_results_first(messages: list[Message]) -> list[Message]:
 
 def _clip(text: str, limit: int = 200) -> str:
     return text if len(text) <= limit else text[:limit] + "..."
+
+
+def transcript(messages: list[Message]) -> str:
+    """The conversation so far as text, for a new session of a scaffold that continues a lost one (the
+    harness resumed after a crash: the scaffold's own session is gone)."""
+    lines = ["(The session was restarted. The conversation so far:)"]
+    for message in messages:
+        if message["role"] == "system":
+            continue
+        if message["role"] == "tool":
+            lines.append(f"[tool result {message['tool_call_id']}]\n{message['content']}")
+            continue
+        functions = [call["function"] for call in message.get("tool_calls") or []]
+        calls = [f"{function['name']}({function['arguments']})" for function in functions]
+        lines.append(f"[{message['role']}]\n{message['content']}" + "".join(f"\n-> {call}" for call in calls))
+    return "\n\n".join(lines) + "\n\n(Continue from here.)"

@@ -42,7 +42,7 @@ from multiprocessing.connection import Listener
 from pathlib import Path
 
 from ..models.trajectory import AgentTurn, Message, ToolCall, Usage
-from .base import AgentBackend
+from .base import AgentBackend, transcript
 from .errors import AgentError
 from .mcp_bridge import PREFIX, SERVER
 from .pricing import cost_usd
@@ -168,7 +168,7 @@ class ClaudeCodeAgent(AgentBackend):
             system = "\n\n".join(message["content"] for message in messages if message["role"] == "system")
             cmd += ["--session-id", self.session, "--append-system-prompt", system]
             resumed = any(message["role"] == "assistant" for message in messages)
-            prompt = _transcript(messages) if resumed else "\n\n".join(texts)
+            prompt = transcript(messages) if resumed else "\n\n".join(texts)
         self.waiting, self.held = [], []
         env = {k: os.environ[k] for k in PASSED_ENV if k in os.environ}
         env |= QUIET_ENV | {
@@ -419,18 +419,3 @@ def _brief(obj: dict) -> dict:
     if obj.get("type") == "assistant":
         out["content"] = [block.get("type") for block in obj["message"]["content"]]
     return out
-
-
-def _transcript(messages: list[Message]) -> str:
-    """The conversation so far as text, for a new session that continues a lost one."""
-    lines = ["(The session was restarted. The conversation so far:)"]
-    for message in messages:
-        if message["role"] == "system":
-            continue
-        if message["role"] == "tool":
-            lines.append(f"[tool result {message['tool_call_id']}]\n{message['content']}")
-            continue
-        functions = [call["function"] for call in message.get("tool_calls") or []]
-        calls = [f"{function['name']}({function['arguments']})" for function in functions]
-        lines.append(f"[{message['role']}]\n{message['content']}" + "".join(f"\n-> {call}" for call in calls))
-    return "\n\n".join(lines) + "\n\n(Continue from here.)"

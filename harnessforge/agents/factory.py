@@ -9,9 +9,18 @@ from ..errors import ConfigError
 from .base import AgentBackend
 from .oracle import PROFILES, OracleAgent
 
-BACKENDS = ("oracle", "anthropic", "openai", "claude-code")
-MODEL_BACKENDS = tuple(name for name in BACKENDS if name != "oracle")  # the ones a PM or a judge can be
-DEFAULT_MODELS = {"anthropic": "claude-sonnet-4-6", "claude-code": "claude-sonnet-4-6", "openai": "gpt-4.1"}
+BACKENDS = ("oracle", "anthropic", "openai", "claude-code", "claude-code-native", "mini-swe-agent", "openharness")
+SCAFFOLDS = ("claude-code-native", "mini-swe-agent", "openharness")  # Devs in a scaffold's own loop and tools
+# the ones a PM or a judge can be: a plain model call, no scaffold around it
+MODEL_BACKENDS = tuple(name for name in BACKENDS if name != "oracle" and name not in SCAFFOLDS)
+DEFAULT_MODELS = {
+    "anthropic": "claude-sonnet-4-6",
+    "claude-code": "claude-sonnet-4-6",
+    "claude-code-native": "claude-sonnet-4-6",
+    "openai": "gpt-4.1",
+    "mini-swe-agent": "openai/gpt-4.1",  # PROVIDER/MODEL: the Python scaffolds reach either API
+    "openharness": "anthropic/claude-sonnet-4-6",
+}
 
 
 def make_agent(
@@ -41,6 +50,19 @@ def make_agent(
         from .claude_code_backend import ClaudeCodeAgent
 
         return ClaudeCodeAgent(model or DEFAULT_MODELS["claude-code"])
+    if name == "claude-code-native":
+        from .claude_code_native import ClaudeCodeNative
+
+        return ClaudeCodeNative(model or DEFAULT_MODELS[name], api_key=api_key, base_url=base_url)
+    if name in ("mini-swe-agent", "openharness"):
+        provider, separator, bare = (model or DEFAULT_MODELS[name]).partition("/")
+        if not separator:
+            raise ConfigError(f"{name}: give the model as PROVIDER/MODEL (anthropic/... or openai/...), got {model!r}")
+        if name == "mini-swe-agent":
+            from .mini_swe_agent_backend import MiniSweAgent as scaffold
+        else:
+            from .openharness_backend import OpenHarnessAgent as scaffold
+        return scaffold(bare, provider, api_key=api_key, base_url=base_url)
     raise ConfigError(f"unknown agent {name!r}; use one of {', '.join(BACKENDS)}")
 
 

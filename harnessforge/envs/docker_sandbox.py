@@ -10,6 +10,7 @@ the command's own failure.
 from __future__ import annotations
 
 import shlex
+import subprocess
 import threading
 import time
 import uuid
@@ -64,6 +65,7 @@ class DockerSandbox(Sandbox):
                 shm_size="256m",
                 working_dir=WORKSPACE,
                 labels={LABEL: "sandbox", **spec.labels},
+                volumes={m.source: {"bind": m.target, "mode": "ro" if m.read_only else "rw"} for m in spec.mounts},
             )
         except docker.errors.ImageNotFound:
             raise EnvError(f"image {image} not found: run `harnessforge env build`", "sandbox_error") from None
@@ -180,6 +182,21 @@ class DockerSandbox(Sandbox):
                 )
         self._engine(lambda: self.container.put_archive("/", data))
         self._loaded = True
+
+    def spawn(self, argv: list[str], env: dict[str, str]) -> subprocess.Popen:
+        """A long-running program in the container (a scaffold's CLI), as the sandbox user in the workspace,
+        its stdin and stdout piped to us (`docker exec -i`): the one way a process talks to us."""
+        flags = ["-i", "-u", f"{SANDBOX_UID}:{SANDBOX_UID}", "-w", WORKSPACE]
+        for name, value in {**self.env, **env}.items():
+            flags += ["-e", f"{name}={value}"]
+        return subprocess.Popen(
+            ["docker", "exec", *flags, self.container.id, *argv],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            start_new_session=True,
+        )
 
     def close(self) -> None:
         try:

@@ -6,8 +6,9 @@ commit — in Docker when an engine answers, else locally with the host's toolch
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import replace
 from typing import get_args
 
 from ..errors import ConfigError, EnvError
@@ -22,7 +23,7 @@ from .candidate_grading import grade_candidate
 from .images import build_env_image, ensure_base
 from .local_sandbox import LocalSandbox
 from .recipes import dependency_files, recipe_at
-from .sandbox import Limits, Sandbox, SandboxSpec
+from .sandbox import Limits, Mount, Sandbox, SandboxSpec
 from .validation import validate_milestone
 
 # The local backend runs the host's own interpreter; these make the checkout importable.
@@ -147,21 +148,30 @@ class Environment:
             return record.recipe
         return recipe_at(self.repo, milestone.verify_commit, self.key, self.rules.environments)
 
-    def opener(self, milestone: Milestone, labels: dict[str, str] | None = None) -> Callable[[str], Sandbox]:
-        """commit -> a started sandbox for milestone `m` (every call gives a fresh one)."""
+    def opener(
+        self, milestone: Milestone, labels: dict[str, str] | None = None, mounts: Sequence[Mount] = ()
+    ) -> Callable[[str], Sandbox]:
+        """commit -> a started sandbox for milestone `m` (every call gives a fresh one); `mounts`: what a
+        scaffold that runs inside it brings."""
         recipe = self.recipe(milestone)
         labels = {"harnessforge.repo": self.key, "harnessforge.milestone": milestone.id, **(labels or {})}
         if self.backend == "docker":
             from .docker_sandbox import DockerSandbox
 
             image = self.images.for_milestone(milestone.id).tag
-            return lambda commit: DockerSandbox(self._spec(commit, recipe, recipe.env, labels), image, self.client)
-        env = LOCAL_ENV.get(recipe.language, {})
-        return lambda commit: LocalSandbox(self._spec(commit, recipe, env, labels))
+            spec = self._spec(recipe, recipe.env, labels, mounts)
+            return lambda commit: DockerSandbox(replace(spec, commit=commit), image, self.client)
+        if mounts:
+            raise EnvError(f"the {self.backend} sandbox cannot hold a scaffold that runs inside it; use --sandbox docker")
+        spec = self._spec(recipe, LOCAL_ENV.get(recipe.language, {}), labels, mounts)
+        return lambda commit: LocalSandbox(replace(spec, commit=commit))
 
-    def _spec(self, commit: str, recipe: Recipe, env: dict[str, str], labels: dict[str, str]) -> SandboxSpec:
+    def _spec(
+        self, recipe: Recipe, env: dict[str, str], labels: dict[str, str], mounts: Sequence[Mount]
+    ) -> SandboxSpec:
         return SandboxSpec(
-            self.repo.path, commit, env=dict(env), prepare=recipe.prepare, limits=self.limits, labels=labels
+            self.repo.path, "", env=dict(env), prepare=recipe.prepare, limits=self.limits, labels=labels,
+            mounts=list(mounts),
         )
 
     def image_of(self, milestone: Milestone) -> str:

@@ -8,6 +8,7 @@ Backends: `DockerSandbox` (a long-lived container) and `LocalSandbox` (bubblewra
 from __future__ import annotations
 
 import shlex
+import subprocess
 import uuid
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
@@ -69,6 +70,16 @@ class Limits:
         return cls(env_rules.memory, env_rules.cpus, env_rules.pids_limit, env_rules.exec_timeout_s)
 
 
+@dataclass(frozen=True)
+class Mount:
+    """A host path seen inside the sandbox: what a scaffold that runs in it brings (its binary, read-only;
+    the directory of its relay socket)."""
+
+    source: str
+    target: str
+    read_only: bool = True
+
+
 @dataclass
 class SandboxSpec:
     """What to open: a repo's bare clone at one commit, with the env of its recipe."""
@@ -79,6 +90,7 @@ class SandboxSpec:
     prepare: list[str] = field(default_factory=list)
     limits: Limits = field(default_factory=Limits)
     labels: dict[str, str] = field(default_factory=dict)
+    mounts: list[Mount] = field(default_factory=list)
 
 
 class Sandbox(ABC):
@@ -115,6 +127,11 @@ class Sandbox(ABC):
         """Run `cmd` with bash in the workspace; never raises for the command's own failure."""
         raw = self._run(cmd, timeout or self.spec.limits.exec_timeout_s, {**self.env, **(env or {})})
         return raw.result()
+
+    def spawn(self, argv: list[str], env: dict[str, str]) -> subprocess.Popen:
+        """A long-running program inside the sandbox with piped stdin/stdout (a scaffold's CLI). Only the
+        Docker sandbox has one: its container outlives a command."""
+        raise EnvError(f"{type(self).__name__} cannot run a program inside it; use the Docker sandbox")
 
     def _start(self) -> None:
         self._load_workspace(self.commit)

@@ -106,7 +106,11 @@ def to_atif(
                 "version": metadata.harness_version,
                 "model_name": metadata.model,
                 "tool_definitions": tools,
-                "extra": {"backend": metadata.agent, "rules_hash": metadata.rules_hash},
+                "extra": {
+                    "backend": metadata.agent,
+                    "rules_hash": metadata.rules_hash,
+                    "scaffold": {k: v for k, v in metadata.scaffold.items() if k != "tools"},
+                },
             }
         ),
         "steps": steps,

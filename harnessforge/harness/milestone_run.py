@@ -167,8 +167,10 @@ class MilestoneRun:
         # (killed in between) is written after the next event
         self.responses_logged = {event.hint_level for event in events if event.action.type == "hint_response"}
         self.started_at = time.monotonic() - sum(event.latency_s for event in events)
-        opener = environment.opener(milestone, {"harnessforge.stage": "run", "harnessforge.run": context.run_id})
+        labels = {"harnessforge.stage": "run", "harnessforge.run": context.run_id}
+        opener = environment.opener(milestone, labels, mounts=context.agent.sandbox_mounts())
         with opener(milestone.base_commit) as sandbox:
+            context.agent.enter(sandbox, self.files.dir)
             tests = milestone.fail_to_pass or milestone.acceptance_tests  # validated, else the static trace
             timeout_s = context.rules.environments.test_timeout_s
             recipe, test_file_edits = environment.recipe(milestone), self.budget.test_file_edits
@@ -257,7 +259,10 @@ class MilestoneRun:
             cost_usd=answer.cost_usd,
         )
         self._plan(message)
-        if not answer.tool_calls:
+        agent = self.context.agent
+        if not answer.tool_calls and agent.ends_with_answer:  # the scaffold's final answer: its submission
+            self._submission(sandbox, answer.text)
+        elif not answer.tool_calls and agent.scaffold == "harnessforge":  # (a scaffold answers format slips itself)
             self.messages.append({"role": "user", "content": NUDGE})
         self._calls(sandbox, tools, answer.tool_calls)
         self._end_turn()
@@ -268,9 +273,15 @@ class MilestoneRun:
 
     def _calls(self, sandbox: Sandbox, tools: ToolBox, calls: list[ToolCall]) -> None:
         """Run the calls in order, each recorded as it returns; a passing `submit` ends the turn."""
-        for call in calls:
+        agent = self.context.agent
+        for native in calls:
+            call = agent.canonical(native)  # our vocabulary: what the profile, the counters and the log read
             refusal = self.profile.refusal(call)
-            result = ToolResult(refusal, ok=False) if refusal else tools.call(call)
+            if agent.executes(native):  # the scaffold runs it in the sandbox; the harness watches
+                result = tools.watched(call, lambda native=native, refusal=refusal: agent.execute(native, refusal))
+                result.ok = result.ok and not refusal
+            else:
+                result = ToolResult(refusal, ok=False) if refusal else tools.call(call)
             self.counters.edits += call.name in EDIT_TOOLS and result.ok
             self.counters.test_runs += result.test_status is not None
             self.last_tests = result.test_status or self.last_tests
@@ -279,9 +290,10 @@ class MilestoneRun:
             self.messages.append({"role": "tool", "tool_call_id": call.id, "content": observation})
             if call.name in MUTATING_TOOLS:
                 self._snapshot(sandbox)
+            native_name = {"tool": native.name} if native.name != call.name else {}
             self.record(
                 "dev",
-                Action(type=call.name, args={**call.args, **result.extra}),
+                Action(type=call.name, args={**native_name, **call.args, **result.extra}),
                 full_observation=result.observation if cut else None,
                 call_id=call.id,
                 observation=observation,
@@ -295,7 +307,7 @@ class MilestoneRun:
             self.profile.count_shell_edit(call, result.files_touched)
             if finished := self.profile.finished_module(result.files_touched):
                 self._checkpoint(tools, finished)
-            if call.name == "submit" and self._verify(sandbox):
+            if agent.submitted(native, result.observation) and self._verify(sandbox):
                 return
 
     # ---- harness profiles (V1-V3) ---------------------------------------------------------------
@@ -328,6 +340,12 @@ class MilestoneRun:
         args = {"module": module, "tests": selected}
         self.record("navigator", Action(type="checkpoint", content=text, args=args), test_status=counts)
         self.pending.append(text)
+
+    def _submission(self, sandbox: Sandbox, text: str) -> None:
+        """A scaffold without a submit tool ended its turn: recorded as the Dev's `submit` (`implicit`), graded."""
+        args = {"message": text, "implicit": True}
+        self.record("dev", Action(type="submit", content=text, args=args), observation="submitted for verification")
+        self._verify(sandbox)
 
     def _verify(self, sandbox: Sandbox) -> bool:
         """Grade the workspace in a fresh sandbox; record and deliver the verdict. True if it passed."""
@@ -454,7 +472,8 @@ class MilestoneRun:
         recorder.write_json(RunFiles.TEST_RESULTS, report)
         recorder.write_json(RunFiles.MENTOR_LOG, self.mentor.log())
         metadata = json.loads(self.files.metadata.read_text())
-        recorder.write_json(RunFiles.ATIF, to_atif(recorder.events(), self.messages, metadata, TOOLS))
+        tools = self.context.agent.scaffold_info().get("tools") or TOOLS  # the scaffold's own, if it has them
+        recorder.write_json(RunFiles.ATIF, to_atif(recorder.events(), self.messages, metadata, tools))
         recorder.write_summary(summary)  # last: its presence marks the milestone finished
         for _, snapshot in self.files.snapshots():
             snapshot.unlink(missing_ok=True)

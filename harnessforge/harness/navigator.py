@@ -141,6 +141,7 @@ class Navigator:
             synthetic=self.agent.synthetic,
             mode=self.context.mode,
             harness_profile=self.context.harness_profile,
+            scaffold=self.agent.scaffold_info(),
             config={
                 "backend": self.environment.backend,
                 "milestones": milestones or "all",

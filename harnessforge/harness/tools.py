@@ -12,6 +12,7 @@ from __future__ import annotations
 import hashlib
 import re
 import shlex
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -137,6 +138,19 @@ class ToolBox:
             self._changed(result, self.watch.after())
         return result
 
+    def watched(self, call: ToolCall, run: Callable[[], tuple[str, bool]]) -> ToolResult:
+        """A call a scaffold ran itself (`call` in our vocabulary, `run` lets it go and returns what the
+        scaffold saw): the same facts as for our own tools, from the workspace and, for a shell call, from
+        the test run it contains."""
+        self.watch.before()
+        observation, ok = run()
+        result = ToolResult(observation, ok=ok)
+        command = call.args.get("command")
+        if call.name == "bash" and isinstance(command, str):
+            self._shell_facts(result, command, 0 if ok else 1, observation)
+        self._changed(result, self.watch.after())
+        return result
+
     def _changed(self, result: ToolResult, changed: dict[str, str]) -> None:
         """Add what the call changed in the workspace to its result; test files are noted (`warn`) or put
         back as they were (`block`)."""
@@ -205,16 +219,20 @@ class ToolBox:
         out = result.stdout + (f"\n[stderr]\n{result.stderr}" if result.stderr else "")
         status = " (timed out)" if result.timed_out else ""
         tool_result = ToolResult(f"{out}\n[exit code {result.exit_code}{status}]", ok=result.exit_code == 0)
+        self._shell_facts(tool_result, command, result.exit_code, out)
+        return tool_result
+
+    def _shell_facts(self, tool_result: ToolResult, command: str, exit_code: int, out: str) -> None:
+        """What a shell command read, and the test run it contains (pytest, go, cargo, jest, vitest)."""
         read = files_read(command)
         if read:
             tool_result.extra["files_read"] = read
-        shell_run = shell_test_run(command, result.exit_code, out, self._shell_reports())
+        shell_run = shell_test_run(command, exit_code, out, self._shell_reports())
         if shell_run is not None:
             counts = {"passed": shell_run.passed, "failed": shell_run.failed, "total": shell_run.total}
             tool_result.test_status = TestCounts(**counts)
             tool_result.error_signature = failure_signature(list(shell_run.failing), shell_run.last_error)
             tool_result.extra["test_runner"] = shell_run.runner
-        return tool_result
 
     def _shell_reports(self) -> dict[str, str]:
         """The report our plugin wrote for a pytest the command started (read and removed in one call)."""

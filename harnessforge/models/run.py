@@ -35,6 +35,10 @@ class RunMeta(Model):
     harness_profile: str = Field("V0", description="`run --harness-profile` (rules: harness.harness_profiles)")
     started_at: datetime = Field(default_factory=utcnow)
     synthetic: bool = Field(False, description="True when the agent is not a model (the oracle): label, never train")
+    scaffold: dict[str, Any] = Field(
+        default_factory=lambda: {"name": "harnessforge", "version": __version__},
+        description="Whose agent loop and tools the Dev worked in: name, version and (a scaffold's own) tool schemas",
+    )
 
 
 class MilestoneSummary(Model):

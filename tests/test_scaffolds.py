@@ -1,0 +1,100 @@
+"""Devs in a scaffold's own agent loop and tools (mini-swe-agent, OpenHarness, Claude Code's native
+tools), each the real package against the local wire-protocol servers, on the example repository:
+the milestone passes, every tool call is recorded, a Mentor hint reaches the model mid-run, and the
+scaffold's name and version are on the run."""
+
+import base64
+import json
+
+import pytest
+
+from harnessforge.agents.errors import AgentError
+from harnessforge.agents.mini_swe_agent_backend import MiniSweAgent
+from harnessforge.diffs import split_diff
+from harnessforge.gitio import GitRepo
+from harnessforge.harness.navigator import Navigator
+from harnessforge.harness.recorder import Recorder
+from harnessforge.rules import load_rules
+from tests.llm_servers import OpenAIServer
+
+O = OpenAIServer
+
+
+def mentor_rules():
+    """The Mentor answers a stuck phrase at once (no cooldown), so one stuck answer releases L1."""
+    rules = load_rules()
+    mentor = rules.harness.mentor.model_copy(update={"cooldown_turns": 1, "cooldown_test_runs": 1})
+    return rules.model_copy(update={"harness": rules.harness.model_copy(update={"mentor": mentor})})
+
+
+def solution_commands(store, key, mid) -> list[str]:
+    """Shell commands writing the ground truth's files, as a bash-only model writes them."""
+    milestone = store.load_milestone(key, mid)
+    ground_truth, _ = store.read_patches(key, mid)
+    repo = GitRepo(store.git_cache(key))
+    commands = []
+    for file_diff in split_diff(ground_truth):
+        data = base64.b64encode(repo.show(milestone.verify_commit, file_diff.path)).decode()
+        commands.append(f"mkdir -p $(dirname {file_diff.path}) && echo {data} | base64 -d > {file_diff.path}")
+    return commands
+
+
+def _texts(body: dict) -> list[str]:
+    return [m["content"] for m in body["messages"] if m["role"] == "user" and isinstance(m["content"], str)]
+
+
+def test_mini_swe_agent_passes_a_milestone_with_a_hint_mid_run(validated):
+    store, key, _ = validated
+    bash = lambda id, command: O.tool_call(id, "bash", {"command": command})  # noqa: E731
+    with OpenAIServer() as server:
+        server.push(
+            O.completion("THOUGHT: look around.", [bash("call_1", "ls")], model="gpt-4.1"),
+            O.completion("THOUGHT: run the tests.", [bash("call_2", "python -m pytest -q tests")], model="gpt-4.1"),
+            O.completion("THOUGHT: I'm stuck and need a hint.", [bash("call_3", "ls tasklite")], model="gpt-4.1"),
+            O.completion("THOUGHT: write it.", [bash("call_4", " && ".join(solution_commands(store, key, "m01")))], model="gpt-4.1"),
+            O.completion("THOUGHT: done.", [bash("call_5", "echo COMPLETE_TASK_AND_SUBMIT_FINAL_OUTPUT")], model="gpt-4.1"),
+        )
+        with MiniSweAgent("gpt-4.1", "openai", api_key="test", base_url=server.base_url, timeout=120) as agent:
+            nav = Navigator(store, key, agent, mentor_rules(), run_id="mini-local", log=lambda *_: None)
+            try:
+                (summary,) = nav.run(["m01"])
+            except Exception:
+                for e in Recorder.open(nav.run_dir / "m01").events():
+                    print("EVENT", e.role, e.action.type, e.observation[-300:], e.action.content[-200:])
+                raise
+        bodies = server.bodies
+    assert summary.status == "PASS" and summary.turns == 5 == len(bodies), [_texts(b)[-1:] for b in bodies]
+    assert summary.hints_released[:1] == [1]
+    # mini's own prompts and its one tool: the scaffold is not ours
+    assert bodies[0]["messages"][0]["role"] == "system" and "bash" in json.dumps(bodies[0]["tools"])
+    assert [tool["function"]["name"] for tool in bodies[0]["tools"]] == ["bash"]
+    assert "Please solve this issue" in bodies[0]["messages"][1]["content"]
+    # the hint released on the stuck answer reached the model before its next call, after the test output
+    fourth = bodies[3]["messages"]
+    assert fourth[-2]["role"] == "tool" and "[hint L1]" in fourth[-1]["content"]
+    events = Recorder.open(nav.run_dir / "m01").events()
+    calls = [e for e in events if e.role == "dev" and e.call_id]
+    assert [e.call_id for e in calls] == ["call_1", "call_2", "call_3", "call_4", "call_5"]
+    assert all(e.action.type == "bash" for e in calls)
+    assert "tasklite" in calls[0].observation
+    assert calls[1].test_status is not None and calls[1].test_status.failed > 0  # its pytest, counted as ours
+    hint = next(e for e in events if e.role == "mentor" and e.action.type == "hint")
+    assert hint.turn_id == 3 and hint.action.args["rule"] == "explicit_request"
+    assert set(calls[3].files_touched) >= {f.path for f in split_diff(store.read_patches(key, "m01")[0])}
+    verify = next(e for e in events if e.role == "verifier")
+    assert verify.action.verdict == "PASS"
+    metadata = json.loads((nav.run_dir / "metadata.json").read_text())
+    assert metadata["scaffold"]["name"] == "mini-swe-agent" and metadata["scaffold"]["version"].startswith("2.")
+    own = json.loads((nav.run_dir / "m01" / "scaffold_trajectory.json").read_text())
+    assert own["trajectory_format"] == "mini-swe-agent-1.1"
+    assert any("[hint L1]" in str(m.get("content")) for m in own["messages"])
+
+
+def test_a_missing_scaffold_and_a_wrong_version_are_one_clear_line(tmp_path, monkeypatch):
+    monkeypatch.setenv("HARNESSFORGE_MINI_SWE_AGENT_PYTHON", str(tmp_path / "no-python"))
+    with pytest.raises(AgentError, match="cannot run .*no-python"):
+        MiniSweAgent("gpt-4.1", "openai", api_key="test")
+    monkeypatch.delenv("HARNESSFORGE_MINI_SWE_AGENT_PYTHON")
+    monkeypatch.setattr(MiniSweAgent, "supported", ">=99")
+    with pytest.raises(AgentError, match=r"mini-swe-agent 2\.[\d.]+ .* not a supported version \(>=99\)"):
+        MiniSweAgent("gpt-4.1", "openai", api_key="test")
