@@ -46,6 +46,16 @@ if command -v npm >/dev/null 2>&1; then
 else
   echo "install.sh: npm not found, so the claude-code backend is not installed" >&2
 fi
+# The Python scaffolds a Dev can work in (agents/scaffold_link.py), each in a virtualenv of its own so
+# their dependencies (litellm, OpenHarness' chat-platform clients) never meet ours.
+for scaffold in "mini-swe-agent==${MINI_SWE_AGENT_VERSION:-2.4.6}" "openharness-ai==${OPENHARNESS_VERSION:-0.1.9}"; do
+  package=${scaffold%%==*}
+  dir=.tools/scaffolds/${package%-ai}
+  if [ "$("$dir/bin/python" -c "import importlib.metadata as m; print(m.version('$package'))" 2>/dev/null)" != "${scaffold#*==}" ]; then
+    [ -x "$dir/bin/python" ] || "$python" -m venv "$dir"
+    "$dir/bin/python" -m pip install --quiet "$scaffold"
+  fi
+done
 # Harbor (its ATIF validator, task loader and `harbor lint` check the exports in tests) needs
 # Python >= 3.12: a virtualenv of its own in .venv-harbor, from HARBOR_PYTHON or the first such Python
 # found; without one the Harbor tests skip (fail under HARNESSFORGE_REQUIRE_DOCKER=1).

@@ -10,14 +10,16 @@ import pytest
 
 from harnessforge.agents.errors import AgentError
 from harnessforge.agents.mini_swe_agent_backend import MiniSweAgent
+from harnessforge.agents.openharness_backend import OpenHarnessAgent
 from harnessforge.diffs import split_diff
 from harnessforge.gitio import GitRepo
 from harnessforge.harness.navigator import Navigator
 from harnessforge.harness.recorder import Recorder
 from harnessforge.rules import load_rules
-from tests.llm_servers import OpenAIServer
+from tests.llm_servers import AnthropicServer, OpenAIServer
+from tests.test_run_with_api import _solution
 
-O = OpenAIServer
+A, O = AnthropicServer, OpenAIServer
 
 
 def mentor_rules():
@@ -98,3 +100,52 @@ def test_a_missing_scaffold_and_a_wrong_version_are_one_clear_line(tmp_path, mon
     monkeypatch.setattr(MiniSweAgent, "supported", ">=99")
     with pytest.raises(AgentError, match=r"mini-swe-agent 2\.[\d.]+ .* not a supported version \(>=99\)"):
         MiniSweAgent("gpt-4.1", "openai", api_key="test")
+
+
+def test_openharness_passes_a_milestone_with_a_hint_mid_run(validated):
+    store, key, _ = validated
+    writes = [
+        A.tool_use(f"toolu_w{i}", "write_file", {"path": block["input"]["path"], "content": block["input"]["content"]})
+        for i, block in enumerate(_solution(store, key, "m01"))
+    ]
+    with AnthropicServer() as server:
+        server.push(
+            A.message(A.text("Let me look."), A.tool_use("toolu_1", "bash", {"command": "ls"}), stop_reason="tool_use"),
+            A.message(  # two calls in one answer: OpenHarness runs them concurrently, the harness in order
+                A.tool_use("toolu_2", "bash", {"command": "python -m pytest -q tests"}),
+                A.tool_use("toolu_g", "grep", {"pattern": "class TaskStore", "root": "tasklite"}),
+                stop_reason="tool_use",
+            ),
+            A.message(A.text("I'm stuck and need a hint."), A.tool_use("toolu_3", "read_file", {"path": "tasklite/store.py", "limit": 5}), stop_reason="tool_use"),
+            A.message(*writes, stop_reason="tool_use"),
+            A.message(A.text("Done: the tests should pass now.")),  # a final answer: its submission
+        )
+        with OpenHarnessAgent("claude-sonnet-4-6", "anthropic", api_key="test", base_url=server.url, timeout=120) as agent:
+            nav = Navigator(store, key, agent, mentor_rules(), run_id="openharness-local", log=lambda *_: None)
+            (summary,) = nav.run(["m01"])
+        bodies = server.bodies
+    assert summary.status == "PASS" and summary.turns == 5 == len(bodies)
+    # OpenHarness' own system prompt and tool schemas, not ours
+    assert {tool["name"] for tool in bodies[0]["tools"]} == {"bash", "read_file", "write_file", "edit_file", "grep"}
+    assert "read_file" in json.dumps(bodies[0]["tools"]) and "old_str" in json.dumps(bodies[0]["tools"])
+    # read_file as OpenHarness shows it: numbered lines, its window of 5
+    fourth = bodies[3]["messages"][-1]["content"]
+    result = next(block for block in fourth if block["type"] == "tool_result")
+    assert result["tool_use_id"] == "toolu_3" and str(result["content"]).count("\t") == 5
+    # the hint rode into the same user message, after the tool result
+    assert any(block.get("type") == "text" and "[hint L1]" in block["text"] for block in fourth)
+    events = Recorder.open(nav.run_dir / "m01").events()
+    calls = [e for e in events if e.role == "dev" and e.call_id]
+    kinds = [(e.call_id, e.action.type) for e in calls[:4]]
+    assert kinds == [("toolu_1", "bash"), ("toolu_2", "bash"), ("toolu_g", "search"), ("toolu_3", "read_file")]
+    assert calls[1].test_status is not None and calls[1].test_status.failed > 0
+    # grep is recorded as our search, its own name and arguments kept; the grep really ran in the sandbox
+    assert calls[2].action.args["tool"] == "grep" and calls[2].action.args["path"] == "tasklite"
+    assert "store.py" in calls[2].observation
+    assert all(e.action.type == "write_file" and "tool" not in e.action.args for e in calls[4:])
+    submit = next(e for e in events if e.action.type == "submit")
+    assert submit.action.args["implicit"] and "tests should pass" in submit.action.content
+    metadata = json.loads((nav.run_dir / "metadata.json").read_text())
+    assert metadata["scaffold"]["name"] == "openharness" and metadata["scaffold"]["version"] == "0.1.9"
+    own = json.loads((nav.run_dir / "m01" / "scaffold_trajectory.json").read_text())
+    assert own["format"] == "openharness-messages" and len(own["messages"]) >= 9

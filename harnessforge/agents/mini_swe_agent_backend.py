@@ -1,6 +1,6 @@
 """mini-swe-agent as the Dev: its DefaultAgent with its `mini.yaml` prompts and its one bash tool
 (litellm to the model), every command run by the harness in the milestone's sandbox
-(`drivers/mini_swe_agent.py`). Its submission is its own: a command whose output starts with
+(`drivers/mini_swe_agent_driver.py`). Its submission is its own: a command whose output starts with
 `COMPLETE_TASK_AND_SUBMIT_FINAL_OUTPUT`."""
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ class MiniSweAgent(ScaffoldLink):
     scaffold = "mini-swe-agent"
     package = "mini-swe-agent"
     supported = ">=2.4,<3"
-    driver = "mini_swe_agent.py"
+    driver = "mini_swe_agent_driver.py"
     native_tools = {"bash": "bash"}
 
     def submitted(self, call: ToolCall, observation: str) -> bool:

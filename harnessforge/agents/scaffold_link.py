@@ -243,6 +243,9 @@ class ScaffoldLink(AgentBackend):
             elif op == "done":  # its own loop ended; the harness wants more (else it would not ask for a turn)
                 self.conn.send({"messages": self.outbox or [GO_ON]})
                 self.outbox = []
+            elif op == "error":  # the scaffold gave up on the model call (its own retries spent)
+                self.conn.send({})
+                raise AgentError(f"{self.scaffold}: {request.get('message') or 'an error it did not describe'}")
             else:
                 raise AgentError(f"{self.scaffold} sent an unknown request {op!r}")
 

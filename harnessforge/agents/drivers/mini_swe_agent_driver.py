@@ -1,6 +1,6 @@
 """mini-swe-agent as a HarnessForge Dev: its `DefaultAgent`, its `mini.yaml` prompts and its bash
 tool (through litellm), with an environment whose every command the harness runs in the milestone's
-sandbox. Run by the harness with mini-swe-agent's own Python: `python mini_swe_agent.py`.
+sandbox. Run by the harness with mini-swe-agent's own Python: `python mini_swe_agent_driver.py`.
 
 - `HarnessEnvironment.execute` asks the harness to run the command (`tool`) and gives the agent the
   output and exit code, as mini's own environments do; `COMPLETE_TASK_AND_SUBMIT_FINAL_OUTPUT` still
