@@ -8,6 +8,7 @@ import json
 
 import pytest
 
+from harnessforge.agents.claude_code_native import ClaudeCodeNative
 from harnessforge.agents.errors import AgentError
 from harnessforge.agents.mini_swe_agent_backend import MiniSweAgent
 from harnessforge.agents.openharness_backend import OpenHarnessAgent
@@ -16,10 +17,11 @@ from harnessforge.gitio import GitRepo
 from harnessforge.harness.navigator import Navigator
 from harnessforge.harness.recorder import Recorder
 from harnessforge.rules import load_rules
-from tests.llm_servers import AnthropicServer, OpenAIServer
+from tests.llm_servers import AnthropicServer, OpenAIServer, Reply
 from tests.test_run_with_api import _solution
 
 A, O = AnthropicServer, OpenAIServer
+SECRET = "sk-ant-hf-scaffold-secret-0123456789"
 
 
 def mentor_rules():
@@ -149,3 +151,62 @@ def test_openharness_passes_a_milestone_with_a_hint_mid_run(validated):
     assert metadata["scaffold"]["name"] == "openharness" and metadata["scaffold"]["version"] == "0.1.9"
     own = json.loads((nav.run_dir / "m01" / "scaffold_trajectory.json").read_text())
     assert own["format"] == "openharness-messages" and len(own["messages"]) >= 9
+
+
+@pytest.fixture
+def anthropic_for_claude(monkeypatch):
+    """A local Messages server; the CLI's own side calls (no tools offered) are answered apart."""
+    with AnthropicServer() as server:
+        server.main = lambda body: isinstance(body, dict) and bool(body.get("tools"))
+        server.side_reply = Reply(body=A.message(A.text("ok")))
+        monkeypatch.setenv("ANTHROPIC_API_KEY", SECRET)
+        monkeypatch.delenv("ANTHROPIC_BASE_URL", raising=False)
+        yield server
+
+
+def test_claude_code_native_passes_a_milestone_in_the_sandbox_with_a_hint_mid_run(validated, anthropic_for_claude):
+    store, key, _ = validated
+    server = anthropic_for_claude
+    writes = [
+        A.tool_use(f"toolu_w{i}", "Write", {"file_path": f"/workspace/{b['input']['path']}", "content": b["input"]["content"]})
+        for i, b in enumerate(_solution(store, key, "m01"))
+    ]
+    server.push(
+        A.message(A.text("Looking."), A.tool_use("toolu_1", "Bash", {"command": "ls; env"}), stop_reason="tool_use"),
+        A.message(A.tool_use("toolu_2", "Bash", {"command": "python -m pytest -q tests"}), stop_reason="tool_use"),
+        A.message(A.text("I'm stuck and need a hint."), A.tool_use("toolu_3", "Read", {"file_path": "/workspace/tasklite/store.py"}), stop_reason="tool_use"),
+        A.message(*writes, stop_reason="tool_use"),
+        A.message(A.text("Done: the feature is in and the tests pass.")),
+    )
+    with ClaudeCodeNative("claude-sonnet-4-6", base_url=server.url, timeout=180) as agent:
+        nav = Navigator(store, key, agent, mentor_rules(), run_id="claude-native-local", log=lambda *_: None)
+        (summary,) = nav.run(["m01"])
+        refused = list(agent.relay.refused)
+    bodies = [b for b in server.bodies if isinstance(b, dict) and b.get("tools")]
+    assert summary.status == "PASS" and summary.turns == 5 == len(bodies)
+    # Claude Code's own tools, no MCP server of ours
+    names = {tool["name"] for tool in bodies[0]["tools"]}
+    print("NATIVE TOOLS", sorted(names))
+    assert {"Bash", "Read", "Edit", "Write"} <= names and not any(n.startswith("mcp__") for n in names)
+    events = Recorder.open(nav.run_dir / "m01").events()
+    calls = [e for e in events if e.role == "dev" and e.call_id]
+    assert [(e.call_id, e.action.type, e.action.args.get("tool")) for e in calls[:3]] == [
+        ("toolu_1", "bash", "Bash"), ("toolu_2", "bash", "Bash"), ("toolu_3", "read_file", "Read")
+    ]
+    # the commands ran inside the sandbox, as its user, with no key but the relay's placeholder
+    assert "tasklite" in calls[0].observation and "ANTHROPIC_API_KEY=ssh-placeholder" in calls[0].observation
+    assert SECRET not in json.dumps([e.observation for e in events])
+    assert calls[1].test_status is not None and calls[1].test_status.failed > 0  # its pytest, counted as ours
+    assert calls[2].action.args["path"] == "tasklite/store.py" and "class TaskStore" in calls[2].observation
+    ground_truth = {f.path for f in split_diff(store.read_patches(key, "m01")[0])}
+    assert {path for e in calls[3:] for path in e.files_touched} >= ground_truth
+    # the hint released on the stuck answer reached the model with the Read's result, mid-run
+    hint = next(e for e in events if e.action.type == "hint")
+    assert hint.turn_id == 3 and "[hint L1]" in json.dumps(bodies[3]["messages"][-1])
+    submit = next(e for e in events if e.action.type == "submit")
+    assert submit.action.args["implicit"] and next(e for e in events if e.role == "verifier").action.verdict == "PASS"
+    metadata = json.loads((nav.run_dir / "metadata.json").read_text())
+    assert metadata["scaffold"]["name"] == "claude-code" and metadata["scaffold"]["version"] == agent.version
+    atif = json.loads((nav.run_dir / "m01" / "trajectory.atif.json").read_text())
+    assert "Bash" in {tool["function"]["name"] for tool in atif["agent"]["tool_definitions"]}
+    assert refused == [] or all(not r.startswith("POST /v1/messages") for r in refused)

@@ -95,7 +95,7 @@ class ClaudeCodeAgent(AgentBackend):
         """`timeout` bounds one model answer, the CLI's own API retries (`max_retries`) included."""
         self.model, self.timeout, self.max_retries, self.effort = model, timeout, max_retries, effort
         self.bin = find_claude(claude_bin)
-        if not os.environ.get("ANTHROPIC_API_KEY") and not os.environ.get("ANTHROPIC_AUTH_TOKEN"):
+        if not self._has_key():
             raise AgentError("no Anthropic API key for the claude CLI: set ANTHROPIC_API_KEY")
         self.home = Path(tempfile.mkdtemp(prefix="hf-claude-"))  # CLI config, sessions, cwd
         self.authkey = secrets.token_hex(32).encode()  # the bridge gets it as text in its environment
@@ -129,35 +129,38 @@ class ClaudeCodeAgent(AgentBackend):
         self.seen = len(messages)
         results = {message["tool_call_id"]: message["content"] for message in new if message["role"] == "tool"}
         texts = [message["content"] for message in new if message["role"] == "user" and message["content"]]
-        if self.waiting and self.proc and self.proc.poll() is None:
-            self.answers = {call.id: [results.get(call.id, "(no result)")] for call in self.waiting}
-            self.answers[self.waiting[-1].id] += texts  # hints and feedback ride on the last result
-            held, self.held = self.held, []
-            for conn, request in held:
-                self._answer(conn, request, hold=False)
-        else:
+        if not self._deliver(results, texts):
             self._wait_exit()
             self._launch(messages, new, texts)
         return self._next_answer()
 
+    def _deliver(self, results: dict[str, str], texts: list[str]) -> bool:
+        """Hand the tool results and the new user texts to the CLI still waiting for them; False if it
+        is not waiting (it ended its turn): they become the prompt of `--resume`."""
+        if not (self.waiting and self.proc and self.proc.poll() is None):
+            return False
+        self.answers = {call.id: [results.get(call.id, "(no result)")] for call in self.waiting}
+        self.answers[self.waiting[-1].id] += texts  # hints and feedback ride on the last result
+        held, self.held = self.held, []
+        for conn, request in held:
+            self._answer(conn, request, hold=False)
+        return True
+
+    def _has_key(self) -> bool:
+        """The CLI reads its key from the environment (ours is passed on)."""
+        return bool(os.environ.get("ANTHROPIC_API_KEY") or os.environ.get("ANTHROPIC_AUTH_TOKEN"))
+
+    def _system(self, messages: list[Message]) -> str:
+        """What the CLI appends to its own system prompt: ours, which names our tools."""
+        return "\n\n".join(message["content"] for message in messages if message["role"] == "system")
+
+    def _tool_flags(self) -> list[str]:
+        """No built-in tool, ours over MCP."""
+        return ["--mcp-config", str(self.mcp_config), "--strict-mcp-config", "--tools", "", "--allowedTools", f"mcp__{SERVER}"]
+
     def _launch(self, messages: list[Message], new: list[Message], texts: list[str]) -> None:
-        cmd = [
-            self.bin,
-            "-p",
-            "--output-format",
-            "stream-json",
-            "--verbose",
-            "--include-partial-messages",
-            "--model",
-            self.model,
-            "--mcp-config",
-            str(self.mcp_config),
-            "--strict-mcp-config",
-            "--tools",
-            "",
-            "--allowedTools",
-            f"mcp__{SERVER}",
-        ]
+        cmd = [self.bin, "-p", "--output-format", "stream-json", "--verbose", "--include-partial-messages"]
+        cmd += ["--model", self.model, *self._tool_flags()]
         if self.effort:
             cmd += ["--effort", self.effort]
         if self.session:
@@ -165,18 +168,27 @@ class ClaudeCodeAgent(AgentBackend):
             prompt = "\n\n".join(texts)
         else:
             self.session, self.reported_total = str(uuid.uuid4()), 0.0
-            system = "\n\n".join(message["content"] for message in messages if message["role"] == "system")
-            cmd += ["--session-id", self.session, "--append-system-prompt", system]
+            cmd += ["--session-id", self.session, "--append-system-prompt", self._system(messages)]
             resumed = any(message["role"] == "assistant" for message in messages)
             prompt = transcript(messages) if resumed else "\n\n".join(texts)
         self.waiting, self.held = [], []
+        self.proc = self._spawn(cmd)
+        self.proc.stdin.write(prompt or "Continue.")  # the prompt on stdin: no argv length limit
+        self.proc.stdin.close()
+        self.stderr: list[str] = []
+        self.reader = threading.Thread(target=self._read, args=(self.proc,), daemon=True)
+        self.reader.start()
+        threading.Thread(target=lambda process=self.proc: self.stderr.extend(process.stderr), daemon=True).start()
+
+    def _spawn(self, cmd: list[str]) -> subprocess.Popen:
+        """The CLI on this host, with its own home and only the environment it needs."""
         env = {k: os.environ[k] for k in PASSED_ENV if k in os.environ}
         env |= QUIET_ENV | {
             "HOME": str(self.home),
             "CLAUDE_CONFIG_DIR": str(self.home / "config"),
             "CLAUDE_CODE_MAX_RETRIES": str(self.max_retries),
         }
-        self.proc = subprocess.Popen(
+        return subprocess.Popen(
             cmd,
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
@@ -186,12 +198,6 @@ class ClaudeCodeAgent(AgentBackend):
             text=True,
             start_new_session=True,
         )
-        self.proc.stdin.write(prompt or "Continue.")  # the prompt on stdin: no argv length limit
-        self.proc.stdin.close()
-        self.stderr: list[str] = []
-        self.reader = threading.Thread(target=self._read, args=(self.proc,), daemon=True)
-        self.reader.start()
-        threading.Thread(target=lambda process=self.proc: self.stderr.extend(process.stderr), daemon=True).start()
 
     def _next_answer(self) -> AgentTurn:
         """Serve the CLI's tool calls from `answers` until its next model answer is complete."""
@@ -206,6 +212,8 @@ class ClaudeCodeAgent(AgentBackend):
                 raise AgentError(f"the claude CLI gave no answer within {self.timeout:g} s") from None
             if kind == "call":
                 self._answer(*payload)
+            elif kind == "hook":
+                self._hook(*payload)
             elif kind == "exit":
                 if payload[0] is self.proc:
                     raise AgentError(self._exit_message(self.proc.returncode))
@@ -233,7 +241,9 @@ class ClaudeCodeAgent(AgentBackend):
             else:
                 if obj["type"] == "assistant" and not obj.get("parent_tool_use_id"):
                     blocks += obj["message"]["content"]
-                if obj["type"] != "user":  # tool results echo what the harness already recorded
+                if obj["type"] == "user":  # tool results: the harness has them already (ours) or takes them here
+                    self._tool_results(obj)
+                else:
                     self.stream.append(obj)
 
     def _turn(self, blocks: list[dict], usage: Usage, write: int, stop: str, model: str, latency: float) -> AgentTurn:
@@ -259,12 +269,26 @@ class ClaudeCodeAgent(AgentBackend):
             extra=self._extra(),
         )
 
+    def _signal(self, sig: int) -> None:
+        """Signal the CLI (SIGINT: write your result and exit; SIGKILL: its whole process group)."""
+        if sig == signal.SIGKILL:
+            os.killpg(self.proc.pid, sig)
+        else:
+            self.proc.send_signal(sig)
+
+    def _hook(self, conn, payload: dict) -> None:
+        """A Claude Code hook call (the native mode); this mode sets none."""
+        conn.close()
+
+    def _tool_results(self, line: dict) -> None:
+        """A `user` line of the stream: the results of the CLI's tool calls (the native mode reads them)."""
+
     def end_conversation(self) -> dict:
         """The harness is done with this conversation: interrupt the CLI (SIGINT: it writes its result,
         with what this invocation cost, and exits without another model call) and return its last lines,
         to record with the milestone's end."""
         if self.proc is not None and self.proc.poll() is None:
-            self.proc.send_signal(signal.SIGINT)
+            self._signal(signal.SIGINT)
         self._drain(timeout=10)
         self._stop()
         self.opening = None  # a turn after this one starts a new session
@@ -373,7 +397,7 @@ class ClaudeCodeAgent(AgentBackend):
 
     def _stop(self) -> None:
         if self.proc and self.proc.poll() is None:
-            os.killpg(self.proc.pid, 9)
+            self._signal(signal.SIGKILL)
             self.proc.wait()
         if self.proc:
             self.reader.join(timeout=5)  # its last lines must not reach the next session

@@ -21,6 +21,7 @@ from .runner_spec import json_lines
 from .runners import runner
 from .shell_test_output import ShellTestRun, counted, go_text, jest_text, plain, vitest_text
 
+SHELL_REPORTS = "shell"  # the subdirectory of the sandbox's results dir where the Dev's own test runs report
 PYTEST_REPORT = runner("pytest").report  # what HF_RESULTS names inside the shell-results directory
 RUNNER_ORDER = ("pytest", "go", "cargo", "jest", "vitest")  # tried in this order behind a wrapper (`make test`)
 JS_RUNNERS = ("jest", "vitest")

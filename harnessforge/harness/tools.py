@@ -18,7 +18,7 @@ from typing import Any
 
 from ..envs.runners import FILE_RUNNERS, run_tests, test_files_of
 from ..envs.sandbox import Sandbox
-from ..envs.shell_tests import shell_test_env, shell_test_run
+from ..envs.shell_tests import SHELL_REPORTS, shell_test_env, shell_test_run
 from ..errors import EnvError, SandboxLost
 from ..files import FileClassifier
 from ..models.env import Recipe, TestRun
@@ -63,7 +63,6 @@ TOOLS = [
 TOOL_NAMES = {tool["function"]["name"] for tool in TOOLS}
 EDIT_TOOLS = {"write_file", "edit_file"}
 MUTATING_TOOLS = EDIT_TOOLS | {"bash"}  # calls after which the workspace is compared and its snapshot refreshed
-SHELL_REPORTS = "shell"  # the subdirectory of the sandbox's results dir where the Dev's own pytest runs report
 
 
 @dataclass
