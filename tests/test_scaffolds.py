@@ -8,7 +8,7 @@ import json
 
 import pytest
 
-from harnessforge.agents.claude_code_native import ClaudeCodeNative
+from harnessforge.agents.claude_code_native import ClaudeCodeNative, cli_version, self_contained
 from harnessforge.agents.errors import AgentError
 from harnessforge.agents.mini_swe_agent_backend import MiniSweAgent
 from harnessforge.agents.openharness_backend import OpenHarnessAgent
@@ -210,3 +210,94 @@ def test_claude_code_native_passes_a_milestone_in_the_sandbox_with_a_hint_mid_ru
     atif = json.loads((nav.run_dir / "m01" / "trajectory.atif.json").read_text())
     assert "Bash" in {tool["function"]["name"] for tool in atif["agent"]["tool_definitions"]}
     assert refused == [] or all(not r.startswith("POST /v1/messages") for r in refused)
+
+
+# ---- the sandbox attacks, from inside each scaffold's own tool ------------------------------------
+ATTACK = r"""python3 - <<'PY'
+import socket
+try:
+    s = socket.socket(); s.settimeout(5); s.connect(("151.101.0.223", 443)); print("NET:open")
+except OSError:
+    print("NET:blocked")
+try:
+    socket.getaddrinfo("pypi.org", 443); print("DNS:open")
+except OSError:
+    print("DNS:blocked")
+try:  # the relay's socket, where there is one: anything but the Messages API is refused
+    u = socket.socket(socket.AF_UNIX); u.connect("/run/hf/api.sock")
+    u.sendall(b"GET /v1/models HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n")
+    print("RELAY:" + u.recv(200).decode().split("\r\n")[0])
+except OSError:
+    print("RELAY:none")
+PY
+env -u PIP_NO_INDEX python -m pip download --no-deps --retries 0 --timeout 5 -d /tmp/dl --index-url https://pypi.org/simple requests >/dev/null 2>&1 && echo PIP:open || echo PIP:blocked
+git cat-file -e VERIFY 2>/dev/null && echo GIT:future || echo GIT:clean
+echo "TAGS:$(git tag | wc -l)"
+rm -f /run/hf/api.sock 2>/dev/null; test -S /run/hf/api.sock && echo SOCKET:kept || echo SOCKET:none
+echo "SECRETS:$( (env; cat /proc/[0-9]*/environ 2>/dev/null | tr '\0' '\n') | grep -c sk-ant-hf-scaffold)"
+"""
+
+
+def one_turn_rules():
+    rules = load_rules()
+    return rules.model_copy(update={"harness": rules.harness.model_copy(update={"max_turns": 1})})
+
+
+@pytest.mark.parametrize("scaffold", ["mini-swe-agent", "openharness", "claude-code-native"])
+def test_the_sandbox_holds_inside_each_scaffold(validated, scaffold, monkeypatch):
+    store, key, _ = validated
+    later = store.load_milestone(key, "m02").verify_commit  # an object of the future, for m01's sandbox
+    command = ATTACK.replace("VERIFY", later)
+    monkeypatch.setenv("ANTHROPIC_API_KEY", SECRET)
+    monkeypatch.setenv("OPENAI_API_KEY", SECRET)
+    server = OpenAIServer() if scaffold == "mini-swe-agent" else AnthropicServer()
+    with server:
+        if scaffold == "mini-swe-agent":
+            server.push(O.completion("THOUGHT: probe.", [O.tool_call("call_a", "bash", {"command": command})]))
+            agent = MiniSweAgent("gpt-4.1", "openai", base_url=server.base_url, timeout=120)
+        elif scaffold == "openharness":
+            server.push(A.message(A.tool_use("call_a", "bash", {"command": command}), stop_reason="tool_use"))
+            agent = OpenHarnessAgent("claude-sonnet-4-6", "anthropic", base_url=server.url, timeout=120)
+        else:
+            server.main = lambda body: isinstance(body, dict) and bool(body.get("tools"))
+            server.side_reply = Reply(body=A.message(A.text("ok")))
+            server.push(A.message(A.tool_use("call_a", "Bash", {"command": command}), stop_reason="tool_use"))
+            agent = ClaudeCodeNative("claude-sonnet-4-6", base_url=server.url, timeout=180)
+        with agent:
+            nav = Navigator(store, key, agent, one_turn_rules(), run_id=f"attack-{scaffold}", log=lambda *_: None)
+            (summary,) = nav.run(["m01"])
+    probe = next(e for e in Recorder.open(nav.run_dir / "m01").events() if e.call_id == "call_a")
+    seen = dict(line.split(":", 1) for line in probe.observation.splitlines() if line.split(":", 1)[0].isupper() and ":" in line)
+    assert seen["NET"] == "blocked" and seen["DNS"] == "blocked", probe.observation
+    assert seen["PIP"] == "blocked" and seen["GIT"] == "clean" and seen["TAGS"] == "0", probe.observation
+    assert seen["SECRETS"] == "0", probe.observation  # the key the scaffold was given is not in the sandbox
+    if scaffold == "claude-code-native":
+        assert seen["RELAY"].startswith("HTTP/1.1 403") and "GET /v1/models" in agent.relay.refused, probe.observation
+        assert seen["SOCKET"] == "kept", probe.observation  # mounted read-only: the Dev cannot cut its own line
+    else:
+        assert seen["RELAY"] == "none" and seen["SOCKET"] == "none", probe.observation
+    assert summary.status == "STUCK" and summary.turns == 1
+
+
+def test_a_relay_socket_that_is_gone_stops_the_run_in_one_line_and_keeps_the_turns(validated, anthropic_for_claude):
+    store, key, _ = validated
+    server = anthropic_for_claude
+    server.push(A.message(A.tool_use("toolu_1", "Bash", {"command": "ls"}), stop_reason="tool_use"))
+    with ClaudeCodeNative("claude-sonnet-4-6", base_url=server.url, timeout=120, max_retries=0) as agent:
+        gone = lambda *_: (agent.link / "api.sock").unlink()  # noqa: E731 - after the first turn
+        nav = Navigator(store, key, agent, load_rules(), run_id="claude-native-gone", log=lambda *_: None, on_turn=gone)
+        with pytest.raises(AgentError, match=r"(?s)claude CLI exited.*the API relay's socket .*api.sock is gone") as caught:
+            nav.run(["m01"])
+    assert "\n" not in str(caught.value)
+    kept = Recorder.open(nav.run_dir / "m01").events()
+    assert [e.action.type for e in kept] == ["milestone_start", "message", "bash"] and "tasklite" in kept[2].observation
+
+
+def test_a_cli_too_old_or_not_a_binary_is_one_clear_line(tmp_path):
+    old = tmp_path / "claude"
+    old.write_text("#!/bin/sh\necho '1.0.44 (Claude Code)'\n")
+    old.chmod(0o755)
+    with pytest.raises(AgentError, match=r"version 1\.0\.44; the native mode needs >= 2\.1\.0"):
+        cli_version(str(old))
+    with pytest.raises(AgentError, match="not a self-contained binary"):
+        self_contained(str(old))

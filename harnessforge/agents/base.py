@@ -185,3 +185,16 @@ def transcript(messages: list[Message]) -> str:
         calls = [f"{function['name']}({function['arguments']})" for function in functions]
         lines.append(f"[{message['role']}]\n{message['content']}" + "".join(f"\n-> {call}" for call in calls))
     return "\n\n".join(lines) + "\n\n(Continue from here.)"
+
+
+def function_schemas(tools: list[dict]) -> list[dict]:
+    """Tool schemas as OpenAI functions (the shape exported rows carry), from either API's shape
+    (Anthropic's `{name, description, input_schema}`)."""
+    out = []
+    for tool in tools:
+        if tool.get("type") == "function" and "function" in tool:
+            out.append(tool)
+        elif "name" in tool:
+            function = {"name": tool["name"], "description": tool.get("description", ""), "parameters": tool.get("input_schema") or {}}
+            out.append({"type": "function", "function": function})
+    return out

@@ -43,6 +43,7 @@ from ..envs.shell_tests import SHELL_REPORTS, shell_test_env
 from ..models.trajectory import Message, ToolCall
 from .api_relay import ApiRelay
 from .claude_code_backend import QUIET_ENV, ClaudeCodeAgent, find_claude
+from .base import function_schemas
 from .errors import AgentError
 
 KIT = "/opt/hf-scaffold"  # in the sandbox: the CLI and the hook, read-only
@@ -149,16 +150,13 @@ class ClaudeCodeNative(ClaudeCodeAgent):
     # ---- what the harness asks ------------------------------------------------------------------
     def scaffold_info(self) -> dict[str, Any]:
         info: dict[str, Any] = {"name": self.scaffold, "version": self.version}
-        if self.relay.tools:
-            info["tools"] = [
-                {"type": "function", "function": {"name": t["name"], "description": t.get("description", ""), "parameters": t.get("input_schema", {})}}
-                for t in self.relay.tools
-            ]
+        if self.relay.tools:  # what the CLI offered the model, as the relay saw it
+            info["tools"] = function_schemas(self.relay.tools)
         return info
 
     def sandbox_mounts(self) -> list[Mount]:
         hook = Path(__file__).resolve().parent / "drivers" / "claude_hook.pl"
-        return [Mount(self.binary, CLI), Mount(str(hook), f"{KIT}/hook.pl"), Mount(str(self.link), LINK, read_only=False)]
+        return [Mount(self.binary, CLI), Mount(str(hook), f"{KIT}/hook.pl"), Mount(str(self.link), LINK)]  # read-only: the Dev cannot remove or replace the sockets
 
     def enter(self, sandbox: Sandbox, record_dir: Path) -> None:
         if self.sandbox is not sandbox:

@@ -35,7 +35,7 @@ from packaging.version import InvalidVersion, Version
 from ..envs.sandbox import Sandbox
 from ..models.trajectory import AgentTurn, Message, ToolCall, Usage
 from ..store import RunFiles
-from .base import AgentBackend, transcript
+from .base import AgentBackend, function_schemas, transcript
 from .errors import AgentError
 from .pricing import cost_usd
 
@@ -233,7 +233,7 @@ class ScaffoldLink(AgentBackend):
                 self.conn.send({})
                 return self._turn(request)
             if op == "hello":
-                self.tools = request.get("tools") or None
+                self.tools = function_schemas(request.get("tools") or []) or None
                 self.conn.send({})
             elif op == "tool":
                 self.conn.send(self._result(request))

@@ -239,6 +239,8 @@ def _ensure_tables(con: duckdb.DuckDBPyConnection) -> None:
         con.register("_rows", schema.empty_table())
         con.execute(f"CREATE TABLE IF NOT EXISTS {name} AS SELECT * FROM _rows")
         con.unregister("_rows")
+    for column in ("scaffold", "scaffold_version"):  # a database from before scaffolds
+        con.execute(f"ALTER TABLE raw_runs ADD COLUMN IF NOT EXISTS {column} VARCHAR")
 
 
 RUN_SCHEMA = pa.schema(
@@ -247,6 +249,7 @@ RUN_SCHEMA = pa.schema(
         for name in ("run_id", "repo", "agent", "model", "harness_version", "rules_hash", "mode", "harness_profile")
     ]
     + [("synthetic", pa.bool_()), ("config", pa.string())]
+    + [("scaffold", pa.string()), ("scaffold_version", pa.string())]  # last: older tables gain them by ALTER
 )
 MILESTONE_SCHEMA = pa.schema(
     [(name, pa.string()) for name in ("repo", "run_id", "milestone_id", "status")]
@@ -282,6 +285,9 @@ def _load_run_files(store: Store, con: duckdb.DuckDBPyConnection, scope: set[Mil
                 "mode": metadata.get("mode") or "standard",  # runs from before modes
                 "harness_profile": metadata.get("harness_profile") or "V0",
                 "config": json.dumps(metadata.get("config")),
+                # whose loop and tools the Dev worked in (runs from before scaffolds: ours)
+                "scaffold": (metadata.get("scaffold") or {}).get("name") or "harnessforge",
+                "scaffold_version": (metadata.get("scaffold") or {}).get("version") or metadata.get("harness_version"),
             }
         )
         milestones += [_milestone_row(files, metadata.get("repo")) for files in finished[run_dir]]

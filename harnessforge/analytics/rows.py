@@ -45,6 +45,8 @@ class MilestoneSummaryRow(AnalyticsRow):
     harness_version: str | None
     mode: str
     harness_profile: str
+    scaffold: str = "harnessforge"
+    scaffold_version: str | None = None
     status: str
     turns: int | None
     hints: int

@@ -114,6 +114,8 @@ def load_runs(
             synthetic=bool(summary.synthetic),
             mode=summary.mode,
             harness_profile=summary.harness_profile,
+            scaffold=summary.scaffold,
+            scaffold_version=summary.scaffold_version or "",
         )
         key = summary.key
         views.append(RunView(summary, events, rebuild(events), provenance, stuck[key], hints[key], progress[key]))

@@ -48,6 +48,7 @@ from ..distill.outputs import (
 from ..distill.poc import Criterion, criteria, funnel
 from ..errors import ArtifactError, ConfigError
 from ..harness import atif
+from ..harness.tools import TOOLS
 from ..models.distill import PreferencePair, Review, RunProvenance, TaskCard
 from ..rules import Rules, load_rules
 from ..store import Store, atomic_write
@@ -141,6 +142,8 @@ def export(
     cards = verified_cards(store, report, formats, named)
     cards = [card for card in cards if allow_synthetic or not card.synthetic_reference]
 
+    run_tools: dict[tuple[str, str], list[dict]] = {}  # each run's tool schemas, read once
+
     def write_split(split: str, directory: Path) -> None:
         """Every asked-for format, for the rows of this split's repositories, under `directory`."""
 
@@ -153,6 +156,12 @@ def export(
         def meta(row) -> dict[str, Any]:
             return trainer.meta(row) | {"split": split}
 
+        def tools(row) -> list[dict]:
+            run = (row.provenance.repo, row.provenance.run_id)
+            if run not in run_tools:
+                run_tools[run] = tools_of(store, row.provenance)
+            return run_tools[run]
+
         if "sft" in formats:
             for output in (SFT, STUCK_SLICES, CHAINS):  # a chain goes only if each of its milestone runs may
                 segments = [
@@ -161,15 +170,16 @@ def export(
                     if all(keep(output.stem, run) for run in getattr(segment, "runs", [segment.provenance]))
                 ]
                 for dialect, row in trainer.SFT_DIALECTS.items():
-                    write(report, directory / output.stem, dialect, [meta(one) | row(one) for one in segments], tokens)
+                    made = [meta(one) | row(one, tools(one)) for one in segments]
+                    write(report, directory / output.stem, dialect, made, tokens)
         if "dpo" in formats:
             pairs = [pair for pair in rows(DPO_PAIRS) if keep_pair(pair)]
             for dialect, row in trainer.DPO_DIALECTS.items():
-                write(report, directory / "dpo", dialect, [meta(pair) | row(pair) for pair in pairs], tokens)
+                write(report, directory / "dpo", dialect, [meta(pair) | row(pair, tools(pair)) for pair in pairs], tokens)
         if "kto" in formats:
             kept = [one for one in rows(KTO) if keep("kto", one.provenance, "kto" if one.label else "kto_negatives")]
             for dialect, row in trainer.KTO_DIALECTS.items():
-                write(report, directory / "kto", dialect, [meta(one) | row(one) for one in kept], tokens)
+                write(report, directory / "kto", dialect, [meta(one) | row(one, tools(one)) for one in kept], tokens)
         prefix = f"{directory.relative_to(out)}/" if directory != out else ""
         if "atif" in formats:
             ran = [review for review in reviews if split_of(review.repo, heldout) == split]
@@ -198,6 +208,16 @@ def export(
     atomic_write(out / "README.md", card.encode())
     report.files.append(out / "README.md")
     return report
+
+
+def tools_of(store: Store, provenance: RunProvenance) -> list[dict]:
+    """The tool schemas the Dev of this row's run was given: its scaffold's own (in the run's
+    metadata), else ours."""
+    try:
+        scaffold = json.loads(store.run_metadata(provenance.repo, provenance.run_id).read_text()).get("scaffold") or {}
+    except (OSError, ValueError):
+        scaffold = {}
+    return scaffold.get("tools") or TOOLS
 
 
 def verified_cards(store: Store, report: ExportReport, formats: list[str], named: bool) -> list[TaskCard]:

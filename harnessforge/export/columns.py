@@ -30,6 +30,8 @@ COLUMNS: dict[str, str] = {
     "rules_hash": STRING,
     "mode": STRING,
     "harness_profile": STRING,
+    "scaffold": STRING,
+    "scaffold_version": STRING,
     "split": STRING,
     "repo_created_at": STRING,
     "base_commit_date": STRING,

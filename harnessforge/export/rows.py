@@ -36,6 +36,8 @@ def meta(row: Segment | PreferencePair | KTORow) -> dict[str, Any]:
         "rules_hash": provenance.rules_hash,
         "mode": provenance.mode,
         "harness_profile": provenance.harness_profile,
+        "scaffold": provenance.scaffold,  # whose loop and tools; `tools` holds that scaffold's schemas
+        "scaffold_version": provenance.scaffold_version,
         # could the Dev model have seen the solution in training (distill/contamination.py)
         "repo_created_at": provenance.repo_created_at,
         "base_commit_date": provenance.base_commit_date,
@@ -51,53 +53,53 @@ def meta(row: Segment | PreferencePair | KTORow) -> dict[str, Any]:
     return out
 
 
-def sft_trl(segment: Segment) -> dict[str, Any]:
+def sft_trl(segment: Segment, tools: list[dict] = TOOLS) -> dict[str, Any]:
     messages = chat.trl(segment.messages)
-    return {"prompt": messages[: segment.train_from], "completion": messages[segment.train_from :], "tools": TOOLS}
+    return {"prompt": messages[: segment.train_from], "completion": messages[segment.train_from :], "tools": tools}
 
 
-def sft_swift(segment: Segment) -> dict[str, Any]:
-    return {"messages": chat.swift(segment.messages, segment.train_from), "tools": json.dumps(TOOLS)}
+def sft_swift(segment: Segment, tools: list[dict] = TOOLS) -> dict[str, Any]:
+    return {"messages": chat.swift(segment.messages, segment.train_from), "tools": json.dumps(tools)}
 
 
-def sft_openrlhf(segment: Segment) -> dict[str, Any]:
-    messages = chat.openrlhf(segment.messages, TOOLS)
+def sft_openrlhf(segment: Segment, tools: list[dict] = TOOLS) -> dict[str, Any]:
+    messages = chat.openrlhf(segment.messages, tools)
     has_system = segment.messages and segment.messages[0]["role"] == "system"
     cut = segment.train_from + (0 if has_system else 1)  # the system message added for the tools
     return {"input": messages[:cut], "output": messages[cut:], "messages": messages}
 
 
-def dpo_trl(pair: PreferencePair) -> dict[str, Any]:
+def dpo_trl(pair: PreferencePair, tools: list[dict] = TOOLS) -> dict[str, Any]:
     return {
         "prompt": chat.trl(pair.prompt),
         "chosen": chat.trl(pair.chosen),
         "rejected": chat.trl(pair.rejected),
-        "tools": TOOLS,
+        "tools": tools,
     }
 
 
-def dpo_swift(pair: PreferencePair) -> dict[str, Any]:
+def dpo_swift(pair: PreferencePair, tools: list[dict] = TOOLS) -> dict[str, Any]:
     return {
         "messages": chat.swift(pair.prompt + pair.chosen),
         "rejected_messages": chat.swift(pair.prompt + pair.rejected),
-        "tools": json.dumps(TOOLS),
+        "tools": json.dumps(tools),
     }
 
 
-def dpo_openrlhf(pair: PreferencePair) -> dict[str, Any]:
+def dpo_openrlhf(pair: PreferencePair, tools: list[dict] = TOOLS) -> dict[str, Any]:
     return {
-        "input": chat.openrlhf(pair.prompt, TOOLS),
+        "input": chat.openrlhf(pair.prompt, tools),
         "chosen_output": chat.trl(pair.chosen),
         "rejected_output": chat.trl(pair.rejected),
     }
 
 
-def kto_trl(row: KTORow) -> dict[str, Any]:
-    return {"prompt": chat.trl(row.prompt), "completion": chat.trl(row.completion), "label": row.label, "tools": TOOLS}
+def kto_trl(row: KTORow, tools: list[dict] = TOOLS) -> dict[str, Any]:
+    return {"prompt": chat.trl(row.prompt), "completion": chat.trl(row.completion), "label": row.label, "tools": tools}
 
 
-def kto_swift(row: KTORow) -> dict[str, Any]:
-    return {"messages": chat.swift(row.prompt + row.completion), "label": row.label, "tools": json.dumps(TOOLS)}
+def kto_swift(row: KTORow, tools: list[dict] = TOOLS) -> dict[str, Any]:
+    return {"messages": chat.swift(row.prompt + row.completion), "label": row.label, "tools": json.dumps(tools)}
 
 
 # Per dataset, the row of each dialect it is written in.

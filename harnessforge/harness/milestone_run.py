@@ -25,7 +25,7 @@ from ..envs.sandbox import Sandbox
 from ..errors import SandboxLost
 from ..files import FileClassifier
 from ..models.plan import Milestone
-from ..models.run import MilestoneStatus, MilestoneSummary
+from ..models.run import MilestoneStatus, MilestoneSummary, RunMeta
 from ..models.trajectory import Action, Event, MentorDecision, Message, TestCounts, ToolCall, VerifierReport
 from ..rules import HarnessRules, Rules
 from ..store import RunFiles, Store
@@ -35,7 +35,7 @@ from .harness_profiles import HarnessProfile
 from .hint_rewriter import HintRewriter
 from .memory import MilestoneMemory, render
 from .mentor import Mentor
-from .recorder import Recorder, summarize
+from .recorder import Recorder, summarize, write_run_metadata
 from .resume import Counters, ResumePoint
 from .tools import EDIT_TOOLS, MUTATING_TOOLS, TOOLS, ToolBox, ToolResult, failure_signature
 from .verifier import Verifier
@@ -472,7 +472,11 @@ class MilestoneRun:
         recorder.write_json(RunFiles.TEST_RESULTS, report)
         recorder.write_json(RunFiles.MENTOR_LOG, self.mentor.log())
         metadata = json.loads(self.files.metadata.read_text())
-        tools = self.context.agent.scaffold_info().get("tools") or TOOLS  # the scaffold's own, if it has them
+        scaffold = self.context.agent.scaffold_info()
+        if scaffold != metadata.get("scaffold"):  # a scaffold states its tool schemas once it has run
+            metadata["scaffold"] = scaffold
+            write_run_metadata(self.files.run_dir, RunMeta.model_validate(metadata))
+        tools = scaffold.get("tools") or TOOLS  # the scaffold's own, if it has them
         recorder.write_json(RunFiles.ATIF, to_atif(recorder.events(), self.messages, metadata, tools))
         recorder.write_summary(summary)  # last: its presence marks the milestone finished
         for _, snapshot in self.files.snapshots():

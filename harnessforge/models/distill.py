@@ -28,6 +28,8 @@ class RunProvenance(Model):
     synthetic: bool = False
     mode: str = Field("standard", description="The run's `--mode` (rules: harness.modes)")
     harness_profile: str = Field("V0", description="The run's `--harness-profile` (V0-V3)")
+    scaffold: str = Field("harnessforge", description="Whose agent loop and tools the Dev worked in")
+    scaffold_version: str = ""
     repo_created_at: str | None = Field(None, description="The repository's creation (GitHub's, else its first commit)")
     base_commit_date: str | None = None
     verify_commit_date: str | None = Field(None, description="When the milestone's solution was committed")
