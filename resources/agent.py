@@ -6,7 +6,7 @@ import dagster as dg
 from pydantic import Field, field_validator
 
 from harnessforge.agents.base import AgentBackend
-from harnessforge.agents.factory import BACKENDS, MODEL_BACKENDS, check_profiles, make_agent
+from harnessforge.agents.factory import BACKENDS, MODEL_BACKENDS, SCAFFOLDS, check_profiles, make_agent
 from harnessforge.agents.oracle import PROFILES
 from harnessforge.errors import ConfigError
 from harnessforge.store import check_run_id
@@ -20,9 +20,13 @@ class AgentResource(dg.ConfigurableResource):
     backend: str = Field(
         "oracle",
         description=f"oracle: the offline ground-truth Dev (synthetic runs); {', '.join(MODEL_BACKENDS)}: a model "
-        "(claude-code through the claude CLI; ANTHROPIC_API_KEY / OPENAI_API_KEY in the run's environment)",
+        "(claude-code through the claude CLI; ANTHROPIC_API_KEY / OPENAI_API_KEY in the run's environment); "
+        f"{', '.join(SCAFFOLDS)}: a model in that scaffold's own loop and tools (needs the docker sandbox for "
+        "claude-code-native)",
     )
-    model: Optional[str] = Field(None, description="Model name for the model backends (default: the factory's)")
+    model: Optional[str] = Field(
+        None, description="Model name (default: the factory's); PROVIDER/MODEL for mini-swe-agent and openharness"
+    )
     api_key: Optional[str] = Field(
         None,
         description="anthropic/openai: the API key; set it with EnvVar('ANTHROPIC_API_KEY') or "

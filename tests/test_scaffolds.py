@@ -13,14 +13,20 @@ from harnessforge.agents.errors import AgentError
 from harnessforge.agents.mini_swe_agent_backend import MiniSweAgent
 from harnessforge.agents.openharness_backend import OpenHarnessAgent
 from harnessforge.diffs import split_diff
+from harnessforge.distill import distill
+from harnessforge.export import export
 from harnessforge.gitio import GitRepo
 from harnessforge.harness.navigator import Navigator
 from harnessforge.harness.recorder import Recorder
+from harnessforge.report.report import build_report, scaffold_comparison
 from harnessforge.rules import load_rules
+from harnessforge.store import Store
 from tests.llm_servers import AnthropicServer, OpenAIServer, Reply
+from tests.test_analytics import OWN_DIFF, explore
 from tests.test_run_with_api import _solution
+from tests.trajectories import CraftedRun
 
-A, O = AnthropicServer, OpenAIServer
+A, O = AnthropicServer, OpenAIServer  # noqa: E741 - the servers' short names, as in the other tests
 SECRET = "sk-ant-hf-scaffold-secret-0123456789"
 
 
@@ -53,37 +59,42 @@ def test_mini_swe_agent_passes_a_milestone_with_a_hint_mid_run(validated):
     with OpenAIServer() as server:
         server.push(
             O.completion("THOUGHT: look around.", [bash("call_1", "ls")], model="gpt-4.1"),
+            O.completion("I will run the tests next.", model="gpt-4.1"),  # no tool call: mini's own format error
             O.completion("THOUGHT: run the tests.", [bash("call_2", "python -m pytest -q tests")], model="gpt-4.1"),
             O.completion("THOUGHT: I'm stuck and need a hint.", [bash("call_3", "ls tasklite")], model="gpt-4.1"),
-            O.completion("THOUGHT: write it.", [bash("call_4", " && ".join(solution_commands(store, key, "m01")))], model="gpt-4.1"),
-            O.completion("THOUGHT: done.", [bash("call_5", "echo COMPLETE_TASK_AND_SUBMIT_FINAL_OUTPUT")], model="gpt-4.1"),
+            O.completion(
+                "THOUGHT: write it.",
+                [bash("call_4", " && ".join(solution_commands(store, key, "m01")))],
+                model="gpt-4.1",
+            ),
+            O.completion(
+                "THOUGHT: done.", [bash("call_5", "echo COMPLETE_TASK_AND_SUBMIT_FINAL_OUTPUT")], model="gpt-4.1"
+            ),
         )
         with MiniSweAgent("gpt-4.1", "openai", api_key="test", base_url=server.base_url, timeout=120) as agent:
             nav = Navigator(store, key, agent, mentor_rules(), run_id="mini-local", log=lambda *_: None)
-            try:
-                (summary,) = nav.run(["m01"])
-            except Exception:
-                for e in Recorder.open(nav.run_dir / "m01").events():
-                    print("EVENT", e.role, e.action.type, e.observation[-300:], e.action.content[-200:])
-                raise
+            (summary,) = nav.run(["m01"])
         bodies = server.bodies
-    assert summary.status == "PASS" and summary.turns == 5 == len(bodies), [_texts(b)[-1:] for b in bodies]
+    assert summary.status == "PASS" and summary.turns == 6 == len(bodies), [_texts(b)[-1:] for b in bodies]
     assert summary.hints_released[:1] == [1]
     # mini's own prompts and its one tool: the scaffold is not ours
     assert bodies[0]["messages"][0]["role"] == "system" and "bash" in json.dumps(bodies[0]["tools"])
     assert [tool["function"]["name"] for tool in bodies[0]["tools"]] == ["bash"]
     assert "Please solve this issue" in bodies[0]["messages"][1]["content"]
     # the hint released on the stuck answer reached the model before its next call, after the test output
-    fourth = bodies[3]["messages"]
-    assert fourth[-2]["role"] == "tool" and "[hint L1]" in fourth[-1]["content"]
+    assert "No tool calls found" in bodies[2]["messages"][-1]["content"]  # mini answered its format slip itself
+    fifth = bodies[4]["messages"]
+    assert fifth[-2]["role"] == "tool" and "[hint L1]" in fifth[-1]["content"]
     events = Recorder.open(nav.run_dir / "m01").events()
     calls = [e for e in events if e.role == "dev" and e.call_id]
     assert [e.call_id for e in calls] == ["call_1", "call_2", "call_3", "call_4", "call_5"]
     assert all(e.action.type == "bash" for e in calls)
     assert "tasklite" in calls[0].observation
     assert calls[1].test_status is not None and calls[1].test_status.failed > 0  # its pytest, counted as ours
+    turns = [e for e in events if e.action.type == "message"]
+    assert len(turns) == 6 and turns[1].action.content == "I will run the tests next." and turns[1].usage.output == 5
     hint = next(e for e in events if e.role == "mentor" and e.action.type == "hint")
-    assert hint.turn_id == 3 and hint.action.args["rule"] == "explicit_request"
+    assert hint.turn_id == 4 and hint.action.args["rule"] == "explicit_request"
     assert set(calls[3].files_touched) >= {f.path for f in split_diff(store.read_patches(key, "m01")[0])}
     verify = next(e for e in events if e.role == "verifier")
     assert verify.action.verdict == "PASS"
@@ -118,11 +129,17 @@ def test_openharness_passes_a_milestone_with_a_hint_mid_run(validated):
                 A.tool_use("toolu_g", "grep", {"pattern": "class TaskStore", "root": "tasklite"}),
                 stop_reason="tool_use",
             ),
-            A.message(A.text("I'm stuck and need a hint."), A.tool_use("toolu_3", "read_file", {"path": "tasklite/store.py", "limit": 5}), stop_reason="tool_use"),
+            A.message(
+                A.text("I'm stuck and need a hint."),
+                A.tool_use("toolu_3", "read_file", {"path": "tasklite/store.py", "limit": 5}),
+                stop_reason="tool_use",
+            ),
             A.message(*writes, stop_reason="tool_use"),
             A.message(A.text("Done: the tests should pass now.")),  # a final answer: its submission
         )
-        with OpenHarnessAgent("claude-sonnet-4-6", "anthropic", api_key="test", base_url=server.url, timeout=120) as agent:
+        with OpenHarnessAgent(
+            "claude-sonnet-4-6", "anthropic", api_key="test", base_url=server.url, timeout=120
+        ) as agent:
             nav = Navigator(store, key, agent, mentor_rules(), run_id="openharness-local", log=lambda *_: None)
             (summary,) = nav.run(["m01"])
         bodies = server.bodies
@@ -168,13 +185,19 @@ def test_claude_code_native_passes_a_milestone_in_the_sandbox_with_a_hint_mid_ru
     store, key, _ = validated
     server = anthropic_for_claude
     writes = [
-        A.tool_use(f"toolu_w{i}", "Write", {"file_path": f"/workspace/{b['input']['path']}", "content": b["input"]["content"]})
+        A.tool_use(
+            f"toolu_w{i}", "Write", {"file_path": f"/workspace/{b['input']['path']}", "content": b["input"]["content"]}
+        )
         for i, b in enumerate(_solution(store, key, "m01"))
     ]
     server.push(
         A.message(A.text("Looking."), A.tool_use("toolu_1", "Bash", {"command": "ls; env"}), stop_reason="tool_use"),
         A.message(A.tool_use("toolu_2", "Bash", {"command": "python -m pytest -q tests"}), stop_reason="tool_use"),
-        A.message(A.text("I'm stuck and need a hint."), A.tool_use("toolu_3", "Read", {"file_path": "/workspace/tasklite/store.py"}), stop_reason="tool_use"),
+        A.message(
+            A.text("I'm stuck and need a hint."),
+            A.tool_use("toolu_3", "Read", {"file_path": "/workspace/tasklite/store.py"}),
+            stop_reason="tool_use",
+        ),
         A.message(*writes, stop_reason="tool_use"),
         A.message(A.text("Done: the feature is in and the tests pass.")),
     )
@@ -191,7 +214,9 @@ def test_claude_code_native_passes_a_milestone_in_the_sandbox_with_a_hint_mid_ru
     events = Recorder.open(nav.run_dir / "m01").events()
     calls = [e for e in events if e.role == "dev" and e.call_id]
     assert [(e.call_id, e.action.type, e.action.args.get("tool")) for e in calls[:3]] == [
-        ("toolu_1", "bash", "Bash"), ("toolu_2", "bash", "Bash"), ("toolu_3", "read_file", "Read")
+        ("toolu_1", "bash", "Bash"),
+        ("toolu_2", "bash", "Bash"),
+        ("toolu_3", "read_file", "Read"),
     ]
     # the commands ran inside the sandbox, as its user, with no key but the relay's placeholder
     assert "tasklite" in calls[0].observation and "ANTHROPIC_API_KEY=ssh-placeholder" in calls[0].observation
@@ -230,7 +255,8 @@ try:  # the relay's socket, where there is one: anything but the Messages API is
 except OSError:
     print("RELAY:none")
 PY
-env -u PIP_NO_INDEX python -m pip download --no-deps --retries 0 --timeout 5 -d /tmp/dl --index-url https://pypi.org/simple requests >/dev/null 2>&1 && echo PIP:open || echo PIP:blocked
+pip="python -m pip download --no-deps --retries 0 --timeout 5 -d /tmp/dl --index-url https://pypi.org/simple"
+env -u PIP_NO_INDEX $pip requests >/dev/null 2>&1 && echo PIP:open || echo PIP:blocked
 git cat-file -e VERIFY 2>/dev/null && echo GIT:future || echo GIT:clean
 echo "TAGS:$(git tag | wc -l)"
 rm -f /run/hf/api.sock 2>/dev/null; test -S /run/hf/api.sock && echo SOCKET:kept || echo SOCKET:none
@@ -267,7 +293,9 @@ def test_the_sandbox_holds_inside_each_scaffold(validated, scaffold, monkeypatch
             nav = Navigator(store, key, agent, one_turn_rules(), run_id=f"attack-{scaffold}", log=lambda *_: None)
             (summary,) = nav.run(["m01"])
     probe = next(e for e in Recorder.open(nav.run_dir / "m01").events() if e.call_id == "call_a")
-    seen = dict(line.split(":", 1) for line in probe.observation.splitlines() if line.split(":", 1)[0].isupper() and ":" in line)
+    seen = dict(
+        line.split(":", 1) for line in probe.observation.splitlines() if line.split(":", 1)[0].isupper() and ":" in line
+    )
     assert seen["NET"] == "blocked" and seen["DNS"] == "blocked", probe.observation
     assert seen["PIP"] == "blocked" and seen["GIT"] == "clean" and seen["TAGS"] == "0", probe.observation
     assert seen["SECRETS"] == "0", probe.observation  # the key the scaffold was given is not in the sandbox
@@ -286,7 +314,9 @@ def test_a_relay_socket_that_is_gone_stops_the_run_in_one_line_and_keeps_the_tur
     with ClaudeCodeNative("claude-sonnet-4-6", base_url=server.url, timeout=120, max_retries=0) as agent:
         gone = lambda *_: (agent.link / "api.sock").unlink()  # noqa: E731 - after the first turn
         nav = Navigator(store, key, agent, load_rules(), run_id="claude-native-gone", log=lambda *_: None, on_turn=gone)
-        with pytest.raises(AgentError, match=r"(?s)claude CLI exited.*the API relay's socket .*api.sock is gone") as caught:
+        with pytest.raises(
+            AgentError, match=r"(?s)claude CLI exited.*the API relay's socket .*api.sock is gone"
+        ) as caught:
             nav.run(["m01"])
     assert "\n" not in str(caught.value)
     kept = Recorder.open(nav.run_dir / "m01").events()
@@ -301,3 +331,49 @@ def test_a_cli_too_old_or_not_a_binary_is_one_clear_line(tmp_path):
         cli_version(str(old))
     with pytest.raises(AgentError, match="not a self-contained binary"):
         self_contained(str(old))
+
+
+# ---- what the data says of each scaffold ----------------------------------------------------------
+BASH_ONLY = [
+    {
+        "type": "function",
+        "function": {
+            "name": "bash",
+            "description": "Execute a bash command",
+            "parameters": {"type": "object", "properties": {"command": {"type": "string"}}, "required": ["command"]},
+        },
+    }
+]
+
+
+def test_rows_name_their_scaffold_and_carry_its_tools_and_the_report_compares_scaffolds(tmp_path):
+    store = Store(tmp_path / "store")
+    mini = {"name": "mini-swe-agent", "version": "2.4.6", "tools": BASH_ONLY}
+    for run_id, scaffold in (("ours", None), ("mini", mini)):
+        run = explore(CraftedRun(store, run_id, scaffold=scaffold)).say().edit(sha="e1").say().test(1, 0)
+        run.finish("PASS", OWN_DIFF)
+    explore(CraftedRun(store, "mini-again", scaffold=mini)).say().edit(sha="e2").say().test(0, 1, "sig").finish(
+        "STUCK", OWN_DIFF
+    )
+    distill(store, load_rules(), log=lambda *_: None)
+    export(store, ["sft"], tmp_path / "out")
+    rows = [json.loads(line) for line in (tmp_path / "out" / "sft" / "trl.jsonl").read_text().splitlines()]
+    by_run = {row["run_id"]: row for row in rows}
+    assert by_run["mini"]["scaffold"] == "mini-swe-agent" and by_run["mini"]["scaffold_version"] == "2.4.6"
+    assert by_run["mini"]["tools"] == BASH_ONLY  # the schemas its Dev was given, not ours
+    assert by_run["ours"]["scaffold"] == "harnessforge" and len(by_run["ours"]["tools"]) == 9
+    page = build_report(store, tmp_path / "report.html").read_text()
+    section = page[page.index('<section id="scaffolds">') :].split("</section>")[0]
+    assert "mini-swe-agent 2.4.6" in section and "harnessforge" in section
+    comparison = {row.scaffold.split()[0]: row for row in scaffold_comparison(read_summaries(store))}
+    assert (comparison["mini-swe-agent"].runs, comparison["mini-swe-agent"].passed) == (2, 1)
+    assert (comparison["harnessforge"].runs, comparison["harnessforge"].passed) == (1, 1)
+    assert comparison["mini-swe-agent"].tokens > 0 and comparison["harnessforge"].turns > 0
+
+
+def read_summaries(store):
+    from harnessforge.analytics.database import connect_read_only
+    from harnessforge.analytics.rows import MilestoneSummaryRow, read_rows
+
+    with connect_read_only(store) as con:
+        return read_rows(con, MilestoneSummaryRow)

@@ -37,8 +37,10 @@ class CraftedRun:
         repo: str = "acme__app",
         model: str = "m-1",
         synthetic: bool = False,
+        scaffold: dict | None = None,
     ):
         self.store, self.run_id, self.mid, self.repo, self.model = store, run_id, mid, repo, model
+        self.scaffold = scaffold  # RunMeta.scaffold (None: ours)
         self.synthetic = synthetic
         self.events: list[Event] = []
         self.turn = self.edits = self.test_runs = 0
@@ -119,6 +121,7 @@ class CraftedRun:
                 harness_version="test",
                 rules_hash="r",
                 synthetic=self.synthetic,
+                **({"scaffold": self.scaffold} if self.scaffold else {}),
             )
             write_run_metadata(run_dir, meta)
         self._add("navigator", "milestone_end", status)

@@ -63,7 +63,9 @@ class ApiRelay:
 
     def _refuse(self, handler: BaseHTTPRequestHandler) -> None:
         self.refused.append(f"{handler.command} {handler.path}")
-        body = json.dumps({"type": "error", "error": {"type": "permission_error", "message": "refused by the HarnessForge relay"}}).encode()
+        body = json.dumps(
+            {"type": "error", "error": {"type": "permission_error", "message": "refused by the HarnessForge relay"}}
+        ).encode()
         handler.send_response(403)
         handler.send_header("content-type", "application/json")
         handler.send_header("content-length", str(len(body)))
@@ -101,7 +103,12 @@ class ApiRelay:
                     handler.wfile.flush()
                 handler.wfile.write(b"0\r\n\r\n")
         except httpx2.HTTPError as e:
-            message = json.dumps({"type": "error", "error": {"type": "api_error", "message": f"relay: upstream {e.__class__.__name__}: {e}"}}).encode()
+            message = json.dumps(
+                {
+                    "type": "error",
+                    "error": {"type": "api_error", "message": f"relay: upstream {e.__class__.__name__}: {e}"},
+                }
+            ).encode()
             handler.send_response(502)
             handler.send_header("content-type", "application/json")
             handler.send_header("content-length", str(len(message)))

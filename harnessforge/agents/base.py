@@ -195,6 +195,10 @@ def function_schemas(tools: list[dict]) -> list[dict]:
         if tool.get("type") == "function" and "function" in tool:
             out.append(tool)
         elif "name" in tool:
-            function = {"name": tool["name"], "description": tool.get("description", ""), "parameters": tool.get("input_schema") or {}}
+            function = {
+                "name": tool["name"],
+                "description": tool.get("description", ""),
+                "parameters": tool.get("input_schema") or {},
+            }
             out.append({"type": "function", "function": function})
     return out

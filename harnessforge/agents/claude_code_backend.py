@@ -156,7 +156,15 @@ class ClaudeCodeAgent(AgentBackend):
 
     def _tool_flags(self) -> list[str]:
         """No built-in tool, ours over MCP."""
-        return ["--mcp-config", str(self.mcp_config), "--strict-mcp-config", "--tools", "", "--allowedTools", f"mcp__{SERVER}"]
+        return [
+            "--mcp-config",
+            str(self.mcp_config),
+            "--strict-mcp-config",
+            "--tools",
+            "",
+            "--allowedTools",
+            f"mcp__{SERVER}",
+        ]
 
     def _launch(self, messages: list[Message], new: list[Message], texts: list[str]) -> None:
         cmd = [self.bin, "-p", "--output-format", "stream-json", "--verbose", "--include-partial-messages"]

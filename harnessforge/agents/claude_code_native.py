@@ -40,10 +40,11 @@ from packaging.version import InvalidVersion, Version
 
 from ..envs.sandbox import Mount, Sandbox
 from ..envs.shell_tests import SHELL_REPORTS, shell_test_env
+from ..errors import EnvError, SandboxLost
 from ..models.trajectory import Message, ToolCall
 from .api_relay import ApiRelay
-from .claude_code_backend import QUIET_ENV, ClaudeCodeAgent, find_claude
 from .base import function_schemas
+from .claude_code_backend import QUIET_ENV, ClaudeCodeAgent
 from .errors import AgentError
 
 KIT = "/opt/hf-scaffold"  # in the sandbox: the CLI and the hook, read-only
@@ -64,10 +65,10 @@ NATIVE_TOOLS = {
     "Glob": "list_dir",
     "LS": "list_dir",
 }
-UNREACHABLE_TOOLS = "WebFetch,WebSearch"
+UNREACHABLE_TOOLS = "WebFetch,WebSearch"  # the network is off: offering them only wastes turns
 NATIVE_NOTE = """You are working in a git repository at {workdir}; the network is off. Implement the feature the
 user describes. The test files are given and must not be changed: changes to them are ignored. When the
-feature is done and the tests pass, end your turn with a short summary: your work is graded then."""  # the network is off: offering them only wastes turns
+feature is done and the tests pass, end your turn with a short summary: your work is graded then."""
 
 
 def cli_version(binary: str) -> str:
@@ -95,7 +96,10 @@ def self_contained(binary: str) -> str:
     real = os.path.realpath(binary)
     with open(real, "rb") as f:
         if f.read(4) != b"\x7fELF":
-            raise AgentError(f"the claude CLI at {real} is not a self-contained binary (a script?); the native mode mounts it into the sandbox")
+            raise AgentError(
+                f"the claude CLI at {real} is not a self-contained binary (a script?); "
+                "the native mode mounts it into the sandbox"
+            )
     return real
 
 
@@ -126,7 +130,15 @@ class ClaudeCodeNative(ClaudeCodeAgent):
     scaffold = "claude-code"
     ends_with_answer = True
 
-    def __init__(self, model: str, claude_bin: str | None = None, api_key: str | None = None, base_url: str | None = None, timeout: float = 600.0, **options: Any):
+    def __init__(
+        self,
+        model: str,
+        claude_bin: str | None = None,
+        api_key: str | None = None,
+        base_url: str | None = None,
+        timeout: float = 600.0,
+        **options: Any,
+    ):
         self.real_key = api_key or os.environ.get("ANTHROPIC_API_KEY")
         auth_token = os.environ.get("ANTHROPIC_AUTH_TOKEN")
         if not self.real_key and not auth_token:
@@ -136,7 +148,9 @@ class ClaudeCodeNative(ClaudeCodeAgent):
         self.version = cli_version(self.binary)
         self.link = Path(tempfile.mkdtemp(prefix="hf-claude-link-"))
         os.chmod(self.link, 0o777)  # the sandbox user connects to the sockets in it
-        self.relay = ApiRelay(self.link / "api.sock", base_url or os.environ.get("ANTHROPIC_BASE_URL"), self.real_key or "", auth_token)
+        self.relay = ApiRelay(
+            self.link / "api.sock", base_url or os.environ.get("ANTHROPIC_BASE_URL"), self.real_key or "", auth_token
+        )
         self.hooks = _HookServer(str(self.link / "hooks.sock"), self._hook_handler())
         os.chmod(self.link / "hooks.sock", 0o777)
         threading.Thread(target=self.hooks.serve_forever, daemon=True).start()
@@ -156,7 +170,11 @@ class ClaudeCodeNative(ClaudeCodeAgent):
 
     def sandbox_mounts(self) -> list[Mount]:
         hook = Path(__file__).resolve().parent / "drivers" / "claude_hook.pl"
-        return [Mount(self.binary, CLI), Mount(str(hook), f"{KIT}/hook.pl"), Mount(str(self.link), LINK)]  # read-only: the Dev cannot remove or replace the sockets
+        return [
+            Mount(self.binary, CLI),
+            Mount(str(hook), f"{KIT}/hook.pl"),
+            Mount(str(self.link), LINK),
+        ]  # read-only: the Dev cannot remove or replace the sockets
 
     def enter(self, sandbox: Sandbox, record_dir: Path) -> None:
         if self.sandbox is not sandbox:
@@ -169,7 +187,10 @@ class ClaudeCodeNative(ClaudeCodeAgent):
         if ours is None:
             return call
         args = call.args
-        path = WORKSPACE_PREFIX.sub("", str(args.get("file_path") or args.get("notebook_path") or args.get("path") or "")) or "."
+        path = (
+            WORKSPACE_PREFIX.sub("", str(args.get("file_path") or args.get("notebook_path") or args.get("path") or ""))
+            or "."
+        )
         mapped: dict[str, Any] = {"path": path}
         if ours == "bash":
             mapped = {"command": args.get("command", "")}
@@ -217,27 +238,54 @@ class ClaudeCodeNative(ClaudeCodeAgent):
         return NATIVE_NOTE.format(workdir=self.sandbox.workdir if self.sandbox else "/workspace")
 
     def _tool_flags(self) -> list[str]:
-        settings = {"hooks": {
-            event: [{"matcher": "", "hooks": [{"type": "command", "command": f"perl {KIT}/hook.pl {LINK}/hooks.sock", "timeout": int(self.timeout)}]}]
-            for event in ("PreToolUse", "PostToolUse", "PostToolUseFailure")
-        }}
-        return ["--settings", json.dumps(settings), "--permission-mode", "bypassPermissions", "--disallowedTools", UNREACHABLE_TOOLS]
+        settings = {
+            "hooks": {
+                event: [
+                    {
+                        "matcher": "",
+                        "hooks": [
+                            {
+                                "type": "command",
+                                "command": f"perl {KIT}/hook.pl {LINK}/hooks.sock",
+                                "timeout": int(self.timeout),
+                            }
+                        ],
+                    }
+                ]
+                for event in ("PreToolUse", "PostToolUse", "PostToolUseFailure")
+            }
+        }
+        return [
+            "--settings",
+            json.dumps(settings),
+            "--permission-mode",
+            "bypassPermissions",
+            "--disallowedTools",
+            UNREACHABLE_TOOLS,
+        ]
 
     def _spawn(self, cmd: list[str]) -> subprocess.Popen:
         if self.sandbox is None:
             raise AgentError("the claude CLI runs inside the milestone's sandbox, and none is open")
         if not (self.link / "api.sock").exists():
-            raise AgentError(f"the API relay's socket {self.link / 'api.sock'} is gone: the CLI in the sandbox cannot reach the model")
-        env = QUIET_ENV | shell_test_env(f"{self.sandbox.results_dir}/{SHELL_REPORTS}") | {
-            "HOME": f"{CONFIG}/home",
-            "CLAUDE_CONFIG_DIR": CONFIG,
-            "CLAUDE_CODE_MAX_RETRIES": str(self.max_retries),
-            "ANTHROPIC_UNIX_SOCKET": f"{LINK}/api.sock",
-            "ANTHROPIC_API_KEY": "ssh-placeholder",  # the relay puts the real key on each request
-            "ANTHROPIC_BASE_URL": "http://localhost",
-            "BASH_DEFAULT_TIMEOUT_MS": str(self.sandbox.spec.limits.exec_timeout_s * 1000),
-            "BASH_MAX_TIMEOUT_MS": str(self.sandbox.spec.limits.exec_timeout_s * 1000),
-        }
+            raise AgentError(
+                f"the API relay's socket {self.link / 'api.sock'} is gone: "
+                "the CLI in the sandbox cannot reach the model"
+            )
+        env = (
+            QUIET_ENV
+            | shell_test_env(f"{self.sandbox.results_dir}/{SHELL_REPORTS}")
+            | {
+                "HOME": f"{CONFIG}/home",
+                "CLAUDE_CONFIG_DIR": CONFIG,
+                "CLAUDE_CODE_MAX_RETRIES": str(self.max_retries),
+                "ANTHROPIC_UNIX_SOCKET": f"{LINK}/api.sock",
+                "ANTHROPIC_API_KEY": "ssh-placeholder",  # the relay puts the real key on each request
+                "ANTHROPIC_BASE_URL": "http://localhost",
+                "BASH_DEFAULT_TIMEOUT_MS": str(self.sandbox.spec.limits.exec_timeout_s * 1000),
+                "BASH_MAX_TIMEOUT_MS": str(self.sandbox.spec.limits.exec_timeout_s * 1000),
+            }
+        )
         return self.sandbox.spawn(["sh", "-c", f'mkdir -p {CONFIG}/home && exec {CLI} "$@"', "claude", *cmd[1:]], env)
 
     def _deliver(self, results: dict[str, str], texts: list[str]) -> bool:
@@ -247,7 +295,9 @@ class ClaudeCodeNative(ClaudeCodeAgent):
             return False
         conn, event = self.held_post
         self.held_post = None
-        output = {"hookSpecificOutput": {"hookEventName": event, "additionalContext": "\n\n".join(texts)}} if texts else {}
+        output = (
+            {"hookSpecificOutput": {"hookEventName": event, "additionalContext": "\n\n".join(texts)}} if texts else {}
+        )
         self._reply(conn, output)
         return True
 
@@ -269,7 +319,11 @@ class ClaudeCodeNative(ClaudeCodeAgent):
         for block in line.get("message", {}).get("content") or []:
             if isinstance(block, dict) and block.get("type") == "tool_result":
                 content = block.get("content")
-                text = content if isinstance(content, str) else "\n".join(b.get("text", "") for b in content or [] if isinstance(b, dict))
+                text = (
+                    content
+                    if isinstance(content, str)
+                    else "\n".join(b.get("text", "") for b in content or [] if isinstance(b, dict))
+                )
                 self.results[block.get("tool_use_id") or ""] = (text, not block.get("is_error"))
 
     def _pump(self, call: ToolCall, deadline: float) -> None:
@@ -312,10 +366,14 @@ class ClaudeCodeNative(ClaudeCodeAgent):
 
     def _signal(self, sig: int) -> None:
         """The CLI runs in the container: signal it there (the `docker exec` client forwards nothing)."""
-        if self.sandbox is not None:
+        if self.sandbox is not None and self.proc is not None and self.proc.poll() is None:
             number = int(sig)
-            script = f'for p in /proc/[0-9]*; do grep -qa "{CLI}" "$p/cmdline" 2>/dev/null && kill -{number} "${{p#/proc/}}"; done; true'
-            self.sandbox.exec(script, timeout=30)
+            each = f'grep -qa "{CLI}" "$p/cmdline" 2>/dev/null && kill -{number} "${{p#/proc/}}"'
+            script = f"for p in /proc/[0-9]*; do {each}; done; true"
+            try:
+                self.sandbox.exec(script, timeout=30)
+            except (EnvError, SandboxLost):  # the container is gone, and the CLI with it
+                pass
         if sig == signal.SIGKILL and self.proc and self.proc.poll() is None:
             self.proc.kill()
 

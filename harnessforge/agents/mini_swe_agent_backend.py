@@ -21,7 +21,12 @@ class MiniSweAgent(ScaffoldLink):
     def submitted(self, call: ToolCall, observation: str) -> bool:
         """As mini's environments decide: the output's first line is the marker and the command succeeded."""
         lines = observation.lstrip().splitlines()
-        return call.name == "bash" and bool(lines) and lines[0].strip() == SUBMIT_MARKER and observation.rstrip().endswith("[exit code 0]")
+        return (
+            call.name == "bash"
+            and bool(lines)
+            and lines[0].strip() == SUBMIT_MARKER
+            and observation.rstrip().endswith("[exit code 0]")
+        )
 
     def driver_env(self) -> dict[str, str]:
         return {"MSWEA_GLOBAL_CONFIG_DIR": str(self.home / "mini-swe-agent")}

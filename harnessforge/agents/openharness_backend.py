@@ -12,7 +12,13 @@ class OpenHarnessAgent(ScaffoldLink):
     package = "openharness-ai"
     supported = ">=0.1.9,<0.2"
     driver = "openharness_driver.py"
-    native_tools = {"bash": "bash", "read_file": "read_file", "write_file": "write_file", "edit_file": "edit_file", "grep": "search"}
+    native_tools = {
+        "bash": "bash",
+        "read_file": "read_file",
+        "write_file": "write_file",
+        "edit_file": "edit_file",
+        "grep": "search",
+    }
     ends_with_answer = True
 
     def arguments(self, tool: str, args: dict) -> dict:

@@ -41,7 +41,10 @@ from .pricing import cost_usd
 
 PROJECT_SCAFFOLDS = Path(__file__).resolve().parents[2] / ".tools" / "scaffolds"
 DRIVERS = Path(__file__).resolve().parent / "drivers"
-PROVIDER_KEYS = {"anthropic": ("ANTHROPIC_API_KEY", "ANTHROPIC_BASE_URL"), "openai": ("OPENAI_API_KEY", "OPENAI_BASE_URL")}
+PROVIDER_KEYS = {
+    "anthropic": ("ANTHROPIC_API_KEY", "ANTHROPIC_BASE_URL"),
+    "openai": ("OPENAI_API_KEY", "OPENAI_BASE_URL"),
+}
 EXIT_CODE = re.compile(r"\n\[exit code (-?\d+)( \(timed out\))?\]$")  # the trailer of our bash tool's output
 GO_ON = "The milestone is not done yet: keep working, then finish as before."
 
@@ -55,7 +58,9 @@ def scaffold_python(name: str, explicit: str | None = None) -> str:
     python = PROJECT_SCAFFOLDS / name / "bin" / "python"
     if python.exists():
         return str(python)
-    raise AgentError(f"the {name} scaffold is not installed: run scripts/install.sh (it makes {python}) or set {variable}")
+    raise AgentError(
+        f"the {name} scaffold is not installed: run scripts/install.sh (it makes {python}) or set {variable}"
+    )
 
 
 def installed_version(python: str, package: str, supported: str) -> str:
@@ -73,7 +78,10 @@ def installed_version(python: str, package: str, supported: str) -> str:
     except InvalidVersion:
         ok = False
     if not ok:
-        raise AgentError(f"{package} {version} in {python} is not a supported version ({supported}): pip install '{package}{supported}'")
+        raise AgentError(
+            f"{package} {version} in {python} is not a supported version ({supported}): "
+            f"pip install '{package}{supported}'"
+        )
     return version
 
 
@@ -263,13 +271,19 @@ class ScaffoldLink(AgentBackend):
             if time.monotonic() > deadline:
                 self._stop()
                 said = "".join(self.stderr[-5:]).strip()[-300:]
-                raise AgentError(f"{self.scaffold} gave no answer within {self.timeout:g} s" + (f": {said}" if said else ""))
+                raise AgentError(
+                    f"{self.scaffold} gave no answer within {self.timeout:g} s" + (f": {said}" if said else "")
+                )
 
     def _result(self, request: dict) -> dict:
         """The harness's result of a call, as the scaffold's tool returns it: output, ok, exit code."""
         text = self.results.pop(request.get("id") or "", None)
         if text is None:
-            return {"output": f"error: no result from the harness for {request.get('name')}", "ok": False, "exit_code": 1}
+            return {
+                "output": f"error: no result from the harness for {request.get('name')}",
+                "ok": False,
+                "exit_code": 1,
+            }
         match = EXIT_CODE.search(text)
         if match:
             code = int(match.group(1))
@@ -277,9 +291,14 @@ class ScaffoldLink(AgentBackend):
         return {"output": text, "ok": not text.startswith("error:"), "exit_code": None}
 
     def _turn(self, answer: dict) -> AgentTurn:
-        usage = Usage(**{k: int(v or 0) for k, v in (answer.get("usage") or {}).items() if k in ("input", "output", "cached")})
+        usage = Usage(
+            **{k: int(v or 0) for k, v in (answer.get("usage") or {}).items() if k in ("input", "output", "cached")}
+        )
         model = answer.get("model") or self.model
-        calls = [ToolCall(id=call["id"], name=call["name"], args=call.get("args") or {}) for call in answer.get("calls") or []]
+        calls = [
+            ToolCall(id=call["id"], name=call["name"], args=call.get("args") or {})
+            for call in answer.get("calls") or []
+        ]
         return AgentTurn(
             reasoning=answer.get("reasoning") or "",
             text=answer.get("text") or "",
@@ -311,4 +330,3 @@ class ScaffoldLink(AgentBackend):
         self._stop()
         self.listener.close()
         shutil.rmtree(self.home, ignore_errors=True)
-

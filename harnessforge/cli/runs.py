@@ -27,7 +27,11 @@ if TYPE_CHECKING:
 def run(
     repos: list[str] = typer.Argument(..., help="Validated repos: keys, paths, URLs or owner/name"),
     agent: str = typer.Option("oracle", "--agent", help=AGENT_HELP),
-    model: Optional[str] = typer.Option(None, "--model", help="Model name for the model backends"),
+    model: Optional[str] = typer.Option(
+        None,
+        "--model",
+        help="Model name for the model backends; PROVIDER/MODEL for mini-swe-agent and openharness",
+    ),
     milestones: Optional[str] = typer.Option(None, "--milestones", help="Comma-separated ids (default: all valid)"),
     run_id: Optional[str] = typer.Option(None, "--run-id", help="Name of the run (default: <agent>-<random>)"),
     sandbox: str = sandbox_option(),

@@ -162,7 +162,9 @@ class Environment:
             spec = self._spec(recipe, recipe.env, labels, mounts)
             return lambda commit: DockerSandbox(replace(spec, commit=commit), image, self.client)
         if mounts:
-            raise EnvError(f"the {self.backend} sandbox cannot hold a scaffold that runs inside it; use --sandbox docker")
+            raise EnvError(
+                f"the {self.backend} sandbox cannot hold a scaffold that runs inside it; use --sandbox docker"
+            )
         spec = self._spec(recipe, LOCAL_ENV.get(recipe.language, {}), labels, mounts)
         return lambda commit: LocalSandbox(replace(spec, commit=commit))
 
@@ -170,7 +172,12 @@ class Environment:
         self, recipe: Recipe, env: dict[str, str], labels: dict[str, str], mounts: Sequence[Mount]
     ) -> SandboxSpec:
         return SandboxSpec(
-            self.repo.path, "", env=dict(env), prepare=recipe.prepare, limits=self.limits, labels=labels,
+            self.repo.path,
+            "",
+            env=dict(env),
+            prepare=recipe.prepare,
+            limits=self.limits,
+            labels=labels,
             mounts=list(mounts),
         )
 

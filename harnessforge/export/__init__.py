@@ -175,7 +175,9 @@ def export(
         if "dpo" in formats:
             pairs = [pair for pair in rows(DPO_PAIRS) if keep_pair(pair)]
             for dialect, row in trainer.DPO_DIALECTS.items():
-                write(report, directory / "dpo", dialect, [meta(pair) | row(pair, tools(pair)) for pair in pairs], tokens)
+                write(
+                    report, directory / "dpo", dialect, [meta(pair) | row(pair, tools(pair)) for pair in pairs], tokens
+                )
         if "kto" in formats:
             kept = [one for one in rows(KTO) if keep("kto", one.provenance, "kto" if one.label else "kto_negatives")]
             for dialect, row in trainer.KTO_DIALECTS.items():

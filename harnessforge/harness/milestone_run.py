@@ -118,6 +118,7 @@ class MilestoneRun:
         self.mentor: Mentor  # replayed from the log by every attempt
         self.responses_logged: set[int] = set()  # levels whose hint_response is recorded
         self.started_at: float  # monotonic time the milestone's wall clock counts from (resumes included)
+        self.ending: dict = {}  # what `agent.end_conversation()` returned, recorded with milestone_end
 
     # ---- the milestone --------------------------------------------------------------------------
     def run(self) -> MilestoneSummary:
@@ -188,6 +189,8 @@ class MilestoneRun:
                 if self.stopped_by:
                     break
                 self._turn(sandbox, tools)
+            # while the sandbox lives: a scaffold running inside it (the claude CLI) is interrupted there
+            self.ending = context.agent.end_conversation() if not self.ended else {}
             final_diff = sandbox.diff()
         return self._finish(final_diff)
 
@@ -462,8 +465,8 @@ class MilestoneRun:
             self.mentor.close()  # the hints whose response window is still open: their responses come first
             self._responses()
             end = {"reset_to": reset_to, "stopped_by": self.stopped_by}
-            if backend := self.context.agent.end_conversation():  # e.g. the claude CLI's last stated cost
-                end["backend"] = backend
+            if self.ending:  # what the backend learnt at the end, e.g. the claude CLI's last stated cost
+                end["backend"] = self.ending
             self.record("navigator", Action(type="milestone_end", content=status, args=end))
         summary = self._summary(status, reset_to=reset_to, stopped_by=self.stopped_by)
         recorder.write_patch(RunFiles.FINAL_DIFF, final_diff)

@@ -13,6 +13,7 @@ from __future__ import annotations
 import html
 import json
 import re
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 from urllib.parse import quote
@@ -60,6 +61,7 @@ def build_report(store: Store, out: Path, rules: Rules | None = None) -> Path:
         _header(store, runs),
         _section("runs", "Milestone runs", _runs_table(runs, out.parent)),
         _section("plots", "Plots", "\n".join(figures)),
+        _section("scaffolds", "Scaffolds", _scaffolds_table(runs)),
         _section("plan", "Plan", _plan_table(store)),
         _section("memorisation", "Memorisation probe", _memorisation_table(rates)),
         _section("reviews", "Reviewer verdicts", _reviews_table(store)),
@@ -204,6 +206,7 @@ def _header(store: Store, runs: list[MilestoneSummaryRow]) -> str:
 NAV = [
     ("runs", "Milestone runs"),
     ("plots", "Plots"),
+    ("scaffolds", "Scaffolds"),
     ("plan", "Plan"),
     ("memorisation", "Memorisation probe"),
     ("reviews", "Reviewer verdicts"),
@@ -275,6 +278,77 @@ def memorisation_rates(con: duckdb.DuckDBPyConnection) -> list[MemorisationRateR
     if not has_tables(con, MemorisationRateRow.table):
         return []
     return read_rows(con, MemorisationRateRow, order_by=("repo", "model"))
+
+
+@dataclass(frozen=True)
+class ScaffoldRow:
+    """One scaffold's runs of one milestone: what the report compares across scaffolds."""
+
+    repo: str
+    milestone_id: str
+    scaffold: str
+    models: str
+    runs: int
+    passed: int
+    turns: float
+    hints: float
+    tokens: float
+
+
+def scaffold_comparison(runs: list[MilestoneSummaryRow]) -> list[ScaffoldRow]:
+    """Per milestone that two or more scaffolds ran (the oracle's runs left out), each scaffold's runs:
+    how many passed, and the mean turns, hints and tokens (input + output) per run."""
+    by_milestone: dict[tuple[str, str], dict[str, list[MilestoneSummaryRow]]] = {}
+    for run in runs:
+        if run.synthetic:
+            continue
+        name = f"{run.scaffold} {run.scaffold_version}" if run.scaffold_version else run.scaffold
+        by_milestone.setdefault((run.repo, run.milestone_id), {}).setdefault(name, []).append(run)
+    rows = []
+    for (repo, milestone_id), scaffolds in sorted(by_milestone.items()):
+        if len({name.split()[0] for name in scaffolds}) < 2:
+            continue
+        for name, group in sorted(scaffolds.items()):
+            count = len(group)
+            rows.append(
+                ScaffoldRow(
+                    repo,
+                    milestone_id,
+                    name,
+                    ", ".join(sorted({run.model or "" for run in group})),
+                    count,
+                    sum(run.status == "PASS" for run in group),
+                    sum(run.turns or 0 for run in group) / count,
+                    sum(run.hints for run in group) / count,
+                    sum(run.tokens_input + run.tokens_output for run in group) / count,
+                )
+            )
+    return rows
+
+
+def _scaffolds_table(runs: list[MilestoneSummaryRow]) -> str:
+    rows = scaffold_comparison(runs)
+    if not rows:
+        return _not_yet(
+            "No milestone has been run in two scaffolds yet: run the same milestones with `--agent` "
+            "claude-code-native, mini-swe-agent, openharness or a plain API backend to compare them."
+        )
+    body = [
+        [
+            row.repo,
+            row.milestone_id,
+            row.scaffold,
+            row.models,
+            str(row.runs),
+            f"{row.passed}/{row.runs}",
+            f"{row.turns:.1f}",
+            f"{row.hints:.1f}",
+            f"{row.tokens:,.0f}",
+        ]
+        for row in rows
+    ]
+    headers = ["repo", "milestone", "scaffold", "model", "runs", "passed", "turns", "hints", "tokens per run"]
+    return _table(headers, body, "scaffolds")
 
 
 def _memorisation_table(rates: list[MemorisationRateRow]) -> str:

@@ -23,13 +23,12 @@ os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")  # litellm fetches
 os.environ.setdefault("LITELLM_TELEMETRY", "False")
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from link import Link, settings  # noqa: E402
-
 import yaml  # noqa: E402
+from link import Link, settings  # noqa: E402
 from minisweagent import __version__  # noqa: E402
 from minisweagent.agents.default import DefaultAgent  # noqa: E402
 from minisweagent.config import builtin_config_dir  # noqa: E402
-from minisweagent.exceptions import Submitted  # noqa: E402
+from minisweagent.exceptions import FormatError, Submitted  # noqa: E402
 from minisweagent.models.litellm_model import LitellmModel  # noqa: E402
 from minisweagent.models.utils.actions_toolcall import BASH_TOOL  # noqa: E402
 
@@ -48,11 +47,20 @@ class HarnessEnvironment:
         lines = output["output"].lstrip().splitlines(keepends=True)
         if lines and lines[0].strip() == "COMPLETE_TASK_AND_SUBMIT_FINAL_OUTPUT" and output["returncode"] == 0:
             submission = "".join(lines[1:])
-            raise Submitted({"role": "exit", "content": submission, "extra": {"exit_status": "Submitted", "submission": submission}})
+            raise Submitted(
+                {"role": "exit", "content": submission, "extra": {"exit_status": "Submitted", "submission": submission}}
+            )
         return output
 
     def get_template_vars(self, **kwargs) -> dict:
-        return {"cwd": self.config["cwd"], "system": "Linux", "release": "", "version": "", "machine": "x86_64", **kwargs}
+        return {
+            "cwd": self.config["cwd"],
+            "system": "Linux",
+            "release": "",
+            "version": "",
+            "machine": "x86_64",
+            **kwargs,
+        }
 
     def serialize(self) -> dict:
         return {"info": {"config": {"environment": self.config, "environment_type": "harnessforge.sandbox"}}}
@@ -65,13 +73,28 @@ class HarnessAgent(DefaultAgent):
         for text in link.ask("next")["messages"]:
             self.add_messages(self.model.format_message(role="user", content=text))
         started = time.monotonic()
-        message = super().query()
-        latency = time.monotonic() - started
+        try:
+            message = super().query()
+        except FormatError as e:  # a model call all the same: reported (no calls), then mini answers it itself
+            message = {"content": "", "extra": e.messages[0].get("extra", {})}
+            response = message["extra"].get("response")
+            if isinstance(response, dict):
+                message["content"] = ((response.get("choices") or [{}])[0].get("message") or {}).get("content") or ""
+            self._report(message, time.monotonic() - started)
+            raise
+        self._report(message, time.monotonic() - started)
+        return message
+
+    def _report(self, message: dict, latency: float) -> None:
         response = message.get("extra", {}).get("response") or {}
         usage = response.get("usage") or {}
         details = usage.get("prompt_tokens_details") or {}
         calls = [
-            {"id": action.get("tool_call_id") or f"mini-{self.n_calls}-{index}", "name": "bash", "args": {"command": action["command"]}}
+            {
+                "id": action.get("tool_call_id") or f"mini-{self.n_calls}-{index}",
+                "name": "bash",
+                "args": {"command": action["command"]},
+            }
             for index, action in enumerate(message.get("extra", {}).get("actions", []))
         ]
         for call, action in zip(calls, message.get("extra", {}).get("actions", [])):
@@ -91,13 +114,14 @@ class HarnessAgent(DefaultAgent):
             stop_reason=choice.get("finish_reason") or "",
             latency_s=latency,
         )
-        return message
 
 
 def main() -> None:
     run = settings()
     config = yaml.safe_load((builtin_config_dir / "mini.yaml").read_text())
-    agent_config = {k: v for k, v in config["agent"].items() if k != "mode"}  # `mode: confirm` is the interactive agent's
+    agent_config = {
+        k: v for k, v in config["agent"].items() if k != "mode"
+    }  # `mode: confirm` is the interactive agent's
     agent_config |= {"step_limit": 0, "cost_limit": 0.0}  # the harness keeps the budgets
     if run["trajectory"]:
         agent_config["output_path"] = Path(run["trajectory"])
@@ -106,7 +130,10 @@ def main() -> None:
         model_kwargs["api_base"] = run["base_url"]
     model_config = {k: v for k, v in config["model"].items() if k != "model_kwargs"}
     model = LitellmModel(
-        model_name=f"{run['provider']}/{run['model']}", model_kwargs=model_kwargs, cost_tracking="ignore_errors", **model_config
+        model_name=f"{run['provider']}/{run['model']}",
+        model_kwargs=model_kwargs,
+        cost_tracking="ignore_errors",
+        **model_config,
     )
     env = HarnessEnvironment(run["workdir"], config.get("environment", {}).get("env"))
     agent = HarnessAgent(model, env, **agent_config)

@@ -27,10 +27,9 @@ os.environ.setdefault("OPENHARNESS_DATA_DIR", os.path.join(home, "data"))
 os.environ.setdefault("OPENHARNESS_TOOL_OUTPUT_INLINE_CHARS", "1000000")  # never offload an output to a local file
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from link import Link, settings  # noqa: E402
-
 from importlib.metadata import version  # noqa: E402
 
+from link import Link, settings  # noqa: E402
 from openharness.api.client import AnthropicApiClient  # noqa: E402
 from openharness.api.openai_client import OpenAICompatibleClient  # noqa: E402
 from openharness.config.settings import PermissionSettings  # noqa: E402
@@ -159,14 +158,26 @@ def report(event: AssistantTurnComplete, model_client: HarnessClient, run: dict)
     usage = {"input": event.usage.input_tokens, "output": event.usage.output_tokens}
     latency = time.monotonic() - getattr(model_client, "started", time.monotonic())
     stop = "tool_use" if calls else "end_turn"
-    ask("answer", text=text, reasoning="", calls=calls, usage=usage, model=run["model"], stop_reason=stop, latency_s=latency)
+    ask(
+        "answer",
+        text=text,
+        reasoning="",
+        calls=calls,
+        usage=usage,
+        model=run["model"],
+        stop_reason=stop,
+        latency_s=latency,
+    )
 
 
 def save(engine: QueryEngine, run: dict) -> None:
     """OpenHarness keeps its conversation in memory: written as its messages, in its own model."""
     if run["trajectory"]:
-        record = {"format": "openharness-messages", "version": version("openharness-ai"),
-                  "messages": [message.model_dump(mode="json") for message in engine.messages]}
+        record = {
+            "format": "openharness-messages",
+            "version": version("openharness-ai"),
+            "messages": [message.model_dump(mode="json") for message in engine.messages],
+        }
         with open(run["trajectory"], "w") as f:
             json.dump(record, f, indent=1)
 
