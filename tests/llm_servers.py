@@ -436,6 +436,25 @@ class OpenAIServer(ScriptedServer):
             "usage": usage,
         }
 
+    def _stream(
+        self, handler: BaseHTTPRequestHandler, completion: dict, upto: int | None = None, pause_s: float = 0
+    ) -> None:
+        """A queued completion as Chat Completions chunks: the role and text, each tool call whole in
+        one delta, the finish reason, the usage (asked for or not: some servers always send it), [DONE]."""
+        choice = completion["choices"][0]
+        message, base = choice["message"], {k: completion[k] for k in ("id", "created", "model")}
+        base["object"] = "chat.completion.chunk"
+
+        def chunk(delta: dict, finish: str | None = None, **extra: Any) -> dict:
+            return {**base, "choices": [{"index": 0, "delta": delta, "finish_reason": finish}], **extra}
+
+        chunks = [chunk({"role": "assistant", "content": message.get("content") or ""})]
+        for index, call in enumerate(message.get("tool_calls") or []):
+            chunks.append(chunk({"tool_calls": [{"index": index, **call}]}))
+        chunks.append(chunk({}, choice["finish_reason"]))
+        chunks.append({**base, "choices": [], "usage": completion["usage"]})
+        _sse(handler, [(None, c) for c in chunks[:upto]] + [(None, "[DONE]")])
+
     @staticmethod
     def tool_call(id: str, name: str, arguments: str | dict) -> dict:
         """A tool call; `arguments` may be a raw (possibly malformed) string."""

@@ -377,3 +377,45 @@ def read_summaries(store):
 
     with connect_read_only(store) as con:
         return read_rows(con, MilestoneSummaryRow)
+
+
+@pytest.mark.parametrize("scaffold", ["mini-swe-agent", "openharness"])
+def test_each_python_scaffold_speaks_the_other_api_too(validated, scaffold):
+    """mini-swe-agent through litellm's Anthropic client, OpenHarness through its OpenAI-compatible one."""
+    store, key, _ = validated
+    commands = " && ".join(solution_commands(store, key, "m01"))
+    if scaffold == "mini-swe-agent":
+        server, provider = AnthropicServer(), "anthropic"
+        answers = [
+            A.message(A.tool_use("toolu_1", "bash", {"command": commands}), stop_reason="tool_use"),
+            A.message(
+                A.tool_use("toolu_2", "bash", {"command": "echo COMPLETE_TASK_AND_SUBMIT_FINAL_OUTPUT"}),
+                stop_reason="tool_use",
+            ),
+        ]
+    else:
+        server, provider = OpenAIServer(), "openai"
+        answers = [
+            O.completion("Writing it.", [O.tool_call("call_1", "bash", {"command": commands})]),
+            O.completion("Done."),
+        ]
+    with server:
+        server.push(*answers)
+        url = server.url if provider == "anthropic" else server.base_url
+        backend = MiniSweAgent if scaffold == "mini-swe-agent" else OpenHarnessAgent
+        with backend(
+            "claude-sonnet-4-6" if provider == "anthropic" else "gpt-4.1",
+            provider,
+            api_key="test",
+            base_url=url,
+            timeout=120,
+        ) as agent:
+            nav = Navigator(store, key, agent, load_rules(), run_id=f"{scaffold}-{provider}", log=lambda *_: None)
+            (summary,) = nav.run(["m01"])
+        bodies = server.bodies
+    assert summary.status == "PASS" and summary.turns == 2 == len(bodies)
+    assert "bash" in json.dumps(bodies[0]["tools"])
+    events = Recorder.open(nav.run_dir / "m01").events()
+    first = next(e for e in events if e.call_id)
+    assert first.action.type == "bash" and first.files_touched
+    assert [e.usage.input for e in events if e.action.type == "message"] == [10, 10]
