@@ -419,3 +419,25 @@ def test_each_python_scaffold_speaks_the_other_api_too(validated, scaffold):
     first = next(e for e in events if e.call_id)
     assert first.action.type == "bash" and first.files_touched
     assert [e.usage.input for e in events if e.action.type == "message"] == [10, 10]
+
+
+def test_a_subagents_own_calls_do_not_hold_up_the_devs(validated, anthropic_for_claude):
+    """An Agent call's subagent makes tool calls of its own: their hooks are let through at once (they
+    are part of the Agent call, recorded as that one call), so neither waits on the other."""
+    store, key, _ = validated
+    server = anthropic_for_claude
+    agent_call = {"description": "list files", "prompt": "List the files.", "run_in_background": False}
+    server.push(
+        A.message(A.tool_use("toolu_a", "Agent", agent_call), stop_reason="tool_use"),
+        A.message(A.tool_use("toolu_s1", "Bash", {"command": "ls tasklite"}), stop_reason="tool_use"),  # the subagent
+        A.message(A.text("The package holds store.py and cli.py.")),  # the subagent's report
+        A.message(A.text("Done.")),
+    )
+    with ClaudeCodeNative("claude-sonnet-4-6", base_url=server.url, timeout=60) as agent:
+        nav = Navigator(store, key, agent, one_turn_rules(), run_id="claude-native-subagent", log=lambda *_: None)
+        (summary,) = nav.run(["m01"])
+    events = Recorder.open(nav.run_dir / "m01").events()
+    (call,) = [e for e in events if e.call_id]
+    assert call.call_id == "toolu_a" and call.action.name == "Agent" and call.ok, call.observation
+    assert "store.py and cli.py" in call.observation
+    assert summary.turns == 1

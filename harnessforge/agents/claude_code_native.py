@@ -160,6 +160,7 @@ class ClaudeCodeNative(ClaudeCodeAgent):
         self.results: dict[str, tuple[str, bool]] = {}  # tool_use_id -> the stream's tool_result
         self.held_post = None  # the last call's PostToolUse connection: its answer carries the next hints
         self.last_call: str | None = None
+        self.expected: set[str] = set()  # the ids of the calls the Dev's answers made
 
     # ---- what the harness asks ------------------------------------------------------------------
     def scaffold_info(self) -> dict[str, Any]:
@@ -208,7 +209,7 @@ class ClaudeCodeNative(ClaudeCodeAgent):
     def execute(self, call: ToolCall, refusal: str | None) -> tuple[str, bool]:
         """Let the CLI run the call (answer its PreToolUse hook), then wait for its result."""
         deadline = time.monotonic() + self.timeout
-        while call.id not in self.pre and call.id not in self.results:
+        while call.id not in self.pre and call.id not in self.post and call.id not in self.results:
             self._pump(call, deadline)
         if call.id in self.pre:
             conn = self.pre.pop(call.id)
@@ -304,16 +305,31 @@ class ClaudeCodeNative(ClaudeCodeAgent):
     def _turn(self, *args, **kwargs):
         answer = super()._turn(*args, **kwargs)
         self.last_call = answer.tool_calls[-1].id if answer.tool_calls else None
+        self.expected |= {call.id for call in answer.tool_calls}
         return answer
 
     def _hook(self, conn, payload: dict) -> None:
         event, tool_id = payload.get("hook_event_name"), payload.get("tool_use_id") or ""
-        if event == "PreToolUse":
+        if tool_id and tool_id not in self.expected and self._answered_before(tool_id):
+            # not a call of the Dev's answers: a subagent's, inside an Agent call (recorded as that call)
+            self._reply(conn, {})
+        elif event == "PreToolUse":
             self.pre[tool_id] = conn
         elif event in ("PostToolUse", "PostToolUseFailure"):
             self.post[tool_id] = (conn, payload)
         else:
             self._reply(conn, {})
+
+    def _answered_before(self, tool_id: str) -> bool:
+        """A hook may come before its answer's message_stop (the CLI starts a tool as soon as its block is
+        written): a call of the answer still streaming is one whose block the stream already showed."""
+        return not any(
+            block.get("id") == tool_id
+            for line in self.stream
+            if line.get("type") == "assistant" and not line.get("parent_tool_use_id")
+            for block in line["message"]["content"]
+            if isinstance(block, dict)
+        )
 
     def _tool_results(self, line: dict) -> None:
         for block in line.get("message", {}).get("content") or []:
