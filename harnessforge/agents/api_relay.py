@@ -63,23 +63,14 @@ class ApiRelay:
 
     def _refuse(self, handler: BaseHTTPRequestHandler) -> None:
         self.refused.append(f"{handler.command} {handler.path}")
-        body = json.dumps(
-            {"type": "error", "error": {"type": "permission_error", "message": "refused by the HarnessForge relay"}}
-        ).encode()
-        handler.send_response(403)
-        handler.send_header("content-type", "application/json")
-        handler.send_header("content-length", str(len(body)))
-        handler.end_headers()
-        handler.wfile.write(body)
+        _error(handler, 403, "permission_error", "refused by the HarnessForge relay")
 
     def _forward(self, handler: BaseHTTPRequestHandler) -> None:
         path = handler.path.split("?", 1)[0]
+        body = handler.rfile.read(int(handler.headers.get("content-length") or 0))
         if path not in ALLOWED:
-            length = int(handler.headers.get("content-length") or 0)
-            handler.rfile.read(length)
             self._refuse(handler)
             return
-        body = handler.rfile.read(int(handler.headers.get("content-length") or 0))
         if self.tools is None and path == "/v1/messages":
             try:
                 tools = json.loads(body).get("tools")
@@ -103,17 +94,7 @@ class ApiRelay:
                     handler.wfile.flush()
                 handler.wfile.write(b"0\r\n\r\n")
         except httpx2.HTTPError as e:
-            message = json.dumps(
-                {
-                    "type": "error",
-                    "error": {"type": "api_error", "message": f"relay: upstream {e.__class__.__name__}: {e}"},
-                }
-            ).encode()
-            handler.send_response(502)
-            handler.send_header("content-type", "application/json")
-            handler.send_header("content-length", str(len(message)))
-            handler.end_headers()
-            handler.wfile.write(message)
+            _error(handler, 502, "api_error", f"relay: upstream {e.__class__.__name__}: {e}")
 
     def close(self) -> None:
         self.server.shutdown()
@@ -126,3 +107,13 @@ class ApiRelay:
 
     def __exit__(self, *exc) -> None:
         self.close()
+
+
+def _error(handler: BaseHTTPRequestHandler, status: int, kind: str, message: str) -> None:
+    """An error in the Messages API's own shape, so the CLI reports it as the API's."""
+    body = json.dumps({"type": "error", "error": {"type": kind, "message": message}}).encode()
+    handler.send_response(status)
+    handler.send_header("content-type", "application/json")
+    handler.send_header("content-length", str(len(body)))
+    handler.end_headers()
+    handler.wfile.write(body)
