@@ -11,10 +11,14 @@ sensor evaluates these conditions; it is on from the start). Two conditions, one
 - `rebuilds_on_new_rules`: the same, and a materialized partition whose code version changed
   (its rules or SQL) rebuilds once. Cheap, deterministic stages (analytics, distillation) use it;
   partitions never materialized are left alone (`code_version_changed` alone would take all).
-- `gathers_upstream`: for an unpartitioned asset that reads every partition of its upstream (the
-  datasets): it runs when any of them updates, once none is running. Not `eager()`: the repo x
+- `gathers_upstream`: for an asset that reads many partitions of its upstream (the datasets, the
+  repo rollups): it runs when any of them updates, once none is running. Not `eager()`: the repo x
   milestone cross product always has keys a plan lacks, which stay missing forever, and `eager()`
-  waits for missing upstream keys; it also rebuilds when its code version changes.
+  waits for missing upstream keys; it also rebuilds when its code version changes. Only its own
+  request resets it, not its materialization (as `since_last_handled()` does): a run that started
+  before an upstream update may end after it, and must not count as having read it. (It can start
+  beside upstream partitions the same tick requests, in runs of their own: `will_be_requested()`
+  only sees the ones that share its run. It then runs once more after them.)
 """
 
 import dagster as dg
@@ -33,5 +37,6 @@ def rebuilds_on_new_rules() -> dg.AutomationCondition:
 
 
 def gathers_upstream() -> dg.AutomationCondition:
-    updated = (AC.any_deps_updated() | AC.code_version_changed()).since_last_handled()
+    requested = (AC.newly_requested() | AC.initial_evaluation()).with_label("requested")
+    updated = (AC.any_deps_updated() | AC.code_version_changed()).since(requested)
     return (updated & ~AC.any_deps_in_progress() & ~AC.in_progress()).with_label("gathers upstream")

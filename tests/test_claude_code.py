@@ -6,6 +6,8 @@ bridge, and resumes its own session with `--resume`: every part is the real one 
 
 import json
 import os
+import threading
+import time
 
 import pytest
 
@@ -172,6 +174,18 @@ def test_an_answer_stream_cut_before_its_stop_reason_is_a_clear_agent_error(clau
             agent.turn([{"role": "user", "content": "Add x."}], TOOLS)
         assert agent.proc is None  # the CLI was stopped (its process group killed)
     assert len(server.requests) == 1
+
+
+def test_a_closed_agent_leaves_no_thread_behind(claude_env):
+    """Each agent listens for its MCP bridge on a thread; a factory runs many milestones in one process."""
+    before = threading.active_count()
+    for _ in range(3):
+        with ClaudeCodeAgent("claude-sonnet-4-6", timeout=60):
+            assert threading.active_count() > before  # its listener's thread
+    deadline = time.monotonic() + 5
+    while threading.active_count() > before and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert threading.active_count() == before
 
 
 def test_missing_key_and_missing_cli_are_clear(monkeypatch):

@@ -38,6 +38,12 @@ DISTILLED = [output.asset for output in DISTILLED_OUTPUTS]
 FAILED_STEPS = """
 query($runId: ID!) { logsForRun(runId: $runId) { __typename ... on EventConnection {
   events { __typename ... on ExecutionStepFailureEvent { stepKey error { message } } } } } }"""
+RUN_MESSAGES = """
+query($runId: ID!) { logsForRun(runId: $runId) { __typename ... on EventConnection {
+  events { __typename ... on MessageEvent { message stepKey } } } } }"""
+TICKS = """
+query($selector: SensorSelector!) { sensorOrError(sensorSelector: $selector) { __typename ... on Sensor {
+  sensorState { ticks(limit: 8) { status timestamp runIds skipReason error { message } } } } } }"""
 
 
 def git(*args: str, cwd: Path | None = None) -> str:
@@ -71,8 +77,10 @@ def failures(dev: DagsterDev, run_id: str) -> str:
     return "; ".join(f"{e['stepKey']}: {e['error']['message'][:800]}" for e in events if e.get("stepKey"))
 
 
-def settle(deployment: Deployment, done, timeout: float = 1200) -> None:
-    """Until `done()` holds and no run is queued or going; fails on the first failed run, with its steps' errors."""
+def settle(deployment: Deployment, done, timeout: float = 480, state=None) -> None:
+    """Until `done()` holds and no run is queued or going; fails on the first failed run, with its steps' errors.
+    `timeout` stays under the test's own (pytest-timeout), so a stall fails with what was going on:
+    the runs, the last messages of the unfinished ones, `state()`, the sensors' last ticks, the daemon's log."""
     dev, deadline = deployment.dev, time.monotonic() + timeout
     while time.monotonic() < deadline:
         runs = deployment.runs()
@@ -85,16 +93,37 @@ def settle(deployment: Deployment, done, timeout: float = 1200) -> None:
         if all(run["status"] in ("SUCCESS", "CANCELED") for run in runs) and done():
             return
         time.sleep(3)
-    seen = "\n".join(f"{run['status']} {[a['path'][0] for a in run['assetSelection']]}" for run in deployment.runs())
-    daemon = deployment.logs["daemon"].read_text(errors="replace")[-4000:]
-    pytest.fail(f"not done after {timeout:.0f} s; runs:\n{seen}\ndaemon log tail:\n{daemon}")
+    pytest.fail(f"not done after {timeout:.0f} s\n{stall_report(deployment, state)}")
+
+
+def stall_report(deployment: Deployment, state=None) -> str:
+    dev, lines = deployment.dev, ["runs:"]
+    for run in deployment.runs():
+        lines.append(f"  {run['status']} {run['runId'][:8]} {[a['path'][0] for a in run['assetSelection']]}")
+        if run["status"] not in ("SUCCESS", "CANCELED", "FAILURE"):
+            events = dev.gql(RUN_MESSAGES, runId=run["runId"])["logsForRun"].get("events", [])
+            lines += [f"    {e.get('stepKey')}: {e['message'][:300]}" for e in events[-8:] if e.get("message")]
+    if state is not None:
+        lines.append(f"state: {state()}")
+    for sensor in ("harnessforge_automation", "new_release_sensor"):
+        selector = {"repositoryLocationName": LOCATION, "repositoryName": "__repository__", "sensorName": sensor}
+        node = dev.gql(TICKS, selector=selector)["sensorOrError"]
+        ticks = (node.get("sensorState") or {}).get("ticks", [])
+        lines.append(f"{sensor} ticks, newest first:")
+        lines += [
+            f"  {tick['status']} {tick['timestamp']:.0f} runs={len(tick['runIds'])} "
+            f"{(tick.get('error') or {}).get('message', '')[:300]}{tick.get('skipReason') or ''}"
+            for tick in ticks
+        ]
+    lines.append("daemon log tail:\n" + deployment.logs["daemon"].read_text(errors="replace")[-4000:])
+    return "\n".join(lines)
 
 
 def test_a_new_release_reaches_the_datasets_with_no_click_after_the_sensor(deployment):
     store, materialized = deployment.store, deployment.materialized_partitions
     deployment.set_sensor("new_release_sensor", running=True)  # the UI's toggle
     t0 = time.monotonic()
-    settle(deployment, lambda: materialized("training_datasets"))
+    settle(deployment, lambda: materialized("training_datasets"), timeout=480)
     elapsed = time.monotonic() - t0
 
     key = "local__tasklite"
@@ -178,7 +207,7 @@ def test_a_changed_rule_marks_exactly_its_readers_unsynced_and_automation_rebuil
 
     trajectories = len(materialized("raw_trajectories"))
     deployment.set_sensor("harnessforge_automation", running=True)
-    settle(deployment, lambda: set(staleness(dev).values()) == {"FRESH"}, timeout=600)
+    settle(deployment, lambda: set(staleness(dev).values()) == {"FRESH"}, timeout=420, state=lambda: staleness(dev))
     assert len(materialized("dpo_pairs")) == 2  # rebuilt once, by the automation
     assert len(materialized("raw_trajectories")) == trajectories  # the agent did not run again
     assert len(materialized("validated_milestones")) == 1

@@ -2,6 +2,7 @@
 real PyGithub client against a local wire-protocol server), and the automation that distils new trajectories."""
 
 import subprocess
+import threading
 from functools import partial
 
 import dagster as dg
@@ -10,6 +11,7 @@ from pydantic import ValidationError
 
 from harnessforge.gitio import resolve_repo
 from harnessforge.rules import load_rules
+from harnessforge_assets.automation import gathers_upstream, rebuilds_on_new_rules
 from harnessforge_assets.analytics import analytics_assets, milestone_assets
 from harnessforge_assets.distill import stage3_assets
 from harnessforge_assets.events import check_evaluation
@@ -171,3 +173,64 @@ def test_automation_analyses_and_distills_exactly_the_new_trajectories():
     assert second.get_requested_partitions(dg.AssetKey("memorisation_rates")) == set()  # once they are there
     # requested once: the next tick asks for nothing new while nothing changed
     assert evaluate(cursor=second.cursor).total_requested == 0
+
+
+def test_a_gathering_asset_loses_no_update_that_lands_while_it_runs():
+    """The datasets read every milestone's rows. After a rule change that both read, a tick requests
+    the rows and the datasets at once (in runs of their own: Dagster cannot hold the datasets for rows
+    of another run). The rows that land while the datasets run must rebuild them once more: the run
+    that ends after those rows started before them. With a run really in progress on the instance."""
+    parts = dg.StaticPartitionsDefinition(["m01", "m02"])
+    started, release = threading.Event(), threading.Event()
+
+    def definitions(rules: str) -> tuple[dg.Definitions, dg.AssetsDefinition]:
+        @dg.asset(partitions_def=parts)
+        def source() -> None: ...
+
+        @dg.asset(partitions_def=parts, deps=[source], code_version=rules, automation_condition=rebuilds_on_new_rules())
+        def rows() -> None: ...
+
+        @dg.asset(deps=[rows], code_version=rules, automation_condition=gathers_upstream())
+        def dataset() -> None:
+            started.set()
+            assert release.wait(60)
+
+        return dg.Definitions(assets=[source, rows, dataset]), dataset
+
+    def requested(tick) -> dict[str, set]:
+        found = {key: tick.get_requested_partitions(dg.AssetKey(key)) for key in ("source", "rows", "dataset")}
+        return {key: partitions for key, partitions in found.items() if partitions}
+
+    with dg.instance_for_test() as instance:
+
+        def landed(asset: str, *partitions: str | None) -> None:
+            for partition in partitions or (None,):
+                instance.report_runless_asset_event(dg.AssetMaterialization(asset, partition=partition))
+
+        def evaluate(defs: dg.Definitions, after=None):
+            return dg.evaluate_automation_conditions(defs=defs, instance=instance, cursor=after and after.cursor)
+
+        before, _ = definitions("rules-1")
+        landed("source", "m01", "m02")
+        landed("rows", "m01", "m02")
+        landed("dataset")
+        tick = evaluate(before)
+        assert requested(tick) == {}
+        defs, dataset = definitions("rules-2")  # a reload after a rule change
+        tick = evaluate(defs, tick)
+        assert requested(tick) == {"rows": {"m01", "m02"}, "dataset": {None}}
+
+        worker = threading.Thread(target=dg.materialize, args=([dataset],), kwargs={"instance": instance})
+        worker.start()  # the dataset's run, in progress until released
+        assert started.wait(60)
+        tick = evaluate(defs, tick)
+        assert requested(tick) == {}
+        landed("rows", "m01", "m02")  # the rows' run ends first
+        tick = evaluate(defs, tick)
+        assert requested(tick) == {}  # the dataset is still running
+        release.set()
+        worker.join(60)
+        tick = evaluate(defs, tick)
+        assert requested(tick) == {"dataset": {None}}  # once more, for the rows that landed while it ran
+        tick = evaluate(defs, tick)
+        assert requested(tick) == {}  # and only once

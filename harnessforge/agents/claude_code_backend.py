@@ -25,12 +25,14 @@ prompt carries the conversation so far as a transcript: the CLI's own session wa
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import queue
 import secrets
 import shutil
 import signal
+import socket
 import subprocess
 import sys
 import tempfile
@@ -416,6 +418,10 @@ class ClaudeCodeAgent(AgentBackend):
     def close(self) -> None:
         self.closed = True
         self._stop()
+        # closing a socket does not wake a thread blocked in its accept(): a knock does (the thread
+        # sees `closed` and returns), else each agent would leave its thread behind
+        with contextlib.suppress(OSError), socket.socket(socket.AF_UNIX) as knock:
+            knock.connect(self.listener.address)
         self.listener.close()
         shutil.rmtree(self.home, ignore_errors=True)
 
