@@ -121,8 +121,7 @@ def serve(tmp: Path, postgres_server, store: Store, rules: Path, env: dict[str, 
         _wait_until_ready(dev, timeout=120)
         yield Deployment(dev, store, rules, logs)
     finally:
-        for proc in procs.values():
-            _stop(proc)
+        _stop(*procs.values())
 
 
 def screenshot(deployment: Deployment, path: str, name: str, size: tuple[int, int] = (2400, 1500)) -> list[str]:

@@ -211,3 +211,6 @@ def test_a_changed_rule_marks_exactly_its_readers_unsynced_and_automation_rebuil
     assert len(materialized("dpo_pairs")) == 2  # rebuilt once, by the automation
     assert len(materialized("raw_trajectories")) == trajectories  # the agent did not run again
     assert len(materialized("validated_milestones")) == 1
+    # what a stall would have printed reads back (its queries are valid against this webserver)
+    report = stall_report(deployment, state=lambda: staleness(dev))
+    assert "harnessforge_automation ticks, newest first:" in report and "SUCCESS" in report, report[:2000]

@@ -175,7 +175,7 @@ def test_automation_analyses_and_distills_exactly_the_new_trajectories():
     assert evaluate(cursor=second.cursor).total_requested == 0
 
 
-def test_a_gathering_asset_loses_no_update_that_lands_while_it_runs():
+def test_a_gathering_asset_loses_no_update_that_lands_while_it_runs(postgres_instance_dir):
     """The datasets read every milestone's rows. After a rule change that both read, a tick requests
     the rows and the datasets at once (in runs of their own: Dagster cannot hold the datasets for rows
     of another run). The rows that land while the datasets run must rebuild them once more: the run
@@ -193,7 +193,7 @@ def test_a_gathering_asset_loses_no_update_that_lands_while_it_runs():
         @dg.asset(deps=[rows], code_version=rules, automation_condition=gathers_upstream())
         def dataset() -> None:
             started.set()
-            assert release.wait(60)
+            assert release.wait(120)
 
         return dg.Definitions(assets=[source, rows, dataset]), dataset
 
@@ -201,7 +201,7 @@ def test_a_gathering_asset_loses_no_update_that_lands_while_it_runs():
         found = {key: tick.get_requested_partitions(dg.AssetKey(key)) for key in ("source", "rows", "dataset")}
         return {key: partitions for key, partitions in found.items() if partitions}
 
-    with dg.instance_for_test() as instance:
+    with dg.DagsterInstance.from_config(str(postgres_instance_dir())) as instance:
 
         def landed(asset: str, *partitions: str | None) -> None:
             for partition in partitions or (None,):
@@ -220,16 +220,18 @@ def test_a_gathering_asset_loses_no_update_that_lands_while_it_runs():
         tick = evaluate(defs, tick)
         assert requested(tick) == {"rows": {"m01", "m02"}, "dataset": {None}}
 
-        worker = threading.Thread(target=dg.materialize, args=([dataset],), kwargs={"instance": instance})
+        outcome: list = []
+        worker = threading.Thread(target=lambda: outcome.append(dg.materialize([dataset], instance=instance)))
         worker.start()  # the dataset's run, in progress until released
-        assert started.wait(60)
+        assert started.wait(120)
         tick = evaluate(defs, tick)
         assert requested(tick) == {}
         landed("rows", "m01", "m02")  # the rows' run ends first
         tick = evaluate(defs, tick)
         assert requested(tick) == {}  # the dataset is still running
         release.set()
-        worker.join(60)
+        worker.join(120)
+        assert outcome and outcome[0].success  # the run really was in progress until here
         tick = evaluate(defs, tick)
         assert requested(tick) == {"dataset": {None}}  # once more, for the rows that landed while it ran
         tick = evaluate(defs, tick)

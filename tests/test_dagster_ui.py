@@ -7,6 +7,7 @@ else to <repo>/test-artifacts/ (git-ignored)."""
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 import signal
@@ -175,18 +176,20 @@ def _wait_until_ready(dev: DagsterDev, timeout: float = 90) -> None:
     pytest.fail(f"dagster dev not ready after {timeout:.0f} s ({state}); log tail:\n{dev.log_tail()}")
 
 
-def _stop(proc: subprocess.Popen) -> None:
-    """SIGINT to the whole process group (dagster dev, webserver, daemon, code servers), then SIGKILL."""
-    try:
-        os.killpg(proc.pid, signal.SIGINT)
+def _stop(*procs: subprocess.Popen, grace: float = 10) -> None:
+    """SIGINT to each process group at once (dagster dev, webserver, daemon, code servers), `grace`
+    seconds for all of them to go, then SIGKILL to each group (also whatever the SIGINT left behind)."""
+    for proc in procs:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(proc.pid, signal.SIGINT)
+    deadline = time.monotonic() + grace
+    for proc in procs:
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            proc.wait(timeout=max(0.0, deadline - time.monotonic()))
+    for proc in procs:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(proc.pid, signal.SIGKILL)
         proc.wait(timeout=30)
-    except (ProcessLookupError, subprocess.TimeoutExpired):
-        pass
-    try:
-        os.killpg(proc.pid, signal.SIGKILL)  # also whatever the SIGINT left behind
-    except ProcessLookupError:
-        pass
-    proc.wait(timeout=30)
 
 
 # ---- A: the real webserver, through the UI's GraphQL mutations ------------------------------------
