@@ -99,7 +99,7 @@ def settle(deployment: Deployment, done, timeout: float = 480, state=None) -> No
 def stall_report(deployment: Deployment, state=None) -> str:
     dev, lines = deployment.dev, ["runs:"]
     for run in deployment.runs():
-        lines.append(f"  {run['status']} {run['runId'][:8]} {[a['path'][0] for a in run['assetSelection']]}")
+        lines.append(f"  {run['status']} {run['runId'][:8]} {[a['path'][0] for a in run['assetSelection'] or []]}")
         if run["status"] not in ("SUCCESS", "CANCELED", "FAILURE"):
             events = dev.gql(RUN_MESSAGES, runId=run["runId"])["logsForRun"].get("events", [])
             lines += [f"    {e.get('stepKey')}: {e['message'][:300]}" for e in events[-8:] if e.get("message")]
