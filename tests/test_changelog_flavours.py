@@ -7,6 +7,7 @@ import pytest
 
 from harnessforge.mining.changelog_text import ChangelogFile, find_changelog_files, parse_changelog
 from harnessforge.mining.kinds import KindReader
+from harnessforge.mining.markup import render
 from harnessforge.mining.refs import Refs, extract_refs, strip_refs
 from harnessforge.rules import load_rules
 
@@ -91,7 +92,9 @@ def test_keep_a_changelog_with_compare_links_and_code_blocks():
         ("Fixed", [91]),
     ]
     swap = releases["4.2.0"][2]
-    assert "Same goes for *colors*" in swap.text and "this comment is code" not in swap.text
+    # the example is the entry's own: it stays with it, as code (never a heading of its own)
+    assert "Same goes for *colors*" in swap.text and "```python\n# this comment is code" in swap.text
+    assert "```python\n# this comment is code, not a heading\nr = lumber" in render(swap.text, "markdown").text
     fixed = releases["4.2.0"][3]
     assert fixed.refs == [88] and fixed.issues == []  # an /issues/ URL: a PR if history has one, else an issue
     assert releases[None][0].prs == [120]
@@ -249,7 +252,7 @@ def test_rst_versions_with_label_bullets_grouping_nested_entries():
         "bug fix",
         "housekeeping",
     ]
-    assert len(releases["3.0.2"]) == 1 and "mistakenly removed in 3.0.0." in releases["3.0.2"][0].text
+    assert len(releases["3.0.2"]) == 1 and "mistakenly removed in 3.0.0." in " ".join(releases["3.0.2"][0].text.split())
 
 
 PLAIN_CHANGES = """==========

@@ -41,6 +41,7 @@ _UNDERLINE = re.compile(r"^([=\-~^*+#`':.\"_])\1{2,}\s*$")
 _BULLET = re.compile(r"^(\s*)(?:[-*+•]|\d+[.)])\s+(.*)$")
 _BOLD_LABEL = re.compile(r"^\s*(?:\*\*|__)([^*_]{1,80}?)(?:\*\*|__)\s*:?\s*$")
 _DIRECTIVE = re.compile(r"^(\s*)\.\.(?:\s|$)")  # RST comment or directive: `.. note::`, `.. include::`
+_CODE_DIRECTIVE = re.compile(r"^\s*\.\. (?:code|code-block|sourcecode)::")
 _FENCE = re.compile(r"^\s*(```|~~~)")
 _MD_LINK = re.compile(r"\[([^\]\n]*)\]\([^)\s]*\)")
 _RST_LINK = re.compile(r"`([^`<]*?)\s*<[^>]*>`__?")
@@ -103,13 +104,15 @@ def _is_heading_text(line: str) -> bool:
 def _blocks(lines: list[str]) -> Iterator[tuple]:
     """("heading", level, text), ("bullet", [lines]) and ("paragraph", [lines]) blocks.
 
-    A bullet keeps its continuation lines and nested bullets; code fences, RST directives and
-    comments, and HTML comments are skipped. RST/setext heading levels follow first use."""
+    A bullet keeps its continuation lines, nested bullets and code blocks; other code fences, RST
+    directives and comments, and HTML comments are skipped. RST/setext heading levels follow first use."""
     styles: dict[str, int] = {}
     block: list[str] = []
     kind = None  # "bullet" | "paragraph" | None
     blank = False
     fence = None
+    keep_fence = False
+    directive_indent: int | None = None  # inside an entry's code directive
     skip_deeper_than: int | None = None  # inside an RST directive: skip what is indented under it
     in_comment = False
     position = 0
@@ -124,12 +127,18 @@ def _blocks(lines: list[str]) -> Iterator[tuple]:
         line = lines[position].rstrip()
         following = lines[position + 1].rstrip() if position + 1 < len(lines) else ""
         position += 1
+        inside_bullet = kind == "bullet" and (not line.strip() or _indent(line) > _indent(block[0]))
         if fence:
             if line.strip().startswith(fence):
                 fence = None
+            if keep_fence:  # a code block inside an entry is part of it (an example of its interface)
+                block.append(line)
             continue
         if match := _FENCE.match(line):
-            fence = match[1]
+            fence, keep_fence = match[1], inside_bullet
+            if keep_fence:
+                block += ["", line] if blank else [line]
+                blank = False
             continue
         if in_comment:
             in_comment = "-->" not in line
@@ -141,6 +150,14 @@ def _blocks(lines: list[str]) -> Iterator[tuple]:
             if not line.strip() or _indent(line) > skip_deeper_than:
                 continue
             skip_deeper_than = None
+        if inside_bullet and _CODE_DIRECTIVE.match(line):  # an entry's example: kept with it
+            block += ["", line] if blank else [line]
+            directive_indent, blank = _indent(line), False
+            continue
+        if directive_indent is not None and inside_bullet and (not line.strip() or _indent(line) > directive_indent):
+            block.append(line)
+            continue
+        directive_indent = None
         if match := _DIRECTIVE.match(line):
             if kind != "bullet" or _indent(line) <= _indent(block[0]):
                 if out := flush():
@@ -215,26 +232,37 @@ def _is_label(text: str) -> bool:
     return (text.endswith(":") and words <= 8) or (words <= 5 and not text.endswith((".", "!", "?", ")", "`")))
 
 
+def _raw_item(lines: list[str]) -> str:
+    """A bullet's text as its source has it: the first line without its marker, the others dedented to
+    the column its text starts at, so nested bullets, further paragraphs and code keep their shape."""
+    first = _BULLET.match(lines[0])
+    column = first.start(2)
+    out = [first[2]]
+    for line in lines[1:]:
+        out.append(line[min(column, _indent(line)) :] if line.strip() else "")
+    return "\n".join(out).strip("\n")
+
+
 def _bullet_items(lines: list[str]) -> tuple[str | None, list[str]]:
     """(label, item texts) of a top-level bullet: a label bullet ("New functions:", "POSSIBLE
     BREAKING CHANGES") gives one item per nested bullet, and its intro paragraphs are dropped;
-    any other bullet is one item (its nested bullets are details of it)."""
+    any other bullet is one item (its nested bullets are details of it, kept as its source has them)."""
     first = _BULLET.match(lines[0])
     label, rest = [first[2]], lines[1:]
     while rest and rest[0].strip() and not _BULLET.match(rest[0]):
         label.append(rest.pop(0))
     nested = [line for line in rest if _BULLET.match(line)]
     if not nested or not _is_label(_join(label)):
-        return None, [_join([first[2], *lines[1:]])]
+        return None, [_raw_item(lines)]
     base = min(_indent(line) for line in nested)
     items: list[list[str]] = []
     for line in rest:
         match = _BULLET.match(line)
         if match and _indent(line) == base:
-            items.append([match[2]])
-        elif items and _indent(line) > base:
+            items.append([line])
+        elif items and (_indent(line) > base or not line.strip()):
             items[-1].append(line)
-    return _join(label).rstrip(":").strip(), [_join(item) for item in items]
+    return _join(label).rstrip(":").strip(), [_raw_item(item) for item in items]
 
 
 @dataclass

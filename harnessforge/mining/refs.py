@@ -28,7 +28,7 @@ _TYPED = [
     # other trackers and advisories: not GitHub numbers, never linked
     (re.compile(r"(?::(?:bpo|cve|ghsa|user|commit|bug):|\{(?:bpo|cve|ghsa|user|commit)\})`[^`]*`"), None),
     # words that type a number: "PR #635", "pull request #12" ("issue #492" stays bare: GitHub may serve a PR there)
-    (re.compile(r"\b(?:PRs?|pull requests?)\s*#?(\d+)\b", re.I), "pr"),
+    (re.compile(r"\b(?:PRs?|pull requests?)\s*#?(\d+)\b|\bpull\s*#(\d+)\b", re.I), "pr"),
 ]
 _BARE = re.compile(r"(?<![\w&/#])(?:GH-|gh-|#)(\d+)\b")
 # "Fixes #3", "closes: GH-7", "Part of #12", "refs #5": a commit or PR pointing at an issue.
@@ -74,7 +74,7 @@ def extract_refs(text: str) -> Refs:
         for match in pattern.finditer(rest):
             if kind is None:
                 continue
-            numbers = _numbers(match[1])
+            numbers = _numbers(next(group for group in match.groups() if group))
             if kind == "pr":
                 refs.prs |= numbers
             elif kind == "bare":
@@ -93,16 +93,45 @@ def linked_issues(text: str) -> set[int]:
     return {int(number) for number in _LINKING.findall(text)}
 
 
-_EMPTIED = re.compile(r"\(\s*(?:(?:see|issues?|prs?|pull requests?|fix(?:es)?|closes?|refs?)\s*)?(?:[,;]\s*)*\)", re.I)
+_MARK = "\x01"  # where a reference stood, while the words around it are tidied
+_EMPTIED = re.compile(
+    rf"[(\[]\s*(?:(?:see|issues?|prs?|pull requests?|pulls?|fix(?:es)?|closes?|refs?)\s*)?(?:[,;{_MARK}]\s*)*[)\]]", re.I
+)
+_REFERENCE_TIDYING = [
+    # brackets that held only references: "(#4, #3)", "(Issue #5)", "[#425]"
+    (_EMPTIED, _MARK),
+    # words that only named the reference go with it: "Issue #618", "PR #12"
+    (re.compile(rf"\b(?:issues?|prs?|pull requests?|pulls?|tickets?|gh)\s*{_MARK}", re.I), _MARK),
+    # a list of references is one
+    (re.compile(rf"{_MARK}(?:\s*(?:,|and|&)\s*{_MARK})+", re.I), _MARK),
+    # a sentence that only pointed at a reference: "See #136 for the rationale."
+    (re.compile(rf"(?:(?<=^)|(?<=[.!?]\s))see\s+(?:also\s+)?{_MARK}[^.!?\n]*[.!?]?[ \t]*", re.I), ""),
+    # "Raised in #618 by x", "bug, #12, introduced": the reference's own preposition or commas go
+    (re.compile(rf"\b(?:in|at|from|see)\s+{_MARK}(?=\s+(?:by|from|with|thanks)\b)", re.I), _MARK),
+    (re.compile(rf",\s*{_MARK}\s*,"), ","),
+    # a preposition whose object was the reference, at the end of a clause: "introduced in 8.4 by @x."
+    (
+        re.compile(rf"\s*\b(?:by|from|in|at|via|see(?: also)?|with|per|thanks to|and|or)\s+{_MARK}(?=\s*(?:[.;:,)\]]|$))", re.I),
+        _MARK,
+    ),
+]
 
 
 def strip_refs(text: str) -> str:
-    """The text without PR/issue references and the brackets they leave behind."""
+    """The text without PR/issue references, the words that only named them ("Issue #5", "see #3
+    for details.") and the brackets they leave behind."""
     for pattern, _ in _TYPED:
-        text = pattern.sub("", text)
-    text = _LINKING.sub("", text)
-    text = _BARE.sub("", text)
-    text = _EMPTIED.sub("", text)  # "(#4, #3)" -> "(, )", "(Issue #5)" -> "(Issue )": both go
-    text = re.sub(r"\s+([,.;:])", r"\1", text)
+        text = pattern.sub(_MARK, text)
+    text = _LINKING.sub(_MARK, text)
+    text = _BARE.sub(_MARK, text)
+    for _ in range(3):  # each rule can make another apply: "(#4), see #5 and #6."
+        before = text
+        for pattern, replacement in _REFERENCE_TIDYING:
+            text = pattern.sub(replacement, text)
+        if text == before:
+            break
+    text = _EMPTIED.sub("", text.replace(_MARK, ""))
+    text = re.sub(r"\s+([,.;:])(?=\s|$)", r"\1", text)  # (not `.copy()`, `.pyi`: words, not punctuation)
+    text = re.sub(r"([.;:!?])[,;]+(?=\s|$)", r"\1", text)
     text = re.sub(r"^[\s,;:]+", "", text)  # what a leading "`#1 <url>`_, `#2 <url>`_:" leaves
     return re.sub(r"\s{2,}", " ", text).strip()

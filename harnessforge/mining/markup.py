@@ -1,0 +1,282 @@
+"""Release-note, issue and PR text rendered for the Dev: Markdown, with code kept as code.
+
+Each syntax is parsed by its own library (markdown-it for Markdown, docutils for
+reStructuredText), never stripped by patterns: literals, Sphinx and MyST roles become code spans
+(`:class:`~pkg.Name`` -> `Name`), links become their text, emphasis stays, nested bullets stay
+nested and code blocks stay fenced. Only references to PRs and issues go (`refs.strip_refs`):
+a flag like `--help`, a keyword like `x=False` or a signature is the interface, and stays.
+"""
+
+from __future__ import annotations
+
+import io
+import re
+from dataclasses import dataclass, field
+from typing import Literal
+
+from docutils import nodes
+from docutils.core import publish_doctree
+from markdown_it import MarkdownIt
+
+from .refs import strip_refs
+
+Syntax = Literal["markdown", "rst"]
+
+# Roles whose text is prose, not code (the rest, `:class:`, `:func:`, `{meth}`, unknown ones, are code).
+_PROSE_ROLES = {"ref", "doc", "term", "abbr", "guilabel", "menuselection", "dfn", "sub", "sup", "numref", "download"}
+_NUMBERED_ROLES = {"pep": "PEP {}", "rfc": "RFC {}"}
+# References to PRs, issues, advisories and people: `refs.strip_refs` removes them, after the other roles.
+_REFERENCE_ROLES = {"pr", "pull", "pull_request", "issue", "gh", "github", "bpo", "cve", "ghsa", "user", "commit", "bug"}
+_RST_ROLE = re.compile(r"(?<![\w`\\]):((?:[\w-]+:)*[\w-]+):(`+)(.+?)\2(?!`)")
+_MYST_ROLE = re.compile(r"\{((?:[\w-]+:)*[\w-]+)\}(`+)(.+?)\2(?!`)")
+_RST_MARKERS = re.compile(r"``[^`]+``|(?<![\w`]):[\w:-]+:`|`[^`]+`__?(?!\w)|^\.\. \w", re.M)
+_DOCUTILS = {
+    "report_level": 5,
+    "halt_level": 5,
+    "warning_stream": io.StringIO(),
+    "file_insertion_enabled": False,
+    "raw_enabled": False,
+    "syntax_highlight": "none",
+}
+_MARKDOWN = MarkdownIt("commonmark")
+_HTML_TAG = re.compile(
+    r"^</?(?:a|abbr|b|br|code|del|details|div|em|i|img|ins|kbd|p|pre|s|small|span|strong|sub|summary|sup|u)\b|^<!--",
+    re.I,
+)
+_COLON_FENCE = re.compile(r"^\s*:::+.*$\n?", re.M)  # MyST's `:::{warning}` ... `:::`: its content stays
+_SPHINX_CODE = re.compile(r"^(\s*)\.\. (?:code-block|sourcecode)::", re.M)
+_LINK_ONLY = re.compile(r"^`([^`<]*?)\s*(?:<[^>]*>)?`__?$")  # an RST reference whose target lies elsewhere
+
+
+@dataclass
+class Rendered:
+    """A text rendered for the Dev, with what its markup got wrong (unbalanced emphasis, say)."""
+
+    text: str
+    problems: list[str] = field(default_factory=list)
+
+
+def syntax_of(source: str, text: str = "") -> Syntax:
+    """The markup of an entry from where it was read (`CHANGES.rst (restructuredtext)`, a fragment's
+    extension, a GitHub release); a plain-text file is read as reStructuredText if it uses its markup."""
+    lowered = source.lower()
+    if "markdown" in lowered or re.search(r"\.(md|markdown)\b", lowered) or "github release" in lowered:
+        return "markdown"
+    if "restructuredtext" in lowered or re.search(r"\.rst\b", lowered) or "(reno)" in lowered:
+        return "rst"
+    return "rst" if _RST_MARKERS.search(text) else "markdown"
+
+
+def code_span(content: str, syntax: Syntax = "markdown") -> str:
+    """`content` as a code span, fenced with more backticks than it holds."""
+    if syntax == "rst":
+        return f"``{content}``" if "``" not in content else f":code:`{content}`"
+    longest = max((len(run) for run in re.findall(r"`+", content)), default=0)
+    fence = "`" * (longest + 1)
+    pad = " " if content.startswith("`") or content.endswith("`") else ""
+    return f"{fence}{pad}{content}{pad}{fence}"
+
+
+def _role_text(name: str, content: str, syntax: Syntax) -> str | None:
+    """A Sphinx or MyST role as its reader sees it: `~a.b.C` -> C, `title <target>` -> title."""
+    role = name.rsplit(":", 1)[-1].lower()
+    if role in _REFERENCE_ROLES:
+        return None
+    content = content.strip()
+    titled = re.match(r"^(.*?)\s*<([^<>]+)>$", content, re.S)
+    if role in _NUMBERED_ROLES:
+        return _NUMBERED_ROLES[role].format(titled[1] if titled else content)
+    if role in _PROSE_ROLES:
+        if titled and titled[1]:
+            return titled[1]
+        return content.rsplit("/", 1)[-1].replace("-", " ").replace("_", " ") if role == "doc" else content
+    shown = titled[1] if titled and titled[1] else content
+    if shown.startswith("~"):
+        shown = shown[1:].rsplit(".", 1)[-1]
+    return code_span(shown.lstrip("!."), syntax)
+
+
+def render_roles(text: str, syntax: Syntax) -> str:
+    """Sphinx (`:meth:`x``) and MyST (`{meth}`x``) roles as code spans or prose, in `syntax`."""
+    def replace(match: re.Match) -> str:
+        shown = _role_text(match[1], match[3], syntax)
+        return match[0] if shown is None else shown
+
+    return _MYST_ROLE.sub(replace, _RST_ROLE.sub(replace, text))
+
+
+# ---- Markdown --------------------------------------------------------------------------------
+def _markdown_inline(children, problems: list[str]) -> str:
+    out: list[str] = []
+    for token in children or []:
+        kind = token.type
+        if kind == "text":
+            out.append(token.content)
+        elif kind == "code_inline":
+            out.append(code_span(token.content))
+        elif kind in ("softbreak", "hardbreak"):
+            out.append(" ")
+        elif kind in ("em_open", "em_close", "strong_open", "strong_close", "s_open", "s_close"):
+            out.append(token.markup)
+        elif kind == "image":
+            out.append(token.content)
+        elif kind == "html_inline" and not _HTML_TAG.match(token.content):
+            out.append(token.content)  # `<file-like>`: words in angle brackets, not a tag
+        # links: their text stays (an autolink's text is its address); html tags go
+    return "".join(out)
+
+
+def _markdown(text: str) -> Rendered:
+    problems: list[str] = []
+    lines: list[str] = []
+    markers: list[list] = []  # per open list: [marker or next number]
+    pending: str | None = None  # the marker of a list item whose first block is next
+    for token in _MARKDOWN.parse(text):
+        kind = token.type
+        depth = "  " * max(len(markers) - 1, 0)
+        if kind == "bullet_list_open":
+            markers.append(["-"])
+        elif kind == "ordered_list_open":
+            markers.append([int(token.attrs.get("start", 1) or 1)])
+        elif kind in ("bullet_list_close", "ordered_list_close"):
+            markers.pop()
+        elif kind == "list_item_open":
+            marker = markers[-1][0]
+            if isinstance(marker, int):
+                markers[-1][0] = marker + 1
+                pending = f"{marker}. "
+            else:
+                pending = "- "
+        elif kind == "inline":
+            line = _markdown_inline(token.children, problems).strip()
+            indent = depth + ("  " if markers and pending is None else "")
+            if pending is not None:
+                lines.append(f"{depth}{pending}{line}")
+                pending = None
+            elif line:
+                lines.append(f"{indent if markers else ''}{line}")
+        elif kind in ("fence", "code_block"):
+            indent = depth + ("  " if markers else "")
+            info = token.info.strip() if kind == "fence" else ""
+            body = token.content.rstrip("\n").splitlines()
+            block = [f"```{info}", *body, "```"]
+            if pending is not None:
+                lines.append(f"{depth}{pending}".rstrip())
+                pending = None
+            lines += [f"{indent}{line}" if line else "" for line in block]
+    return Rendered("\n".join(lines).strip("\n"), problems)
+
+
+# ---- reStructuredText ------------------------------------------------------------------------
+def _rst_inline(node, problems: list[str]) -> str:
+    out: list[str] = []
+    for child in node.children:
+        if isinstance(child, nodes.Text):
+            out.append(child.astext())
+        elif isinstance(child, (nodes.literal, nodes.title_reference)):
+            out.append(code_span(child.astext()))
+        elif isinstance(child, nodes.emphasis):
+            out.append(f"*{_rst_inline(child, problems)}*")
+        elif isinstance(child, nodes.strong):
+            out.append(f"**{_rst_inline(child, problems)}**")
+        elif isinstance(child, nodes.problematic):
+            raw = child.rawsource or child.astext()
+            link = _LINK_ONLY.match(raw)
+            if link:  # a reference to a target the entry does not hold: its text
+                out.append(link[1])
+            else:
+                out.append(child.astext())
+                problems.append(f"unbalanced markup {raw!r}")
+        elif isinstance(child, (nodes.target, nodes.footnote_reference, nodes.citation_reference, nodes.system_message)):
+            continue
+        elif isinstance(child, nodes.Element):
+            out.append(_rst_inline(child, problems))
+    return "".join(out)
+
+
+def _rst_blocks(node, depth: int, lines: list[str], problems: list[str], marker: list[str] | None = None) -> None:
+    """The blocks of `node` as lines: `depth` lists enclose it; `marker` (a list item's `- `) starts its
+    first block, later blocks of the item are indented under it."""
+    for child in node.children:
+        lead = "  " * max(depth - 1, 0) + marker.pop() if marker else "  " * depth
+        if isinstance(child, (nodes.paragraph, nodes.title, nodes.line)):
+            lines.append(lead + " ".join(_rst_inline(child, problems).split()))
+        elif isinstance(child, (nodes.bullet_list, nodes.enumerated_list)):
+            if lead.strip():
+                lines.append(lead.rstrip())
+            numbered = isinstance(child, nodes.enumerated_list)
+            for number, item in enumerate(child.children, start=1):
+                _rst_blocks(item, depth + 1, lines, problems, [f"{number}. " if numbered else "- "])
+        elif isinstance(child, (nodes.literal_block, nodes.doctest_block)):
+            if lead.strip():
+                lines.append(lead.rstrip())
+            pad, language = "  " * depth, next((name for name in child.get("classes", []) if name != "code"), "")
+            lines += [f"{pad}```{language}", *(f"{pad}{line}" for line in child.astext().splitlines()), f"{pad}```"]
+        elif isinstance(child, nodes.definition_list_item):  # a misaligned continuation line: one paragraph
+            words = [_rst_inline(child.children[0], problems)]
+            words += [
+                _rst_inline(part, problems)
+                for part in child.findall(nodes.paragraph)
+                if not isinstance(part.parent, nodes.system_message)
+            ]
+            lines.append(lead + " ".join(" ".join(words).split()))
+        elif isinstance(child, (nodes.system_message, nodes.comment, nodes.target, nodes.substitution_definition)):
+            if lead.strip():
+                marker = [lead.strip() + " "]
+        elif isinstance(child, nodes.Element):
+            _rst_blocks(child, depth, lines, problems, [lead.lstrip()] if lead.strip() else None)
+
+
+def _rst(text: str) -> Rendered:
+    problems: list[str] = []
+    try:
+        document = publish_doctree(text, settings_overrides=_DOCUTILS)
+    except Exception as e:  # noqa: BLE001 - docutils raises many types on odd input; the text stays readable
+        return Rendered(" ".join(text.split()), [f"reStructuredText could not be parsed: {e}"])
+    lines: list[str] = []
+    _rst_blocks(document, 0, lines, problems)
+    return Rendered("\n".join(line.rstrip() for line in lines).strip("\n"), problems)
+
+
+def render(text: str, syntax: Syntax) -> Rendered:
+    from .text_checks import text_problems  # (it reads roles with this module)
+
+    """`text` (a changelog entry, an issue or PR body) as Markdown for the Dev: references to PRs and
+    issues gone, everything else kept; paragraphs on one line each, sub-bullets indented under them."""
+    source = text
+    text = strip_refs_outside_code(render_roles(_COLON_FENCE.sub("", text), syntax))
+    rendered = _rst(_SPHINX_CODE.sub(r"\1.. code::", text)) if syntax == "rst" else _markdown(text)
+    rendered.text = re.sub(r"[ \t]+([,.;:])(?=\s|$)", r"\1", rendered.text)
+    rendered.problems += text_problems(rendered.text, source)
+    return rendered
+
+
+# a role (left whole for `strip_refs`) or a code span (hidden from it)
+_ROLE_OR_CODE = re.compile(r"(?P<role>[:}](?P<rticks>`+)(?!`).+?(?<!`)(?P=rticks)(?!`))|(?P<ticks>`+)(?!`).+?(?<!`)(?P=ticks)(?!`)")
+
+
+def strip_refs_outside_code(text: str) -> str:
+    """`strip_refs` line by line, outside code spans and fences: the text's block structure (bullets,
+    code) and its code survive."""
+    out = []
+    fenced = False
+    for line in text.splitlines():
+        if line.strip().startswith(("```", "~~~")):
+            fenced = not fenced
+            out.append(line)
+            continue
+        if fenced or not line.strip():
+            out.append(line)
+            continue
+        spans: list[str] = []
+        hidden = _ROLE_OR_CODE.sub(
+            lambda match: match[0] if match["role"] else spans.append(match[0]) or f"\x00{len(spans) - 1}\x00", line
+        )
+        indent = hidden[: len(hidden) - len(hidden.lstrip())]
+        marker = re.match(r"(?:[-*+]|\d+[.)])\s+", hidden.lstrip())
+        body = hidden.lstrip()[marker.end() if marker else 0 :]
+        stripped = strip_refs(body)
+        if stripped or not re.search(r"\w", body):
+            restored = re.sub("\x00(\\d+)\x00", lambda match: spans[int(match[1])], stripped)
+            out.append(indent + (marker[0] if marker else "") + restored)
+    return "\n".join(out)
