@@ -1,4 +1,5 @@
-"""What a repository's files are: tests, housekeeping ("noise") or source, by configurable glob rules;
+"""What a repository's files are: tests, housekeeping ("noise": CI, packaging, docs, ...) or source, by
+configurable glob rules (`planning.test_patterns`, `planning.housekeeping.files`);
 and how many lines of each language a revision holds (vendored folders left out).
 
 Shared by mining (segmentation, screening), environments (recipes, validation), the harness and the
@@ -33,7 +34,8 @@ class FileClassifier:
 
     def __init__(self, rules: PlanningRules):
         self._tests = tuple(rules.test_patterns)
-        self._noise = tuple(rules.noise_patterns)
+        self._noise = tuple(rules.housekeeping.noise_globs)
+        self._housekeeping = {kind: tuple(patterns) for kind, patterns in rules.housekeeping.files.items()}
         self._noise_subjects = [re.compile(pattern, re.I) for pattern in rules.noise_subjects]
         self.is_test = lru_cache(maxsize=None)(self._is_test)
         self.is_noise = lru_cache(maxsize=None)(self._is_noise)
@@ -50,6 +52,12 @@ class FileClassifier:
 
     def _is_noise(self, path: str) -> bool:
         return not self.is_test(path) and self._match(path, self._noise)
+
+    def housekeeping_type(self, path: str) -> str | None:
+        """Which housekeeping a file is (`ci`, `packaging`, `docs`, ...: `planning.housekeeping.files`), or None."""
+        if self.is_test(path):
+            return None
+        return next((kind for kind, patterns in self._housekeeping.items() if self._match(path, patterns)), None)
 
     def is_source(self, path: str) -> bool:
         return not self.is_test(path) and not self.is_noise(path)

@@ -148,7 +148,7 @@ def test_fragments_landing_apart_still_describe_their_feature_and_keep_its_tests
     milestone_plan = result.plan
     assert [milestone.title for milestone in milestone_plan.milestones] == [
         "Failed deliveries are retried with an exponential backoff",
-        "Add delivery receipts",  # the squash's own title: its fragment's line is longer than a title
+        "Every delivery can return a receipt that says when and where it arrived",  # its fragment's line, whole
     ]
     m01, m02 = milestone_plan.milestones
     assert "Every delivery can return a receipt" in m02.description

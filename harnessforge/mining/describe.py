@@ -1,7 +1,11 @@
-"""PM-style milestone descriptions: behaviour and motivation, never file paths or code.
+"""The task text of a milestone: what to build, in the repository's own words.
 
-Text comes from the repository (changelog entries, issue titles and bodies, PR titles); it is
-sanitised, and `find_leaks` is the check that what remains names no path and shows no code.
+Release-note entries, issue texts and PR titles are rendered (`markup.render`: code stays code,
+nested bullets stay nested) and never stripped word by word. Withheld are only the paths of the
+milestone's changed non-test source files and solution code: a sentence naming such a path is
+rephrased around it (a parenthetical goes, "in `core.py`" goes) or left out whole, and a code block
+made of the ground truth's own lines goes. The result is checked as a reader would read it
+(`text_checks`): its holes and the words it lost are the plan's measure of text integrity.
 """
 
 from __future__ import annotations
@@ -10,139 +14,246 @@ import re
 from dataclasses import dataclass, field
 from pathlib import PurePosixPath
 
-from .refs import strip_refs
+from .markup import Syntax, render
+from .text_checks import text_problems, words_lost
 
+MAX_TITLE_CHARS = 80  # a longer first sentence does not name a feature: the next source does (never a cut one)
+
+
+@dataclass(frozen=True)
+class Source:
+    """A piece of the repository's text and its markup."""
+
+    text: str
+    syntax: Syntax = "markdown"
+
+
+@dataclass
+class Feature:
+    """One feature of a milestone, as the repository describes it."""
+
+    titles: list[tuple[Source, str]]  # what may name it, best first, with where it comes from (changelog, issue, ...)
+    points: list[Source] = field(default_factory=list)  # its release-note entries (or what stands in for them)
+    motivation: Source | None = None  # why: the issue's first paragraph, or the PR's when no entry says
+    seed: bool = True  # a release-note feature (or, without release notes, a PR): it may title the milestone
+
+
+@dataclass
+class TaskText:
+    """A milestone's title and description, and how whole they are."""
+
+    title: str
+    description: str
+    title_source: str
+    problems: list[str] = field(default_factory=list)  # holes a reader would see (text_checks)
+    words_lost: list[str] = field(default_factory=list)  # source words the text lacks (references, paths aside)
+    withheld: list[str] = field(default_factory=list)  # the paths and code blocks left out
+
+
+# ---- withholding ---------------------------------------------------------------------------------
+_FENCE_BLOCK = re.compile(r"^([ \t]*)```[^\n]*\n.*?^[ \t]*```[ \t]*$\n?", re.S | re.M)
+_CODE = re.compile(r"(`+)(?!`)(.+?)(?<!`)\1(?!`)")
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z`*(\[\"'\x00])")
+_AROUND = r"(?:in|into|inside|within|from|to|under|via|of)\s+(?:the\s+)?(?:file\s+|module\s+)?"
+
+
+def path_forms(paths: list[str]) -> list[str]:
+    """How a text may name each path: whole, without a leading `src/` or `lib/`, or by a distinctive file
+    name (`core.py`, not `__init__.py`), longest first."""
+    forms = set()
+    for path in paths:
+        forms.add(path)
+        forms.add(re.sub(r"^(?:src|lib|source)/", "", path))
+        name = PurePosixPath(path).name
+        if "." in name and name not in ("__init__.py", "index.ts", "index.js", "mod.rs", "lib.rs", "main.go"):
+            forms.add(name)
+    return sorted(forms, key=len, reverse=True)
+
+
+class Withholding:
+    """What a task text must not show: the solution's source paths and its code."""
+
+    def __init__(self, source_paths: list[str], solution_lines: set[str] = frozenset()):
+        self.forms = path_forms(source_paths)
+        self.solution = {line.strip() for line in solution_lines if len(line.strip()) >= 8}
+        alternatives = "|".join(re.escape(form) for form in self.forms)
+        self.pattern = re.compile(rf"(?<![\w/.-])`?(?:{alternatives})`?(?![\w/-])") if self.forms else None
+
+    def found(self, text: str) -> list[str]:
+        """The withheld paths `text` names, and `code` when it shows solution code."""
+        named = sorted({match[0].strip("`") for match in self.pattern.finditer(text)}) if self.pattern else []
+        blocks = [block for block in _FENCE_BLOCK.finditer(text) if self._is_solution(block[0])]
+        return named + (["solution code"] if blocks else [])
+
+    def _is_solution(self, block: str) -> bool:
+        lines = [line.strip() for line in block.splitlines()[1:-1] if line.strip()]
+        return bool(lines) and sum(line in self.solution for line in lines) >= len(lines) / 2
+
+    def apply(self, text: str) -> tuple[str, list[str]]:
+        """`text` without withheld paths and solution code blocks, and what was left out."""
+        withheld: list[str] = []
+
+        def block(match: re.Match) -> str:
+            if self._is_solution(match[0]):
+                withheld.append("solution code")
+                return ""
+            return match[0]
+
+        text = _FENCE_BLOCK.sub(block, text)
+        if self.pattern is None:
+            return text, withheld
+        lines = []
+        for line in text.split("\n"):
+            kept, named = self._sentences(line)
+            withheld += named
+            if kept is not None:
+                lines.append(kept)
+        return "\n".join(lines), withheld
+
+    def _sentences(self, line: str) -> tuple[str | None, list[str]]:
+        """The line with each sentence naming a withheld path rephrased around it, or left out; None when
+        nothing of the line is left."""
+        if line.lstrip().startswith("```") or not self.pattern.search(line):
+            return line, []
+        marker = re.match(r"^(\s*(?:[-*+]|\d+[.)])?\s*)", line)[1]
+        sentences, named = [], []
+        for sentence in _split_sentences(line[len(marker) :]):
+            found = [match[0].strip("`") for match in self.pattern.finditer(sentence)]
+            if not found:
+                sentences.append(sentence)
+                continue
+            named += found
+            rephrased = self._rephrase(sentence)
+            if rephrased:
+                sentences.append(rephrased)
+        body = " ".join(sentences).strip()
+        return (marker + body if body else None), named
+
+    def _rephrase(self, sentence: str) -> str | None:
+        """The sentence without its withheld paths, if it still reads whole; else None (left out)."""
+        pattern = self.pattern.pattern
+        candidate = re.sub(rf"\s*\([^()]*?{pattern}[^()]*?\)", "", sentence)  # a parenthetical goes whole
+        candidate = re.sub(rf"\s*\b{_AROUND}{pattern}", "", candidate, flags=re.I)  # "in `core.py`" goes
+        if self.pattern.search(candidate) or text_problems(candidate, sentence) or not re.search(r"\w", candidate):
+            return None
+        return candidate
+
+
+def _split_sentences(text: str) -> list[str]:
+    """Sentences of one line, never split inside a code span."""
+    spans: list[str] = []
+    hidden = _CODE.sub(lambda match: spans.append(match[0]) or f"\x00{len(spans) - 1}\x00", text)
+    parts = _SENTENCE_END.split(hidden)
+    return [re.sub("\x00(\\d+)\x00", lambda match: spans[int(match[1])], part) for part in parts]
+
+
+def first_sentence(text: str) -> str:
+    """The first sentence of a rendered text's first line, whole (a final period dropped)."""
+    line = text.strip().split("\n", 1)[0].strip()
+    return _split_sentences(line)[0].rstrip(".").strip() if line else ""
+
+
+# ---- the description ---------------------------------------------------------------------------
+def _heading(feature: Feature, withholding: Withholding, is_housekeeping) -> tuple[str, str] | None:
+    """The feature's name and where it came from: the first source whose first sentence is short, whole
+    and withholds nothing (the next source names it otherwise: never a cut sentence)."""
+    for source, named_by in feature.titles:
+        rendered = render(source.text, source.syntax)
+        sentence = first_sentence(rendered.text)
+        if not sentence or len(sentence) > MAX_TITLE_CHARS or rendered.problems:
+            continue
+        if withholding.found(sentence) or text_problems(sentence) or is_housekeeping(sentence):
+            continue
+        return sentence[:1].upper() + sentence[1:], named_by
+    return None
+
+
+def _block(source: Source, withholding: Withholding, task: TaskText, bullet: bool) -> list[str]:
+    """A source rendered, withheld and checked: as bullet lines (sub-bullets under it) or a paragraph."""
+    rendered = render(source.text, source.syntax)
+    text, withheld = withholding.apply(rendered.text)
+    task.withheld += withheld
+    task.problems += rendered.problems + text_problems(text, rendered.text)
+    task.words_lost += words_lost(source.text, text, withholding.forms)
+    lines = [line for line in text.split("\n")]
+    while lines and not lines[0].strip():
+        lines.pop(0)
+    if not lines:
+        return []
+    if not bullet:
+        return lines
+    first = lines[0].lstrip()
+    first = re.sub(r"^(?:[-*+]|\d+[.)])\s+", "", first)
+    return [f"- {first[:1].upper()}{first[1:]}", *(f"  {line}" if line.strip() else "" for line in lines[1:])]
+
+
+def describe(
+    features: list[Feature], withholding: Withholding, release: str | None, is_housekeeping=lambda text: False
+) -> TaskText:
+    """A milestone's title (its seed features, highest priority first) and its "What to build" text: per
+    feature a heading (when there are several), why, and its entries as bullets."""
+    task = TaskText("", "", "none")
+    named = [(feature, _heading(feature, withholding, is_housekeeping)) for feature in features]
+    titled = [(heading, source) for feature, found in named if feature.seed and found for heading, source in [found]]
+    titles = list(dict.fromkeys(heading for heading, _ in titled))
+    task.title = "; ".join(titles[:2]) + (f" (+{len(titles) - 2} more)" if len(titles) > 2 else "")
+    task.title_source = titled[0][1] if titled else "none"
+    lines: list[str] = []
+    for feature, found in named:
+        heading = found[0] if found else None
+        points = []
+        for point in feature.points:
+            block = _block(point, withholding, task, bullet=True)
+            if block and len(feature.points) == 1 and heading and _same(block[0], heading):
+                block = [line[2:] for line in block[1:]]  # the heading says it; its details stay
+            points += block
+        motivation = _block(feature.motivation, withholding, task, bullet=False) if feature.motivation else []
+        if not (points or motivation or heading):
+            continue
+        if heading and len(features) > 1:
+            lines += [f"### {heading}", ""]
+        elif heading and not points:
+            lines += [f"{heading}.", ""]
+        if motivation:
+            lines += [*motivation, ""]
+        if points:
+            lines += [*points, ""]
+    if release:
+        lines.append(f"This shipped in release {release}.")
+    task.description = re.sub(r"\n{3,}", "\n\n", "\n".join(lines)).strip()
+    if not task.title:
+        task.title = "Milestone" + (f" towards {release}" if release else "")
+    task.problems = list(dict.fromkeys(task.problems))
+    return task
+
+
+def _same(bullet: str, heading: str) -> bool:
+    """The bullet says no more than the heading."""
+    words = lambda text: re.sub(r"\W+", " ", text).lower().split()  # noqa: E731
+    return words(bullet.lstrip("- ")) == words(heading)
+
+
+# ---- the hint rewriter's check --------------------------------------------------------------------
 _EXT = (
     r"(?:py|pyi|pyx|js|jsx|mjs|cjs|ts|tsx|go|rs|java|kt|rb|php|c|h|cc|cpp|hpp|cs|swift|toml|json|"
     r"yaml|yml|cfg|ini|txt|md|rst|lock|sh|sql|html|css|xml|proto)"
 )
 _FILE_TOKEN = re.compile(rf"(?<![\w/.-])[\w-]+(?:\.[\w-]+)*\.{_EXT}\b")
 _PATH_TOKEN = re.compile(r"(?<![\w/.:-])\.?[\w.-]+(?:/[\w.-]+)+/?")
-_URL = re.compile(r"<?https?://[^\s)>\]]+>?")
-_MD_LINK = re.compile(r"\[([^\]\n]*)\]\(<?https?://[^)\s]*>?\)")  # [text](url): the text stays, its refs go
-_FENCE = re.compile(r"```.*?```", re.S)
-_CODE_SPAN = re.compile(r"``?([^`]+?)``?")
-_ROLE = re.compile(r"(?<![\w`]):([\w:.-]+):`([^`]+)`")  # Sphinx roles: :class:`~pkg.Name` -> Name
-_REFERENCE_ROLES = {"pr", "pull", "issue", "gh", "ghsa", "cve", "bpo", "commit"}
-_IDENT = re.compile(r"^[A-Za-z_][\w]*(?:\.[A-Za-z_]\w*)*$")
-_CALL = re.compile(r"\b([A-Za-z_][\w.]*)\(\)")
 _CODE_LIKE = re.compile(r"\b[A-Za-z_][\w.]*\([^()\n]*\)|^\s*(?:def|class|import|from \S+ import|>>>)\s", re.M)
-
-
 _WORD_PAIRS = {"and/or", "input/output", "read/write", "on/off", "yes/no", "client/server", "either/or"}
 
 
-def _path_token_is_path(token: str) -> bool:
-    """In a PM-style text, words joined by slashes read as a path unless they are a common pair."""
-    return token.strip("/").lower() not in _WORD_PAIRS
-
-
-def sanitize(text: str) -> str:
-    """Drop references, URLs, code blocks, paths and file names; unwrap identifier code spans."""
-    text = _FENCE.sub(" ", text)
-    text = _MD_LINK.sub(r"\1", text)
-    text = _URL.sub("", text)
-    text = _ROLE.sub(
-        lambda match: (
-            "" if match[1] in _REFERENCE_ROLES else match[2].split("<")[0].strip().lstrip("~!.").rsplit(".", 1)[-1]
-        ),
-        text,
-    )
-    text = strip_refs(text)
-    text = _CODE_SPAN.sub(lambda match: match[1] if _IDENT.match(match[1].strip()) else "", text)
-    text = _CALL.sub(r"\1", text)
-    text = _PATH_TOKEN.sub(lambda match: "" if _path_token_is_path(match[0]) else match[0], text)
-    text = _FILE_TOKEN.sub("", text)
-    text = re.sub(r"\(\s*\)|\[\s*\]", "", text)
-    text = re.sub(r"\s+([,.;:])", r"\1", text)
-    return re.sub(r"[ \t]{2,}", " ", text).strip(" ,;:")
-
-
 def find_leaks(text: str, changed_files: list[str]) -> list[str]:
-    """Paths, file names and code that a description must not contain (empty list = clean)."""
+    """Paths, file names and code in a model's rewrite of a hint: what it may say only where the raw
+    hint says it (the hint rewriter compares the two)."""
     leaks = [path for path in changed_files if path in text]
     for path in changed_files:
         name = PurePosixPath(path).name
         if "." in name and re.search(rf"(?<![\w.-]){re.escape(name)}(?![\w-])", text):
             leaks.append(name)
     leaks += [match[0] for match in _FILE_TOKEN.finditer(text)]
-    leaks += [match[0] for match in _PATH_TOKEN.finditer(text) if _path_token_is_path(match[0])]
+    leaks += [match[0] for match in _PATH_TOKEN.finditer(text) if match[0].strip("/").lower() not in _WORD_PAIRS]
     leaks += ["```"] if "```" in text else []
     leaks += [match[0] for match in _CODE_LIKE.finditer(text)]
     return sorted(set(leaks))
-
-
-@dataclass
-class Feature:
-    """One feature of a milestone as the description presents it."""
-
-    title: str
-    points: list[str] = field(default_factory=list)
-    motivation: str = ""
-    seed: bool = True  # a release-note feature (or, without release notes, a PR): it may title the milestone
-    source: str = "commit"  # where the title came from: changelog, issue, pull request, commit
-
-
-def _sentence(text: str) -> str:
-    text = sanitize(text)
-    return text[:1].upper() + text[1:] if text else ""
-
-
-_SENTENCE_END = re.compile(r"(?<=[a-z0-9)\]`'\"])[.;]\s+(?=[A-Z`*(])")
-
-
-def _short_title(text: str, limit: int = 80) -> str:
-    """The first sentence of `text`, sanitised, cut at a word boundary under `limit` characters."""
-    text = _sentence(_SENTENCE_END.split(text, 1)[0]).rstrip(".")
-    return text if len(text) <= limit else text[: limit - 1].rsplit(" ", 1)[0] + "…"
-
-
-def readable_title(text: str, limit: int = 70) -> str | None:
-    """`text`'s short title if sanitising (no paths, no code) kept it readable and under `limit`
-    characters: most of its words, no dangling start. None otherwise, so another source can title."""
-    first = _SENTENCE_END.split(text, 1)[0]
-    title = _short_title(first, limit=10_000)
-    raw_words = re.sub(r"[`*]|:\w+:|\{\w+\}", " ", strip_refs(first)).split()
-    if not title or len(title) > limit or len(title.split()) < 0.75 * len(raw_words):
-        return None
-    if re.match(r"^(and|or|but|with|to|of|for|in|on|as|the)\b", title, re.I):
-        return None
-    return title
-
-
-def describe(features: list[Feature], changed_files: list[str], release: str | None) -> tuple[str, str, str]:
-    """(title, description, title source) for a milestone; the title names its seed features (in the
-    order given: highest priority first); lines that would leak a path or code are dropped."""
-    titled = [
-        (short, feature.source)
-        for feature in (feature for feature in features if feature.seed)
-        if (short := _short_title(feature.title))
-    ]
-    titled = [
-        (short, named_by) for short, named_by in titled if not find_leaks(short, changed_files)
-    ]  # the next feature titles instead
-    titles = [short for short, _ in titled]
-    title = "; ".join(titles[:2]) + (f" (+{len(titles) - 2} more)" if len(titles) > 2 else "")
-    source = titled[0][1] if titled else "none"
-    lines: list[str] = []
-    for feature in features:
-        heading = _short_title(feature.title)
-        if heading and len(features) > 1:
-            lines += [f"### {heading}", ""]
-        motivation = _sentence(feature.motivation)
-        if motivation:
-            lines += [motivation, ""]
-        seen = set()
-        for point in feature.points:
-            sentence = _sentence(point)
-            if sentence and sentence.lower() not in seen:
-                seen.add(sentence.lower())
-                lines.append(f"- {sentence}")
-        lines.append("")
-    shipped = f" They shipped in release {release}." if release else ""
-    lines.append(f"Users should get the behaviour above.{shipped} Everything that worked before must keep working.")
-    clean = [line for line in lines if not find_leaks(line, changed_files)]
-    body = re.sub(r"\n{3,}", "\n\n", "\n".join(clean)).strip()
-    if find_leaks(title, changed_files):
-        title, source = "Milestone" + (f" towards {release}" if release else ""), "none"
-    return title or "Untitled change", body, source

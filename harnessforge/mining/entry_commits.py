@@ -1,4 +1,5 @@
-"""Which commit wrote each changelog entry: the strongest link between release notes and code.
+"""Which commit wrote each changelog entry: a strong link between release notes and code when that
+commit is the work itself, and the last resort of placement when it is not (a release commit).
 
 Many projects add a PR's changelog line in the PR itself (pallets, attrs, structlog...), and cite
 only the issue, which git alone cannot tie to the PR. The mainline commit whose diff adds an
@@ -32,19 +33,23 @@ def _normal(text: str) -> str:
 def link_entry_commits(
     repo: GitRepo, units: list[Unit], entries: list[ChangelogEntry], classify: FileClassifier, kinds: KindReader
 ) -> list[ChangelogEntry]:
-    """`entries` with `commits` extended by the code-changing units whose diff added one of their lines."""
+    """`entries` with `written_by` (the first unit whose diff added one of their lines, whatever it is) and
+    `commits` extended by that unit when it is work that shipped few entries (a PR adding its own line)."""
     files = {
         entry.source.rsplit(" (", 1)[0]
         for entry in entries
         if "fragment" not in entry.source and "reno" not in entry.source
     }
-    added: dict[str, list[tuple[str, str]]] = {}  # file -> [(normalised added line, unit sha)]
+    added: dict[str, list[tuple[str, str]]] = {}  # file -> [(normalised added line, unit sha)] in history order
+    work: set[str] = set()  # units that change code and are not titled as housekeeping
     for unit in units:
         paths = {file.path for file in unit.files}
-        if not paths & files or not any(classify.is_source(path) or classify.is_test(path) for path in paths):
+        if not paths & files:
             continue
-        if kinds.title(unit.title) == "housekeeping":
-            continue
+        if any(classify.is_source(path) or classify.is_test(path) for path in paths) and (
+            kinds.title(unit.title) != "housekeeping"
+        ):
+            work.add(unit.sha)
         parent = unit.commit.parents[0] if unit.commit.parents else None
         if parent is None:
             continue
@@ -54,15 +59,19 @@ def link_entry_commits(
                     text = _normal(line.value)
                     if line.is_added and len(text) >= MIN_LINE_CHARS:
                         added.setdefault(patched_file.path, []).append((text, unit.sha))
-    found: list[set[str]] = []
+    found: list[list[str]] = []
     for entry in entries:
         body = _normal(entry.text)
-        found.append({sha for text, sha in added.get(entry.source.rsplit(" (", 1)[0], []) if text in body})
+        shas = [sha for text, sha in added.get(entry.source.rsplit(" (", 1)[0], []) if text in body]
+        found.append(list(dict.fromkeys(shas)))
     per_commit = Counter(sha for shas in found for sha in shas)
     linked = []
     for entry, shas in zip(entries, found):
-        shas = {sha for sha in shas if per_commit[sha] <= MAX_ENTRIES_PER_COMMIT}
-        linked.append(entry.model_copy(update={"commits": sorted({*entry.commits, *shas})}) if shas else entry)
+        strong = {sha for sha in shas if sha in work and per_commit[sha] <= MAX_ENTRIES_PER_COMMIT}
+        update: dict = {"written_by": shas[0]} if shas else {}
+        if strong:
+            update["commits"] = sorted({*entry.commits, *strong})
+        linked.append(entry.model_copy(update=update) if update else entry)
     return linked
 
 

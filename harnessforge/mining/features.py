@@ -1,7 +1,8 @@
 """The features a milestone presents: its units grouped by feature, titled from the repository.
 
-A feature is a group of units (PRs, commits) that share a changelog entry or an issue. Its title
-is, in order: the issue's title (GitHub), its release-note entry, its PR title, its commit subject.
+A feature is a group of units (PRs, commits) that share a changelog entry or an issue. It is named,
+in order, by the issue's title (GitHub), its release-note entry, its PR titles (`describe` takes the
+first that reads whole and short).
 Housekeeping and backports are never features. Seeds (what the release notes describe, or every
 PR when there are none) come first, by kind priority (feature > performance > bug fix > refactor);
 work no release note mentions follows, so it is described but never titles the milestone.
@@ -15,19 +16,21 @@ from dataclasses import dataclass, field
 from ..github import IssueText
 from ..models import ChangelogEntry
 from ..rules import Kind
-from .describe import Feature, readable_title
+from .describe import Feature, Source
 from .kinds import WORK_KINDS, KindReader, strongest, without_prefix
+from .markup import syntax_of
 from .refs import strip_refs
 from .segment import UnitInfo
 
 
 def _first_paragraph(body: str) -> str:
-    """The first paragraph of a message body that is prose (not a list, a reference or a trailer)."""
+    """The first paragraph of a message or issue body that is prose (not a list, a heading, a template's
+    comment, a reference, a trailer or a revert notice)."""
     for paragraph in body.strip().split("\n\n"):
         paragraph = paragraph.strip()
         if (
             paragraph
-            and not paragraph.startswith(("*", "-", "Co-authored-by", "Signed-off-by"))
+            and not paragraph.startswith(("*", "-", "#", "<!--", ">", "Co-authored-by", "Signed-off-by", "This reverts"))
             and strip_refs(paragraph)
         ):
             return paragraph
@@ -55,30 +58,26 @@ class FeatureGroup:
         return sum(info.unit.lines for info in self.infos)
 
     def feature(self, kinds: KindReader) -> Feature:
+        """The feature as the repository describes it: named by its issue, its release-note entry or its PR;
+        its entries as points (its PRs' titles when no entry describes it); why, from the issue or the PR."""
         code = [info.unit for info in self.infos if info.role == "feature"] or [info.unit for info in self.infos]
         main = next((unit for unit in code if unit.pr), None) or max(
             code, key=lambda unit: unit.lines
         )  # the PR that opened it
         unit_source = "pull request" if main.pr else "commit"
-        unit_title = without_prefix(main.title) if kinds.title(main.title) != "housekeeping" else None
-        # Release notes name a feature best, unless sanitising them (no code, no paths) left a stub.
-        candidates = [
-            *((info.title, "issue") for info in self.issues[:1]),
-            *((readable_title(entry.text), "changelog") for entry in self.entries[:1]),
-            (unit_title and readable_title(unit_title, limit=100), unit_source),
-            *((entry.text, "changelog") for entry in self.entries[:1]),
-            (without_prefix(main.title), unit_source),
-        ]
-        title, source = next((text, named_by) for text, named_by in candidates if text)
-        if self.issues:
-            motivation = self.issues[0].body.split("\n\n", 1)[0]
+        titles = [(Source(issue.title), "issue") for issue in self.issues[:1]]
+        titles += [(Source(entry.text, syntax_of(entry.source, entry.text)), "changelog") for entry in self.entries[:1]]
+        titles += [(Source(without_prefix(unit.title)), unit_source) for unit in code if kinds.title(unit.title) != "housekeeping"]
+        if self.issues and self.issues[0].body.strip():
+            motivation = Source(_first_paragraph(self.issues[0].body))
         elif not self.entries:  # no release notes: the PR's (or commit's) own first paragraph says why
-            motivation = _first_paragraph(main.body)
+            motivation = Source(_first_paragraph(main.body)) if _first_paragraph(main.body) else None
         else:
-            motivation = ""
-        points = list(dict.fromkeys(entry.text for entry in self.entries))
-        points = points or list(dict.fromkeys(without_prefix(unit.title) for unit in code))
-        return Feature(title=title, points=points, motivation=motivation, seed=self.seed, source=source)
+            motivation = None
+        points = [Source(entry.text, syntax_of(entry.source, entry.text)) for entry in self.entries]
+        if not points:
+            points = [Source(text) for text in dict.fromkeys(without_prefix(unit.title) for unit in code)]
+        return Feature(titles=titles, points=points, motivation=motivation, seed=self.seed)
 
 
 def feature_groups(infos: list[UnitInfo], issues: dict[int, IssueText]) -> list[FeatureGroup]:

@@ -1,7 +1,7 @@
 """The hint ladder, taken from the repository itself, from vague to nearly the answer.
 
-L0 names the issues (GitHub titles) or the features and their PRs, without restating the
-description; L1 the issue bodies, or the bodies of the individual commits; L2 the PR descriptions
+L0 names the issues (GitHub titles) or the work's own names (PR titles), rendered and withheld as
+the description is, without restating it; L1 the issue bodies, or the bodies of the individual commits; L2 the PR descriptions
 (GitHub, else the merge or squash commit's own message: title and body, + review comments);
 L3 the source files touched; L4 the key diff hunks, largest and most central first, capped.
 Each level carries only material the levels before it (and the description) lack. A level left
@@ -18,8 +18,11 @@ from unidiff import PatchedFile
 from ..github import IssueText, PullText
 from ..gitio import display
 from ..models import Hint, HintLadder
+from .describe import Withholding
+from .markup import render
 from .pulls import Unit
 from .refs import strip_refs
+from .text_checks import text_problems
 
 # Lines of a commit message that say nothing about the change: trailers, bare references.
 _TRAILER = re.compile(r"^\s*(?:[\w-]+-by|change-id)\s*:|^\s*\(?cherry picked from", re.I)
@@ -58,30 +61,28 @@ def _empty(level: int, name: str, reason: str, sources: list[str] | None = None)
     return Hint(level=level, name=name, content="", empty_reason=reason, sources=sources or [])
 
 
-def level0(issues: list[IssueText], features: list[tuple[str, list[Unit]]], seen: _Seen) -> Hint:
-    """Issue titles; else each feature's name with its issue and PR numbers."""
-    if issues:
-        lines = [f"- #{issue.number}: {issue.title}" for issue in issues]
-        sources = [f"issue:#{issue.number}" for issue in issues]
-    else:
-        lines, sources = [], []
-        for name, units in features:
-            issue_numbers = ", ".join(
-                f"#{number}" for number in sorted({number for unit in units for number in unit.issues})
-            )
-            prs = ", ".join(f"#{unit.pr}" for unit in units if unit.pr)
-            where = "; ".join(
-                part for part in (issue_numbers and f"issue {issue_numbers}", prs and f"PR {prs}") if part
-            )
-            named = strip_refs(name) if seen.new(name) else ""  # a name the description already says is left out
-            if named or where:
-                lines.append(f"- {named} ({where})" if named and where else f"- {named or where}")
-                sources += [_unit_ref(unit) for unit in units]
+def level0(
+    issues: list[IssueText], features: list[tuple[str, list[Unit]]], seen: _Seen, withholding: Withholding
+) -> Hint:
+    """The issues' titles (GitHub); else the names the work was given (its PR titles), rendered and withheld as
+    the description is: only what the description does not say already. Bare numbers say nothing to a Dev
+    without the network: references stay in `sources` only."""
+    named = [(issue.title, [f"issue:#{issue.number}"]) for issue in issues]
+    if not issues:
+        named = [(name, [_unit_ref(unit) for unit in units]) for name, units in features]
+    lines, sources = [], []
+    for name, refs in named:
+        text, _ = withholding.apply(render(name, "markdown").text)
+        text = " ".join(text.split())
+        if text and seen.new(text) and not text_problems(text, name):
+            lines.append(f"- {text}")
+            sources += refs
     lines = list(dict.fromkeys(lines))
     if not lines:
-        return _empty(
-            0, "issue_titles", "no issue titles (no GitHub token), and the features' names are the description's"
+        why = "the issues' titles say nothing the description does not" if issues else (
+            "no issue titles (no GitHub token), and the work's names are the description's"
         )
+        return _empty(0, "issue_titles", why)
     content = "\n".join(lines)
     seen.add(content)
     return Hint(level=0, name="issue_titles", content=content, sources=list(dict.fromkeys(sources)))
@@ -178,14 +179,16 @@ def build_ladder(
     max_chars: int,
     max_hunks: int,
     description: str = "",
+    withholding: Withholding | None = None,
 ) -> HintLadder:
-    """`units`: the work the description covers; `features`: (name, units) per feature, seeds first."""
+    """`units`: the work the description covers; `features`: (name, units) per feature, seeds first;
+    `withholding`: what L0 must not show (the description's rule)."""
     centrality = Counter(file.path for unit in units for file in unit.files)
     seen = _Seen(description)
     return HintLadder(
         milestone_id=milestone_id,
         levels=[
-            level0(issues, features, seen),
+            level0(issues, features, seen, withholding or Withholding([])),
             level1(issues, units, seen),
             level2(units, pulls, seen),
             level3(source_stats),

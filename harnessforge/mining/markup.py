@@ -255,12 +255,37 @@ def render(text: str, syntax: Syntax) -> Rendered:
 _ROLE_OR_CODE = re.compile(r"(?P<role>[:}](?P<rticks>`+)(?!`).+?(?<!`)(?P=rticks)(?!`))|(?P<ticks>`+)(?!`).+?(?<!`)(?P=ticks)(?!`)")
 
 
+def _logical_lines(text: str) -> list[str]:
+    """The text's lines with each paragraph's wrapped lines joined (a reference may wrap: "(#4,\npart of
+    #3)"); bullets, blank lines, code and directives start lines of their own."""
+    out: list[str] = []
+    column = None  # where the previous line's text starts, when a further line may continue it
+    fenced = False
+    for line in text.splitlines():
+        stripped = line.strip()
+        starts_block = (
+            not stripped
+            or stripped.startswith(("```", "~~~", ".. ", "|", ">"))
+            or re.match(r"^(?:[-*+]|\d+[.)])\s+", stripped) is not None
+        )
+        if stripped.startswith(("```", "~~~")):
+            fenced = not fenced
+        indent = len(line) - len(line.lstrip())
+        if not fenced and not starts_block and out and column is not None and indent == column:
+            out[-1] += " " + stripped
+            continue
+        out.append(line)
+        marker = re.match(r"^(\s*(?:[-*+]|\d+[.)])\s+)", line)
+        column = None if fenced or not stripped or stripped.endswith("::") else (len(marker[1]) if marker else indent)
+    return out
+
+
 def strip_refs_outside_code(text: str) -> str:
     """`strip_refs` line by line, outside code spans and fences: the text's block structure (bullets,
     code) and its code survive."""
     out = []
     fenced = False
-    for line in text.splitlines():
+    for line in _logical_lines(text):
         if line.strip().startswith(("```", "~~~")):
             fenced = not fenced
             out.append(line)

@@ -35,17 +35,20 @@ from ..repos import open_repo, spec_for
 from ..rules import PlanningRules, Rules
 from ..store import Store
 from .changelog import read_changelog
-from .describe import describe
+from .describe import Withholding, describe
 from .entry_commits import link_entry_commits
 from .features import feature_groups, milestone_type
 from .granularity import effective_rules, flag_several, one_per_unit, replaced_granularity
 from .hints import build_ladder
+from .housekeeping import HousekeepingReader
 from .kinds import KindReader, without_prefix
+from .placement import EntryPlacer
 from .pulls import Unit, attribute
 from .ranges import plan_range
-from .refs import Refs, linked_issues
+from .refs import linked_issues
 from .releases import find_releases
 from .segment import MilestoneCut, RoleReader, Segmenter, UnitInfo, group_features
+from .unit_diffs import unit_diffs
 
 Progress = Callable[[str], None]
 
@@ -70,33 +73,6 @@ class _Context:
     planning: PlanningRules  # rules.planning with the granularity's size rules
     issues: dict[int, IssueText] = field(default_factory=dict)
     pulls: dict[int, PullText] = field(default_factory=dict)
-
-
-def _link_entries(entries: list[ChangelogEntry], units: list[Unit]) -> tuple[list[ChangelogEntry], list[set[int]]]:
-    """Resolve bare refs against the PRs history knows; link each entry to the units it cites (by PR,
-    by issue, and by the commit that added its fragment or note)."""
-    known = {unit.pr for unit in units if unit.pr}
-    by_pr = {unit.pr: position for position, unit in enumerate(units) if unit.pr}
-    by_issue: dict[int, set[int]] = {}
-    for position, unit in enumerate(units):
-        for number in unit.issues:
-            by_issue.setdefault(number, set()).add(position)
-    by_sha = {unit.sha: position for position, unit in enumerate(units)}
-    linked_entries, links = [], []
-    for entry in entries:
-        prs, issues = Refs(set(entry.prs), set(entry.issues), set(entry.refs)).resolve(known)
-        linked = {by_pr[pr] for pr in prs if pr in by_pr}
-        linked |= {position for number in issues for position in by_issue.get(number, ())}
-        linked |= {by_sha[sha] for sha in entry.commits if sha in by_sha}  # a fragment's or note's own commit
-        if not linked:
-            continue
-        for position in linked:
-            units[position].issues |= set(issues)
-            for number in issues:
-                by_issue.setdefault(number, set()).add(position)
-        linked_entries.append(entry.model_copy(update={"prs": prs, "issues": issues, "refs": []}))
-        links.append(linked)
-    return linked_entries, links
 
 
 def _enrich(github, full_name: str, units: list[Unit], ctx: _Context, warnings: list[str], progress: Progress) -> bool:
@@ -160,7 +136,20 @@ def _milestone(
     changed = [display(file.path) for file in files]
     groups = feature_groups(infos, ctx.issues)
     kinds = KindReader(ctx.planning)
-    title, description, title_source = describe([group.feature(kinds) for group in groups], changed, release)
+    withholding = Withholding(
+        [display(file.path) for file in others if ctx.classify.is_source(file.path)],
+        {
+            line.value
+            for parsed in text.values()
+            if ctx.classify.is_source(parsed.path)
+            for hunk in parsed
+            for line in hunk
+            if line.is_added
+        },
+    )
+    features = [group.feature(kinds) for group in groups]
+    task = describe(features, withholding, release, lambda words: kinds.is_housekeeping(words, subject=True))
+    title, description, title_source = task.title, task.description, task.title_source
     prs = [unit.pr for unit in units if unit.pr]
     added = sum(parsed.added for parsed in text.values())
     deleted = sum(parsed.removed for parsed in text.values())
@@ -198,7 +187,7 @@ def _milestone(
         excluded_tests=excluded,
         flags=sorted(set(flags)),
     )
-    ladder = _hint_ladder(milestone, infos, groups, others, text, ctx)
+    ladder = _hint_ladder(milestone, infos, groups, others, text, ctx, withholding)
     return milestone, b"".join(file.raw for file in others), b"".join(file.raw for file in tests), ladder
 
 
@@ -221,7 +210,13 @@ def _traced_tests(
 
 
 def _hint_ladder(
-    milestone: Milestone, infos: list[UnitInfo], groups, others: list[FileDiff], text: dict, ctx: _Context
+    milestone: Milestone,
+    infos: list[UnitInfo],
+    groups,
+    others: list[FileDiff],
+    text: dict,
+    ctx: _Context,
+    withholding: Withholding,
 ) -> HintLadder:
     """The hints from the described work: its issues, feature names, PRs, files (L3) and code hunks (L4)."""
     planning = ctx.planning
@@ -255,6 +250,7 @@ def _hint_ladder(
         planning.hint_l4_max_chars,
         planning.hint_l4_max_hunks,
         description=f"{milestone.title}\n{milestone.description}",
+        withholding=withholding,
     )
 
 
@@ -270,8 +266,8 @@ class Mined:
     units: list[Unit]
     infos: list[UnitInfo]
     segments: list[MilestoneCut]
-    entries: list[ChangelogEntry]  # the range's entries linked to units
-    range_entries: list[ChangelogEntry]  # every entry of the range's releases (and unreleased)
+    entries: list[ChangelogEntry]  # every entry of the range's releases (and unreleased), with its placement
+    entry_links: list[set[int]]  # the units each entry is placed on (indexes into `units`; empty: unplaced)
     backport_entries: int
     sources: list[str]
     ctx: _Context
@@ -336,22 +332,46 @@ def mine_history(
         entry for entry in raw_entries if entry.release in in_range or (entry.release is None and not ends_at_release)
     ]
     backport_entries = sum(1 for entry in raw_entries if entry.release in patches and entry.release not in in_range)
-    range_entries = link_entry_commits(repo, units, range_entries, classify, KindReader(rules.planning))
-    entries, links = _link_entries(range_entries, units)
+    kinds = KindReader(rules.planning)
+    range_entries = link_entry_commits(repo, units, range_entries, classify, kinds)
+    diffs = unit_diffs(repo, units)
+    warnings += [
+        f"commit {unit.sha[:10]} ({unit.commit.subject[:60]!r}): its diff could not be parsed; "
+        "its changed lines are not read (housekeeping, placement)"
+        for unit in units
+        if diffs[unit.sha].unreadable
+    ]
+    housekeeping = HousekeepingReader(repo, rules.planning, classify)
+    chores = housekeeping.reverted_pairs(units)
+    for unit in units:
+        if unit.sha not in chores and (chore := housekeeping.of(unit, diffs[unit.sha])):
+            chores[unit.sha] = chore
+    roles = RoleReader(rules.planning, classify, {release.commit for release in releases if release.maintenance})
+
+    def is_work(unit: Unit) -> bool:
+        return (
+            unit.sha not in chores
+            and not roles.is_backport(unit)
+            and kinds.title(unit.title) != "housekeeping"
+            and any(classify.is_source(file.path) or classify.is_test(file.path) for file in unit.files)
+        )
+
+    placer = EntryPlacer(
+        units, diffs, is_work, lambda path: not classify.is_noise(path), release_of, rules.planning.placement
+    )
+    entries, links = placer.place(range_entries)
     if not sources:
         warnings.append("no changelog found; PR titles and commit subjects stand in for changelog entries")
     else:
-        linked = {entry.text for entry in entries}
-        orphans = [entry for entry in range_entries if entry.text not in linked]
-        if orphans:
+        unplaced = [entry for entry in entries if entry.placed_by == "unplaced"]
+        if unplaced:
             warnings.append(
-                f"{len(orphans)} changelog entries in this range cite no PR, issue or commit in it; "
-                "they are not in any description"
+                f"{len(unplaced)} changelog entries in this range could be tied to no commit of it "
+                "(by reference, identifiers, topic or the commit that wrote them); no task carries them"
             )
 
-    roles = RoleReader(rules.planning, classify, {release.commit for release in releases if release.maintenance})
     labels = {number: pull.labels for number, pull in ctx.pulls.items()}
-    infos = group_features(units, links, entries, roles, labels)
+    infos = group_features(units, links, entries, roles, labels, chores)
     if granularity == "pr":
         infos = one_per_unit(infos)
     segmenter = Segmenter(ctx.planning, classify, split_oversized=granularity == "feature")
@@ -368,7 +388,7 @@ def mine_history(
         infos,
         segments,
         entries,
-        range_entries,
+        links,
         backport_entries,
         sources,
         ctx,
@@ -378,27 +398,42 @@ def mine_history(
     )
 
 
-def _entry_key(entry: ChangelogEntry) -> tuple:
-    return (entry.text, entry.release, entry.source)
+def carried_entries(mined: Mined, milestones: list[Milestone]) -> list[ChangelogEntry]:
+    """The range's entries, each with the milestone whose task carries it: the one holding the first unit
+    of work it is placed on (an entry placed only on housekeeping, or unplaced, is carried by none)."""
+    milestone_of = {sha: milestone.id for milestone in milestones for sha in milestone.commits}
+    out = []
+    for entry, links in zip(mined.entries, mined.entry_links):
+        carriers = [
+            mined.infos[position]
+            for position in sorted(links)
+            if mined.infos[position].described and any(carried is entry for carried in mined.infos[position].entries)
+        ]
+        milestone = milestone_of.get(carriers[0].unit.sha) if carriers else None
+        out.append(entry.model_copy(update={"milestone": milestone}))
+    return out
 
 
-def plan_report(mined: Mined, milestones: list[Milestone]) -> PlanReport:
-    """Release-note coverage (what the range's entries that cite a PR, an issue or a commit became),
-    the milestones' type mix, how many are titled by a feature, and the size outliers."""
+def plan_report(mined: Mined, milestones: list[Milestone], entries: list[ChangelogEntry]) -> PlanReport:
+    """Release-note coverage (how the range's entries were placed, and which tasks carry them), the
+    milestones' type mix, how many are titled by a feature, and the size outliers."""
     kinds = KindReader(mined.ctx.planning)
-    covered = {_entry_key(entry) for info in mined.infos if info.described for entry in info.entries}
-    citing = [entry for entry in mined.range_entries if entry.prs or entry.issues or entry.refs or entry.commits]
-    housekeeping = [entry for entry in mined.range_entries if kinds.entry_kind(entry) == "housekeeping"]
-    work = [entry for entry in citing if kinds.entry_kind(entry) != "housekeeping"]
+    housekeeping = [entry for entry in entries if kinds.entry_kind(entry) == "housekeeping"]
+    work = [entry for entry in entries if kinds.entry_kind(entry) != "housekeeping"]
+    citing = [entry for entry in work if entry.prs or entry.issues or entry.refs or entry.commits]
     planning = mined.ctx.planning
     low, high = planning.expected_turns.target
     return PlanReport(
-        entries_in_range=len(mined.range_entries),
-        entries_citing=len(work),
-        entries_covered=sum(1 for entry in work if _entry_key(entry) in covered),
+        entries_in_range=len(entries),
+        entries_citing=len(citing),
+        entries_covered=sum(1 for entry in citing if entry.milestone),
+        entries_placed=sum(1 for entry in entries if entry.placed_by != "unplaced"),
+        work_entries=len(work),
+        work_entries_carried=sum(1 for entry in work if entry.milestone),
+        placed_by=dict(Counter(entry.placed_by or "unplaced" for entry in entries)),
         housekeeping_entries=len(housekeeping),
         backport_entries=mined.backport_entries,
-        uncovered=[entry.text[:200] for entry in work if _entry_key(entry) not in covered][:20],
+        uncovered=[" ".join(entry.text.split())[:200] for entry in work if not entry.milestone][:20],
         type_mix=dict(Counter(milestone.type or "housekeeping" for milestone in milestones)),
         feature_titled=sum(1 for milestone in milestones if milestone.title_source not in (None, "none")),
         size_outliers=[
@@ -428,7 +463,8 @@ def build_plan(mined: Mined, spec: RepoSpec, progress: Progress = lambda message
     for milestone in milestones:
         for exclusion in milestone.excluded_tests:
             warnings.append(f"{milestone.id}: left out {exclusion.test}: {exclusion.reason}")
-    report = plan_report(mined, milestones)
+    entries = carried_entries(mined, milestones)
+    report = plan_report(mined, milestones, entries)
     for outlier in report.size_outliers:
         warnings.append(f"{outlier}: its size is far from what one milestone should take")
 
@@ -448,7 +484,8 @@ def build_plan(mined: Mined, spec: RepoSpec, progress: Progress = lambda message
         releases=in_range,
         changelog_sources=mined.sources,
         pulls=[unit.to_pull() for unit in mined.units if unit.pr],
-        changelog=mined.entries,
+        changelog=entries,
+        commits=[info.record() for info in mined.infos],
         milestones=milestones,
         report=report,
         notes=mined.notes,

@@ -109,6 +109,8 @@ _REFERENCE_TIDYING = [
     # "Raised in #618 by x", "bug, #12, introduced": the reference's own preposition or commas go
     (re.compile(rf"\b(?:in|at|from|see)\s+{_MARK}(?=\s+(?:by|from|with|thanks)\b)", re.I), _MARK),
     (re.compile(rf",\s*{_MARK}\s*,"), ","),
+    # a reference as a clause's subject: "lost when #3208 began writing" -> "when an earlier change began"
+    (re.compile(rf"\b(when|after|since|until|because|before|once)\s+{_MARK}(?=\s+[a-z])", re.I), r"\1 an earlier change"),
     # a preposition whose object was the reference, at the end of a clause: "introduced in 8.4 by @x."
     (
         re.compile(rf"\s*\b(?:by|from|in|at|via|see(?: also)?|with|per|thanks to|and|or)\s+{_MARK}(?=\s*(?:[.;:,)\]]|$))", re.I),

@@ -20,7 +20,9 @@ from dataclasses import dataclass, field
 
 from ..files import FileClassifier
 from ..models import ChangelogEntry
+from ..models.history import CommitRole
 from ..rules import Kind, PlanningRules
+from .housekeeping import Chore
 from .kinds import KindReader, strongest
 from .pulls import Unit
 
@@ -35,6 +37,21 @@ class UnitInfo:
     entries: list[ChangelogEntry] = field(default_factory=list)  # release-note entries describing it
     seed: bool = False  # may open a milestone
     groups: set[int] = field(default_factory=set)  # feature-group ids
+    housekeeping: str | None = None  # why a housekeeping unit is: its type (ci, packaging, formatting, wording, ...)
+    reason: str | None = None
+
+    def record(self) -> CommitRole:
+        """The unit's classification as the plan records it."""
+        unit = self.unit
+        return CommitRole(
+            sha=unit.sha,
+            subject=unit.commit.subject,
+            pr=unit.pr,
+            role=self.role,
+            kind=self.kind,
+            housekeeping=self.housekeeping,
+            reason=self.reason,
+        )
 
     @property
     def described(self) -> bool:
@@ -76,16 +93,21 @@ class RoleReader:
         self.described_seed_share = rules.described_seed_share
 
     def is_backport(self, unit: Unit) -> bool:
-        """A maintenance branch merged back: it brings in a maintenance release, or says so."""
-        if not unit.commit.is_merge:
-            return False
-        return bool(self.maintenance_commits & set(unit.side_commits)) or any(
-            pattern.search(unit.commit.subject) for pattern in self.backport_subjects
-        )
+        """A maintenance branch merged back: it brings in a maintenance release, or says so (also when
+        squashed: "Merge stable into main (#3674)")."""
+        if unit.commit.is_merge and self.maintenance_commits & set(unit.side_commits):
+            return True
+        return any(pattern.search(text) for pattern in self.backport_subjects for text in (unit.commit.subject, unit.title))
 
-    def role(self, unit: Unit, entries: list[ChangelogEntry], labels: list[str] = ()) -> tuple[Role, Kind | None]:
+    def role(
+        self, unit: Unit, entries: list[ChangelogEntry], labels: list[str] = (), chore: Chore | None = None
+    ) -> tuple[Role, Kind | None, str | None, str | None]:
+        """(role, kind, housekeeping type, reason). What the diff says comes first: a commit that changes
+        only CI, packaging, docs or formatting is housekeeping whatever its entries or title say."""
         if self.is_backport(unit):
-            return "backport", None
+            return "backport", None, "merge", "a maintenance branch merged back"
+        if chore is not None:
+            return "housekeeping", None, chore.type, chore.reason
         paths = [file.path for file in unit.files]
         has_source = any(self.classify.is_source(path) for path in paths)
         if entries:
@@ -93,14 +115,18 @@ class RoleReader:
                 [work_kind for work_kind in map(self.kinds.entry_kind, entries) if work_kind != "housekeeping"]
             )
             if work is None:
-                return "housekeeping", None
-            return ("feature" if has_source else "test_only"), work
+                return "housekeeping", None, "release notes", "its release-note entries are housekeeping"
+            return ("feature" if has_source else "test_only"), work, None, None
         kind = self.kinds.title(unit.title, labels)
-        if not paths or kind == "housekeeping" or all(self.classify.is_noise(path) for path in paths):
-            return "housekeeping", None
+        if not paths:
+            return "housekeeping", None, "empty", "it changes no file"
+        if kind == "housekeeping":
+            return "housekeeping", None, "wording", f"its title reads as housekeeping: {unit.title[:80]!r}"
+        if all(self.classify.is_noise(path) for path in paths):
+            return "housekeeping", None, "files", "it changes housekeeping files only"
         if not has_source:
-            return "test_only", None
-        return "feature", kind or "feature"
+            return "test_only", None, None, None
+        return "feature", kind or "feature", None, None
 
 
 def group_features(
@@ -109,8 +135,10 @@ def group_features(
     entries: list[ChangelogEntry],
     roles: RoleReader,
     labels: dict[int, list[str]] | None = None,
+    chores: dict[str, Chore] | None = None,
 ) -> list[UnitInfo]:
-    """`entry_links[k]`: the indexes of the units that `entries[k]` cites (by PR, issue or commit)."""
+    """`entry_links[k]`: the indexes of the units that `entries[k]` is placed on (by PR, issue, commit or
+    identifiers); `chores`: the housekeeping verdicts of the units' diffs, by sha."""
     by_unit: dict[int, list[ChangelogEntry]] = {}
     for entry, linked in zip(entries, entry_links):
         for position in linked:
@@ -118,10 +146,11 @@ def group_features(
     infos = []
     for position, unit in enumerate(units):
         mine = by_unit.get(position, [])
-        role, kind = roles.role(unit, mine, (labels or {}).get(unit.pr or 0, []))
-        infos.append(
-            UnitInfo(unit, role, kind, [cited for cited in mine if roles.kinds.entry_kind(cited) != "housekeeping"])
+        role, kind, housekeeping, reason = roles.role(
+            unit, mine, (labels or {}).get(unit.pr or 0, []), (chores or {}).get(unit.sha)
         )
+        described = [cited for cited in mine if roles.kinds.entry_kind(cited) != "housekeeping"]
+        infos.append(UnitInfo(unit, role, kind, described, housekeeping=housekeeping, reason=reason))
     # Where the release notes describe most of the work, they decide what opens a milestone; where they
     # tie to little of it (notes that cite no PR), every piece of work may.
     work = [info for info in infos if info.role == "feature"]

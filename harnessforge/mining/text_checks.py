@@ -16,7 +16,7 @@ from .refs import strip_refs
 
 _FENCED = re.compile(r"^\s*```.*?^\s*```[^\n]*$", re.S | re.M)
 _CODE_SPAN = re.compile(r"(`+)(?!`).+?(?<!`)\1(?!`)")
-_PREPOSITIONS = r"with|from|of|by|via|than|instead of|as|into|using|between|the|an?"
+_PREPOSITIONS = r"with|from|of|by|via|than|instead of|as|into|using|between|vs|versus|the|an?"
 # (pattern over text whose code spans read `CODE`, what a reader sees)
 _HOLES = [
     (re.compile(rf"\b(?:{_PREPOSITIONS})\s*(?=[.;:!?)]|$)", re.I | re.M), "a sentence ends where a word was removed"),

@@ -26,6 +26,9 @@ class Release(Model):
     )
 
 
+EntryPlacement = Literal["reference", "fragment", "entry_commit", "identifiers", "topic", "added_by", "unplaced"]
+
+
 class ChangelogEntry(Model):
     text: str
     release: str | None = Field(description="Normalised version, or None for unreleased.")
@@ -37,6 +40,32 @@ class ChangelogEntry(Model):
     commits: list[str] = Field(
         [], description="Commits tying the entry to code by themselves: the one that added its fragment, note or line."
     )
+    written_by: str | None = Field(
+        None, description="The range's commit whose diff added the entry's line, whatever else it did (a release)."
+    )
+    milestone: str | None = Field(None, description="The milestone whose task carries the entry (None: none does).")
+    placed_by: EntryPlacement | None = Field(
+        None,
+        description="How it was tied to its code: reference (the PRs or issues it cites), fragment (the commit "
+        "adding its fragment or note), entry_commit (the work that added its own line), identifiers (the work "
+        "whose diff has the names it names), topic (the work whose title says it), added_by (the work nearest "
+        "before the commit that wrote it), unplaced.",
+    )
+
+
+class CommitRole(Model):
+    """How planning read one mainline commit: work (and of which kind), tests only, housekeeping (and why)
+    or a backport. Housekeeping never appears in a title, a description or a hint."""
+
+    sha: str
+    subject: str
+    pr: int | None = None
+    role: Literal["feature", "test_only", "housekeeping", "backport"]
+    kind: str | None = Field(None, description="The work's kind: feature, performance, bug fix, refactor.")
+    housekeeping: str | None = Field(
+        None, description="Why it is housekeeping or a backport: ci, packaging, docs, formatting, version, revert, ..."
+    )
+    reason: str | None = None
 
 
 class FileChange(Model):

@@ -7,7 +7,7 @@ from typing import Literal
 from pydantic import Field, field_validator, model_validator
 
 from .common import Model, Provenance
-from .history import ChangelogEntry, PullRef, Release
+from .history import ChangelogEntry, CommitRole, PullRef, Release
 from .repo import RepoSpec
 
 HINT_LEVEL_NAMES = ("issue_titles", "issue_bodies", "pr_descriptions", "files_touched", "diff_hunks")
@@ -114,6 +114,10 @@ class PlanReport(Model):
     entries_in_range: int = Field(0, description="Changelog entries of the range's releases (and unreleased).")
     entries_citing: int = Field(0, description="Of those, entries that cite a PR or an issue (or own a commit).")
     entries_covered: int = Field(0, description="Of those citing, entries that describe a milestone.")
+    entries_placed: int = Field(0, description="Entries tied to a commit of the range (any `placed_by` but unplaced).")
+    work_entries: int = Field(0, description="Entries that are not housekeeping: each should reach a task.")
+    work_entries_carried: int = Field(0, description="Of those, entries a milestone's task carries.")
+    placed_by: dict[str, int] = Field({}, description="Entries per way of placement (reference, identifiers, ...).")
     housekeeping_entries: int = Field(0, description="Entries that are housekeeping: they describe no milestone.")
     backport_entries: int = Field(0, description="Entries of maintenance releases: backports, never a milestone.")
     uncovered: list[str] = Field([], description="Citing entries that describe no milestone (the first 20).")
@@ -133,7 +137,12 @@ class MilestonePlan(Model):
         [], description="Changelog files read; empty means PR titles and subjects stood in."
     )
     pulls: list[PullRef] = []
-    changelog: list[ChangelogEntry] = []
+    changelog: list[ChangelogEntry] = Field(
+        [], description="Every entry of the range's releases, with how it was placed and the milestone carrying it."
+    )
+    commits: list[CommitRole] = Field(
+        [], description="Every mainline commit of the range: work, tests only, housekeeping (and why) or backport."
+    )
     granularity: Granularity = Field(
         "feature",
         description="feature: a milestone per feature (the long chain); pr: one per PR (the short-task baseline).",

@@ -137,6 +137,41 @@ class PerPrRules(Model):
         return self
 
 
+class HousekeepingRules(Model):
+    """What makes a commit housekeeping by its diff, whatever its wording (it never speaks in a task)."""
+
+    files: dict[str, list[str]] = Field(
+        description="Housekeeping type -> globs: a commit whose non-test files all match is that housekeeping."
+    )
+    with_code: list[str] = Field(
+        [],
+        description="Types whose files are part of the work when they change with code (a dependency, an entry "
+        "point): alone they are housekeeping, with code they count as source.",
+    )
+    formatting: bool = Field(True, description="Source whose code is unchanged (same AST, else same text) is too.")
+    version_lines: list[str] = Field([], description="Regexes of source lines that only set a version number.")
+
+    @model_validator(mode="after")
+    def _patterns_compile(self) -> "HousekeepingRules":
+        compiles(self.version_lines, "housekeeping.version_lines pattern")
+        return self
+
+    @property
+    def noise_globs(self) -> list[str]:
+        """The files that are never part of the work (all types but `with_code`)."""
+        return [pattern for kind, patterns in self.files.items() if kind not in self.with_code for pattern in patterns]
+
+
+class PlacementRules(Model):
+    """How a release-note entry that cites nothing is tied to the work that implements it."""
+
+    min_identifier_score: float = Field(
+        gt=0, description="The least sum of log(1 + units/units naming it) over the names an entry and a diff share."
+    )
+    margin: float = Field(ge=1, description="The best unit's score over the second's, at least.")
+    min_topic_overlap: float = Field(gt=0, le=1, description="Shared title words / all words (Jaccard), at least.")
+
+
 class PlanningRules(Model):
     granularity: Granularity = Field(
         "feature", description="feature: a milestone per feature; pr: one per PR (`plan --granularity` overrides)."
@@ -150,7 +185,8 @@ class PlanningRules(Model):
     cut_at_releases: bool
     skip_prereleases: bool
     test_patterns: list[str]
-    noise_patterns: list[str]
+    housekeeping: HousekeepingRules
+    placement: PlacementRules
     noise_subjects: list[str]
     backport_subjects: list[str] = Field(description="Mainline merges of a maintenance branch (regex).")
     kinds: KindRules

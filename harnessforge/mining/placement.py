@@ -1,0 +1,141 @@
+"""Where each release-note entry goes: to the code that implements it, not to the commit that wrote
+it down (often a release commit two milestones later).
+
+In order of trust: the PRs and issues the entry cites (`reference`), the commit that added its
+towncrier fragment or reno note (`fragment`), the work that added its own changelog line
+(`entry_commit`); then, for an entry none of those tie, the unit of work of its release whose diff
+holds the identifiers it names, rare ones weighing most (`identifiers`), or whose title says what
+it says (`topic`); last, the work nearest before the commit that wrote the entry (`added_by`). What
+none of these place is `unplaced`, and the plan says so. The thresholds are `planning.placement`.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections import Counter
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from ..models import ChangelogEntry
+from ..rules import PlacementRules
+from .markup import render, syntax_of
+from .pulls import Unit
+from .refs import Refs
+from .unit_diffs import UnitDiff
+
+_CODE = re.compile(r"(`+)(?!`)(.+?)(?<!`)\1(?!`)")
+_NAMED = re.compile(r"\b[A-Z][a-z0-9]+[A-Z]\w*\b|\b[a-z]\w*_\w+\b|(?<![\w-])--[a-z][\w-]+")
+_TOKEN = re.compile(r"--?[A-Za-z][\w-]*|[A-Za-z_]\w*")
+_STOP = set(
+    "a an and are as at be by can for from has have in into is it its no not now of on or that the this to "
+    "was were when which while will with you your also more than only new use uses used using add adds added "
+    "fix fixes fixed support supports allow allows make makes instead other".split()
+)
+
+
+def entry_identifiers(text: str) -> set[str]:
+    """The names an entry names: its code spans' identifiers, CamelCase and snake_case words, `--flags`."""
+    names = {token for _, span in _CODE.findall(text) for token in _TOKEN.findall(span)}
+    names |= set(_NAMED.findall(_CODE.sub(" ", text)))
+    return {name for name in names if len(name.strip("-_")) >= 3 and name.lower() not in _STOP}
+
+
+def _words(text: str) -> set[str]:
+    words = {word.lower() for word in re.findall(r"[A-Za-z][A-Za-z0-9_]+", text)}
+    return {re.sub(r"(ing|ed|es|s)$", "", word) for word in words if word not in _STOP and len(word) > 2}
+
+
+@dataclass
+class Placement:
+    units: set[int]  # indexes into the range's units
+    placed_by: str
+
+
+class EntryPlacer:
+    """Places the range's entries on its units (one placer per plan)."""
+
+    def __init__(
+        self,
+        units: list[Unit],
+        diffs: dict[str, UnitDiff],
+        is_work: Callable[[Unit], bool],
+        code_paths: Callable[[str], bool],
+        release_of: Callable[[str], str | None],
+        rules: PlacementRules,
+    ):
+        """`is_work`: a unit that may carry an entry (not housekeeping, not a backport); `code_paths`: the
+        files whose changed lines count (source and tests); `release_of`: a unit's release."""
+        self.units, self.rules = units, rules
+        self.work = [position for position, unit in enumerate(units) if is_work(unit)]
+        self.tokens: dict[int, set[str]] = {}
+        for position in self.work:
+            diff = diffs[units[position].sha]
+            self.tokens[position] = diff.tokens([path for path in {*diff.added, *diff.removed} if code_paths(path)])
+        self.release = {position: release_of(unit.sha) for position, unit in enumerate(units)}
+        self.by_pr = {unit.pr: position for position, unit in enumerate(units) if unit.pr}
+        self.by_sha = {unit.sha: position for position, unit in enumerate(units)}
+
+    def by_reference(self, entry: ChangelogEntry) -> tuple[ChangelogEntry, Placement | None]:
+        """The entry's cited PRs and issues resolved against history, and the units they name."""
+        prs, issues = Refs(set(entry.prs), set(entry.issues), set(entry.refs)).resolve(set(self.by_pr))
+        entry = entry.model_copy(update={"prs": prs, "issues": issues, "refs": []})
+        linked = {self.by_pr[pr] for pr in prs if pr in self.by_pr}
+        linked |= {position for position, unit in enumerate(self.units) if unit.issues & set(issues)}
+        for position in linked:  # the PRs an entry ties to an issue belong to that issue's feature
+            self.units[position].issues |= set(issues)
+        tied = {self.by_sha[sha] for sha in entry.commits if sha in self.by_sha}  # its fragment's or line's commit
+        if linked:
+            return entry, Placement(linked | tied, "reference")
+        if tied:
+            by = "fragment" if "fragment" in entry.source or "reno" in entry.source else "entry_commit"
+            return entry, Placement(tied, by)
+        return entry, None
+
+    def _window(self, entry: ChangelogEntry) -> list[int]:
+        """The work of the entry's release (all the work when none of it is that release's)."""
+        mine = [position for position in self.work if self.release[position] == entry.release]
+        return mine or self.work
+
+    def by_content(self, entry: ChangelogEntry) -> Placement | None:
+        """The work whose diff names what the entry names, else whose title says it, else the work nearest
+        before the commit that wrote the entry."""
+        text = render(entry.text, syntax_of(entry.source, entry.text)).text
+        window = self._window(entry)
+        names = entry_identifiers(text)
+        if names and window:
+            frequency = Counter(name for position in window for name in names & self.tokens[position])
+            scores = {
+                position: sum(math.log(1 + len(window) / frequency[name]) for name in names & self.tokens[position])
+                for position in window
+            }
+            ranked = sorted(scores.items(), key=lambda item: -item[1])
+            best = ranked[0][1]
+            second = ranked[1][1] if len(ranked) > 1 else 0.0
+            if best >= self.rules.min_identifier_score and best >= self.rules.margin * second:
+                return Placement({ranked[0][0]}, "identifiers")
+        words = _words(text.split("\n", 1)[0])
+        if words and window:
+            overlap = {
+                position: len(words & _words(self.units[position].title)) / len(words | _words(self.units[position].title))
+                for position in window
+            }
+            position, share = max(overlap.items(), key=lambda item: item[1])
+            if share >= self.rules.min_topic_overlap:
+                return Placement({position}, "topic")
+        if entry.written_by in self.by_sha:
+            writer = self.by_sha[entry.written_by]
+            before = [position for position in self.work if position <= writer]
+            if before:
+                return Placement({before[-1]}, "added_by")
+        return None
+
+    def place(self, entries: list[ChangelogEntry]) -> tuple[list[ChangelogEntry], list[set[int]]]:
+        """Every entry with its `placed_by`, and the units each is placed on (empty: unplaced)."""
+        placed, links = [], []
+        for entry in entries:
+            entry, placement = self.by_reference(entry)
+            placement = placement or self.by_content(entry)
+            placed.append(entry.model_copy(update={"placed_by": placement.placed_by if placement else "unplaced"}))
+            links.append(placement.units if placement else set())
+        return placed, links
