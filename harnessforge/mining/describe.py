@@ -34,6 +34,7 @@ class Feature:
 
     titles: list[tuple[Source, str]]  # what may name it, best first, with where it comes from (changelog, issue, ...)
     points: list[Source] = field(default_factory=list)  # its release-note entries (or what stands in for them)
+    entries: list[Source] = field(default_factory=list)  # which of the points are release-note entries
     motivation: Source | None = None  # why: the issue's first paragraph, or the PR's when no entry says
     seed: bool = True  # a release-note feature (or, without release notes, a PR): it may title the milestone
 
@@ -48,6 +49,8 @@ class TaskText:
     problems: list[str] = field(default_factory=list)  # holes a reader would see (text_checks)
     words_lost: list[str] = field(default_factory=list)  # source words the text lacks (references, paths aside)
     withheld: list[str] = field(default_factory=list)  # the paths and code blocks left out
+    promises: list[str] = field(default_factory=list)  # each release-note entry's first sentence: a criterion
+    headings: list[str] = field(default_factory=list)  # the features' names
 
 
 # ---- withholding ---------------------------------------------------------------------------------
@@ -204,12 +207,15 @@ def describe(
         points = []
         for point in feature.points:
             block = _block(point, withholding, task, bullet=True)
+            if block and point in feature.entries:
+                task.promises.append(first_sentence(block[0].removeprefix("- ")))
             if block and len(feature.points) == 1 and heading and _same(block[0], heading):
                 block = [line[2:] for line in block[1:]]  # the heading says it; its details stay
             points += block
         motivation = _block(feature.motivation, withholding, task, bullet=False) if feature.motivation else []
         if not (points or motivation or heading):
             continue
+        task.headings += [heading] if heading else []
         if heading and len(features) > 1:
             lines += [f"### {heading}", ""]
         elif heading and not points:

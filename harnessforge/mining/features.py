@@ -74,10 +74,9 @@ class FeatureGroup:
             motivation = Source(_first_paragraph(main.body)) if _first_paragraph(main.body) else None
         else:
             motivation = None
-        points = [Source(entry.text, syntax_of(entry.source, entry.text)) for entry in self.entries]
-        if not points:
-            points = [Source(text) for text in dict.fromkeys(without_prefix(unit.title) for unit in code)]
-        return Feature(titles=titles, points=points, motivation=motivation, seed=self.seed)
+        entries = [Source(entry.text, syntax_of(entry.source, entry.text)) for entry in self.entries]
+        points = entries or [Source(text) for text in dict.fromkeys(without_prefix(unit.title) for unit in code)]
+        return Feature(titles=titles, points=points, motivation=motivation, seed=self.seed, entries=entries)
 
 
 def feature_groups(infos: list[UnitInfo], issues: dict[int, IssueText]) -> list[FeatureGroup]:

@@ -15,11 +15,13 @@ from typing import Callable
 
 from ..diffs import FileDiff, parse_text, split_diff
 from ..envs.declared_tests import trace_tests
+from ..envs.interface import read_interface, with_interface
 from ..errors import GitHubError
-from ..files import FileClassifier
+from ..files import LANGUAGE_EXTENSIONS, FileClassifier
 from ..github import IssueText, PullText
 from ..gitio import GitRepo, display
 from ..models import (
+    AcceptanceCriterion,
     ChangelogEntry,
     Granularity,
     HintLadder,
@@ -29,13 +31,14 @@ from ..models import (
     Provenance,
     Release,
     RepoSpec,
+    TaskQuality,
     milestone_id,
 )
 from ..repos import open_repo, spec_for
 from ..rules import PlanningRules, Rules
 from ..store import Store
 from .changelog import read_changelog
-from .describe import Withholding, describe
+from .describe import TaskText, Withholding, describe
 from .entry_commits import link_entry_commits
 from .features import feature_groups, milestone_type
 from .granularity import effective_rules, flag_several, one_per_unit, replaced_granularity
@@ -187,8 +190,32 @@ def _milestone(
         excluded_tests=excluded,
         flags=sorted(set(flags)),
     )
+    milestone = _task(milestone, task, tests, others, ctx, kinds)
     ladder = _hint_ladder(milestone, infos, groups, others, text, ctx, withholding)
     return milestone, b"".join(file.raw for file in others), b"".join(file.raw for file in tests), ladder
+
+
+def _task(
+    milestone: Milestone, task: TaskText, tests: list[FileDiff], others: list[FileDiff], ctx: _Context, kinds: KindReader
+) -> Milestone:
+    """The milestone with its interface and acceptance criteria (for its traced tests; validation reads them
+    again for FAIL_TO_PASS), and how whole its text is."""
+    code = tuple(extension for extensions in LANGUAGE_EXTENSIONS.values() for extension in extensions)
+    sources = [display(file.path) for file in others if ctx.classify.is_source(file.path) and file.path.endswith(code)]
+    test_paths = [display(file.path) for file in tests if not file.deleted]
+    promises = [AcceptanceCriterion(text=promise, source="release notes") for promise in task.promises]
+    milestone = milestone.model_copy(update={"acceptance_criteria": promises})
+    interface = read_interface(
+        ctx.repo, milestone.base_commit, milestone.verify_commit, milestone.acceptance_tests, test_paths, sources, milestone.id
+    )
+    spoken = [part for part in milestone.title.split("; ") if part] + task.headings
+    quality = TaskQuality(
+        problems=task.problems,
+        words_lost=len(task.words_lost),
+        withheld=sorted(set(task.withheld)),
+        housekeeping_in_text=[words for words in spoken if kinds.is_housekeeping(words, subject=True)],
+    )
+    return with_interface(milestone.model_copy(update={"quality": quality}), interface)
 
 
 def _traced_tests(

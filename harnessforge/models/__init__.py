@@ -11,13 +11,17 @@ from .history import ChangelogEntry, FileChange, PullRef, Release
 from .plan import (
     GRANULARITIES,
     HINT_LEVEL_NAMES,
+    AcceptanceCriterion,
     ExcludedTest,
     Granularity,
     Hint,
     HintLadder,
+    InterfaceItem,
     Milestone,
     MilestonePlan,
     PlanReport,
+    TaskQuality,
+    TestVisibility,
     milestone_id,
 )
 from .repo import Criterion, GitHubMeta, RepoSpec, ScreeningReport

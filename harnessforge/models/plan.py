@@ -61,6 +61,58 @@ class ExcludedTest(Model):
     reason: str
 
 
+InterfaceKind = Literal[
+    "module", "function", "class", "exception", "method", "parameter", "constant", "attribute", "option", "key", "message"
+]
+TestVisibility = Literal["visible", "hidden"]
+
+
+class InterfaceItem(Model):
+    """A name the acceptance tests use that does not exist at the milestone's base: the Dev must provide it."""
+
+    name: str = Field(description="As the tests reach it: `pkg.module.Class.method`, `Class(param)`, `--flag`, a message.")
+    kind: InterfaceKind
+    signature: str = Field("", description="Its declaration at the verify commit (`def f(a, b=1) -> int`).")
+    doc: str = Field("", description="The first line of its docstring or comment.")
+
+    @property
+    def short(self) -> str:
+        """What a text names it by: `method` of `pkg.Class.method`, `capture` of `CliRunner(capture)`."""
+        if self.kind == "parameter":
+            return self.name.rsplit("(", 1)[-1].rstrip(")")
+        if self.kind in ("option", "key", "message"):
+            return self.name
+        return self.name.rsplit(".", 1)[-1]
+
+    def line(self) -> str:
+        """One line of the task's Interface section."""
+        label = {"parameter": "new parameter", "option": "option", "key": "key", "message": "exact message"}
+        text = f"- {label.get(self.kind, self.kind)} `{self.name}`"
+        if self.signature and self.kind not in ("option", "key", "message"):
+            text += f": `{self.signature}`"
+        return text + (f" — {self.doc}" if self.doc else "")
+
+
+class AcceptanceCriterion(Model):
+    """One behaviour the milestone must show: a release-note entry's promise, or what a test checks."""
+
+    text: str
+    source: Literal["release notes", "test"]
+    tests: list[str] = Field([], description="The acceptance tests that check it (test criteria).")
+
+
+class TaskQuality(Model):
+    """How whole and complete a milestone's task text is, measured when it is written (plan, validate)."""
+
+    problems: list[str] = Field([], description="Holes a reader would see: dangling words, leftover markup, cut text.")
+    words_lost: int = Field(0, description="Words of the release notes and issues the text lacks (references aside).")
+    withheld: list[str] = Field([], description="Source paths and solution code left out of the text.")
+    housekeeping_in_text: list[str] = Field([], description="Titles and headings that read as housekeeping.")
+    interface_names: int = Field(0, description="New names the acceptance tests use.")
+    interface_named: int = Field(0, description="Of those, names the task text names.")
+    warnings: list[str] = Field([], description="What could not be read: unbalanced markup, a diff, a language.")
+
+
 class Milestone(Model):
     id: str = Field(pattern=r"^m\d{2,}$")
     ordinal: int = Field(ge=1)
@@ -92,6 +144,13 @@ class Milestone(Model):
     acceptance_tests: list[str]
     excluded_tests: list[ExcludedTest] = []
     flags: list[str] = Field([], description="e.g. undersized, oversized, no_tests")
+    interface: list[InterfaceItem] = Field(
+        [], description="The names the acceptance tests use that the base lacks (FAIL_TO_PASS once validated)."
+    )
+    acceptance_criteria: list[AcceptanceCriterion] = Field(
+        [], description="One line per behaviour: the release notes' promises, then what the acceptance tests check."
+    )
+    quality: TaskQuality = Field(default_factory=TaskQuality)
     status: Literal["valid", "no_fail_to_pass", "does_not_reproduce", "env_error"] | None = Field(
         None, description="Set by `validate`; None until the milestone's tests have been run."
     )
@@ -102,6 +161,26 @@ class Milestone(Model):
     def brief(self) -> str:
         """The description the Dev reads: the PM rewrite when there is one, else the rule-based text."""
         return self.pm_description or self.description
+
+    def task(self, visibility: TestVisibility = "visible", max_interface: int = 30, max_criteria: int = 25) -> str:
+        """The task as the Dev reads it: title, what to build, the interface and the acceptance criteria."""
+        parts = [f"# {self.title}", "## What to build", self.brief or self.title]
+        if self.interface:
+            shown = [item.line() for item in self.interface[:max_interface]]
+            more = len(self.interface) - len(shown)
+            shown += [f"- ... and {more} more names the tests use"] if more > 0 else []
+            parts += ["## Interface", "The acceptance tests use these names, which do not exist yet:\n" + "\n".join(shown)]
+        criteria = [f"- {criterion.text}" for criterion in self.acceptance_criteria[:max_criteria]]
+        more = len(self.acceptance_criteria) - len(criteria)
+        criteria += [f"- ... and {more} more behaviours the tests check" if more > 0 else ""]
+        criteria.append("- Everything that worked before keeps working: the rest of the test suite still passes.")
+        where = (
+            "The acceptance tests are in your workspace: run them, and do not edit them."
+            if visibility == "visible"
+            else "The acceptance tests are not in your workspace: `submit` runs them and tells you which fail, and why."
+        )
+        parts += ["## Acceptance criteria", "\n".join(line for line in criteria if line) + f"\n\n{where}"]
+        return "\n\n".join(parts)
 
     @property
     def lines_changed(self) -> int:

@@ -1,0 +1,246 @@
+"""A milestone's interface and test criteria, read statically from its diff: what the Dev must provide.
+
+The interface is every name the acceptance tests use that the base lacks, with its declaration and
+the first line of its docs: functions, classes, methods, new parameters, constants (Python through
+`ast`, Go, TypeScript/JavaScript and Rust through their declarations), and the literals the tests
+expect that only the new code holds (a `--flag`, a config key, an exact message). The test criteria
+are one line per acceptance test: its docstring, else its name read as a sentence. Planning reads
+them for the traced tests; validation again for FAIL_TO_PASS. A file no extractor reads is a warning
+naming the milestone, never an error.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from dataclasses import dataclass, field
+
+from ..gitio import GitRepo
+from ..models import AcceptanceCriterion, InterfaceItem, Milestone
+from .declared_tests import TestSpan, declared_tests
+from .interface_python import Definition, Usage, definitions, first_sentence, usage
+
+_IDENTIFIER = re.compile(r"[A-Za-z_]\w*")
+_STRING = re.compile(r"\"((?:[^\"\\\n]|\\.){2,200})\"|'((?:[^'\\\n]|\\.){2,200})'|`([^`\n]{2,200})`")
+_DECLARATIONS = {  # extension -> (kind, pattern whose group 1 is the name); a line is a declaration
+    ".go": [
+        ("function", re.compile(r"^func\s+(?:\([^)]*\)\s*)?([A-Za-z_]\w*)\s*[\[(]")),
+        ("class", re.compile(r"^type\s+([A-Za-z_]\w*)\s")),
+        ("constant", re.compile(r"^(?:const|var)\s+([A-Za-z_]\w*)")),
+        ("attribute", re.compile(r"^\t([A-Z]\w*)\s+[\w.*\[\]]")),
+    ],
+    ".ts": [
+        ("function", re.compile(r"^\s*export\s+(?:default\s+)?(?:async\s+)?function\*?\s+(\w+)")),
+        ("class", re.compile(r"^\s*export\s+(?:default\s+)?(?:abstract\s+)?(?:class|interface|type|enum)\s+(\w+)")),
+        ("constant", re.compile(r"^\s*export\s+(?:const|let|var)\s+(\w+)")),
+        ("method", re.compile(r"^\s+(?:(?:public|private|protected|static|async|readonly|override)\s+)*(\w+)\s*(?:<[^>]*>)?\([^)]*\)\s*(?::\s*[^{=]+)?\{\s*$")),
+        ("attribute", re.compile(r"^\s+(?:readonly\s+)?(\w+)\??\s*:\s*[^,;]+[;,]?\s*$")),
+    ],
+    ".rs": [
+        ("function", re.compile(r"^\s*(?:pub(?:\([^)]*\))?\s+)?(?:const\s+|async\s+|unsafe\s+)*fn\s+(\w+)")),
+        ("class", re.compile(r"^\s*(?:pub(?:\([^)]*\))?\s+)?(?:struct|enum|trait|type|union)\s+(\w+)")),
+        ("constant", re.compile(r"^\s*(?:pub(?:\([^)]*\))?\s+)?(?:const|static)\s+(\w+)")),
+    ],
+}
+for _extension in (".tsx", ".js", ".jsx", ".mjs", ".cjs", ".mts", ".cts"):
+    _DECLARATIONS[_extension] = _DECLARATIONS[".ts"]
+
+
+@dataclass
+class Interface:
+    """What the acceptance tests need that the base lacks, and what they check."""
+
+    items: list[InterfaceItem] = field(default_factory=list)
+    criteria: list[AcceptanceCriterion] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+
+
+def _text(repo: GitRepo, rev: str, path: str) -> str | None:
+    blob = repo.show(rev, path)
+    return None if blob is None else blob.decode("utf-8", "replace")
+
+
+def _short_names(test_id: str) -> set[str]:
+    """What a runner's id may call a test: `a.py::C::test_x[1]` -> test_x; `pkg::TestX/sub` -> TestX;
+    `file > suite > does x` -> does x."""
+    last = re.sub(r"\[.*\]$", "", test_id.rsplit("::", 1)[-1])
+    return {last, last.split("/", 1)[0], test_id.rsplit(" > ", 1)[-1]}
+
+
+def _selected(spans: list[TestSpan], test_ids: list[str]) -> list[TestSpan]:
+    """The spans of `test_ids` (all of them when no id names one: an untraced milestone)."""
+    wanted = {name for test_id in test_ids for name in _short_names(test_id)}
+    unparametrised = {re.sub(r"\[.*\]$", "", test_id) for test_id in test_ids}
+    return [span for span in spans if span.test_id in unparametrised or span.test_id.rsplit("::", 1)[-1] in wanted]
+
+
+def _sentence(name: str) -> str:
+    """`test_open_file_ignores_encoding` -> "open file ignores encoding"; `TestParseHTTPDate` -> "parse HTTP date"."""
+    name = re.sub(r"^(?:test|Test)_?", "", name)
+    words = re.sub(r"(?<=[a-z0-9])(?=[A-Z])|_+", " ", name).split()
+    return " ".join(word if word.isupper() and len(word) > 1 else word.lower() for word in words) or name
+
+
+def _python_doc(source: str, span: TestSpan) -> str:
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.lineno >= span.first and (
+            node.end_lineno or node.lineno
+        ) <= span.last:
+            return first_sentence(ast.get_docstring(node))
+    return ""
+
+
+def _criterion(path: str, source: str, span: TestSpan) -> str:
+    name = span.test_id.rsplit("::", 1)[-1]
+    doc = ""
+    if path.endswith(".py"):
+        try:
+            doc = _python_doc(source, span)
+        except SyntaxError:
+            doc = ""
+    if not doc and not path.endswith(".py") and " " in name:  # a JS/TS test's own sentence
+        doc = name
+    return f"`{span.test_id}`: {doc or _sentence(name)}"
+
+
+def _declarations(text: str, extension: str) -> dict[str, Definition]:
+    """Declared names of a Go, TypeScript/JavaScript or Rust file, each with its line and the comment above it."""
+    found: dict[str, Definition] = {}
+    lines = text.splitlines()
+    for number, line in enumerate(lines):
+        for kind, pattern in _DECLARATIONS[extension]:
+            match = pattern.match(line)
+            if match and match[1] not in found and match[1] not in ("if", "for", "while", "switch", "return", "constructor"):
+                above = lines[number - 1].strip() if number else ""
+                doc = re.sub(r"^(?://+|/\*\*?|\*)\s*", "", above) if above.startswith(("//", "/*", "*")) else ""
+                signature = line.strip().rstrip("{").strip()
+                found[match[1]] = Definition(match[1], kind, signature[:160], doc.rstrip("*/ ").strip())
+                break
+    return found
+
+
+def _new_python(before: str | None, after: str, path: str) -> tuple[list[Definition], list[tuple[Definition, str]]]:
+    """(new definitions, (function, new parameter)) of one Python file."""
+    old = definitions(before, path) if before is not None else {}
+    new = definitions(after, path)
+    added = [definition for name, definition in new.items() if name not in old]
+    params = [
+        (definition, param)
+        for name, definition in new.items()
+        if name in old
+        for param in definition.params
+        if param not in old[name].params and param not in ("self", "cls")
+    ]
+    return added, params
+
+
+def _literals(strings: set[str], before: list[str], after: list[str]) -> list[InterfaceItem]:
+    """The tests' strings that only the new code holds: options, keys and exact messages."""
+    items = []
+    for value in sorted(strings):
+        if len(value.strip()) < 3 or value.isspace():
+            continue
+        quoted = [f'"{value}"', f"'{value}'"] if re.fullmatch(r"[\w.-]+", value) else [value]
+        if not any(q in text for q in quoted for text in after) or any(q in text for q in quoted for text in before):
+            continue
+        if value.startswith("-") and re.fullmatch(r"--?[\w-]+", value):
+            items.append(InterfaceItem(name=value, kind="option"))
+        elif re.fullmatch(r"[\w.-]*[_.-][\w.-]*|[A-Z][A-Z0-9_]{3,}", value):  # `PROVIDE_OPTIONS`, `a.b`: not a word
+            items.append(InterfaceItem(name=value, kind="key"))
+        elif " " in value.strip():
+            items.append(InterfaceItem(name=value, kind="message"))
+    return items
+
+
+def read_interface(
+    repo: GitRepo, base: str, verify: str, test_ids: list[str], test_paths: list[str], source_paths: list[str], where: str
+) -> Interface:
+    """The interface the tests `test_ids` (in `test_paths`, changed by the milestone) need from the changed
+    `source_paths`, and one criterion per test. `where` names the milestone in warnings."""
+    result = Interface()
+    used = Usage()
+    for path in test_paths:
+        source = _text(repo, verify, path)
+        if source is None:
+            continue
+        spans = declared_tests(path, source)
+        chosen = _selected(spans, test_ids) or ([] if test_ids else spans)
+        result.criteria += [
+            AcceptanceCriterion(text=_criterion(path, source, span), source="test", tests=[span.test_id])
+            for span in chosen
+        ]
+        lines = [(span.first, span.last) for span in chosen]
+        if path.endswith(".py"):
+            try:
+                found = usage(source, lines)
+            except SyntaxError as e:
+                result.warnings.append(f"{where}: test file {path} does not parse ({e.msg}, line {e.lineno})")
+                continue
+            used.names |= found.names
+            used.keywords |= found.keywords
+            used.strings |= found.strings
+        else:
+            body = "\n".join(line for first, last in lines for line in source.splitlines()[first - 1 : last])
+            used.names |= set(_IDENTIFIER.findall(body))
+            used.strings |= {next(group for group in match.groups() if group) for match in _STRING.finditer(body)}
+    before_texts, after_texts = [], []
+    for path in source_paths:
+        after = _text(repo, verify, path)
+        if after is None:
+            continue
+        before = _text(repo, base, path)
+        after_texts.append(after)
+        before_texts.append(before or "")
+        extension = "." + path.rsplit(".", 1)[-1] if "." in path else ""
+        if path.endswith(".py"):
+            try:
+                added, params = _new_python(before, after, path)
+            except SyntaxError as e:
+                result.warnings.append(f"{where}: {path} does not parse ({e.msg}, line {e.lineno}); its names are not read")
+                continue
+            for definition in added:
+                if definition.name.rsplit(".", 1)[-1] in used.names:
+                    result.items.append(_item(definition))
+            for definition, param in params:
+                function = definition.name.rsplit(".", 1)[-1]
+                owner = definition.name.rsplit(".", 2)[-2] if function == "__init__" else function
+                if (owner, param) in used.keywords or (function, param) in used.keywords:
+                    result.items.append(
+                        InterfaceItem(
+                            name=f"{definition.name.removesuffix('.__init__')}({param})",
+                            kind="parameter",
+                            signature=definition.signature,
+                            doc=definition.doc,
+                        )
+                    )
+        elif extension in _DECLARATIONS:
+            old = _declarations(before or "", extension)
+            for name, definition in _declarations(after, extension).items():
+                if name not in old and name in used.names:
+                    result.items.append(_item(definition))
+        else:
+            result.warnings.append(
+                f"{where}: no declaration reader for {extension or 'extensionless'} files ({path}): "
+                "its new names are not in the interface"
+            )
+    result.items += _literals(used.strings, before_texts, after_texts)
+    result.items = list({(item.kind, item.name): item for item in result.items}.values())
+    return result
+
+
+def _item(definition: Definition) -> InterfaceItem:
+    return InterfaceItem(name=definition.name, kind=definition.kind, signature=definition.signature, doc=definition.doc)
+
+
+def with_interface(milestone: Milestone, interface: Interface) -> Milestone:
+    """`milestone` with this interface and its tests' criteria (the release notes' criteria stay), and how
+    many of the new names its task text names."""
+    notes = [criterion for criterion in milestone.acceptance_criteria if criterion.source != "test"]
+    updated = milestone.model_copy(update={"interface": interface.items, "acceptance_criteria": notes + interface.criteria})
+    text = updated.task()
+    named = sum(1 for item in interface.items if item.short in text)
+    warnings = list(dict.fromkeys([*milestone.quality.warnings, *interface.warnings]))
+    quality = updated.quality.model_copy(
+        update={"interface_names": len(interface.items), "interface_named": named, "warnings": warnings}
+    )
+    return updated.model_copy(update={"quality": quality})
