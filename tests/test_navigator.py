@@ -379,3 +379,33 @@ def test_an_interrupted_milestone_resumes_to_the_clean_runs_steps_and_work(chain
     assert files.final_diff.read_bytes() == store.milestone_run(key, "clean", "m01").final_diff.read_bytes()
     assert json.loads(files.test_results.read_text())["passed"] is True  # graded again for the report
     assert not files.snapshots()
+
+
+def test_hidden_tests_are_applied_only_when_grading_and_a_failed_submission_says_what_failed(chain_store):
+    """`--tests hidden` (seed 000's Verifier): the Dev's workspace has no acceptance test, the task says how it
+    will be graded, and a failed submission returns the failing ids with what each said."""
+    store, key = chain_store
+    agent = OracleAgent(profiles={"m01": "partial"})  # submits half the work first
+    [summary] = _navigator(store, key, agent, "hidden", test_visibility="hidden").run(["m01"])
+    assert summary.status == "PASS"
+    files = store.milestone_run(key, "hidden", "m01")
+    events = Recorder.open(files.dir).events()
+    start = events[0]
+    assert start.action.args["test_visibility"] == "hidden"
+    task = start.action.content
+    assert "## What to build" in task and "## Acceptance criteria" in task
+    assert "The acceptance tests are not in your workspace" in task
+    milestone = store.load_milestone(key, "m01")
+    checked = {test.split("[", 1)[0] for test in milestone.fail_to_pass}  # (parametrised ones named once)
+    assert checked and all(f"`{test}`" in task for test in checked)  # what the tests check, named
+    # the Dev never had the tests: its workspace diff holds none of the milestone's test files
+    touched = {file_diff.path for file_diff in split_diff(files.final_diff.read_bytes())}
+    assert touched and not touched & set(milestone.test_files)
+    verdicts = [event for event in events if event.action.type == "verify"]
+    assert [verdict.action.verdict for verdict in verdicts] == ["FAIL", "PASS"]
+    failed = verdicts[0].action.content.splitlines()
+    assert any(line.startswith("FAILING tests/") for line in failed)
+    assert any(line.startswith("    E ") for line in failed)  # and why each failed, as the runner said it
+    feedback = next(event for event in events[events.index(verdicts[0]) :] if event.action.type == "message")
+    assert feedback.turn_id > verdicts[0].turn_id  # the Dev's next turn came after it read the feedback
+    assert json.loads((files.run_dir / "metadata.json").read_text())["test_visibility"] == "hidden"

@@ -69,7 +69,12 @@ def test_an_empty_candidate_fails_every_acceptance_test_and_misses_the_core_file
     assert "tasklite/serialize.py" in report.missing_core_files and "README.md" not in report.missing_core_files
     feedback = Verifier.feedback(report).splitlines()
     assert feedback[0] == "verification failed: 0/28 acceptance tests pass."
-    assert feedback[1:] == [f"FAILING {test}" for test in sorted(validation.fail_to_pass)]
+    failing = [line for line in feedback[1:] if not line.startswith("    ")]
+    assert failing == [f"FAILING {test}" for test in sorted(validation.fail_to_pass)]
+    # and why: each distinct message once, under the first test that said it (here: the test files cannot import)
+    said = [line.strip() for line in feedback[1:] if line.startswith("    ")]
+    assert said and all(line.startswith("E ") for line in said) and len(said) < len(failing)
+    assert any("SerializationError" in line for line in said)
 
 
 def test_a_broken_package_fails_and_names_the_regressions(graded):

@@ -45,6 +45,7 @@ class MilestoneSummaryRow(AnalyticsRow):
     harness_version: str | None
     mode: str
     harness_profile: str
+    test_visibility: str = "visible"
     scaffold: str = "harnessforge"
     scaffold_version: str | None = None
     status: str

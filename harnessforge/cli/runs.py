@@ -49,6 +49,12 @@ def run(
         None, "--mentor", help=f"A model ({MODEL_AGENTS}) words each hint for the Dev's situation (seed 000)"
     ),
     mentor_model: Optional[str] = typer.Option(None, "--mentor-model", help="Model name for --mentor"),
+    tests: Optional[str] = typer.Option(
+        None,
+        "--tests",
+        help="visible: the acceptance tests in the workspace; hidden: applied only when grading "
+        "(default: rules harness.test_visibility)",
+    ),
 ) -> None:
     """Run a Dev agent through each repo's milestone chain (repos in parallel, each chain in order);
     trajectories go to trajectories/<key>/<run_id>/. With --chains N, N independent runs of each repo."""
@@ -62,7 +68,9 @@ def run(
     if mentor:
         check_model_backend(mentor, "--mentor")
         make_agent(mentor, mentor_model).close()
-    options = RunChoices(mode, harness_profile, mentor, mentor_model)
+    if tests not in (None, "visible", "hidden"):
+        raise typer.BadParameter(f"--tests must be visible or hidden, not {tests!r}")
+    options = RunChoices(mode, harness_profile, mentor, mentor_model, tests)
 
     def fresh_run_id() -> str:
         return f"{agent}-{uuid.uuid4().hex[:8]}"
@@ -89,6 +97,7 @@ class RunChoices:
     harness_profile: str = "V0"
     mentor: str | None = None
     mentor_model: str | None = None
+    test_visibility: str | None = None  # None: the rules' harness.test_visibility
 
 
 def chain_navigator(
@@ -118,6 +127,7 @@ def chain_navigator(
         mentor=make_agent(options.mentor, options.mentor_model) if options.mentor else None,
         mode=options.mode,
         harness_profile=options.harness_profile,
+        test_visibility=options.test_visibility,
     )
 
 

@@ -52,7 +52,9 @@ class Reviewer:
         else:
             value = "low"
         identity = summary.model_dump(
-            include={"repo", "run_id", "milestone_id", "status", "max_hint_level", "mode", "harness_profile"}
+            include={
+                "repo", "run_id", "milestone_id", "status", "max_hint_level", "mode", "harness_profile", "test_visibility"
+            }
         )
         quality, quality_why = self.quality(summary)
         grade = {"difficulty": difficulty, "rl_value": value, "discard_reasons": reasons, "why": why}

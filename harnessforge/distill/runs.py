@@ -114,6 +114,7 @@ def load_runs(
             synthetic=bool(summary.synthetic),
             mode=summary.mode,
             harness_profile=summary.harness_profile,
+            test_visibility=summary.test_visibility,
             scaffold=summary.scaffold,
             scaffold_version=summary.scaffold_version or "",
         )

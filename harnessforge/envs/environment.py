@@ -12,6 +12,7 @@ from dataclasses import replace
 from typing import get_args
 
 from ..errors import ConfigError, EnvError
+from ..files import FileClassifier
 from ..models import Criterion, Milestone, RepoSpec
 from ..models.env import EnvErrorReason, Grade, Recipe, RepoImages, Validation
 from ..repos import open_repo, spec_for
@@ -21,6 +22,7 @@ from . import engine
 from .backends import Backend
 from .candidate_grading import grade_candidate
 from .images import build_env_image, ensure_base
+from .interface import refresh_interface
 from .local_sandbox import LocalSandbox
 from .recipes import dependency_files, recipe_at
 from .sandbox import Limits, Mount, Sandbox, SandboxSpec
@@ -211,6 +213,7 @@ def validate(
     key = spec.key
     plan = store.load_plan(key)  # before anything else: no plan, nothing to validate
     env = Environment(store, spec, rules, backend)
+    classify = FileClassifier(rules.planning)
     todo = [planned for planned in plan.milestones if not milestone or planned.id == milestone]
     if milestone and not todo:
         raise EnvError(f"{key} has no milestone {milestone!r}")
@@ -234,7 +237,10 @@ def validate(
                 "fail_to_pass": validation.fail_to_pass,
                 "pass_to_pass": validation.pass_to_pass,
             }
-            store.update_milestone(key, planned.model_copy(update=verdict))
+            validated = planned.model_copy(update=verdict)
+            if validation.fail_to_pass:  # the interface and criteria of the tests that really fail and pass
+                validated = refresh_interface(env.repo, validated, classify)
+            store.update_milestone(key, validated)
             log(_verdict_line(validation))
             validations.append(validation)
     finally:

@@ -15,6 +15,7 @@ import ast
 import re
 from dataclasses import dataclass, field
 
+from ..files import LANGUAGE_EXTENSIONS, FileClassifier
 from ..gitio import GitRepo
 from ..models import AcceptanceCriterion, InterfaceItem, Milestone
 from .declared_tests import TestSpan, declared_tests
@@ -244,3 +245,15 @@ def with_interface(milestone: Milestone, interface: Interface) -> Milestone:
         update={"interface_names": len(interface.items), "interface_named": named, "warnings": warnings}
     )
     return updated.model_copy(update={"quality": quality})
+
+
+def refresh_interface(repo: GitRepo, milestone: Milestone, classify: FileClassifier) -> Milestone:
+    """`milestone` with the interface and test criteria of its FAIL_TO_PASS tests (its traced acceptance
+    tests before validation)."""
+    code = tuple(extension for extensions in LANGUAGE_EXTENSIONS.values() for extension in extensions)
+    sources = [path for path in milestone.changed_files if classify.is_source(path) and path.endswith(code)]
+    tests = milestone.fail_to_pass or milestone.acceptance_tests
+    interface = read_interface(
+        repo, milestone.base_commit, milestone.verify_commit, tests, milestone.test_files, sources, milestone.id
+    )
+    return with_interface(milestone, interface)

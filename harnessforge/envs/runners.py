@@ -54,6 +54,24 @@ class PytestRunner(RunnerSpec):
         )
         return f"{env} PYTHONHASHSEED=0 python -m pytest -p hf_results {PYTEST_FLAGS} {quoted(*test_ids)}".rstrip()
 
+    def parse(self, files, exit_code, log):
+        run = super().parse(files, exit_code, log)
+        if self.report not in files:
+            return run
+        messages = {
+            record.get("nodeid", ""): record["message"]
+            for record in json_lines(files[self.report])
+            if record.get("event") == "test" and record.get("message")
+        }
+        messages.update(
+            {
+                record.get("nodeid", ""): record.get("longrepr", "")
+                for record in json_lines(files[self.report])
+                if record.get("event") == "collect_error"
+            }
+        )
+        return run.model_copy(update={"messages": messages})
+
     def _parse(self, files, log):
         if self.report in files:
             return _parse_pytest_jsonl(files[self.report])

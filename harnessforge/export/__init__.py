@@ -272,6 +272,7 @@ def _atif(store: Store, report: ExportReport, directory: Path, reviews: list[Rev
             synthetic=review.synthetic,
             mode=review.mode,
             harness_profile=review.harness_profile,
+            test_visibility=review.test_visibility,
         )
         source = store.milestone_run(review.repo, review.run_id, review.milestone_id).atif
         if not source.exists() or not keep("atif", provenance):

@@ -30,6 +30,7 @@ COLUMNS: dict[str, str] = {
     "rules_hash": STRING,
     "mode": STRING,
     "harness_profile": STRING,
+    "test_visibility": STRING,
     "scaffold": STRING,
     "scaffold_version": STRING,
     "split": STRING,

@@ -36,6 +36,7 @@ def meta(row: Segment | PreferencePair | KTORow) -> dict[str, Any]:
         "rules_hash": provenance.rules_hash,
         "mode": provenance.mode,
         "harness_profile": provenance.harness_profile,
+        "test_visibility": provenance.test_visibility,
         "scaffold": provenance.scaffold,  # whose loop and tools; `tools` holds that scaffold's schemas
         "scaffold_version": provenance.scaffold_version,
         # could the Dev model have seen the solution in training (distill/contamination.py)

@@ -59,6 +59,7 @@ class RunContext:
     hint_rewriter: HintRewriter | None = None  # the model Mentor that words each hint for the Dev's situation
     mode: str = "standard"  # `run --mode` (rules: harness.modes)
     harness_profile: str = "V0"  # `run --harness-profile` (rules: harness.harness_profiles)
+    test_visibility: str = "visible"  # `run --tests`: hidden applies the acceptance tests only when grading
 
 
 @dataclass(frozen=True)
@@ -120,6 +121,11 @@ class MilestoneRun:
         self.started_at: float  # monotonic time the milestone's wall clock counts from (resumes included)
         self.ending: dict = {}  # what `agent.end_conversation()` returned, recorded with milestone_end
 
+    @property
+    def hidden(self) -> bool:
+        """The acceptance tests are applied only when grading (`run --tests hidden`)."""
+        return self.context.test_visibility == "hidden"
+
     # ---- the milestone --------------------------------------------------------------------------
     def run(self) -> MilestoneSummary:
         """The milestone, retried once from its event log in a fresh sandbox if its sandbox is lost."""
@@ -173,6 +179,8 @@ class MilestoneRun:
         with opener(milestone.base_commit) as sandbox:
             context.agent.enter(sandbox, self.files.dir)
             tests = milestone.fail_to_pass or milestone.acceptance_tests  # validated, else the static trace
+            if self.hidden:  # not in the workspace: `run_tests` runs the suite the Dev has
+                tests = []
             timeout_s = context.rules.environments.test_timeout_s
             recipe, test_file_edits = environment.recipe(milestone), self.budget.test_file_edits
             tools = ToolBox(sandbox, recipe, tests, context.classifier, timeout_s, test_file_edits)
@@ -200,7 +208,8 @@ class MilestoneRun:
         if self.inherited.start_patch:
             self.recorder.write_patch(RunFiles.START_PATCH, self.inherited.start_patch)
             sandbox.apply_patch(self.inherited.start_patch)
-        sandbox.apply_patch(self.test_patch)
+        if not self.hidden:
+            sandbox.apply_patch(self.test_patch)
 
     def _start(self, sandbox: Sandbox) -> None:
         milestone, carried_from = self.milestone, self.inherited.carried_from
@@ -208,7 +217,7 @@ class MilestoneRun:
         first_hint = self.mentor.ladder.levels[0]
         framed = self.budget.mentor.frame(0, first_hint.content, "milestone_start", 0)
         hint = "" if first_hint.empty or not self.mode.first_hint else f"{framed}\n\n"
-        task = f"# {milestone.title}\n\n{milestone.brief}\n\n{hint}"
+        task = f"{milestone.task(self.context.test_visibility)}\n\n{hint}"
         if self.mode.memory:  # (the probe mode gives only the feature description)
             task += f"Earlier milestones:\n{memory}"
         task = task.rstrip()
@@ -217,6 +226,7 @@ class MilestoneRun:
         task += self.profile.task_note()
         self.messages = [system_prompt(sandbox.workdir), {"role": "user", "content": task}]
         start = {"base": milestone.base_commit, "carried_from": carried_from, "workdir": sandbox.workdir}
+        start["test_visibility"] = self.context.test_visibility
         recalled = self.inherited.memory if self.mode.memory else []  # what the Dev was told
         start["memory"] = [milestone_memory.model_dump(mode="json") for milestone_memory in recalled]
         self.record("navigator", Action(type="milestone_start", content=task, args=start))
@@ -332,7 +342,10 @@ class MilestoneRun:
             self.pending.append(review.message)
 
     def _checkpoint(self, tools: ToolBox, module: str) -> None:
-        """V3: the Dev moved on from `module`: the acceptance tests covering it run, and it is told how they do."""
+        """V3: the Dev moved on from `module`: the acceptance tests covering it run, and it is told how they do
+        (not with the tests hidden: they are not in the workspace)."""
+        if self.hidden:
+            return
         selected = self.profile.covering(module, tools.tests)
         counts = tools.run_acceptance(selected).test_status
         if counts is not None and counts.total:

@@ -61,11 +61,14 @@ class Navigator:
         mentor: AgentBackend | None = None,
         mode: str = "standard",
         harness_profile: str = "V0",
+        test_visibility: str | None = None,
     ):
         """`on_turn(milestone_id, turn, max_turns, hint_level, tests)` is called after every Dev turn
         (for progress displays); `tests` is the last run's TestCounts or None. `mentor`: a model that words
         each hint for the Dev's situation (seed 000's model Mentor); the rules still decide when. `mode` and
-        `harness_profile` name entries of the rules' harness.modes and harness.harness_profiles."""
+        `harness_profile` name entries of the rules' harness.modes and harness.harness_profiles; `test_visibility`
+        (visible or hidden; default: the rules' harness.test_visibility) whether the acceptance tests are in the
+        Dev's workspace."""
         wanted = rules.harness.mode(mode).granularity
         rules.harness.harness_profile(harness_profile)  # an unknown name fails before any work
         self.store, self.agent, self.rules, self.log = store, agent, rules, log
@@ -90,6 +93,7 @@ class Navigator:
             hint_rewriter=HintRewriter(mentor, log) if mentor is not None else None,
             mode=mode,
             harness_profile=harness_profile,
+            test_visibility=test_visibility or rules.harness.test_visibility,
         )
         self.mentor = mentor
         self.memory: list[MilestoneMemory] = []  # each milestone that ran: what the next one's task recalls
@@ -141,6 +145,7 @@ class Navigator:
             synthetic=self.agent.synthetic,
             mode=self.context.mode,
             harness_profile=self.context.harness_profile,
+            test_visibility=self.context.test_visibility,
             scaffold=self.agent.scaffold_info(),
             config={
                 "backend": self.environment.backend,

@@ -53,7 +53,8 @@ TOOLS = [
     _fn("bash", "Run a shell command in the repository (no network).", {"command": {"type": "string"}}, ["command"]),
     _fn(
         "run_tests",
-        "Run the milestone's acceptance tests (or the given test ids / files) and report the results.",
+        "Run the given test ids / files, else the milestone's acceptance tests (the whole suite when they are "
+        "hidden), and report the results.",
         {"tests": {"type": "array", "items": {"type": "string"}}},
         [],
     ),

@@ -36,6 +36,14 @@ class Verifier:
             if not _same(carried.get(file_diff.path), _result_blob(file_diff.raw))
         )
         core = [path for path in ground_truth_files if self.classifier.is_source(path)]
+        regressions = sorted(test for test, status in grade.pass_to_pass.items() if status != "passed")
+        said = grade.run.messages if grade.run else {}
+        messages = {test: said[test] for test in [*failing, *regressions] if said.get(test)}
+        messages |= {  # a test file that failed to load: what it said instead
+            test: said[path]
+            for test in failing
+            if test not in messages and (path := test.split("::", 1)[0]) in said
+        }
         return VerifierReport(
             milestone_id=milestone.id,
             passed=grade.resolved,
@@ -43,7 +51,8 @@ class Verifier:
                 passed=len(grade.fail_to_pass) - len(failing), failed=len(failing), total=len(grade.fail_to_pass)
             ),
             failing_acceptance=failing,
-            regressions=sorted(test for test, status in grade.pass_to_pass.items() if status != "passed"),
+            regressions=regressions,
+            messages=messages,
             ground_truth_files=ground_truth_files,
             core_files=core,
             candidate_files=candidate_files,
@@ -57,15 +66,30 @@ class Verifier:
 
     @staticmethod
     def feedback(report: VerifierReport) -> str:
-        """What the Dev is told after a failed submission: which acceptance tests fail, which broke."""
+        """What the Dev is told after a failed submission: which acceptance tests fail, which broke, and what
+        each said (its assertion): with the tests hidden, this is all the Dev sees of them."""
         lines = [f"verification failed: {report.acceptance.passed}/{report.acceptance.total} acceptance tests pass."]
-        lines += [f"FAILING {test}" for test in report.failing_acceptance[:30]]
-        lines += [f"REGRESSION {test}" for test in report.regressions[:30]]
+        shown: set[str] = set()
+        for label, tests in (("FAILING", report.failing_acceptance[:30]), ("REGRESSION", report.regressions[:30])):
+            for test in tests:
+                said = report.messages.get(test, "").strip()
+                lines.append(f"{label} {test}")
+                if said and said not in shown:  # a file that fails to load says it once for all its tests
+                    lines.append(f"    {_indented(said)}")
+                    shown.add(said)
         if report.reason:
             lines.append(f"the test run was not usable: {report.reason}")
         if report.excluded_files:
             lines.append(f"ignored changes to tests/test configuration: {', '.join(report.excluded_files)}")
         return "\n".join(lines)
+
+
+def _indented(message: str, limit: int = 600) -> str:
+    """A failure message under its test id: its `E ` lines (pytest's error) or its end, indented."""
+    errors = [line for line in message.splitlines() if line.startswith("E ")]
+    message = "\n".join(errors) if errors else message
+    message = message if len(message) <= limit else "..." + message[-limit:]
+    return message.replace("\n", "\n    ")
 
 
 def _result_blob(raw: bytes) -> bytes:

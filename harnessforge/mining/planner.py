@@ -15,9 +15,9 @@ from typing import Callable
 
 from ..diffs import FileDiff, parse_text, split_diff
 from ..envs.declared_tests import trace_tests
-from ..envs.interface import read_interface, with_interface
+from ..envs.interface import refresh_interface
 from ..errors import GitHubError
-from ..files import LANGUAGE_EXTENSIONS, FileClassifier
+from ..files import FileClassifier
 from ..github import IssueText, PullText
 from ..gitio import GitRepo, display
 from ..models import (
@@ -190,24 +190,15 @@ def _milestone(
         excluded_tests=excluded,
         flags=sorted(set(flags)),
     )
-    milestone = _task(milestone, task, tests, others, ctx, kinds)
+    milestone = _task(milestone, task, ctx, kinds)
     ladder = _hint_ladder(milestone, infos, groups, others, text, ctx, withholding)
     return milestone, b"".join(file.raw for file in others), b"".join(file.raw for file in tests), ladder
 
 
-def _task(
-    milestone: Milestone, task: TaskText, tests: list[FileDiff], others: list[FileDiff], ctx: _Context, kinds: KindReader
-) -> Milestone:
+def _task(milestone: Milestone, task: TaskText, ctx: _Context, kinds: KindReader) -> Milestone:
     """The milestone with its interface and acceptance criteria (for its traced tests; validation reads them
     again for FAIL_TO_PASS), and how whole its text is."""
-    code = tuple(extension for extensions in LANGUAGE_EXTENSIONS.values() for extension in extensions)
-    sources = [display(file.path) for file in others if ctx.classify.is_source(file.path) and file.path.endswith(code)]
-    test_paths = [display(file.path) for file in tests if not file.deleted]
     promises = [AcceptanceCriterion(text=promise, source="release notes") for promise in task.promises]
-    milestone = milestone.model_copy(update={"acceptance_criteria": promises})
-    interface = read_interface(
-        ctx.repo, milestone.base_commit, milestone.verify_commit, milestone.acceptance_tests, test_paths, sources, milestone.id
-    )
     spoken = [part for part in milestone.title.split("; ") if part] + task.headings
     quality = TaskQuality(
         problems=task.problems,
@@ -215,7 +206,8 @@ def _task(
         withheld=sorted(set(task.withheld)),
         housekeeping_in_text=[words for words in spoken if kinds.is_housekeeping(words, subject=True)],
     )
-    return with_interface(milestone.model_copy(update={"quality": quality}), interface)
+    milestone = milestone.model_copy(update={"acceptance_criteria": promises, "quality": quality})
+    return refresh_interface(ctx.repo, milestone, ctx.classify)
 
 
 def _traced_tests(

@@ -104,6 +104,7 @@ class TestRun(Model):
 
     runner: Runner
     statuses: dict[str, TestStatus] = {}
+    messages: dict[str, str] = Field({}, description="What each failing test said, when the runner tells (pytest).")
     collect_errors: list[str] = Field([], description="Files/packages/binaries that failed to load or build.")
     suite_ran: bool = Field(False, description="The runner's own report says a session started and finished.")
     exit_code: int = 0

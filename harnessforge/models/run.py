@@ -14,6 +14,7 @@ from pydantic import Field
 from harnessforge import __version__
 
 from .common import Model, utcnow
+from .plan import TestVisibility
 from .trajectory import Usage
 
 # ENV_ERROR: the sandbox was lost (e.g. the Docker engine restarted) and a retry failed too; not the Dev's
@@ -33,6 +34,11 @@ class RunMeta(Model):
     config: dict[str, Any] = Field(default_factory=dict, description="Budgets, seed, backend options: the run's knobs")
     mode: str = Field("standard", description="`run --mode`: what the Dev was given (rules: harness.modes)")
     harness_profile: str = Field("V0", description="`run --harness-profile` (rules: harness.harness_profiles)")
+    test_visibility: TestVisibility = Field(
+        "visible",
+        description="`run --tests`: visible (the acceptance tests in the workspace) or hidden (applied only when "
+        "grading; a failed submission returns the failing ids and their messages)",
+    )
     started_at: datetime = Field(default_factory=utcnow)
     synthetic: bool = Field(False, description="True when the agent is not a model (the oracle): label, never train")
     scaffold: dict[str, Any] = Field(

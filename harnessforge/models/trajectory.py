@@ -189,6 +189,9 @@ class VerifierReport(Model):
     acceptance: TestCounts
     failing_acceptance: list[str] = []
     regressions: list[str] = Field([], description="PASS_TO_PASS tests (passing at base) that now fail.")
+    messages: dict[str, str] = Field(
+        {}, description="What each failing acceptance test and regression said (its assertion), when the runner tells."
+    )
     ground_truth_files: list[str] = []
     core_files: list[str] = Field([], description="The ground truth's source files (no tests, docs, config).")
     candidate_files: list[str] = []

@@ -350,6 +350,9 @@ class HarnessRules(Model):
     observation_max_chars: int = Field(gt=0)
     engine_wait_s: float = Field(120, ge=0)  # a lost sandbox: wait this long for the engine, then retry once
     test_file_edits: TestFileEdits = "warn"
+    test_visibility: Literal["visible", "hidden"] = Field(
+        "visible", description="Whether the acceptance tests are in the Dev's workspace (`run --tests` overrides)."
+    )
     memory: MemoryRules
     mentor: MentorRules
     modes: dict[str, ModeRules] = Field(default_factory=lambda: {"standard": ModeRules()})

@@ -61,6 +61,8 @@ class _Recorder(object):
     def pytest_runtest_logreport(self, report):
         record = {"event": "test", "nodeid": self._nodeid(report.nodeid), "when": report.when}
         record.update(outcome=report.outcome, wasxfail=hasattr(report, "wasxfail"))
+        if report.failed:
+            record["message"] = _message(report)
         if report.when == "setup":
             record["location"] = self._location(report)
         self._write(record)
@@ -76,6 +78,14 @@ class _Recorder(object):
 
     def pytest_sessionfinish(self, session, exitstatus):
         self._write({"event": "session_finish", "exitstatus": int(exitstatus)})
+
+
+def _message(report):
+    """What a failure says: pytest's crash line (`AssertionError: assert 1 == 2`, with its diff), else the
+    end of the whole report."""
+    crash = getattr(getattr(report, "longrepr", None), "reprcrash", None)
+    text = getattr(crash, "message", None) or getattr(report, "longreprtext", None) or str(report.longrepr)
+    return text[-1500:]
 
 
 def pytest_unconfigure(config):
