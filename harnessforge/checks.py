@@ -52,6 +52,21 @@ def plan_problems(store: Store, key: str) -> list[str]:
     return problems
 
 
+def task_text_problems(store: Store, key: str) -> list[str]:
+    """Every milestone's task text reads whole: no hole a reader would see (a dangling "with instead of",
+    leftover markup, a cut sentence) and no housekeeping in its title or headings, as measured when the
+    plan was written (against the release notes it was rendered from)."""
+    try:
+        plan = store.load_plan(key)
+    except ArtifactError as e:
+        return [str(e)]
+    problems = []
+    for milestone in plan.milestones:
+        problems += [f"{milestone.id}: {problem}" for problem in milestone.quality.problems]
+        problems += [f"{milestone.id}: housekeeping in the text: {words!r}" for words in milestone.quality.housekeeping_in_text]
+    return problems
+
+
 def trajectory_problems(milestone_dir: Path, rules: Rules) -> list[str]:
     """A recorded milestone run: its event log reads back against the schema with no gap, it has a
     summary, and a PASS was graded without crediting any edit to a test file."""

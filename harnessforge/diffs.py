@@ -63,10 +63,13 @@ def split_diff(diff: bytes) -> list[FileDiff]:
     return files
 
 
-def parse_text(files: list[FileDiff]) -> PatchSet:
-    """unidiff view of the text (non-binary) sections, for hunks and line numbers."""
+def parse_text(files: list[FileDiff], errors: list[str] | None = None) -> PatchSet:
+    """unidiff view of the text (non-binary) sections, for hunks and line numbers; one unidiff cannot
+    read is empty, and why goes to `errors` when given."""
     text = b"".join(file_diff.raw for file_diff in files if not file_diff.binary).decode("utf-8", "replace")
     try:
         return PatchSet(text)
-    except UnidiffParseError:
+    except UnidiffParseError as e:
+        if errors is not None:
+            errors.append(str(e))
         return PatchSet("")

@@ -2,7 +2,7 @@
 
 import dagster as dg
 
-from harnessforge.checks import plan_problems
+from harnessforge.checks import plan_problems, task_text_problems
 from harnessforge.mining.planner import plan
 from harnessforge.mining.screening import screen
 from harnessforge.models import MilestonePlan, ScreeningReport
@@ -99,7 +99,14 @@ def repos(context: dg.AssetExecutionContext, store: StoreResource, github: GitHu
             partitions_def=repo_partitions,
             description="Milestones m01..mNN in order, each starting at the previous one's verify commit, with "
             "test files, and their ground-truth and test patches applying to their base.",
-        )
+        ),
+        dg.AssetCheckSpec(
+            "task_texts_read_whole",
+            asset="milestone_plans",
+            partitions_def=repo_partitions,
+            description="Every milestone's task text reads whole (no hole left by removed markup, nothing cut "
+            "mid-sentence) and no housekeeping speaks in its title or headings.",
+        ),
     ],
 )
 def milestone_plans(
@@ -121,6 +128,7 @@ def milestone_plans(
     ids = [milestone.id for milestone in milestone_plan.milestones]
     context.instance.add_dynamic_partitions(milestone_partitions.name, ids)
     problems = plan_problems(forge_store, spec.key)
+    text_problems = task_text_problems(forge_store, spec.key)
     # The plan's content without when it was made or what validation later wrote into it: an unchanged
     # re-plan leaves everything below it in sync.
     unchanged = {"provenance": True, "milestones": {"__all__": {"status"}}}
@@ -131,7 +139,13 @@ def milestone_plans(
                 check_name="plan_is_a_chain",
                 passed=not problems,
                 metadata={"problems": dg.MetadataValue.json(problems)},
-            )
+            ),
+            dg.AssetCheckResult(
+                check_name="task_texts_read_whole",
+                passed=not text_problems,
+                severity=dg.AssetCheckSeverity.ERROR,
+                metadata={"problems": dg.MetadataValue.json(text_problems)},
+            ),
         ],
         metadata={
             "milestones": len(milestone_plan.milestones),
@@ -141,6 +155,10 @@ def milestone_plans(
             "type_mix": dg.MetadataValue.json(milestone_plan.report.type_mix),
             "feature_titled": milestone_plan.report.feature_titled,
             "entries_covered": f"{milestone_plan.report.entries_covered}/{milestone_plan.report.entries_citing}",
+            "entries_placed": f"{milestone_plan.report.entries_placed}/{milestone_plan.report.entries_in_range}",
+            "broken_texts": milestone_plan.report.broken_texts,
+            "housekeeping_in_text": milestone_plan.report.housekeeping_in_text,
+            "interface_coverage": f"{milestone_plan.report.interface_named}/{milestone_plan.report.interface_names}",
             "size_outliers": dg.MetadataValue.json(milestone_plan.report.size_outliers),
             "notes": dg.MetadataValue.json(milestone_plan.notes),
             "pull_requests": len(milestone_plan.pulls),

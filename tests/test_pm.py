@@ -1,4 +1,5 @@
-"""`plan --pm`: a model rewrites descriptions as a PM, through the real anthropic SDK; leaks are refused."""
+"""`plan --pm`: a model rewrites descriptions as a PM, through the real anthropic SDK; leaks and rewrites that
+drop the interface are refused."""
 
 import json
 import os
@@ -35,8 +36,10 @@ def test_plan_with_pm_stores_rewrites_beside_the_rule_based_text(example_repo, t
     plan = store.load_plan(key)
     n = len(plan.milestones)
     # each call: 10 input and 5 output tokens of claude-haiku-4-5 ($1 / $5 per million), refused ones too
-    assert f"PM rewrite: {n - 1}/{n} descriptions accepted (${n * 35e-6:.4f})" in proc.stdout
+    assert f"PM rewrite: {n - 2}/{n} descriptions accepted (${n * 35e-6:.4f})" in proc.stdout
     assert "m02: PM rewrite refused (it names" in proc.stderr and "store.py" in proc.stderr
+    # checked against the task's interface: a rewrite may not drop a name the release notes give in code
+    assert "m05: PM rewrite refused (it drops `tasklite`, which the release notes name)" in proc.stderr
     m01, m02 = plan.milestones[:2]
     assert m01.pm_description.startswith("Users can tag their tasks") and m01.pm_model == "claude-sonnet-4-5"
     assert m01.description and m01.description != m01.pm_description  # the rule-based text stays
@@ -54,6 +57,7 @@ def test_plan_with_pm_stores_rewrites_beside_the_rule_based_text(example_repo, t
         else (first["messages"][0]["content"])
     )
     assert m01.title in asked and m01.description in asked and "Issue titles:" in asked
+    assert "Interface:\n" + m01.interface[0].line() in asked
     assert store.load_hints(key, "m01").levels[2].content not in asked
 
 

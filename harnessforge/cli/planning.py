@@ -149,7 +149,7 @@ def rewrite_descriptions(key: str, pm: str, pm_model: str | None) -> None:
 
     with make_agent(pm, pm_model) as writer, progress_bars() as progress:
         progress.add_task(f"PM rewrite with {writer.name} {writer.model}", total=None)
-        rewrites = rewrite_plan(state.store, key, writer, log=warn)
+        rewrites = rewrite_plan(state.store, key, writer, log=warn, rules=state.rules)
     accepted = sum(rewrite.accepted for rewrite in rewrites)
     cost = sum(rewrite.cost_usd for rewrite in rewrites)
     out.print(f"PM rewrite: {accepted}/{len(rewrites)} descriptions accepted (${cost:.4f})")

@@ -98,7 +98,10 @@ def plan_table(plan: MilestonePlan) -> Table:
         table.caption = (
             f"types {types}; "
             f"{report.feature_titled}/{len(plan.milestones)} titled by a feature; "
-            f"release notes covered {report.entries_covered}/{report.entries_citing} (citing a PR, issue or commit)"
+            f"release notes covered {report.entries_covered}/{report.entries_citing} (citing a PR, issue or commit); "
+            f"entries placed {report.entries_placed}/{report.entries_in_range}; "
+            f"task texts: {report.broken_texts} broken, {report.housekeeping_in_text} with housekeeping, "
+            f"interface named {report.interface_named}/{report.interface_names}"
         )
     return table
 

@@ -49,6 +49,7 @@ class TaskText:
     problems: list[str] = field(default_factory=list)  # holes a reader would see (text_checks)
     words_lost: list[str] = field(default_factory=list)  # source words the text lacks (references, paths aside)
     withheld: list[str] = field(default_factory=list)  # the paths and code blocks left out
+    warnings: list[str] = field(default_factory=list)  # what the sources' markup got wrong
     promises: list[str] = field(default_factory=list)  # each release-note entry's first sentence: a criterion
     headings: list[str] = field(default_factory=list)  # the features' names
 
@@ -150,6 +151,11 @@ def _split_sentences(text: str) -> list[str]:
     return [re.sub("\x00(\\d+)\x00", lambda match: spans[int(match[1])], part) for part in parts]
 
 
+def code_spans(text: str) -> list[str]:
+    """The distinct code spans of a rendered text (outside code blocks): the names it gives in code."""
+    return list(dict.fromkeys(match[2].strip() for match in _CODE.finditer(_FENCE_BLOCK.sub("", text))))
+
+
 def first_sentence(text: str) -> str:
     """The first sentence of a rendered text's first line, whole (a final period dropped)."""
     line = text.strip().split("\n", 1)[0].strip()
@@ -177,6 +183,7 @@ def _block(source: Source, withholding: Withholding, task: TaskText, bullet: boo
     text, withheld = withholding.apply(rendered.text)
     task.withheld += withheld
     task.problems += rendered.problems + text_problems(text, rendered.text)
+    task.warnings += rendered.warnings
     task.words_lost += words_lost(source.text, text, withholding.forms)
     lines = [line for line in text.split("\n")]
     while lines and not lines[0].strip():
@@ -230,6 +237,7 @@ def describe(
     if not task.title:
         task.title = "Milestone" + (f" towards {release}" if release else "")
     task.problems = list(dict.fromkeys(task.problems))
+    task.warnings = list(dict.fromkeys(task.warnings))
     return task
 
 

@@ -50,10 +50,12 @@ _LINK_ONLY = re.compile(r"^`([^`<]*?)\s*(?:<[^>]*>)?`__?$")  # an RST reference 
 
 @dataclass
 class Rendered:
-    """A text rendered for the Dev, with what its markup got wrong (unbalanced emphasis, say)."""
+    """A text rendered for the Dev: the holes a reader would see in it that its source did not have
+    (`problems`), and what its source's markup got wrong (`warnings`: unbalanced emphasis, say)."""
 
     text: str
     problems: list[str] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
 
 
 def syntax_of(source: str, text: str = "") -> Syntax:
@@ -106,7 +108,7 @@ def render_roles(text: str, syntax: Syntax) -> str:
 
 
 # ---- Markdown --------------------------------------------------------------------------------
-def _markdown_inline(children, problems: list[str]) -> str:
+def _markdown_inline(children, warnings: list[str]) -> str:
     out: list[str] = []
     for token in children or []:
         kind = token.type
@@ -127,7 +129,7 @@ def _markdown_inline(children, problems: list[str]) -> str:
 
 
 def _markdown(text: str) -> Rendered:
-    problems: list[str] = []
+    warnings: list[str] = []
     lines: list[str] = []
     markers: list[list] = []  # per open list: [marker or next number]
     pending: str | None = None  # the marker of a list item whose first block is next
@@ -148,7 +150,7 @@ def _markdown(text: str) -> Rendered:
             else:
                 pending = "- "
         elif kind == "inline":
-            line = _markdown_inline(token.children, problems).strip()
+            line = _markdown_inline(token.children, warnings).strip()
             indent = depth + ("  " if markers and pending is None else "")
             if pending is not None:
                 lines.append(f"{depth}{pending}{line}")
@@ -164,11 +166,11 @@ def _markdown(text: str) -> Rendered:
                 lines.append(f"{depth}{pending}".rstrip())
                 pending = None
             lines += [f"{indent}{line}" if line else "" for line in block]
-    return Rendered("\n".join(lines).strip("\n"), problems)
+    return Rendered("\n".join(lines).strip("\n"), warnings=warnings)
 
 
 # ---- reStructuredText ------------------------------------------------------------------------
-def _rst_inline(node, problems: list[str]) -> str:
+def _rst_inline(node, warnings: list[str]) -> str:
     out: list[str] = []
     for child in node.children:
         if isinstance(child, nodes.Text):
@@ -176,9 +178,9 @@ def _rst_inline(node, problems: list[str]) -> str:
         elif isinstance(child, (nodes.literal, nodes.title_reference)):
             out.append(code_span(child.astext()))
         elif isinstance(child, nodes.emphasis):
-            out.append(f"*{_rst_inline(child, problems)}*")
+            out.append(f"*{_rst_inline(child, warnings)}*")
         elif isinstance(child, nodes.strong):
-            out.append(f"**{_rst_inline(child, problems)}**")
+            out.append(f"**{_rst_inline(child, warnings)}**")
         elif isinstance(child, nodes.problematic):
             raw = child.rawsource or child.astext()
             link = _LINK_ONLY.match(raw)
@@ -186,36 +188,36 @@ def _rst_inline(node, problems: list[str]) -> str:
                 out.append(link[1])
             else:
                 out.append(child.astext())
-                problems.append(f"unbalanced markup {raw!r}")
+                warnings.append(f"unbalanced reStructuredText markup {raw!r}")
         elif isinstance(child, (nodes.target, nodes.footnote_reference, nodes.citation_reference, nodes.system_message)):
             continue
         elif isinstance(child, nodes.Element):
-            out.append(_rst_inline(child, problems))
+            out.append(_rst_inline(child, warnings))
     return "".join(out)
 
 
-def _rst_blocks(node, depth: int, lines: list[str], problems: list[str], marker: list[str] | None = None) -> None:
+def _rst_blocks(node, depth: int, lines: list[str], warnings: list[str], marker: list[str] | None = None) -> None:
     """The blocks of `node` as lines: `depth` lists enclose it; `marker` (a list item's `- `) starts its
     first block, later blocks of the item are indented under it."""
     for child in node.children:
         lead = "  " * max(depth - 1, 0) + marker.pop() if marker else "  " * depth
         if isinstance(child, (nodes.paragraph, nodes.title, nodes.line)):
-            lines.append(lead + " ".join(_rst_inline(child, problems).split()))
+            lines.append(lead + " ".join(_rst_inline(child, warnings).split()))
         elif isinstance(child, (nodes.bullet_list, nodes.enumerated_list)):
             if lead.strip():
                 lines.append(lead.rstrip())
             numbered = isinstance(child, nodes.enumerated_list)
             for number, item in enumerate(child.children, start=1):
-                _rst_blocks(item, depth + 1, lines, problems, [f"{number}. " if numbered else "- "])
+                _rst_blocks(item, depth + 1, lines, warnings, [f"{number}. " if numbered else "- "])
         elif isinstance(child, (nodes.literal_block, nodes.doctest_block)):
             if lead.strip():
                 lines.append(lead.rstrip())
             pad, language = "  " * depth, next((name for name in child.get("classes", []) if name != "code"), "")
             lines += [f"{pad}```{language}", *(f"{pad}{line}" for line in child.astext().splitlines()), f"{pad}```"]
         elif isinstance(child, nodes.definition_list_item):  # a misaligned continuation line: one paragraph
-            words = [_rst_inline(child.children[0], problems)]
+            words = [_rst_inline(child.children[0], warnings)]
             words += [
-                _rst_inline(part, problems)
+                _rst_inline(part, warnings)
                 for part in child.findall(nodes.paragraph)
                 if not isinstance(part.parent, nodes.system_message)
             ]
@@ -224,18 +226,18 @@ def _rst_blocks(node, depth: int, lines: list[str], problems: list[str], marker:
             if lead.strip():
                 marker = [lead.strip() + " "]
         elif isinstance(child, nodes.Element):
-            _rst_blocks(child, depth, lines, problems, [lead.lstrip()] if lead.strip() else None)
+            _rst_blocks(child, depth, lines, warnings, [lead.lstrip()] if lead.strip() else None)
 
 
 def _rst(text: str) -> Rendered:
-    problems: list[str] = []
+    warnings: list[str] = []
     try:
         document = publish_doctree(text, settings_overrides=_DOCUTILS)
     except Exception as e:  # noqa: BLE001 - docutils raises many types on odd input; the text stays readable
-        return Rendered(" ".join(text.split()), [f"reStructuredText could not be parsed: {e}"])
+        return Rendered(" ".join(text.split()), warnings=[f"reStructuredText could not be parsed: {e}"])
     lines: list[str] = []
-    _rst_blocks(document, 0, lines, problems)
-    return Rendered("\n".join(line.rstrip() for line in lines).strip("\n"), problems)
+    _rst_blocks(document, 0, lines, warnings)
+    return Rendered("\n".join(line.rstrip() for line in lines).strip("\n"), warnings=warnings)
 
 
 def render(text: str, syntax: Syntax) -> Rendered:

@@ -126,7 +126,8 @@ def _milestone(
     files = split_diff(ctx.repo.diff(base, verify))
     tests: list[FileDiff] = [file for file in files if ctx.classify.is_test(file.path)]
     others: list[FileDiff] = [file for file in files if not ctx.classify.is_test(file.path)]
-    text = {parsed.path: parsed for parsed in parse_text(files)}  # binary files have no text entry
+    unreadable: list[str] = []
+    text = {parsed.path: parsed for parsed in parse_text(files, unreadable)}  # binary files have no text entry
     accepted, excluded = _traced_tests(ctx, base, verify, infos, tests, text)
     release = next(
         (
@@ -191,6 +192,10 @@ def _milestone(
         flags=sorted(set(flags)),
     )
     milestone = _task(milestone, task, ctx, kinds)
+    if unreadable:
+        why = f"{milestone.id}: its diff could not be parsed ({unreadable[0]}); its hunks, line counts and traced tests are not read"
+        quality = milestone.quality.model_copy(update={"warnings": [*milestone.quality.warnings, why]})
+        milestone = milestone.model_copy(update={"quality": quality})
     ladder = _hint_ladder(milestone, infos, groups, others, text, ctx, withholding)
     return milestone, b"".join(file.raw for file in others), b"".join(file.raw for file in tests), ladder
 
@@ -205,6 +210,7 @@ def _task(milestone: Milestone, task: TaskText, ctx: _Context, kinds: KindReader
         words_lost=len(task.words_lost),
         withheld=sorted(set(task.withheld)),
         housekeeping_in_text=[words for words in spoken if kinds.is_housekeeping(words, subject=True)],
+        warnings=[f"{milestone.id}: {warning}" for warning in task.warnings],
     )
     milestone = milestone.model_copy(update={"acceptance_criteria": promises, "quality": quality})
     return refresh_interface(ctx.repo, milestone, ctx.classify)
@@ -460,7 +466,19 @@ def plan_report(mined: Mined, milestones: list[Milestone], entries: list[Changel
             for milestone in milestones
             if "expected_turns_far_from_target" in milestone.flags
         ],
+        **text_measures(milestones),
     )
+
+
+def text_measures(milestones: list[Milestone]) -> dict[str, int]:
+    """How whole the plan's task texts are (`PlanReport`'s text fields), from each milestone's quality."""
+    return {
+        "broken_texts": sum(1 for milestone in milestones if milestone.quality.problems),
+        "housekeeping_in_text": sum(1 for milestone in milestones if milestone.quality.housekeeping_in_text),
+        "words_lost": sum(milestone.quality.words_lost for milestone in milestones),
+        "interface_names": sum(milestone.quality.interface_names for milestone in milestones),
+        "interface_named": sum(milestone.quality.interface_named for milestone in milestones),
+    }
 
 
 def build_plan(mined: Mined, spec: RepoSpec, progress: Progress = lambda message: None) -> PlanResult:
@@ -482,6 +500,12 @@ def build_plan(mined: Mined, spec: RepoSpec, progress: Progress = lambda message
     for milestone in milestones:
         for exclusion in milestone.excluded_tests:
             warnings.append(f"{milestone.id}: left out {exclusion.test}: {exclusion.reason}")
+        warnings += milestone.quality.warnings  # unreadable markup, diffs and languages: each names its milestone
+        warnings += [f"{milestone.id}: its task text reads broken: {problem}" for problem in milestone.quality.problems]
+        warnings += [
+            f"{milestone.id}: housekeeping speaks in its task text: {words!r}"
+            for words in milestone.quality.housekeeping_in_text
+        ]
     entries = carried_entries(mined, milestones)
     report = plan_report(mined, milestones, entries)
     for outlier in report.size_outliers:

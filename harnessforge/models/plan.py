@@ -203,6 +203,11 @@ class PlanReport(Model):
     type_mix: dict[str, int] = Field({}, description="Milestones per type.")
     feature_titled: int = Field(0, description="Milestones titled by a feature (changelog, issue or work PR).")
     size_outliers: list[str] = Field([], description="Milestones whose expected Dev turns are far from the target.")
+    broken_texts: int = Field(0, description="Milestones whose task text has a hole a reader would see.")
+    housekeeping_in_text: int = Field(0, description="Milestones whose title or headings read as housekeeping.")
+    words_lost: int = Field(0, description="Release-note and issue words the task texts lack (references aside).")
+    interface_names: int = Field(0, description="New names the acceptance tests use, over all milestones.")
+    interface_named: int = Field(0, description="Of those, names their task text names.")
 
 
 class MilestonePlan(Model):

@@ -1,0 +1,237 @@
+"""The task text a Dev reads, read as a reader would: release notes rendered (not stripped) with code kept as
+code, housekeeping that never speaks, entries placed on the code that implements them, the interface and
+acceptance criteria, and the warnings bad input gets (the plan goes on)."""
+
+from __future__ import annotations
+
+import pytest
+
+from harnessforge.examples.builder import RepoBuilder
+from harnessforge.examples.patterns.common import PYPROJECT, START, feature_files
+from harnessforge.gitio import GitRepo
+from harnessforge.mining.changelog_text import ChangelogFile, parse_changelog
+from harnessforge.mining.describe import Withholding
+from harnessforge.mining.markup import render, syntax_of
+from harnessforge.mining.planner import plan
+from harnessforge.mining.text_checks import text_problems, words_lost
+from harnessforge.rules import load_rules
+from harnessforge.store import Store
+from tests import test_changelog_flavours as flavours
+
+# ---- every changelog flavour renders whole --------------------------------------------------------------
+FLAVOURS = [  # (path, text, format): the flavour samples of test_changelog_flavours, and a MyST one
+    ("CHANGELOG.md", flavours.KEEP_A_CHANGELOG, "markdown"),
+    ("docs/changelog.md", flavours.FREE_FORM, "markdown"),
+    ("CHANGES.rst", flavours.PALLETS, "restructuredtext"),
+    ("docs/versions.rst", flavours.VERSIONS_RST, "restructuredtext"),
+    ("CHANGES", flavours.PLAIN_CHANGES, "text"),
+    ("CHANGELOG.rst", flavours.TOWNCRIER_RENDERED, "restructuredtext"),
+]
+MYST = """# Changes
+
+## Version 8.4.0
+
+- Add `capture` parameter to {class}`CliRunner` with two modes: `sys` (default) and `fd`.
+  {issue}`2412` {pr}`3244`
+- {class}`ParamType` typing improvements. {pr}`3371`
+
+  - {class}`ParamType` is now a generic abstract base class.
+  - {meth}`~ParamType.convert` returns `str` for {class}`STRING`.
+- Use modern packaging metadata with `pyproject.toml` instead of `setup.cfg`. {pr}`2438`
+- Use feature detection, `hasattr(x, "y")`, or `isinstance(x, Y)`, instead. {issue}`12`
+- Add a `hidden` option to `Bar(hidden: bool)` to allow hiding the progressbar; `--help` still lists it.
+- Formatting in `echo(x=False)` changed from `a` to `b`. Regression introduced in `8.3.0` by {user}`someone`.
+- The `lock/unlock` pair is specialized: typing of `Lock.acquire` as `bool`.
+"""
+FLAVOURS.append(("CHANGES.md", MYST, "markdown"))
+
+
+@pytest.mark.parametrize("path, text, fmt", FLAVOURS, ids=[path for path, _, _ in FLAVOURS])
+def test_every_changelog_flavour_renders_without_losing_a_word(path, text, fmt):
+    entries = parse_changelog(ChangelogFile(path, text), fmt)
+    assert entries
+    for entry in entries:
+        rendered = render(entry.text, syntax_of(entry.source, entry.text))
+        assert words_lost(entry.text, rendered.text) == [], (entry.text, rendered.text)  # references aside
+        assert rendered.problems == [], (entry.text, rendered.text)
+
+
+def test_the_interface_stays_code_and_nested_bullets_stay_nested():
+    said = [render(entry.text, "markdown").text for entry in parse_changelog(ChangelogFile("CHANGES.md", MYST), "markdown")]
+    assert said[0] == "Add `capture` parameter to `CliRunner` with two modes: `sys` (default) and `fd`."
+    assert said[1].splitlines() == [
+        "`ParamType` typing improvements.",
+        "- `ParamType` is now a generic abstract base class.",
+        "- `convert` returns `str` for `STRING`.",
+    ]
+    text = " ".join(said)
+    for interface in ("`pyproject.toml` instead of `setup.cfg`", '`hasattr(x, "y")`, or `isinstance(x, Y)`, instead',
+                      "`Bar(hidden: bool)`", "`--help`", "`echo(x=False)` changed from `a` to `b`", "`lock/unlock`",
+                      "typing of `Lock.acquire` as `bool`"):
+        assert interface in text
+    assert "Regression introduced in `8.3.0`." in text  # the reference and the word that only named it go
+    assert "2412" not in text and "{" not in text
+
+
+@pytest.mark.parametrize(
+    "broken",
+    [
+        "Use modern packaging metadata with instead of.",
+        "Use feature detection, or, instead.",
+        "Shows the prompt within message if is specified.",
+        "Formatting in changed from to.",
+        "Add to allow hiding the progressbar.",
+        "Specialized typing of as.",
+        "Tasks now accept () and [].",
+        "The {class} of x is _ now.",
+        "A heading cut mid-way through…",
+    ],
+)
+def test_the_lint_sees_the_holes_stripping_used_to_leave(broken):
+    assert text_problems(broken)
+
+
+def test_the_lint_leaves_an_authors_own_words_alone():
+    source = "The blueprint is registered with.\n\nAs of 2019, those are `a` and `b`."
+    assert text_problems(render(source, "markdown").text, source) == []
+    assert text_problems("Use `pyproject.toml` instead of `setup.cfg`, with `--help` as `-h`.") == []
+
+
+def test_only_source_paths_and_solution_code_are_withheld():
+    withholding = Withholding(["src/acme/core.py"], {"    return value + offset  # the fix"})
+    text, withheld = withholding.apply(
+        "Fix a crash in `core.py` when the value is empty. Uses `pyproject.toml` now.\n"
+        "- The parser (see `acme/core.py`) accepts `--strict`.\n"
+        "- `core.py` was rewritten.\n"
+        "```python\nreturn value + offset  # the fix\n```\n"
+        "```python\nacme.parse('x', strict=True)\n```"
+    )
+    assert text.splitlines() == [
+        "Fix a crash when the value is empty. Uses `pyproject.toml` now.",  # rephrased around it
+        "- The parser accepts `--strict`.",  # its parenthetical goes
+        "```python",  # a usage example stays; the block of solution code went
+        "acme.parse('x', strict=True)",
+        "```",
+    ]
+    assert "solution code" in withheld and "core.py" in withheld and text_problems(text) == []
+
+
+# ---- a small history: housekeeping by diff, entries placed on their code, the interface --------------------
+def _history(tmp_path) -> RepoBuilder:
+    """v0.1.0, then: a real feature (no changelog line), a reformatting commit and a version bump titled like
+    features, a CI change, a revert pair, and a release commit writing the feature's entry (citing nothing)."""
+    b = RepoBuilder(tmp_path / "acme", START)
+    b.git("remote", "add", "origin", "https://github.com/acme/acme.git")
+    b.commit(
+        "Initial commit",
+        {
+            "pyproject.toml": PYPROJECT.format(name="acme", version="0.1.0"),
+            "acme/__init__.py": '__version__ = "0.1.0"\n',
+            "acme/core.py": "def parse(text):\n    return text.split()\n",
+            "tests/test_core.py": "from acme.core import parse\n\n\ndef test_parse():\n    assert parse('a b') == ['a', 'b']\n",
+            "CHANGES.rst": "Changes\n=======\n\nVersion 0.1.0\n-------------\n\n- First release.\n",
+        },
+    )
+    b.tag("v0.1.0")
+    feature = feature_files("acme", "tokens", modules=3, per_module=6)
+    feature["acme/core.py"] = (
+        "DEFAULT_SEPARATOR = ' '\n\n\ndef parse(text, separator=DEFAULT_SEPARATOR, strict=False):\n"
+        '    """Split `text` on `separator`; with `strict`, empty fields raise."""\n'
+        "    fields = text.split(separator)\n    if strict and '' in fields:\n"
+        "        raise EmptyFieldError('empty field in ' + repr(text))\n    return fields\n\n\n"
+        "class EmptyFieldError(ValueError):\n    \"\"\"A field is empty.\"\"\"\n"
+    )
+    feature["tests/test_strict.py"] = (
+        "import pytest\n\nfrom acme.core import EmptyFieldError, parse\n\n\n"
+        "def test_strict_parse_rejects_empty_fields():\n    \"\"\"Strict parsing refuses an empty field.\"\"\"\n"
+        "    with pytest.raises(EmptyFieldError, match='empty field in'):\n        parse('a,,b', ',', strict=True)\n"
+    )
+    b.squash_pr(11, "Support strict parsing", feature)
+    b.commit("Improve the parser", {"acme/core.py": b.path.joinpath("acme/core.py").read_text().replace("    fields = ", "    fields  =  ")})
+    b.commit("Support the new format", {"acme/__init__.py": '__version__ = "0.2.0.dev0"\n'})
+    b.commit("ci: test on Python 3.13", {".github/workflows/ci.yml": "on: push\n"})
+    b.commit("Add a tokens cache", {"acme/cache.py": "CACHE = {}\n"})
+    b.commit('Revert "Add a tokens cache"', {"acme/cache.py": None})
+    b.commit(
+        "Release 0.2.0",
+        {
+            "CHANGES.rst": "Changes\n=======\n\nVersion 0.2.0\n-------------\n\n"
+            "- ``parse()`` accepts a ``separator`` and a ``strict`` flag; with ``strict=True`` an empty field raises\n"
+            "  ``EmptyFieldError``. Unbalanced *emphasis here.\n\nVersion 0.1.0\n-------------\n\n- First release.\n",
+            "acme/__init__.py": '__version__ = "0.2.0"\n',
+            "pyproject.toml": PYPROJECT.format(name="acme", version="0.2.0"),
+        },
+    )
+    b.tag("v0.2.0")
+    return b
+
+
+@pytest.fixture
+def acme(tmp_path):
+    b = _history(tmp_path)
+    return b, plan(Store(tmp_path / "store"), str(b.path), load_rules(), from_ref="v0.1.0", to_ref="v0.2.0")
+
+
+def test_housekeeping_by_diff_never_speaks_whatever_its_title(acme):
+    _, result = acme
+    roles = {commit.subject: (commit.role, commit.housekeeping) for commit in result.plan.commits}
+    assert roles["Improve the parser"] == ("housekeeping", "formatting")  # the same AST: a reformatting
+    assert roles["Support the new format"] == ("housekeeping", "version")  # only a version line changes
+    assert roles["ci: test on Python 3.13"] == ("housekeeping", "ci")
+    assert roles["Add a tokens cache"] == roles['Revert "Add a tokens cache"'] == ("housekeeping", "revert")
+    assert roles["Release 0.2.0"][0] == "housekeeping" and roles["Support strict parsing (#11)"] == ("feature", None)
+    said = " ".join(
+        [m.title + m.description for m in result.plan.milestones]
+        + [hint.content for ladder in result.hints.values() for hint in ladder.levels[:3]]
+    )
+    for chore in ("Improve the parser", "new format", "Python 3.13", "tokens cache", "Release 0.2.0"):
+        assert chore not in said
+    assert result.plan.report.housekeeping_in_text == 0
+
+
+def test_an_entry_citing_nothing_goes_to_the_code_that_implements_it(acme):
+    _, result = acme
+    [entry] = [entry for entry in result.plan.changelog if entry.release == "0.2.0"]
+    [milestone] = result.plan.milestones
+    assert entry.placed_by == "identifiers" and entry.milestone == milestone.id
+    strict = next(commit for commit in result.plan.commits if commit.pr == 11)
+    assert entry.written_by != strict.sha  # written down by the release commit, placed on the feature
+    assert "`parse()` accepts a `separator` and a `strict` flag" in milestone.description
+    assert result.plan.report.entries_placed == result.plan.report.entries_in_range
+
+
+def test_the_task_names_the_interface_the_tests_use_and_what_they_check(acme):
+    _, result = acme
+    [milestone] = result.plan.milestones
+    names = {item.name: item for item in milestone.interface}
+    assert names["acme.core.EmptyFieldError"].kind == "exception"
+    assert names["acme.core.parse(strict)"].signature == "def parse(text, separator=DEFAULT_SEPARATOR, strict=False)"
+    assert names["acme.core.parse(strict)"].doc == "Split `text` on `separator`; with `strict`, empty fields raise."
+    assert "empty field in" in names and names["empty field in"].kind == "message"
+    task = milestone.task()
+    assert "## What to build" in task and "## Interface" in task and "## Acceptance criteria" in task
+    assert "`tests/test_strict.py::test_strict_parse_rejects_empty_fields`: Strict parsing refuses an empty field." in task
+    assert milestone.quality.interface_named == milestone.quality.interface_names == len(milestone.interface)
+
+
+def test_bad_input_warns_naming_the_milestone_and_the_plan_goes_on(acme, tmp_path, monkeypatch):
+    b, result = acme
+    assert any(w.startswith("m01: unbalanced reStructuredText markup") for w in result.plan.warnings)
+    # a language no declaration reader knows
+    b.squash_pr(12, "Add a Ruby helper", {"scripts/helper.rb": "def helper\n  1\nend\n", "acme/ruby.py": "X = 1\n",
+                                           "tests/test_ruby.py": "from acme.ruby import X\n\n\ndef test_x():\n    assert X == 1\n"})
+    b.tag("v0.3.0")
+    again = plan(Store(tmp_path / "s2"), str(b.path), load_rules(), from_ref="v0.2.0", to_ref="v0.3.0")
+    assert any(
+        w.startswith("m01: no declaration reader for .rb files (scripts/helper.rb)") for w in again.plan.warnings
+    )
+    # a diff unidiff cannot read: the milestone is planned without its hunks, and says so
+    real = GitRepo.diff
+
+    def truncated(self, base, head, binary=True):
+        return real(self, base, head, binary).replace(b"@@ -0,0 +1,3 @@", b"@@ -0,0 +1,9 @@")
+
+    monkeypatch.setattr(GitRepo, "diff", truncated)
+    third = plan(Store(tmp_path / "s3"), str(b.path), load_rules(), from_ref="v0.2.0", to_ref="v0.3.0")
+    assert len(third.plan.milestones) == 1
+    assert any(w.startswith("m01: its diff could not be parsed") for w in third.plan.warnings)
