@@ -58,6 +58,7 @@ from harnessforge.envs.environment import build as build_envs  # noqa: E402
 from harnessforge.envs.environment import validate as validate_milestones  # noqa: E402
 from harnessforge.gitio import resolve_repo  # noqa: E402
 from harnessforge.mining.planner import plan as plan_range  # noqa: E402
+from harnessforge.mining.planner import text_measures  # noqa: E402
 from harnessforge.mining.screening import screen  # noqa: E402
 from harnessforge.models import RepoSpec  # noqa: E402
 from harnessforge.models.env import Validation  # noqa: E402
@@ -163,6 +164,7 @@ def measure_entry(
     result.type_mix = dict(plan.report.type_mix)
     result.feature_titled = plan.report.feature_titled
     result.entries_citing, result.entries_covered = plan.report.entries_citing, plan.report.entries_covered
+    result.text = task_text(plan)
     result.rows = [
         MilestoneRow(milestone.id, milestone.title, milestone.type, milestone.title_source)
         for milestone in plan.milestones
@@ -205,11 +207,25 @@ def measure_entry(
             log(f"{prefix}validate: kept the {len(saved)} verdict(s) saved before it stopped")
         return result
     record(result, validations, clock.seconds if workers == 1 else {})
+    result.text = task_text(store.load_plan(spec.key))  # validation read the interface of FAIL_TO_PASS again
     log(
         f"{prefix}validate: {result.valid}/{result.milestones} valid, {result.fail_to_pass} FAIL_TO_PASS "
         f"({result.seconds['validate']:.1f}s)"
     )
     return result
+
+
+def task_text(plan) -> dict[str, int]:
+    """Issue 30's measures of a plan's task texts: entries placed and carried, broken texts, housekeeping in
+    text, words lost, interface named (from the milestones as they are now: validated ones name FAIL_TO_PASS's)."""
+    report = plan.report
+    return {
+        "entries_in_range": report.entries_in_range,
+        "entries_placed": report.entries_placed,
+        "work_entries": report.work_entries,
+        "work_entries_carried": report.work_entries_carried,
+        **text_measures(plan.milestones),
+    }
 
 
 def saved_validations(store: Store, key: str, ids: list[str], since: datetime) -> list[Validation]:

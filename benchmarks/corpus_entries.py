@@ -115,6 +115,7 @@ class EntryResult:
     feature_titled: int = 0
     entries_citing: int = 0
     entries_covered: int = 0
+    text: dict[str, int] = field(default_factory=dict)  # issue 30: entries placed, broken texts, interface named...
     validated: bool = False
     valid: int = 0
     fail_to_pass: int = 0

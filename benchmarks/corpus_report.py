@@ -17,6 +17,18 @@ from corpus_entries import EntryResult, Options
 # (one Node toolchain, one recipe).
 VALID_TARGETS = {"python": 0.60, "go": 0.50, "typescript": 0.50}
 TITLED_TARGET, COVERED_TARGET, SPEEDUP_TARGET = 0.90, 0.70, 5.0
+PLACED_TARGET, INTERFACE_TARGET = 0.90, 0.95  # issue 30: entries placed, interface named (and no broken text)
+TEXT_FIELDS = (
+    "entries_in_range",
+    "entries_placed",
+    "work_entries",
+    "work_entries_carried",
+    "broken_texts",
+    "housekeeping_in_text",
+    "words_lost",
+    "interface_names",
+    "interface_named",
+)
 MIN_FEATURES, MIN_MILESTONES = 5, 3
 
 
@@ -54,6 +66,7 @@ def _total(results: list[EntryResult]) -> dict:
         "feature_titled": sum(result.feature_titled for result in results),
         "entries_citing": sum(result.entries_citing for result in results),
         "entries_covered": sum(result.entries_covered for result in results),
+        "text": {name: sum(result.text.get(name, 0) for result in results) for name in TEXT_FIELDS},
         "validated_milestones": sum(result.milestones for result in results if result.validated),
         "valid": valid,
         "fail_to_pass": sum(result.fail_to_pass for result in results),
@@ -94,6 +107,35 @@ def targets(results: list[EntryResult], sums: dict[str, dict]) -> list[dict]:
                 "target": f">= {goal:.0%} of {text}",
                 "measured": _pct(num, den),
                 "met": None if share is None else share >= goal,
+            }
+        )
+    text = overall["text"]
+    for what, num, den, goal in (
+        ("the range's changelog entries placed", text["entries_placed"], text["entries_in_range"], PLACED_TARGET),
+        (
+            "the new names the tests use named by the task",
+            text["interface_named"],
+            text["interface_names"],
+            INTERFACE_TARGET,
+        ),
+    ):
+        share = _share(num, den)
+        out.append(
+            {
+                "target": f">= {goal:.0%} of {what} (issue 30)",
+                "measured": _pct(num, den),
+                "met": None if share is None else share >= goal,
+            }
+        )
+    for what, count in (
+        ("broken task texts", text["broken_texts"]),
+        ("housekeeping in titles or descriptions", text["housekeeping_in_text"]),
+    ):
+        out.append(
+            {
+                "target": f"0 milestones with {what} (issue 30)",
+                "measured": str(count),
+                "met": count == 0 if overall["milestones"] else None,
             }
         )
     for group, goal in VALID_TARGETS.items():
@@ -166,7 +208,8 @@ def markdown(doc: dict) -> str:
     lines = _header_markdown(doc)
     lines += _entries_markdown(doc)
     lines += _totals_markdown(doc)
-    lines += ["", "## Targets (issue 16, item 6)", "", "| Target | Measured | Met |", "|---|---|---|"]
+    lines += _text_markdown(doc)
+    lines += ["", "## Targets (issues 16 and 30)", "", "| Target | Measured | Met |", "|---|---|---|"]
     for target in doc["targets"]:
         met = "not measured" if target["met"] is None else ("met" if target["met"] else "**not met**")
         lines.append(f"| {target['target']} | {_cell(target['measured'])} | {met} |")
@@ -235,6 +278,34 @@ def _totals_markdown(doc: dict) -> list[str]:
         valid = _pct(total["valid"], total["milestones"])
         cells = _yield_cells(total, valid, total["fail_to_pass"], total["env_s"], total["validation_s"])
         lines.append(f"| {'**all**' if group == 'all' else group} | {total['ranges']} " + cells + "|")
+    return lines
+
+
+def _text_markdown(doc: dict) -> list[str]:
+    """Issue 30's measures per range and in all: how whole the task texts are and what they carry."""
+    lines = [
+        "",
+        "## Task text (issue 30)",
+        "",
+        "*Entries placed* = the range's changelog entries tied to a commit (by reference, identifiers, topic or the "
+        "commit that wrote them); *carried* = work entries (not housekeeping) whose milestone's task says them; "
+        "*broken* = milestones whose text has a hole a reader would see (`text_checks`); *housekeeping* = "
+        "milestones whose title or headings read as housekeeping; *words lost* = release-note and issue words the "
+        "texts lack, references and withheld paths aside; *interface named* = new names the (FAIL_TO_PASS, once "
+        "validated) tests use that the task text names. Measured by the code: read `## Review` for a reader's view.",
+        "",
+        "| Repository | Entries placed | Work entries carried | Broken | Housekeeping | Words lost | Interface named |",
+        "|---|---:|---:|---:|---:|---:|---:|",
+    ]
+    rows = [(entry["name"], entry["text"]) for entry in doc["entries"] if entry.get("text")]
+    rows.append(("**all**", doc["totals"]["all"]["text"]))
+    for name, text in rows:
+        lines.append(
+            f"| {name} | {_pct(text['entries_placed'], text['entries_in_range'])} "
+            f"| {_pct(text['work_entries_carried'], text['work_entries'])} | {text['broken_texts']} "
+            f"| {text['housekeeping_in_text']} | {text['words_lost']} "
+            f"| {_pct(text['interface_named'], text['interface_names'])} |"
+        )
     return lines
 
 

@@ -63,7 +63,9 @@ def task_text_problems(store: Store, key: str) -> list[str]:
     problems = []
     for milestone in plan.milestones:
         problems += [f"{milestone.id}: {problem}" for problem in milestone.quality.problems]
-        problems += [f"{milestone.id}: housekeeping in the text: {words!r}" for words in milestone.quality.housekeeping_in_text]
+        problems += [
+            f"{milestone.id}: housekeeping in the text: {words!r}" for words in milestone.quality.housekeeping_in_text
+        ]
     return problems
 
 

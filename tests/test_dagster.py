@@ -45,6 +45,7 @@ def test_definitions_load():
     assert checks == {
         ("repos", "screening_passed"),
         ("milestone_plans", "plan_is_a_chain"),
+        ("milestone_plans", "task_texts_read_whole"),
         ("docker_images", "every_milestone_has_image"),
         ("validated_milestones", "environment_ran"),
         ("validated_milestones", "valid_has_fail_to_pass"),

@@ -11,8 +11,8 @@ from pydantic import ValidationError
 
 from harnessforge.gitio import resolve_repo
 from harnessforge.rules import load_rules
-from harnessforge_assets.automation import gathers_upstream, rebuilds_on_new_rules
 from harnessforge_assets.analytics import analytics_assets, milestone_assets
+from harnessforge_assets.automation import gathers_upstream, rebuilds_on_new_rules
 from harnessforge_assets.distill import stage3_assets
 from harnessforge_assets.events import check_evaluation
 from harnessforge_assets.plan import milestone_plans, repos

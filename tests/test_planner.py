@@ -296,7 +296,10 @@ def test_repo_without_changelog_falls_back_to_pr_titles(tmp_path, store, rules):
     for milestone in milestone_plan.milestones:
         assert Withholding(_sources(milestone)).found(milestone.description) == []
         ladder = result.hints[milestone.id]  # the PR titles are the description: L0 has nothing of its own
-        assert ladder.levels[0].content.strip() or "the work's names are the description's" in ladder.levels[0].empty_reason
+        assert (
+            ladder.levels[0].content.strip()
+            or "the work's names are the description's" in ladder.levels[0].empty_reason
+        )
 
 
 def test_non_utf8_and_binary_files(tmp_path, store, rules):

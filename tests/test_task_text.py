@@ -57,7 +57,9 @@ def test_every_changelog_flavour_renders_without_losing_a_word(path, text, fmt):
 
 
 def test_the_interface_stays_code_and_nested_bullets_stay_nested():
-    said = [render(entry.text, "markdown").text for entry in parse_changelog(ChangelogFile("CHANGES.md", MYST), "markdown")]
+    said = [
+        render(entry.text, "markdown").text for entry in parse_changelog(ChangelogFile("CHANGES.md", MYST), "markdown")
+    ]
     assert said[0] == "Add `capture` parameter to `CliRunner` with two modes: `sys` (default) and `fd`."
     assert said[1].splitlines() == [
         "`ParamType` typing improvements.",
@@ -65,9 +67,15 @@ def test_the_interface_stays_code_and_nested_bullets_stay_nested():
         "- `convert` returns `str` for `STRING`.",
     ]
     text = " ".join(said)
-    for interface in ("`pyproject.toml` instead of `setup.cfg`", '`hasattr(x, "y")`, or `isinstance(x, Y)`, instead',
-                      "`Bar(hidden: bool)`", "`--help`", "`echo(x=False)` changed from `a` to `b`", "`lock/unlock`",
-                      "typing of `Lock.acquire` as `bool`"):
+    for interface in (
+        "`pyproject.toml` instead of `setup.cfg`",
+        '`hasattr(x, "y")`, or `isinstance(x, Y)`, instead',
+        "`Bar(hidden: bool)`",
+        "`--help`",
+        "`echo(x=False)` changed from `a` to `b`",
+        "`lock/unlock`",
+        "typing of `Lock.acquire` as `bool`",
+    ):
         assert interface in text
     assert "Regression introduced in `8.3.0`." in text  # the reference and the word that only named it go
     assert "2412" not in text and "{" not in text
@@ -128,7 +136,9 @@ def _history(tmp_path) -> RepoBuilder:
             "pyproject.toml": PYPROJECT.format(name="acme", version="0.1.0"),
             "acme/__init__.py": '__version__ = "0.1.0"\n',
             "acme/core.py": "def parse(text):\n    return text.split()\n",
-            "tests/test_core.py": "from acme.core import parse\n\n\ndef test_parse():\n    assert parse('a b') == ['a', 'b']\n",
+            "tests/test_core.py": (
+                "from acme.core import parse\n\n\ndef test_parse():\n    assert parse('a b') == ['a', 'b']\n"
+            ),
             "CHANGES.rst": "Changes\n=======\n\nVersion 0.1.0\n-------------\n\n- First release.\n",
         },
     )
@@ -139,15 +149,18 @@ def _history(tmp_path) -> RepoBuilder:
         '    """Split `text` on `separator`; with `strict`, empty fields raise."""\n'
         "    fields = text.split(separator)\n    if strict and '' in fields:\n"
         "        raise EmptyFieldError('empty field in ' + repr(text))\n    return fields\n\n\n"
-        "class EmptyFieldError(ValueError):\n    \"\"\"A field is empty.\"\"\"\n"
+        'class EmptyFieldError(ValueError):\n    """A field is empty."""\n'
     )
     feature["tests/test_strict.py"] = (
         "import pytest\n\nfrom acme.core import EmptyFieldError, parse\n\n\n"
-        "def test_strict_parse_rejects_empty_fields():\n    \"\"\"Strict parsing refuses an empty field.\"\"\"\n"
+        'def test_strict_parse_rejects_empty_fields():\n    """Strict parsing refuses an empty field."""\n'
         "    with pytest.raises(EmptyFieldError, match='empty field in'):\n        parse('a,,b', ',', strict=True)\n"
     )
     b.squash_pr(11, "Support strict parsing", feature)
-    b.commit("Improve the parser", {"acme/core.py": b.path.joinpath("acme/core.py").read_text().replace("    fields = ", "    fields  =  ")})
+    b.commit(
+        "Improve the parser",
+        {"acme/core.py": b.path.joinpath("acme/core.py").read_text().replace("    fields = ", "    fields  =  ")},
+    )
     b.commit("Support the new format", {"acme/__init__.py": '__version__ = "0.2.0.dev0"\n'})
     b.commit("ci: test on Python 3.13", {".github/workflows/ci.yml": "on: push\n"})
     b.commit("Add a tokens cache", {"acme/cache.py": "CACHE = {}\n"})
@@ -210,7 +223,9 @@ def test_the_task_names_the_interface_the_tests_use_and_what_they_check(acme):
     assert "empty field in" in names and names["empty field in"].kind == "message"
     task = milestone.task()
     assert "## What to build" in task and "## Interface" in task and "## Acceptance criteria" in task
-    assert "`tests/test_strict.py::test_strict_parse_rejects_empty_fields`: Strict parsing refuses an empty field." in task
+    assert (
+        "`tests/test_strict.py::test_strict_parse_rejects_empty_fields`: Strict parsing refuses an empty field." in task
+    )
     assert milestone.quality.interface_named == milestone.quality.interface_names == len(milestone.interface)
 
 
@@ -218,8 +233,15 @@ def test_bad_input_warns_naming_the_milestone_and_the_plan_goes_on(acme, tmp_pat
     b, result = acme
     assert any(w.startswith("m01: unbalanced reStructuredText markup") for w in result.plan.warnings)
     # a language no declaration reader knows
-    b.squash_pr(12, "Add a Ruby helper", {"scripts/helper.rb": "def helper\n  1\nend\n", "acme/ruby.py": "X = 1\n",
-                                           "tests/test_ruby.py": "from acme.ruby import X\n\n\ndef test_x():\n    assert X == 1\n"})
+    b.squash_pr(
+        12,
+        "Add a Ruby helper",
+        {
+            "scripts/helper.rb": "def helper\n  1\nend\n",
+            "acme/ruby.py": "X = 1\n",
+            "tests/test_ruby.py": "from acme.ruby import X\n\n\ndef test_x():\n    assert X == 1\n",
+        },
+    )
     b.tag("v0.3.0")
     again = plan(Store(tmp_path / "s2"), str(b.path), load_rules(), from_ref="v0.2.0", to_ref="v0.3.0")
     assert any(

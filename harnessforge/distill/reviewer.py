@@ -53,7 +53,14 @@ class Reviewer:
             value = "low"
         identity = summary.model_dump(
             include={
-                "repo", "run_id", "milestone_id", "status", "max_hint_level", "mode", "harness_profile", "test_visibility"
+                "repo",
+                "run_id",
+                "milestone_id",
+                "status",
+                "max_hint_level",
+                "mode",
+                "harness_profile",
+                "test_visibility",
             }
         )
         quality, quality_why = self.quality(summary)

@@ -34,7 +34,12 @@ _DECLARATIONS = {  # extension -> (kind, pattern whose group 1 is the name); a l
         ("function", re.compile(r"^\s*export\s+(?:default\s+)?(?:async\s+)?function\*?\s+(\w+)")),
         ("class", re.compile(r"^\s*export\s+(?:default\s+)?(?:abstract\s+)?(?:class|interface|type|enum)\s+(\w+)")),
         ("constant", re.compile(r"^\s*export\s+(?:const|let|var)\s+(\w+)")),
-        ("method", re.compile(r"^\s+(?:(?:public|private|protected|static|async|readonly|override)\s+)*(\w+)\s*(?:<[^>]*>)?\([^)]*\)\s*(?::\s*[^{=]+)?\{\s*$")),
+        (
+            "method",
+            re.compile(
+                r"^\s+(?:(?:public|private|protected|static|async|readonly|override)\s+)*(\w+)\s*(?:<[^>]*>)?\([^)]*\)\s*(?::\s*[^{=]+)?\{\s*$"
+            ),
+        ),
         ("attribute", re.compile(r"^\s+(?:readonly\s+)?(\w+)\??\s*:\s*[^,;]+[;,]?\s*$")),
     ],
     ".rs": [
@@ -84,9 +89,11 @@ def _sentence(name: str) -> str:
 
 def _python_doc(source: str, span: TestSpan) -> str:
     for node in ast.walk(ast.parse(source)):
-        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.lineno >= span.first and (
-            node.end_lineno or node.lineno
-        ) <= span.last:
+        if (
+            isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))
+            and node.lineno >= span.first
+            and (node.end_lineno or node.lineno) <= span.last
+        ):
             return first_sentence(ast.get_docstring(node))
     return ""
 
@@ -111,7 +118,11 @@ def _declarations(text: str, extension: str) -> dict[str, Definition]:
     for number, line in enumerate(lines):
         for kind, pattern in _DECLARATIONS[extension]:
             match = pattern.match(line)
-            if match and match[1] not in found and match[1] not in ("if", "for", "while", "switch", "return", "constructor"):
+            if (
+                match
+                and match[1] not in found
+                and match[1] not in ("if", "for", "while", "switch", "return", "constructor")
+            ):
                 above = lines[number - 1].strip() if number else ""
                 doc = re.sub(r"^(?://+|/\*\*?|\*)\s*", "", above) if above.startswith(("//", "/*", "*")) else ""
                 signature = line.strip().rstrip("{").strip()
@@ -154,7 +165,13 @@ def _literals(strings: set[str], before: list[str], after: list[str]) -> list[In
 
 
 def read_interface(
-    repo: GitRepo, base: str, verify: str, test_ids: list[str], test_paths: list[str], source_paths: list[str], where: str
+    repo: GitRepo,
+    base: str,
+    verify: str,
+    test_ids: list[str],
+    test_paths: list[str],
+    source_paths: list[str],
+    where: str,
 ) -> Interface:
     """The interface the tests `test_ids` (in `test_paths`, changed by the milestone) need from the changed
     `source_paths`, and one criterion per test. `where` names the milestone in warnings."""
@@ -197,7 +214,9 @@ def read_interface(
             try:
                 added, params = _new_python(before, after, path)
             except SyntaxError as e:
-                result.warnings.append(f"{where}: {path} does not parse ({e.msg}, line {e.lineno}); its names are not read")
+                result.warnings.append(
+                    f"{where}: {path} does not parse ({e.msg}, line {e.lineno}); its names are not read"
+                )
                 continue
             for definition in added:
                 if definition.name.rsplit(".", 1)[-1] in used.names:
@@ -237,7 +256,9 @@ def with_interface(milestone: Milestone, interface: Interface) -> Milestone:
     """`milestone` with this interface and its tests' criteria (the release notes' criteria stay), and how
     many of the new names its task text names."""
     notes = [criterion for criterion in milestone.acceptance_criteria if criterion.source != "test"]
-    updated = milestone.model_copy(update={"interface": interface.items, "acceptance_criteria": notes + interface.criteria})
+    updated = milestone.model_copy(
+        update={"interface": interface.items, "acceptance_criteria": notes + interface.criteria}
+    )
     text = updated.task()
     named = sum(1 for item in interface.items if item.short in text)
     warnings = list(dict.fromkeys([*milestone.quality.warnings, *interface.warnings]))

@@ -122,7 +122,9 @@ def usage(source: str, spans: list[tuple[int, int]]) -> Usage:
         node.name: node for node in ast.walk(tree) if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))
     }
     inside = lambda node: any(first <= getattr(node, "lineno", 0) <= last for first, last in spans)  # noqa: E731
-    roots = [node for node in ast.walk(tree) if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and inside(node)]
+    roots = [
+        node for node in ast.walk(tree) if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and inside(node)
+    ]
     requested = {arg.arg for root in roots for arg in root.args.args}
     roots += [functions[name] for name in requested if name in functions and functions[name] not in roots]
     found = Usage()

@@ -27,7 +27,7 @@ from ..files import FileClassifier
 from ..models.plan import Milestone
 from ..models.run import MilestoneStatus, MilestoneSummary, RunMeta
 from ..models.trajectory import Action, Event, MentorDecision, Message, TestCounts, ToolCall, VerifierReport
-from ..rules import HarnessRules, Rules
+from ..rules import Rules
 from ..store import RunFiles, Store
 from .atif import to_atif
 from .conversation import NUDGE, assistant_message, system_prompt
@@ -37,7 +37,7 @@ from .memory import MilestoneMemory, render
 from .mentor import Mentor
 from .recorder import Recorder, summarize, write_run_metadata
 from .resume import Counters, ResumePoint
-from .tools import EDIT_TOOLS, MUTATING_TOOLS, TOOLS, ToolBox, ToolResult, failure_signature
+from .tools import EDIT_TOOLS, MUTATING_TOOLS, TOOLS, ToolBox, ToolResult, dev_view, failure_signature
 from .verifier import Verifier
 
 
@@ -70,31 +70,6 @@ class Inheritance:
     carried_from: str | None = None  # the passed milestone whose Dev's final state this one starts from
     start_patch: bytes = b""  # that state, as a patch on this milestone's base
     spent_usd: float = 0.0  # what the run spent before this milestone: the run budget's counter
-
-
-def budget_spent(budget: HarnessRules, counters: Counters, wall_s: float, run_spent_usd: float) -> str | None:
-    """The budget rule a milestone has run out of, with the numbers (it ends STUCK), or None."""
-    tokens, run_cost = counters.usage.input + counters.usage.output, run_spent_usd + counters.cost
-    if counters.turn >= budget.max_turns:
-        return f"max_turns: {counters.turn} turns"
-    if wall_s > budget.max_wall_s_per_milestone:
-        return f"max_wall_s_per_milestone: {wall_s:.1f} s > {budget.max_wall_s_per_milestone:g} s"
-    if counters.cost > budget.max_cost_per_milestone_usd:
-        return f"max_cost_per_milestone_usd: ${counters.cost:.2f} > ${budget.max_cost_per_milestone_usd:g}"
-    if run_cost > budget.max_cost_per_run_usd:
-        return f"max_cost_per_run_usd: ${run_cost:.2f} spent by the run > ${budget.max_cost_per_run_usd:g}"
-    if tokens > budget.max_tokens_per_milestone:
-        return f"max_tokens_per_milestone: {tokens} tokens > {budget.max_tokens_per_milestone}"
-    return None
-
-
-def _truncate(text: str, limit: int) -> str:
-    """The Dev's view of a long output: its head and tail, with the number of characters cut, in `limit`."""
-    if len(text) <= limit:
-        return text
-    marker = f"\n[... {len(text) - limit} chars cut ...]\n"
-    keep = max(limit - len(marker), 2)
-    return text[: keep // 2] + marker + text[len(text) - keep // 2 :]
 
 
 class MilestoneRun:
@@ -191,8 +166,8 @@ class MilestoneRun:
                 self._prepare(sandbox)
                 self._start(sandbox)
             while not self.passed:
-                self.stopped_by = budget_spent(
-                    self.budget, self.counters, time.monotonic() - self.started_at, self.inherited.spent_usd
+                self.stopped_by = self.counters.spent(
+                    self.budget, time.monotonic() - self.started_at, self.inherited.spent_usd
                 )
                 if self.stopped_by:
                     break
@@ -298,7 +273,7 @@ class MilestoneRun:
             self.counters.edits += call.name in EDIT_TOOLS and result.ok
             self.counters.test_runs += result.test_status is not None
             self.last_tests = result.test_status or self.last_tests
-            observation = _truncate(result.observation, self.budget.observation_max_chars)
+            observation = dev_view(result.observation, self.budget.observation_max_chars)
             cut = observation != result.observation
             self.messages.append({"role": "tool", "tool_call_id": call.id, "content": observation})
             if call.name in MUTATING_TOOLS:

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..models.trajectory import Event, Message, ToolCall, Usage
+from ..rules import HarnessRules
 from .conversation import rebuild, turn_of
 
 
@@ -25,6 +26,21 @@ class Counters:
     test_runs: int = 0
     usage: Usage = field(default_factory=Usage)
     cost: float = 0.0
+
+    def spent(self, budget: HarnessRules, wall_s: float, run_spent_usd: float) -> str | None:
+        """The budget rule the milestone has run out of, with the numbers (it ends STUCK), or None."""
+        tokens, run_cost = self.usage.input + self.usage.output, run_spent_usd + self.cost
+        if self.turn >= budget.max_turns:
+            return f"max_turns: {self.turn} turns"
+        if wall_s > budget.max_wall_s_per_milestone:
+            return f"max_wall_s_per_milestone: {wall_s:.1f} s > {budget.max_wall_s_per_milestone:g} s"
+        if self.cost > budget.max_cost_per_milestone_usd:
+            return f"max_cost_per_milestone_usd: ${self.cost:.2f} > ${budget.max_cost_per_milestone_usd:g}"
+        if run_cost > budget.max_cost_per_run_usd:
+            return f"max_cost_per_run_usd: ${run_cost:.2f} spent by the run > ${budget.max_cost_per_run_usd:g}"
+        if tokens > budget.max_tokens_per_milestone:
+            return f"max_tokens_per_milestone: {tokens} tokens > {budget.max_tokens_per_milestone}"
+        return None
 
 
 @dataclass(frozen=True)

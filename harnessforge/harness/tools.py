@@ -66,6 +66,15 @@ EDIT_TOOLS = {"write_file", "edit_file"}
 MUTATING_TOOLS = EDIT_TOOLS | {"bash"}  # calls after which the workspace is compared and its snapshot refreshed
 
 
+def dev_view(text: str, limit: int) -> str:
+    """The Dev's view of a long output: its head and tail, with the number of characters cut, in `limit`."""
+    if len(text) <= limit:
+        return text
+    marker = f"\n[... {len(text) - limit} chars cut ...]\n"
+    keep = max(limit - len(marker), 2)
+    return text[: keep // 2] + marker + text[len(text) - keep // 2 :]
+
+
 @dataclass
 class ToolResult:
     observation: str

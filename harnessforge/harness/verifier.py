@@ -40,9 +40,7 @@ class Verifier:
         said = grade.run.messages if grade.run else {}
         messages = {test: said[test] for test in [*failing, *regressions] if said.get(test)}
         messages |= {  # a test file that failed to load: what it said instead
-            test: said[path]
-            for test in failing
-            if test not in messages and (path := test.split("::", 1)[0]) in said
+            test: said[path] for test in failing if test not in messages and (path := test.split("::", 1)[0]) in said
         }
         return VerifierReport(
             milestone_id=milestone.id,

@@ -14,7 +14,7 @@ import re
 from dataclasses import dataclass, field
 from pathlib import PurePosixPath
 
-from .markup import Syntax, render
+from .markup import HiddenCode, Syntax, render
 from .text_checks import text_problems, words_lost
 
 MAX_TITLE_CHARS = 80  # a longer first sentence does not name a feature: the next source does (never a cut one)
@@ -145,10 +145,8 @@ class Withholding:
 
 def _split_sentences(text: str) -> list[str]:
     """Sentences of one line, never split inside a code span."""
-    spans: list[str] = []
-    hidden = _CODE.sub(lambda match: spans.append(match[0]) or f"\x00{len(spans) - 1}\x00", text)
-    parts = _SENTENCE_END.split(hidden)
-    return [re.sub("\x00(\\d+)\x00", lambda match: spans[int(match[1])], part) for part in parts]
+    code = HiddenCode(text)
+    return [code.restore(part) for part in _SENTENCE_END.split(code.text)]
 
 
 def code_spans(text: str) -> list[str]:

@@ -30,7 +30,9 @@ def _first_paragraph(body: str) -> str:
         paragraph = paragraph.strip()
         if (
             paragraph
-            and not paragraph.startswith(("*", "-", "#", "<!--", ">", "Co-authored-by", "Signed-off-by", "This reverts"))
+            and not paragraph.startswith(
+                ("*", "-", "#", "<!--", ">", "Co-authored-by", "Signed-off-by", "This reverts")
+            )
             and strip_refs(paragraph)
         ):
             return paragraph
@@ -67,7 +69,11 @@ class FeatureGroup:
         unit_source = "pull request" if main.pr else "commit"
         titles = [(Source(issue.title), "issue") for issue in self.issues[:1]]
         titles += [(Source(entry.text, syntax_of(entry.source, entry.text)), "changelog") for entry in self.entries[:1]]
-        titles += [(Source(without_prefix(unit.title)), unit_source) for unit in code if kinds.title(unit.title) != "housekeeping"]
+        titles += [
+            (Source(without_prefix(unit.title)), unit_source)
+            for unit in code
+            if kinds.title(unit.title) != "housekeeping"
+        ]
         if self.issues and self.issues[0].body.strip():
             motivation = Source(_first_paragraph(self.issues[0].body))
         elif not self.entries:  # no release notes: the PR's (or commit's) own first paragraph says why

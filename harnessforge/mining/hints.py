@@ -1,8 +1,9 @@
 """The hint ladder, taken from the repository itself, from vague to nearly the answer.
 
 L0 names the issues (GitHub titles) or the work's own names (PR titles), rendered and withheld as
-the description is, without restating it; L1 the issue bodies, or the bodies of the individual commits; L2 the PR descriptions
-(GitHub, else the merge or squash commit's own message: title and body, + review comments);
+the description is, without restating it; L1 the issue bodies, or the bodies of the individual
+commits; L2 the PR descriptions (GitHub, else the merge or squash commit's own message: title and
+body, + review comments);
 L3 the source files touched; L4 the key diff hunks, largest and most central first, capped.
 Each level carries only material the levels before it (and the description) lack. A level left
 with nothing of its own is marked empty with the reason, and the Mentor skips it.
@@ -79,8 +80,10 @@ def level0(
             sources += refs
     lines = list(dict.fromkeys(lines))
     if not lines:
-        why = "the issues' titles say nothing the description does not" if issues else (
-            "no issue titles (no GitHub token), and the work's names are the description's"
+        why = (
+            "the issues' titles say nothing the description does not"
+            if issues
+            else ("no issue titles (no GitHub token), and the work's names are the description's")
         )
         return _empty(0, "issue_titles", why)
     content = "\n".join(lines)

@@ -19,6 +19,7 @@ from docutils.core import publish_doctree
 from markdown_it import MarkdownIt
 
 from .refs import strip_refs
+from .text_checks import text_problems
 
 Syntax = Literal["markdown", "rst"]
 
@@ -26,7 +27,20 @@ Syntax = Literal["markdown", "rst"]
 _PROSE_ROLES = {"ref", "doc", "term", "abbr", "guilabel", "menuselection", "dfn", "sub", "sup", "numref", "download"}
 _NUMBERED_ROLES = {"pep": "PEP {}", "rfc": "RFC {}"}
 # References to PRs, issues, advisories and people: `refs.strip_refs` removes them, after the other roles.
-_REFERENCE_ROLES = {"pr", "pull", "pull_request", "issue", "gh", "github", "bpo", "cve", "ghsa", "user", "commit", "bug"}
+_REFERENCE_ROLES = {
+    "pr",
+    "pull",
+    "pull_request",
+    "issue",
+    "gh",
+    "github",
+    "bpo",
+    "cve",
+    "ghsa",
+    "user",
+    "commit",
+    "bug",
+}
 _RST_ROLE = re.compile(r"(?<![\w`\\]):((?:[\w-]+:)*[\w-]+):(`+)(.+?)\2(?!`)")
 _MYST_ROLE = re.compile(r"\{((?:[\w-]+:)*[\w-]+)\}(`+)(.+?)\2(?!`)")
 _RST_MARKERS = re.compile(r"``[^`]+``|(?<![\w`]):[\w:-]+:`|`[^`]+`__?(?!\w)|^\.\. \w", re.M)
@@ -100,6 +114,7 @@ def _role_text(name: str, content: str, syntax: Syntax) -> str | None:
 
 def render_roles(text: str, syntax: Syntax) -> str:
     """Sphinx (`:meth:`x``) and MyST (`{meth}`x``) roles as code spans or prose, in `syntax`."""
+
     def replace(match: re.Match) -> str:
         shown = _role_text(match[1], match[3], syntax)
         return match[0] if shown is None else shown
@@ -189,7 +204,9 @@ def _rst_inline(node, warnings: list[str]) -> str:
             else:
                 out.append(child.astext())
                 warnings.append(f"unbalanced reStructuredText markup {raw!r}")
-        elif isinstance(child, (nodes.target, nodes.footnote_reference, nodes.citation_reference, nodes.system_message)):
+        elif isinstance(
+            child, (nodes.target, nodes.footnote_reference, nodes.citation_reference, nodes.system_message)
+        ):
             continue
         elif isinstance(child, nodes.Element):
             out.append(_rst_inline(child, warnings))
@@ -241,8 +258,6 @@ def _rst(text: str) -> Rendered:
 
 
 def render(text: str, syntax: Syntax) -> Rendered:
-    from .text_checks import text_problems  # (it reads roles with this module)
-
     """`text` (a changelog entry, an issue or PR body) as Markdown for the Dev: references to PRs and
     issues gone, everything else kept; paragraphs on one line each, sub-bullets indented under them."""
     source = text
@@ -254,7 +269,9 @@ def render(text: str, syntax: Syntax) -> Rendered:
 
 
 # a role (left whole for `strip_refs`) or a code span (hidden from it)
-_ROLE_OR_CODE = re.compile(r"(?P<role>[:}](?P<rticks>`+)(?!`).+?(?<!`)(?P=rticks)(?!`))|(?P<ticks>`+)(?!`).+?(?<!`)(?P=ticks)(?!`)")
+_ROLE_OR_CODE = re.compile(
+    r"(?P<role>[:}](?P<rticks>`+)(?!`).+?(?<!`)(?P=rticks)(?!`))|(?P<ticks>`+)(?!`).+?(?<!`)(?P=ticks)(?!`)"
+)
 
 
 def _logical_lines(text: str) -> list[str]:
@@ -282,6 +299,28 @@ def _logical_lines(text: str) -> list[str]:
     return out
 
 
+class HiddenCode:
+    """A line with its code spans set aside (placeholders), so prose rules never touch code; `restore`
+    puts them back. With `roles`, a role's backticked target is prose's (`:pr:`12`` stays for strip_refs)."""
+
+    def __init__(self, text: str, roles: bool = False):
+        self.spans: list[str] = []
+
+        def hide(match: re.Match) -> str:
+            if match["role"] and roles:
+                return match[0]
+            if match["role"]:  # the role's leading `:` or `}` stays outside
+                self.spans.append(match[0][1:])
+                return match[0][0] + f"\x00{len(self.spans) - 1}\x00"
+            self.spans.append(match[0])
+            return f"\x00{len(self.spans) - 1}\x00"
+
+        self.text = _ROLE_OR_CODE.sub(hide, text)
+
+    def restore(self, text: str) -> str:
+        return re.sub("\x00(\\d+)\x00", lambda match: self.spans[int(match[1])], text)
+
+
 def strip_refs_outside_code(text: str) -> str:
     """`strip_refs` line by line, outside code spans and fences: the text's block structure (bullets,
     code) and its code survive."""
@@ -295,15 +334,13 @@ def strip_refs_outside_code(text: str) -> str:
         if fenced or not line.strip():
             out.append(line)
             continue
-        spans: list[str] = []
-        hidden = _ROLE_OR_CODE.sub(
-            lambda match: match[0] if match["role"] else spans.append(match[0]) or f"\x00{len(spans) - 1}\x00", line
-        )
+        code = HiddenCode(line, roles=True)
+        hidden = code.text
         indent = hidden[: len(hidden) - len(hidden.lstrip())]
         marker = re.match(r"(?:[-*+]|\d+[.)])\s+", hidden.lstrip())
         body = hidden.lstrip()[marker.end() if marker else 0 :]
         stripped = strip_refs(body)
         if stripped or not re.search(r"\w", body):
-            restored = re.sub("\x00(\\d+)\x00", lambda match: spans[int(match[1])], stripped)
+            restored = code.restore(stripped)
             out.append(indent + (marker[0] if marker else "") + restored)
     return "\n".join(out)

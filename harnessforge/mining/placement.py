@@ -117,7 +117,8 @@ class EntryPlacer:
         words = _words(text.split("\n", 1)[0])
         if words and window:
             overlap = {
-                position: len(words & _words(self.units[position].title)) / len(words | _words(self.units[position].title))
+                position: len(words & _words(self.units[position].title))
+                / len(words | _words(self.units[position].title))
                 for position in window
             }
             position, share = max(overlap.items(), key=lambda item: item[1])

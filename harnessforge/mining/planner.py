@@ -193,7 +193,10 @@ def _milestone(
     )
     milestone = _task(milestone, task, ctx, kinds)
     if unreadable:
-        why = f"{milestone.id}: its diff could not be parsed ({unreadable[0]}); its hunks, line counts and traced tests are not read"
+        why = (
+            f"{milestone.id}: its diff could not be parsed ({unreadable[0]}); "
+            "its hunks, line counts and traced tests are not read"
+        )
         quality = milestone.quality.model_copy(update={"warnings": [*milestone.quality.warnings, why]})
         milestone = milestone.model_copy(update={"quality": quality})
     ladder = _hint_ladder(milestone, infos, groups, others, text, ctx, withholding)

@@ -95,7 +95,8 @@ def linked_issues(text: str) -> set[int]:
 
 _MARK = "\x01"  # where a reference stood, while the words around it are tidied
 _EMPTIED = re.compile(
-    rf"[(\[]\s*(?:(?:see|issues?|prs?|pull requests?|pulls?|fix(?:es)?|closes?|refs?)\s*)?(?:[,;{_MARK}]\s*)*[)\]]", re.I
+    rf"[(\[]\s*(?:(?:see|issues?|prs?|pull requests?|pulls?|fix(?:es)?|closes?|refs?)\s*)?(?:[,;{_MARK}]\s*)*[)\]]",
+    re.I,
 )
 _REFERENCE_TIDYING = [
     # brackets that held only references: "(#4, #3)", "(Issue #5)", "[#425]"
@@ -110,10 +111,15 @@ _REFERENCE_TIDYING = [
     (re.compile(rf"\b(?:in|at|from|see)\s+{_MARK}(?=\s+(?:by|from|with|thanks)\b)", re.I), _MARK),
     (re.compile(rf",\s*{_MARK}\s*,"), ","),
     # a reference as a clause's subject: "lost when #3208 began writing" -> "when an earlier change began"
-    (re.compile(rf"\b(when|after|since|until|because|before|once)\s+{_MARK}(?=\s+[a-z])", re.I), r"\1 an earlier change"),
+    (
+        re.compile(rf"\b(when|after|since|until|because|before|once)\s+{_MARK}(?=\s+[a-z])", re.I),
+        r"\1 an earlier change",
+    ),
     # a preposition whose object was the reference, at the end of a clause: "introduced in 8.4 by @x."
     (
-        re.compile(rf"\s*\b(?:by|from|in|at|via|see(?: also)?|with|per|thanks to|and|or)\s+{_MARK}(?=\s*(?:[.;:,)\]]|$))", re.I),
+        re.compile(
+            rf"\s*\b(?:by|from|in|at|via|see(?: also)?|with|per|thanks to|and|or)\s+{_MARK}(?=\s*(?:[.;:,)\]]|$))", re.I
+        ),
         _MARK,
     ),
 ]

@@ -97,7 +97,9 @@ class RoleReader:
         squashed: "Merge stable into main (#3674)")."""
         if unit.commit.is_merge and self.maintenance_commits & set(unit.side_commits):
             return True
-        return any(pattern.search(text) for pattern in self.backport_subjects for text in (unit.commit.subject, unit.title))
+        return any(
+            pattern.search(text) for pattern in self.backport_subjects for text in (unit.commit.subject, unit.title)
+        )
 
     def role(
         self, unit: Unit, entries: list[ChangelogEntry], labels: list[str] = (), chore: Chore | None = None

@@ -11,23 +11,29 @@ from __future__ import annotations
 import re
 from collections import Counter
 
-from .markup import render_roles
 from .refs import strip_refs
 
 _FENCED = re.compile(r"^\s*```.*?^\s*```[^\n]*$", re.S | re.M)
-_CODE_SPAN = re.compile(r"(`+)(?!`).+?(?<!`)\1(?!`)")
+_CODE_SPAN = re.compile(r"(?:[:{][\w:.-]+[:}])?(`+)(?!`).+?(?<!`)\1(?!`)")  # a role's target is code too
 _PREPOSITIONS = r"with|from|of|by|via|than|instead of|as|into|using|between|vs|versus|the|an?"
 # (pattern over text whose code spans read `CODE`, what a reader sees)
 _HOLES = [
     (re.compile(rf"\b(?:{_PREPOSITIONS})\s*(?=[.;:!?)]|$)", re.I | re.M), "a sentence ends where a word was removed"),
     (
-        re.compile(r"\b(?!as of\b)(?:with|from|to|in|of|by|for|as|than)\s+(?:instead of|to|from|of|with|by|as|than)\b", re.I),
+        re.compile(
+            r"\b(?!as of\b)(?:with|from|to|in|of|by|for|as|than)\s+(?:instead of|to|from|of|with|by|as|than)\b", re.I
+        ),
         "two prepositions meet where a word was removed",
     ),
     (re.compile(r",\s*(?:or|and)\s*(?:,\s*)?(?:instead\b|[.;)]|$)", re.M), "a list lost its items"),
-    (re.compile(r"\b(?:if|when|unless|whether|because)\s+(?:is|are|was|were|has|have)\b", re.I), "a subject is missing"),
     (
-        re.compile(r"(?:^|[.!?]\s+|^\s*[-*]\s+)(?:add|use|remove|deprecate|rename)\s+(?:to|for|with|of|as|and)\b", re.I | re.M),
+        re.compile(r"\b(?:if|when|unless|whether|because)\s+(?:is|are|was|were|has|have)\b", re.I),
+        "a subject is missing",
+    ),
+    (
+        re.compile(
+            r"(?:^|[.!?]\s+|^\s*[-*]\s+)(?:add|use|remove|deprecate|rename)\s+(?:to|for|with|of|as|and)\b", re.I | re.M
+        ),
         "an object is missing",
     ),
     (re.compile(r"\(\s*[,;]?\s*\)|\[\s*\]"), "empty brackets"),
@@ -40,7 +46,7 @@ _HOLES = [
 
 
 def prose(text: str) -> str:
-    """`text` as a reader scans its sentences: fenced blocks gone, each code span one word, `CODE`."""
+    """`text` as a reader scans its sentences: fenced blocks gone, each code span (a role's too) one word, `CODE`."""
     return _CODE_SPAN.sub("CODE", _FENCED.sub(" CODE", text))
 
 
@@ -61,7 +67,7 @@ def text_problems(text: str, source: str | None = None, where: str = "") -> list
     """Holes and leftovers a reader would stumble on, one line each (empty: the text reads whole).
     With `source` (what `text` was rendered from), only the holes the source did not have: an author
     may end a sentence with "registered with." and that is theirs."""
-    theirs = {(what, key) for what, key, _ in _holes(render_roles(source, "markdown"))} if source else set()
+    theirs = {(what, key) for what, key, _ in _holes(source)} if source else set()
     problems = []
     for what, key, context in _holes(text):
         if (what, key) not in theirs:

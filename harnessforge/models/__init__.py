@@ -67,6 +67,7 @@ def export_schemas(out_dir: Path) -> list[Path]:
 
 __all__ = [
     "ARTIFACTS",
+    "AcceptanceCriterion",
     "ChangelogEntry",
     "Criterion",
     "ExcludedTest",
@@ -84,6 +85,7 @@ __all__ = [
     "HINT_LEVEL_NAMES",
     "Hint",
     "HintLadder",
+    "InterfaceItem",
     "Milestone",
     "MilestonePlan",
     "PlanReport",
@@ -93,6 +95,8 @@ __all__ = [
     "Release",
     "RepoSpec",
     "ScreeningReport",
+    "TaskQuality",
+    "TestVisibility",
     "export_schemas",
     "milestone_id",
 ]

@@ -62,7 +62,17 @@ class ExcludedTest(Model):
 
 
 InterfaceKind = Literal[
-    "module", "function", "class", "exception", "method", "parameter", "constant", "attribute", "option", "key", "message"
+    "module",
+    "function",
+    "class",
+    "exception",
+    "method",
+    "parameter",
+    "constant",
+    "attribute",
+    "option",
+    "key",
+    "message",
 ]
 TestVisibility = Literal["visible", "hidden"]
 
@@ -70,7 +80,9 @@ TestVisibility = Literal["visible", "hidden"]
 class InterfaceItem(Model):
     """A name the acceptance tests use that does not exist at the milestone's base: the Dev must provide it."""
 
-    name: str = Field(description="As the tests reach it: `pkg.module.Class.method`, `Class(param)`, `--flag`, a message.")
+    name: str = Field(
+        description="As the tests reach it: `pkg.module.Class.method`, `Class(param)`, `--flag`, a message."
+    )
     kind: InterfaceKind
     signature: str = Field("", description="Its declaration at the verify commit (`def f(a, b=1) -> int`).")
     doc: str = Field("", description="The first line of its docstring or comment.")
@@ -169,7 +181,10 @@ class Milestone(Model):
             shown = [item.line() for item in self.interface[:max_interface]]
             more = len(self.interface) - len(shown)
             shown += [f"- ... and {more} more names the tests use"] if more > 0 else []
-            parts += ["## Interface", "The acceptance tests use these names, which do not exist yet:\n" + "\n".join(shown)]
+            parts += [
+                "## Interface",
+                "The acceptance tests use these names, which do not exist yet:\n" + "\n".join(shown),
+            ]
         criteria = [f"- {criterion.text}" for criterion in self.acceptance_criteria[:max_criteria]]
         more = len(self.acceptance_criteria) - len(criteria)
         criteria += [f"- ... and {more} more behaviours the tests check" if more > 0 else ""]
