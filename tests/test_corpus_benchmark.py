@@ -95,7 +95,7 @@ def test_the_table_has_one_row_per_range_and_the_targets(measured):
     assert " | 2 | feature 2 | 2/2 (100%) | 2/2 (100%) | 2/2 | " in rows[0]
     assert "clone: FileNotFoundError: no local clone at" in rows[1]
     assert "not run" in rows[2] and "feature 2, bug fix 1, refactor 1" in rows[2]
-    assert "> **Test run**" in text and "## Targets (issue 16, item 6)" in text
+    assert "> **Test run**" in text and "## Targets (issues 16 and 30)" in text
     targets = {t["target"]: t for t in doc["targets"]}
     assert targets[">= 90% of milestones titled by features"]["met"] is True
     assert targets[">= 60% of python milestones valid"]["measured"] == "2/6 (33%)"

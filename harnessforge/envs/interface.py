@@ -80,6 +80,17 @@ def _selected(spans: list[TestSpan], test_ids: list[str]) -> list[TestSpan]:
     return [span for span in spans if span.test_id in unparametrised or span.test_id.rsplit("::", 1)[-1] in wanted]
 
 
+def _added_lines(repo: GitRepo, base: str, verify: str, path: str) -> set[int]:
+    """The line numbers (at `verify`) the diff from `base` adds to `path`."""
+    diff = repo.run("diff", "--no-color", "--no-ext-diff", "-U0", base, verify, "--", path, check=False).decode(
+        "utf-8", "replace"
+    )
+    lines: set[int] = set()
+    for start, count in re.findall(r"^@@ -\S+ \+(\d+)(?:,(\d+))? @@", diff, re.M):
+        lines.update(range(int(start), int(start) + int(count or 1)))
+    return lines
+
+
 def _sentence(name: str) -> str:
     """`test_open_file_ignores_encoding` -> "open file ignores encoding"; `TestParseHTTPDate` -> "parse HTTP date"."""
     name = re.sub(r"^(?:test|Test)_?", "", name)
@@ -106,9 +117,18 @@ def _criterion(path: str, source: str, span: TestSpan) -> str:
             doc = _python_doc(source, span)
         except SyntaxError:
             doc = ""
-    if not doc and not path.endswith(".py") and " " in name:  # a JS/TS test's own sentence
-        doc = name
+    if not path.endswith(".py"):  # a JS/TS test's own sentence, else the comment above the test
+        doc = name if " " in name else _comment_above(source.splitlines(), span.first - 1)
     return f"`{span.test_id}`: {doc or _sentence(name)}"
+
+
+def _comment_above(lines: list[str], number: int) -> str:
+    """The first sentence of the comment block right above line `number` (`//`, `///`, `/** */`)."""
+    block: list[str] = []
+    while number > 0 and lines[number - 1].strip().startswith(("//", "/*", "*")):
+        number -= 1
+        block.insert(0, re.sub(r"^(?:/{2,3}|/\*\*?|\*/?)\s?", "", lines[number].strip()).rstrip("*/ "))
+    return first_sentence("\n".join(line for line in block if not line.startswith("#[")))
 
 
 def _declarations(text: str, extension: str) -> dict[str, Definition]:
@@ -123,10 +143,8 @@ def _declarations(text: str, extension: str) -> dict[str, Definition]:
                 and match[1] not in found
                 and match[1] not in ("if", "for", "while", "switch", "return", "constructor")
             ):
-                above = lines[number - 1].strip() if number else ""
-                doc = re.sub(r"^(?://+|/\*\*?|\*)\s*", "", above) if above.startswith(("//", "/*", "*")) else ""
                 signature = line.strip().rstrip("{").strip()
-                found[match[1]] = Definition(match[1], kind, signature[:160], doc.rstrip("*/ ").strip())
+                found[match[1]] = Definition(match[1], kind, signature[:160], _comment_above(lines, number))
                 break
     return found
 
@@ -182,11 +200,20 @@ def read_interface(
         if source is None:
             continue
         spans = declared_tests(path, source)
-        chosen = _selected(spans, test_ids) or ([] if test_ids else spans)
-        result.criteria += [
-            AcceptanceCriterion(text=_criterion(path, source, span), source="test", tests=[span.test_id])
-            for span in chosen
-        ]
+        if test_ids:
+            chosen = _selected(spans, test_ids)
+        else:  # nothing traced: the tests the milestone's diff adds or changes
+            added = _added_lines(repo, base, verify, path)
+            chosen = [span for span in spans if any(span.first <= line <= span.last for line in added)]
+        by_body: dict[tuple[int, int], list[str]] = {}  # a mixin's test runs in several classes: one criterion
+        for span in chosen:
+            by_body.setdefault((span.first, span.last), []).append(span.test_id)
+        for ids in by_body.values():
+            span = next(span for span in chosen if span.test_id == ids[0])
+            text = _criterion(path, source, span)
+            if len(ids) > 1:
+                text = text.replace("`: ", f"` (and in {len(ids) - 1} more test classes): ", 1)
+            result.criteria.append(AcceptanceCriterion(text=text, source="test", tests=ids))
         lines = [(span.first, span.last) for span in chosen]
         if path.endswith(".py"):
             try:

@@ -162,17 +162,20 @@ def first_sentence(text: str) -> str:
 
 # ---- the description ---------------------------------------------------------------------------
 def _heading(feature: Feature, withholding: Withholding, is_housekeeping) -> tuple[str, str] | None:
-    """The feature's name and where it came from: the first source whose first sentence is short, whole
-    and withholds nothing (the next source names it otherwise: never a cut sentence)."""
+    """The feature's name and where it came from: the first source whose first sentence is short, whole,
+    withholds nothing and is not housekeeping; when none is short, the shortest whole one (never a cut one)."""
+    found: list[tuple[str, str]] = []
     for source, named_by in feature.titles:
         rendered = render(source.text, source.syntax)
         sentence = first_sentence(rendered.text)
-        if not sentence or len(sentence) > MAX_TITLE_CHARS or rendered.problems:
+        if not sentence or rendered.problems or withholding.found(sentence) or text_problems(sentence):
             continue
-        if withholding.found(sentence) or text_problems(sentence) or is_housekeeping(sentence):
+        if is_housekeeping(sentence):
             continue
-        return sentence[:1].upper() + sentence[1:], named_by
-    return None
+        found.append((sentence[:1].upper() + sentence[1:], named_by))
+        if len(sentence) <= MAX_TITLE_CHARS:
+            return found[-1]
+    return min(found, key=lambda item: len(item[0])) if found else None
 
 
 def _block(source: Source, withholding: Withholding, task: TaskText, bullet: bool) -> list[str]:
@@ -198,39 +201,46 @@ def _block(source: Source, withholding: Withholding, task: TaskText, bullet: boo
 def describe(
     features: list[Feature], withholding: Withholding, release: str | None, is_housekeeping=lambda text: False
 ) -> TaskText:
-    """A milestone's title (its seed features, highest priority first) and its "What to build" text: per
-    feature a heading (when there are several), why, and its entries as bullets."""
+    """A milestone's title (its seed features, highest priority first) and its "What to build" text: a feature
+    with more to say than its name gets a section (its name, why, its entries as bullets), one without is a
+    bullet; features that share a name are one."""
     task = TaskText("", "", "none")
     named = [(feature, _heading(feature, withholding, is_housekeeping)) for feature in features]
     titled = [(heading, source) for feature, found in named if feature.seed and found for heading, source in [found]]
     titles = list(dict.fromkeys(heading for heading, _ in titled))
     task.title = "; ".join(titles[:2]) + (f" (+{len(titles) - 2} more)" if len(titles) > 2 else "")
     task.title_source = titled[0][1] if titled else "none"
-    lines: list[str] = []
-    for feature, found in named:
+    sections: dict[str, tuple[str | None, list[str]]] = {}  # name (lower case) -> (name, body lines)
+    for position, (feature, found) in enumerate(named):
         heading = found[0] if found else None
-        points = []
+        body = _block(feature.motivation, withholding, task, bullet=False) if feature.motivation else []
+        body += [""] if body else []
         for point in feature.points:
             block = _block(point, withholding, task, bullet=True)
             if block and point in feature.entries:
                 task.promises.append(first_sentence(block[0].removeprefix("- ")))
             if block and len(feature.points) == 1 and heading and _same(block[0], heading):
                 block = [line[2:] for line in block[1:]]  # the heading says it; its details stay
-            points += block
-        motivation = _block(feature.motivation, withholding, task, bullet=False) if feature.motivation else []
-        if not (points or motivation or heading):
+            body += block
+        if heading is None and not any(line.strip() for line in body):
             continue
-        task.headings += [heading] if heading else []
-        if heading and len(features) > 1:
-            lines += [f"### {heading}", ""]
-        elif heading and not points:
-            lines += [f"{heading}.", ""]
-        if motivation:
-            lines += [*motivation, ""]
-        if points:
-            lines += [*points, ""]
+        key = heading.lower() if heading else f"#{position}"
+        known = sections.setdefault(key, (heading, []))[1]
+        known += [line for line in body if line not in known or not line.strip()]
+    task.headings = [heading for heading, _ in sections.values() if heading]
+    lines: list[str] = []
+    for heading, body in sections.values():
+        while body and not body[-1].strip():
+            body.pop()
+        has_body = any(line.strip() for line in body)
+        if len(sections) == 1:
+            lines += (body if has_body else [f"{heading}."]) + [""]
+        elif not has_body:
+            lines.append(f"- {heading}")
+        else:
+            lines += ["", f"### {heading}" if heading else "", "", *body, ""]
     if release:
-        lines.append(f"This shipped in release {release}.")
+        lines += ["", f"This shipped in release {release}."]
     task.description = re.sub(r"\n{3,}", "\n\n", "\n".join(lines)).strip()
     if not task.title:
         task.title = "Milestone" + (f" towards {release}" if release else "")

@@ -10,6 +10,7 @@ work no release note mentions follows, so it is described but never titles the m
 
 from __future__ import annotations
 
+import re
 from collections import Counter
 from dataclasses import dataclass, field
 
@@ -33,7 +34,7 @@ def _first_paragraph(body: str) -> str:
             and not paragraph.startswith(
                 ("*", "-", "#", "<!--", ">", "Co-authored-by", "Signed-off-by", "This reverts")
             )
-            and strip_refs(paragraph)
+            and re.search(r"[A-Za-z]{2}", strip_refs(paragraph))
         ):
             return paragraph
     return ""

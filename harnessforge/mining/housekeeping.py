@@ -3,9 +3,10 @@
 A commit whose non-test diff touches only CI, packaging, build, linters, docs, docs tooling, type
 stubs or repository files (`planning.housekeeping.files`), reformats code without changing it (the
 same Python AST, docstrings aside; elsewhere the same text, whitespace aside), or only sets version
-numbers (`planning.housekeeping.version_lines`), is housekeeping; so are a commit and its revert in
-one range (together they change nothing). It stays in the ground truth and never speaks: no title,
-description or hint. Each verdict carries its type and the reason, recorded per commit in the plan.
+numbers (`planning.housekeeping.version_lines`) or only comments and docstrings, is housekeeping;
+so are a commit and its revert in one range (together they change nothing). It stays in the ground
+truth and never speaks: no title, description or hint. Each verdict carries its type and the
+reason, recorded per commit in the plan.
 """
 
 from __future__ import annotations
@@ -23,6 +24,14 @@ from .unit_diffs import UnitDiff
 
 _REVERT = re.compile(r'^Revert "(.+)"\s*$')
 _REVERTED_SHA = re.compile(r"This reverts commit ([0-9a-f]{7,40})")
+
+
+_C_LIKE = (".go", ".rs", ".ts", ".tsx", ".js", ".jsx", ".mjs", ".cjs", ".java", ".c", ".h", ".cc", ".cpp", ".hpp")
+_COMMENTS = re.compile(rb"/\*.*?\*/|(?<![:\"'])//[^\n]*", re.S)  # (not the `//` of a URL in a string)
+
+
+def _without_comments(source: bytes) -> bytes:
+    return re.sub(rb"\s+", b"", _COMMENTS.sub(b"", source))
 
 
 @dataclass(frozen=True)
@@ -109,4 +118,6 @@ class HousekeepingReader:
             return "formatting" if same_docs else "docs"
         if re.sub(rb"\s+", b"", before) == re.sub(rb"\s+", b"", after):
             return "formatting"
+        if path.endswith(_C_LIKE) and _without_comments(before) == _without_comments(after):
+            return "docs"  # only comments (Go, Rust, TypeScript doc comments) change
         return None

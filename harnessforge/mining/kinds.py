@@ -17,7 +17,7 @@ from .refs import strip_refs
 
 # Seed priority, highest first: what titles a milestone and decides its type on a tie.
 WORK_KINDS: tuple[Kind, ...] = ("feature", "performance", "bug fix", "refactor")
-_PREFIX = re.compile(r"^\s*(\w+)(?:\([^)]*\))?!?:\s*")
+_PREFIX = re.compile(r"^\s*(?:(\w+)(?:\([^)]*\))?!?:|\[(\w+)\])\s*")  # `feat(cli):`, `[docs]`
 _MD_LINK = re.compile(r"\[([^\]\n]*)\]\([^)\s]*\)")
 AMBIGUOUS, NEUTRAL = "feature?", "neutral"
 
@@ -74,7 +74,7 @@ class KindReader:
 
     def prefix(self, title: str) -> Kind | None:
         match = _PREFIX.match(title)
-        return self.rules.kinds.prefixes.get(match[1].lower()) if match else None
+        return self.rules.kinds.prefixes.get((match[1] or match[2]).lower()) if match else None
 
     def words(self, text: str) -> Kind | None:
         """The kind the opening words say, else the words anywhere (None when nothing says)."""

@@ -33,7 +33,7 @@ _TYPED = [
 _BARE = re.compile(r"(?<![\w&/#])(?:GH-|gh-|#)(\d+)\b")
 # "Fixes #3", "closes: GH-7", "Part of #12", "refs #5": a commit or PR pointing at an issue.
 _LINKING = re.compile(
-    r"\b(?:close[sd]?|fix(?:e[sd])?|resolve[sd]?|refs?|references|see|part of|related to|addresses)"
+    r"\b(?:close[sd]?|fix(?:e[sd])?|resolve[sd]?|refs?|references|see|part of|related to|addresses|updates?)"
     r"\s*:?\s+(?:[\w.-]+/[\w.-]+)?(?:#|GH-|gh-)(\d+)",
     re.I,
 )
