@@ -121,22 +121,38 @@ def base_image(docker_client):
 
 @pytest.fixture(scope="session")
 def env_store(example_repo, base_image, docker_client, tmp_path_factory):
-    """A store with the example repository planned and its environment image built."""
+    """A store with the example repository planned and its environment image built: really built once per
+    session (under pytest-xdist, by the first worker to get here; the others find it cached and are handed
+    that first build's record)."""
+    from filelock import FileLock
+
     from harnessforge.envs.environment import build
     from harnessforge.envs.recipes import env_hash, recipe_at
     from harnessforge.gitio import GitRepo
     from harnessforge.mining.planner import plan
+    from harnessforge.models.env import RepoImages
 
     store = Store(tmp_path_factory.mktemp("env") / "store")
     result = plan(store, str(example_repo), load_rules())
-    # Remove a cached image from an earlier session, so the build below really runs (not while other test
-    # sessions share the engine: HARNESSFORGE_KEEP_TEST_IMAGES=1 keeps theirs from being pulled away).
-    recipe = recipe_at(GitRepo(example_repo), result.plan.to_commit, result.plan.repo.key, load_rules().environments)
-    tag = f"harnessforge/{result.plan.repo.key}:{env_hash(recipe, docker_client.images.get(base_image).id)}"
-    if docker_client.images.list(name=tag) and not os.environ.get("HARNESSFORGE_KEEP_TEST_IMAGES"):
-        docker_client.images.remove(tag, force=True)
-    images = build(store, result.plan.repo.key, load_rules(), log=lambda *_: None)
-    assert images.images and not images.failures, images.failures
+    session = tmp_path_factory.getbasetemp()
+    session = session.parent if os.environ.get("PYTEST_XDIST_WORKER") else session  # shared by the workers
+    with FileLock(session / "env_store.lock"):
+        first = session / "env_store.json"
+        if not first.exists():
+            # Remove a cached image from an earlier session, so the build below really runs (not while other
+            # test sessions share the engine: HARNESSFORGE_KEEP_TEST_IMAGES=1 keeps theirs).
+            recipe = recipe_at(
+                GitRepo(example_repo), result.plan.to_commit, result.plan.repo.key, load_rules().environments
+            )
+            tag = f"harnessforge/{result.plan.repo.key}:{env_hash(recipe, docker_client.images.get(base_image).id)}"
+            if docker_client.images.list(name=tag) and not os.environ.get("HARNESSFORGE_KEEP_TEST_IMAGES"):
+                docker_client.images.remove(tag, force=True)
+        images = build(store, result.plan.repo.key, load_rules(), log=lambda *_: None)
+        assert images.images and not images.failures, images.failures
+        if first.exists():
+            images = RepoImages.model_validate_json(first.read_text())
+        else:
+            first.write_text(images.model_dump_json())
     return store, result.plan.repo.key, images
 
 

@@ -11,8 +11,10 @@ from harnessforge.examples.patterns.common import PYPROJECT, START, feature_file
 from harnessforge.gitio import GitRepo
 from harnessforge.mining.changelog_text import ChangelogFile, parse_changelog
 from harnessforge.mining.describe import Withholding
+from harnessforge.mining.kinds import KindReader
 from harnessforge.mining.markup import render, syntax_of
 from harnessforge.mining.planner import plan
+from harnessforge.mining.refs import strip_refs
 from harnessforge.mining.text_checks import text_problems, words_lost
 from harnessforge.rules import load_rules
 from harnessforge.store import Store
@@ -93,6 +95,7 @@ def test_the_interface_stays_code_and_nested_bullets_stay_nested():
         "Tasks now accept () and [].",
         "The {class} of x is _ now.",
         "A heading cut mid-way through…",
+        "Fix exception messages for Or expressions - fixes",
     ],
 )
 def test_the_lint_sees_the_holes_stripping_used_to_leave(broken):
@@ -103,6 +106,35 @@ def test_the_lint_leaves_an_authors_own_words_alone():
     source = "The blueprint is registered with.\n\nAs of 2019, those are `a` and `b`."
     assert text_problems(render(source, "markdown").text, source) == []
     assert text_problems("Use `pyproject.toml` instead of `setup.cfg`, with `--help` as `-h`.") == []
+
+
+@pytest.mark.parametrize(
+    "subject, stripped",
+    [
+        ("Fix exception messages for Or expressions - fixes Issue #592", "Fix exception messages for Or expressions"),
+        ("Issue 1001: fix last() when __reversed__ is None", "Fix last() when __reversed__ is None"),
+        ("Call f() (#4, #3) now, see [#425]", "Call f() now"),
+        ("Fix 1009: Confused docstring", "Fix 1009: Confused docstring"),  # no reference word: the author's
+    ],
+)
+def test_references_go_with_the_words_that_named_them_and_code_stays(subject, stripped):
+    assert strip_refs(subject) == stripped
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Changes for version 11.0.2",
+        "Barring any catastrophic bugs, this will be the last release in the 3.2.x line",
+        "The type hints for `stagger` were improved",
+        "Suppress broken semicolon_if_nothing_returned lint",
+        "Raise clippy lints up to 1.31 compatibility",
+        "Meta tweaks",
+        "Python 3.14 is now tested by GitHub Actions",
+    ],
+)
+def test_release_notes_about_the_release_itself_are_housekeeping(text):
+    assert KindReader(load_rules().planning).entry(None, text) == "housekeeping"
 
 
 def test_only_source_paths_and_solution_code_are_withheld():
@@ -155,6 +187,7 @@ def _history(tmp_path) -> RepoBuilder:
         "import pytest\n\nfrom acme.core import EmptyFieldError, parse\n\n\n"
         'def test_strict_parse_rejects_empty_fields():\n    """Strict parsing refuses an empty field."""\n'
         "    with pytest.raises(EmptyFieldError, match='empty field in'):\n        parse('a,,b', ',', strict=True)\n"
+        "    assert parse(\n        'a,b', ',', strict=True,\n    ) == ['a', 'b']\n"
     )
     b.squash_pr(11, "Support strict parsing", feature)
     b.commit(
@@ -223,8 +256,10 @@ def test_the_task_names_the_interface_the_tests_use_and_what_they_check(acme):
     assert "empty field in" in names and names["empty field in"].kind == "message"
     task = milestone.task()
     assert "## What to build" in task and "## Interface" in task and "## Acceptance criteria" in task
-    assert (
-        "`tests/test_strict.py::test_strict_parse_rejects_empty_fields`: Strict parsing refuses an empty field." in task
+    assert (  # what the test checks: its docstring, and the assertions it adds, each whole on one line
+        "`tests/test_strict.py::test_strict_parse_rejects_empty_fields`: Strict parsing refuses an empty field, "
+        "e.g. `with pytest.raises(EmptyFieldError, match='empty field in')`; "
+        "`assert parse('a,b', ',', strict=True) == ['a', 'b']`" in task
     )
     assert milestone.quality.interface_named == milestone.quality.interface_names == len(milestone.interface)
 

@@ -74,10 +74,45 @@ def _short_names(test_id: str) -> set[str]:
 
 
 def _selected(spans: list[TestSpan], test_ids: list[str]) -> list[TestSpan]:
-    """The spans of `test_ids` (all of them when no id names one: an untraced milestone)."""
-    wanted = {name for test_id in test_ids for name in _short_names(test_id)}
+    """The spans of `test_ids`: by whole id, else (a runner's id spelled otherwise) by the test's own name."""
     unparametrised = {re.sub(r"\[.*\]$", "", test_id) for test_id in test_ids}
-    return [span for span in spans if span.test_id in unparametrised or span.test_id.rsplit("::", 1)[-1] in wanted]
+    exact = {span.test_id for span in spans} & unparametrised
+    wanted = {name for test_id in unparametrised - exact for name in _short_names(test_id)}
+    return [span for span in spans if span.test_id in exact or span.test_id.rsplit("::", 1)[-1] in wanted]
+
+
+# an assertion line a test adds: what it expects, in the test's own words
+_ASSERTION = re.compile(
+    r"^\s*(?:assert\b|self\.assert\w*\(|with (?:pytest|self)\.(?:raises|assertRaises)\w*\(|expect\(|"
+    r"t\.(?:is|not|deepEqual|true|false|throws|snapshot)\w*\(|assert(?:_eq|_ne)?!\(|assert\.\w+\()"
+)
+
+
+def _statement(lines: list[str], start: int, last: int) -> str:
+    """The statement opening at line `start` (1-based), continued until its brackets close, on one line."""
+    text, depth = "", 0
+    for number in range(start, min(last, start + 8) + 1):
+        line = lines[number - 1].strip()
+        text = f"{text} {line}".strip()
+        depth += sum(line.count(opening) for opening in "([{") - sum(line.count(closing) for closing in ")]}")
+        if depth <= 0:
+            text = " ".join(text.removesuffix(":").split())
+            return re.sub(r",?\s+([)\]}])", r"\1", re.sub(r"([(\[{])\s+", r"\1", text))
+    return ""  # never closes within reach: not quotable
+
+
+def _examples(source: str, span: TestSpan, added: set[int], limit: int, longest: int = 200) -> list[str]:
+    """Up to `limit` distinct assertions the diff adds to the test, each whole on one line."""
+    lines = source.splitlines()
+    found: list[str] = []
+    for number in range(span.first, min(span.last, len(lines)) + 1):
+        if len(found) >= limit:
+            break
+        if number in added and _ASSERTION.match(lines[number - 1]):
+            statement = _statement(lines, number, span.last)
+            if statement and len(statement) <= longest and statement not in found:
+                found.append(statement)
+    return found
 
 
 def _added_lines(repo: GitRepo, base: str, verify: str, path: str) -> set[int]:
@@ -109,7 +144,7 @@ def _python_doc(source: str, span: TestSpan) -> str:
     return ""
 
 
-def _criterion(path: str, source: str, span: TestSpan) -> str:
+def _criterion(path: str, source: str, span: TestSpan, examples: list[str] = ()) -> str:
     name = span.test_id.rsplit("::", 1)[-1]
     doc = ""
     if path.endswith(".py"):
@@ -119,7 +154,10 @@ def _criterion(path: str, source: str, span: TestSpan) -> str:
             doc = ""
     if not path.endswith(".py"):  # a JS/TS test's own sentence, else the comment above the test
         doc = name if " " in name else _comment_above(source.splitlines(), span.first - 1)
-    return f"`{span.test_id}`: {doc or _sentence(name)}"
+    said = doc or _sentence(name)
+    if examples:  # "open resource, e.g. `assert ...`; `assert ...`"
+        said = said.rstrip(".") + ", e.g. " + "; ".join(f"`{example.replace('`', '')}`" for example in examples)
+    return f"`{span.test_id}`: {said}"
 
 
 def _comment_above(lines: list[str], number: int) -> str:
@@ -190,9 +228,11 @@ def read_interface(
     test_paths: list[str],
     source_paths: list[str],
     where: str,
+    examples: int = 2,
 ) -> Interface:
     """The interface the tests `test_ids` (in `test_paths`, changed by the milestone) need from the changed
-    `source_paths`, and one criterion per test. `where` names the milestone in warnings."""
+    `source_paths`, and one criterion per test with up to `examples` of the assertions the diff adds to it
+    (`planning.assertion_examples`). `where` names the milestone in warnings."""
     result = Interface()
     used = Usage()
     for path in test_paths:
@@ -200,17 +240,17 @@ def read_interface(
         if source is None:
             continue
         spans = declared_tests(path, source)
+        added = _added_lines(repo, base, verify, path)
         if test_ids:
             chosen = _selected(spans, test_ids)
         else:  # nothing traced: the tests the milestone's diff adds or changes
-            added = _added_lines(repo, base, verify, path)
             chosen = [span for span in spans if any(span.first <= line <= span.last for line in added)]
         by_body: dict[tuple[int, int], list[str]] = {}  # a mixin's test runs in several classes: one criterion
         for span in chosen:
             by_body.setdefault((span.first, span.last), []).append(span.test_id)
         for ids in by_body.values():
             span = next(span for span in chosen if span.test_id == ids[0])
-            text = _criterion(path, source, span)
+            text = _criterion(path, source, span, _examples(source, span, added, examples))
             if len(ids) > 1:
                 text = text.replace("`: ", f"` (and in {len(ids) - 1} more test classes): ", 1)
             result.criteria.append(AcceptanceCriterion(text=text, source="test", tests=ids))
@@ -295,13 +335,20 @@ def with_interface(milestone: Milestone, interface: Interface) -> Milestone:
     return updated.model_copy(update={"quality": quality})
 
 
-def refresh_interface(repo: GitRepo, milestone: Milestone, classify: FileClassifier) -> Milestone:
+def refresh_interface(repo: GitRepo, milestone: Milestone, classify: FileClassifier, examples: int = 2) -> Milestone:
     """`milestone` with the interface and test criteria of its FAIL_TO_PASS tests (its traced acceptance
     tests before validation)."""
     code = tuple(extension for extensions in LANGUAGE_EXTENSIONS.values() for extension in extensions)
     sources = [path for path in milestone.changed_files if classify.is_source(path) and path.endswith(code)]
     tests = milestone.fail_to_pass or milestone.acceptance_tests
     interface = read_interface(
-        repo, milestone.base_commit, milestone.verify_commit, tests, milestone.test_files, sources, milestone.id
+        repo,
+        milestone.base_commit,
+        milestone.verify_commit,
+        tests,
+        milestone.test_files,
+        sources,
+        milestone.id,
+        examples,
     )
     return with_interface(milestone, interface)

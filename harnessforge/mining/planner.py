@@ -216,7 +216,7 @@ def _task(milestone: Milestone, task: TaskText, ctx: _Context, kinds: KindReader
         warnings=[f"{milestone.id}: {warning}" for warning in task.warnings],
     )
     milestone = milestone.model_copy(update={"acceptance_criteria": promises, "quality": quality})
-    return refresh_interface(ctx.repo, milestone, ctx.classify)
+    return refresh_interface(ctx.repo, milestone, ctx.classify, ctx.planning.assertion_examples)
 
 
 def _traced_tests(

@@ -94,8 +94,11 @@ def linked_issues(text: str) -> set[int]:
 
 
 _MARK = "\x01"  # where a reference stood, while the words around it are tidied
+# a subject that opens with the number it answers, without a `#`: "Issue 1001: fix last()"
+_NUMBERED_PREFIX = re.compile(r"^\s*(?:issue|pr|gh)[\s-]*\d+\s*:\s*", re.I)
+_REFERENCE_WORDS = r"see|issues?|prs?|pull requests?|pulls?|fix(?:es)?|closes?|refs?"
 _EMPTIED = re.compile(
-    rf"[(\[]\s*(?:(?:see|issues?|prs?|pull requests?|pulls?|fix(?:es)?|closes?|refs?)\s*)?(?:[,;{_MARK}]\s*)*[)\]]",
+    rf"[(\[]\s*(?:(?:{_REFERENCE_WORDS})\s*)?(?:[,;]\s*)*{_MARK}(?:[,;{_MARK}]\s*)*[)\]]",
     re.I,
 )
 _REFERENCE_TIDYING = [
@@ -103,6 +106,11 @@ _REFERENCE_TIDYING = [
     (_EMPTIED, _MARK),
     # words that only named the reference go with it: "Issue #618", "PR #12"
     (re.compile(rf"\b(?:issues?|prs?|pull requests?|pulls?|tickets?|gh)\s*{_MARK}", re.I), _MARK),
+    # a linking verb whose object was the reference: "... expressions - fixes Issue #592"
+    (
+        re.compile(rf"\s*(?:[-\u2013\u2014,;:]\s*)?\b(?:fix(?:es|ed)?|close[sd]?|resolve[sd]?|refs?)\s+{_MARK}", re.I),
+        _MARK,
+    ),
     # a list of references is one
     (re.compile(rf"{_MARK}(?:\s*(?:,|and|&)\s*{_MARK})+", re.I), _MARK),
     # a sentence that only pointed at a reference: "See #136 for the rationale."
@@ -128,6 +136,8 @@ _REFERENCE_TIDYING = [
 def strip_refs(text: str) -> str:
     """The text without PR/issue references, the words that only named them ("Issue #5", "see #3
     for details.") and the brackets they leave behind."""
+    if prefix := _NUMBERED_PREFIX.match(text):
+        text = text[prefix.end() :][:1].upper() + text[prefix.end() + 1 :]
     for pattern, _ in _TYPED:
         text = pattern.sub(_MARK, text)
     text = _LINKING.sub(_MARK, text)
@@ -138,8 +148,8 @@ def strip_refs(text: str) -> str:
             text = pattern.sub(replacement, text)
         if text == before:
             break
-    text = _EMPTIED.sub("", text.replace(_MARK, ""))
+    text = text.replace(_MARK, "")
     text = re.sub(r"\s+([,.;:])(?=\s|$)", r"\1", text)  # (not `.copy()`, `.pyi`: words, not punctuation)
     text = re.sub(r"([.;:!?])[,;]+(?=\s|$)", r"\1", text)
-    text = re.sub(r"^[\s,;:]+", "", text)  # what a leading "`#1 <url>`_, `#2 <url>`_:" leaves
+    text = re.sub(r"^[\s,;:]+|[\s,;]+$", "", text)  # what "`#1 <url>`_, `#2 <url>`_:" leaves, or "x, see #3"
     return re.sub(r"\s{2,}", " ", text).strip()

@@ -112,12 +112,10 @@ class RoleReader:
             return "housekeeping", None, chore.type, chore.reason
         paths = [file.path for file in unit.files]
         has_source = any(self.classify.is_source(path) for path in paths)
-        if entries:
-            work = strongest(
-                [work_kind for work_kind in map(self.kinds.entry_kind, entries) if work_kind != "housekeeping"]
-            )
-            if work is None:
-                return "housekeeping", None, "release notes", "its release-note entries are housekeeping"
+        work = strongest(
+            [work_kind for work_kind in map(self.kinds.entry_kind, entries) if work_kind != "housekeeping"]
+        )
+        if work is not None:  # entries that only say housekeeping leave the decision to the title and files
             return ("feature" if has_source else "test_only"), work, None, None
         kind = self.kinds.title(unit.title, labels)
         if not paths:

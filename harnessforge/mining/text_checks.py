@@ -27,6 +27,10 @@ _HOLES = [
     ),
     (re.compile(r",\s*(?:or|and)\s*(?:,\s*)?(?:instead\b|[.;)]|$)", re.M), "a list lost its items"),
     (
+        re.compile(r"[-\u2013\u2014,;]\s*(?:fixes|closes|resolves|refs|see)\s*(?=[.;:!?)]|$)", re.I | re.M),
+        "a link lost its target",
+    ),
+    (
         re.compile(r"\b(?:if|when|unless|whether|because)\s+(?:is|are|was|were|has|have)\b", re.I),
         "a subject is missing",
     ),

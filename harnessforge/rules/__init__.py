@@ -195,6 +195,9 @@ class PlanningRules(Model):
         ge=0, le=1, description="Share of the work (lines) release notes must describe for only them to seed."
     )
     expected_turns: ExpectedTurns
+    assertion_examples: int = Field(
+        default=2, ge=0, description="Assertions each test criterion quotes from the lines the diff adds to it."
+    )
     hint_l4_max_chars: int = Field(gt=0)
     hint_l4_max_hunks: int = Field(gt=0)
     difficulty_lines: list[int] = Field(min_length=4, max_length=4)
