@@ -52,14 +52,14 @@ from corpus_entries import (  # noqa: E402
     one_line,
     select,
 )
-from corpus_report import document, markdown  # noqa: E402
+from corpus_report import document, keeping_reviews, markdown  # noqa: E402
 
 from harnessforge.envs.environment import build as build_envs  # noqa: E402
 from harnessforge.envs.environment import validate as validate_milestones  # noqa: E402
 from harnessforge.gitio import resolve_repo  # noqa: E402
 from harnessforge.mining.planner import plan as plan_range  # noqa: E402
-from harnessforge.mining.planner import text_measures  # noqa: E402
 from harnessforge.mining.screening import screen  # noqa: E402
+from harnessforge.mining.task_text import text_measures  # noqa: E402
 from harnessforge.models import RepoSpec  # noqa: E402
 from harnessforge.models.env import Validation  # noqa: E402
 from harnessforge.repos import open_repo  # noqa: E402
@@ -361,7 +361,7 @@ def main(argv: list[str] | None = None) -> int:
     command = " ".join(shlex.quote(word) for word in words)
     doc = document(results, options, command, time.perf_counter() - start, args.note)
     args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text(markdown(doc))
+    args.out.write_text(keeping_reviews(markdown(doc), args.out.read_text() if args.out.exists() else ""))
     if args.json:
         args.json.parent.mkdir(parents=True, exist_ok=True)
         args.json.write_text(json.dumps(doc, indent=2, default=str) + "\n")

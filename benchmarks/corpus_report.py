@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import os
 import platform
+import re
 import subprocess
 from collections import Counter
 from dataclasses import asdict
@@ -425,3 +426,11 @@ HOW_TO_RUN = [
     ".venv/bin/python benchmarks/corpus.py --repos benchmarks/corpus.yaml --root /work/trial/repos \\",
     "    --store /tmp/corpus-store --out /tmp/corpus.md --no-docker",
 ]
+
+
+def keeping_reviews(text: str, previous: str) -> str:
+    """`text` with the `## Review…` sections of the file it replaces appended: a person read those milestones,
+    and a re-measure must not erase what they found."""
+    sections = re.split(r"(?m)^(?=## )", previous)
+    reviews = "".join(section.rstrip("\n") + "\n\n" for section in sections if section.startswith("## Review"))
+    return text.rstrip("\n") + "\n\n" + reviews.rstrip("\n") + "\n" if reviews else text

@@ -27,7 +27,9 @@ def _load_corpus():
 
 
 corpus = _load_corpus()
-corpus_baseline = importlib.import_module("corpus_baseline")  # the one corpus.py imported from benchmarks/
+# the modules corpus.py imported from benchmarks/
+corpus_baseline = importlib.import_module("corpus_baseline")
+corpus_report = importlib.import_module("corpus_report")
 
 
 @pytest.fixture(scope="module")
@@ -102,6 +104,16 @@ def test_the_table_has_one_row_per_range_and_the_targets(measured):
     assert targets[">= 60% of python milestones valid"]["met"] is False
     assert targets[">= 50% of go milestones valid"]["met"] is None  # the Go entry never planned: nothing to judge
     json.dumps(doc, default=str)  # the --json output
+
+
+def test_a_rewrite_keeps_the_review_a_person_wrote(measured):
+    _, doc, _ = measured
+    text = corpus.markdown(doc)
+    previous = "# Old\n\n## Totals\nold numbers\n\n## Review (2026-12-03)\n| m01 | 1 |\n\n## Notes\nold\n"
+    kept = corpus_report.keeping_reviews(text, previous)
+    assert kept.startswith(text.rstrip("\n")) and kept.endswith("\n\n## Review (2026-12-03)\n| m01 | 1 |\n")
+    assert "old numbers" not in kept and "## Notes" not in kept
+    assert corpus_report.keeping_reviews(text, "") == text
 
 
 def test_the_shipped_corpus_has_twelve_ranges_over_four_languages():

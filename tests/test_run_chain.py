@@ -1,6 +1,7 @@
 """A full chain run of the offline oracle on the example repository, in Docker."""
 
 import json
+import shutil
 
 import pytest
 
@@ -11,15 +12,19 @@ from harnessforge.harness.recorder import Recorder
 from harnessforge.models.run import MilestoneSummary, RunMeta
 from harnessforge.models.trajectory import MentorDecision, VerifierReport
 from harnessforge.rules import load_rules
-from harnessforge.store import RunFiles
+from harnessforge.store import RunFiles, Store
 
 PROFILES = {"m01": "direct", "m02": "needs_hints", "m03": "stuck", "m04": "partial", "m05": "asks"}
 FILES = RunFiles.FILES
 
 
 @pytest.fixture(scope="module")
-def chain(validated):
-    store, key, _ = validated
+def chain(validated, tmp_path_factory):
+    """The chain in a copy of the validated store: the export below reads every run of its store, and the
+    session's store also holds other test files' (non-synthetic) runs."""
+    source, key, _ = validated
+    store = Store(tmp_path_factory.mktemp("chain") / "store")
+    shutil.copytree(source.root, store.root, ignore=shutil.ignore_patterns("trajectories", "analytics", "distilled"))
     rules = load_rules()
     rules = rules.model_copy(update={"harness": rules.harness.model_copy(update={"max_turns": 30})})
     nav = Navigator(store, key, OracleAgent(seed=7, profiles=PROFILES), rules, run_id="oracle-e2e", log=lambda *_: None)

@@ -1,5 +1,7 @@
 """The `Sandbox` contract, on both backends: files, patches, diffs, resets, timeouts."""
 
+import uuid
+
 import pytest
 
 from harnessforge.envs import engine
@@ -53,10 +55,13 @@ def test_auto_backend_falls_back_to_local_without_an_engine(env_store, monkeypat
 
 
 def test_cleanup_removes_containers_left_behind(open_sandbox, commits, docker_client, run_cli):  # noqa: F811
-    sandbox = open_sandbox("docker", commits["v0.2.0"])  # never closed, as after a crash
+    """Scoped to this test's run id: a cleanup of every HarnessForge container would also remove the image
+    builds of tests running beside it on the same engine."""
+    run_id = f"cleanup-{uuid.uuid4().hex[:8]}"
+    sandbox = open_sandbox("docker", commits["v0.2.0"], labels={"harnessforge.run": run_id})  # never closed
     cid = sandbox.container.id
-    proc = run_cli("env", "cleanup", check=True)
-    assert "removed" in proc.stdout
+    proc = run_cli("env", "cleanup", "--run-id", run_id, check=True)
+    assert "removed 1 container(s)" in proc.stdout
     assert cid not in {c.id for c in docker_client.containers.list(all=True)}
 
 

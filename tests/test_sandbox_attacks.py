@@ -30,8 +30,10 @@ def open_sandbox(env_store):
     repo = Path(store.git_cache(key))
     tag = images.images[0].tag
 
-    def make(backend: str, commit: str, limits: Limits | None = None):
-        spec = SandboxSpec(repo, commit, limits=limits or Limits(memory="512m", pids=128, exec_timeout_s=60))
+    def make(backend: str, commit: str, limits: Limits | None = None, labels: dict[str, str] | None = None):
+        spec = SandboxSpec(
+            repo, commit, limits=limits or Limits(memory="512m", pids=128, exec_timeout_s=60), labels=labels or {}
+        )
         if backend == "docker":
             from harnessforge.envs.docker_sandbox import DockerSandbox
 

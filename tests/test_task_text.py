@@ -6,8 +6,12 @@ from __future__ import annotations
 
 import pytest
 
+from harnessforge.diffs import parse_text, split_diff
+from harnessforge.envs.interface import declarations
+from harnessforge.envs.interface_python import definitions
 from harnessforge.examples.builder import RepoBuilder
 from harnessforge.examples.patterns.common import PYPROJECT, START, feature_files
+from harnessforge.files import FileClassifier
 from harnessforge.gitio import GitRepo
 from harnessforge.mining.changelog_text import ChangelogFile, parse_changelog
 from harnessforge.mining.describe import Withholding
@@ -15,6 +19,7 @@ from harnessforge.mining.kinds import KindReader
 from harnessforge.mining.markup import render, syntax_of
 from harnessforge.mining.planner import plan
 from harnessforge.mining.refs import strip_refs
+from harnessforge.mining.task_text import withholding
 from harnessforge.mining.text_checks import text_problems, words_lost
 from harnessforge.rules import load_rules
 from harnessforge.store import Store
@@ -135,6 +140,52 @@ def test_references_go_with_the_words_that_named_them_and_code_stays(subject, st
 )
 def test_release_notes_about_the_release_itself_are_housekeeping(text):
     assert KindReader(load_rules().planning).entry(None, text) == "housekeeping"
+
+
+@pytest.mark.parametrize(
+    "subject, housekeeping",
+    [("Apply rustfmt", True), ("Reformat with black", True), ("cargo fmt", True), ("Ran goimports", True)]
+    + [("Support colours other than black", False), ("Print warnings in black on yellow", False)],
+)
+def test_a_formatter_run_is_housekeeping_and_a_colour_is_not(subject, housekeeping):
+    assert KindReader(load_rules().planning).is_housekeeping(subject, subject=True) is housekeeping
+
+
+def test_declarations_read_aliases_and_interface_methods():
+    python = definitions(
+        'def _median_heap(values, window=3):\n    """The running median."""\n\n\nrunning_median = _median_heap\n'
+        "LIMIT = 3\n",
+        "acme/stats.py",
+    )
+    assert python["acme.stats.running_median"].kind == "function"
+    assert python["acme.stats.running_median"].signature == "def running_median(values, window=3)"
+    assert python["acme.stats.running_median"].doc == "The running median."
+    assert python["acme.stats.LIMIT"].kind == "constant"
+    go = declarations("type Store interface {\n\tGet(key string) (string, error)\n\tSize int\n}\n", ".go")
+    assert (go["Store"].kind, go["Get"].kind, go["Size"].kind) == ("class", "method", "attribute")
+
+
+def test_a_new_module_the_tests_import_is_interface_and_not_withheld():
+    def added(path: str, body: str) -> str:
+        lines = body.splitlines()
+        return (
+            f"diff --git a/{path} b/{path}\nnew file mode 100644\nindex 0000000..1111111\n--- /dev/null\n"
+            f"+++ b/{path}\n@@ -0,0 +1,{len(lines)} @@\n" + "".join(f"+{line}\n" for line in lines)
+        )
+
+    files = split_diff(
+        (
+            added("acme/tokens.py", "def tokens(text):\n    return text.split()")
+            + added("acme/_scan.py", "def scan(text):\n    return list(text)")
+            + added(
+                "tests/test_tokens.py", "from acme.tokens import tokens\n\ndef test_tokens():\n    assert tokens('a')"
+            )
+        ).encode()
+    )
+    classify = FileClassifier(load_rules().planning)
+    text = {parsed.path: parsed for parsed in parse_text(files, [])}
+    held = withholding([file for file in files if not classify.is_test(file.path)], text, classify)
+    assert held.found("The new `acme/tokens.py` module, built on `acme/_scan.py`.") == ["acme/_scan.py"]
 
 
 def test_only_source_paths_and_solution_code_are_withheld():

@@ -29,6 +29,7 @@ _DECLARATIONS = {  # extension -> (kind, pattern whose group 1 is the name); a l
         ("class", re.compile(r"^type\s+([A-Za-z_]\w*)\s")),
         ("constant", re.compile(r"^(?:const|var)\s+([A-Za-z_]\w*)")),
         ("attribute", re.compile(r"^\t([A-Z]\w*)\s+[\w.*\[\]]")),
+        ("method", re.compile(r"^\t([A-Z]\w*)\([^)]*\)")),  # an interface's method
     ],
     ".ts": [
         ("function", re.compile(r"^\s*export\s+(?:default\s+)?(?:async\s+)?function\*?\s+(\w+)")),
@@ -169,7 +170,7 @@ def _comment_above(lines: list[str], number: int) -> str:
     return first_sentence("\n".join(line for line in block if not line.startswith("#[")))
 
 
-def _declarations(text: str, extension: str) -> dict[str, Definition]:
+def declarations(text: str, extension: str) -> dict[str, Definition]:
     """Declared names of a Go, TypeScript/JavaScript or Rust file, each with its line and the comment above it."""
     found: dict[str, Definition] = {}
     lines = text.splitlines()
@@ -301,8 +302,8 @@ def read_interface(
                         )
                     )
         elif extension in _DECLARATIONS:
-            old = _declarations(before or "", extension)
-            for name, definition in _declarations(after, extension).items():
+            old = declarations(before or "", extension)
+            for name, definition in declarations(after, extension).items():
                 if name not in old and name in used.names:
                     result.items.append(_item(definition))
         else:

@@ -111,8 +111,20 @@ def definitions(source: str, path: str) -> dict[str, Definition]:
                     found[f"{qualified}.{name}"] = Definition(f"{qualified}.{name}", "attribute", _statement(child))
         else:
             for name in _assigned(node):
-                found[f"{module}.{name}"] = Definition(f"{module}.{name}", "constant", _statement(node))
+                found[f"{module}.{name}"] = _alias(found, module, name, node) or Definition(
+                    f"{module}.{name}", "constant", _statement(node)
+                )
     return found
+
+
+def _alias(found: dict[str, Definition], module: str, name: str, node: ast.stmt) -> Definition | None:
+    """`running_median = _running_median_minheap_only`: the function, with its signature under `name`."""
+    value = getattr(node, "value", None)
+    function = found.get(f"{module}.{value.id}") if isinstance(value, ast.Name) else None
+    if function is None or function.kind != "function":
+        return None
+    signature = re.sub(rf"\b{re.escape(value.id)}\(", f"{name}(", function.signature, count=1)
+    return Definition(f"{module}.{name}", "function", signature, function.doc, function.params)
 
 
 def usage(source: str, spans: list[tuple[int, int]]) -> Usage:

@@ -9,36 +9,31 @@ coverage, type mix, size outliers).
 
 from __future__ import annotations
 
-from collections import Counter
 from dataclasses import dataclass, field
 from typing import Callable
 
 from ..diffs import FileDiff, parse_text, split_diff
 from ..envs.declared_tests import trace_tests
-from ..envs.interface import refresh_interface
 from ..errors import GitHubError
 from ..files import FileClassifier
 from ..github import IssueText, PullText
 from ..gitio import GitRepo, display
 from ..models import (
-    AcceptanceCriterion,
     ChangelogEntry,
     Granularity,
     HintLadder,
     Milestone,
     MilestonePlan,
-    PlanReport,
     Provenance,
     Release,
     RepoSpec,
-    TaskQuality,
     milestone_id,
 )
 from ..repos import open_repo, spec_for
 from ..rules import PlanningRules, Rules
 from ..store import Store
 from .changelog import read_changelog
-from .describe import TaskText, Withholding, describe
+from .describe import Withholding, describe
 from .entry_commits import link_entry_commits
 from .features import feature_groups, milestone_type
 from .granularity import effective_rules, flag_several, one_per_unit, replaced_granularity
@@ -51,6 +46,8 @@ from .ranges import plan_range
 from .refs import linked_issues
 from .releases import find_releases
 from .segment import MilestoneCut, RoleReader, Segmenter, UnitInfo, group_features
+from .task_text import carried_entries, plan_report, text_warnings, with_task
+from .task_text import withholding as task_withholding
 from .unit_diffs import unit_diffs
 
 Progress = Callable[[str], None]
@@ -140,17 +137,7 @@ def _milestone(
     changed = [display(file.path) for file in files]
     groups = feature_groups(infos, ctx.issues)
     kinds = KindReader(ctx.planning)
-    withholding = Withholding(
-        [display(file.path) for file in others if ctx.classify.is_source(file.path)],
-        {
-            line.value
-            for parsed in text.values()
-            if ctx.classify.is_source(parsed.path)
-            for hunk in parsed
-            for line in hunk
-            if line.is_added
-        },
-    )
+    withholding = task_withholding(others, text, ctx.classify)
     features = [group.feature(kinds) for group in groups]
     task = describe(features, withholding, release, lambda words: kinds.is_housekeeping(words, subject=True))
     title, description, title_source = task.title, task.description, task.title_source
@@ -191,7 +178,7 @@ def _milestone(
         excluded_tests=excluded,
         flags=sorted(set(flags)),
     )
-    milestone = _task(milestone, task, ctx, kinds)
+    milestone = with_task(milestone, task, ctx.repo, ctx.classify, ctx.planning, kinds)
     if unreadable:
         why = (
             f"{milestone.id}: its diff could not be parsed ({unreadable[0]}); "
@@ -201,22 +188,6 @@ def _milestone(
         milestone = milestone.model_copy(update={"quality": quality})
     ladder = _hint_ladder(milestone, infos, groups, others, text, ctx, withholding)
     return milestone, b"".join(file.raw for file in others), b"".join(file.raw for file in tests), ladder
-
-
-def _task(milestone: Milestone, task: TaskText, ctx: _Context, kinds: KindReader) -> Milestone:
-    """The milestone with its interface and acceptance criteria (for its traced tests; validation reads them
-    again for FAIL_TO_PASS), and how whole its text is."""
-    promises = [AcceptanceCriterion(text=promise, source="release notes") for promise in task.promises]
-    spoken = [part for part in milestone.title.split("; ") if part] + task.headings
-    quality = TaskQuality(
-        problems=task.problems,
-        words_lost=len(task.words_lost),
-        withheld=sorted(set(task.withheld)),
-        housekeeping_in_text=[words for words in spoken if kinds.is_housekeeping(words, subject=True)],
-        warnings=[f"{milestone.id}: {warning}" for warning in task.warnings],
-    )
-    milestone = milestone.model_copy(update={"acceptance_criteria": promises, "quality": quality})
-    return refresh_interface(ctx.repo, milestone, ctx.classify, ctx.planning.assertion_examples)
 
 
 def _traced_tests(
@@ -426,64 +397,6 @@ def mine_history(
     )
 
 
-def carried_entries(mined: Mined, milestones: list[Milestone]) -> list[ChangelogEntry]:
-    """The range's entries, each with the milestone whose task carries it: the one holding the first unit
-    of work it is placed on (an entry placed only on housekeeping, or unplaced, is carried by none)."""
-    milestone_of = {sha: milestone.id for milestone in milestones for sha in milestone.commits}
-    out = []
-    for entry, links in zip(mined.entries, mined.entry_links):
-        carriers = [
-            mined.infos[position]
-            for position in sorted(links)
-            if mined.infos[position].described and any(carried is entry for carried in mined.infos[position].entries)
-        ]
-        milestone = milestone_of.get(carriers[0].unit.sha) if carriers else None
-        out.append(entry.model_copy(update={"milestone": milestone}))
-    return out
-
-
-def plan_report(mined: Mined, milestones: list[Milestone], entries: list[ChangelogEntry]) -> PlanReport:
-    """Release-note coverage (how the range's entries were placed, and which tasks carry them), the
-    milestones' type mix, how many are titled by a feature, and the size outliers."""
-    kinds = KindReader(mined.ctx.planning)
-    housekeeping = [entry for entry in entries if kinds.entry_kind(entry) == "housekeeping"]
-    work = [entry for entry in entries if kinds.entry_kind(entry) != "housekeeping"]
-    citing = [entry for entry in work if entry.prs or entry.issues or entry.refs or entry.commits]
-    planning = mined.ctx.planning
-    low, high = planning.expected_turns.target
-    return PlanReport(
-        entries_in_range=len(entries),
-        entries_citing=len(citing),
-        entries_covered=sum(1 for entry in citing if entry.milestone),
-        entries_placed=sum(1 for entry in entries if entry.placed_by != "unplaced"),
-        work_entries=len(work),
-        work_entries_carried=sum(1 for entry in work if entry.milestone),
-        placed_by=dict(Counter(entry.placed_by or "unplaced" for entry in entries)),
-        housekeeping_entries=len(housekeeping),
-        backport_entries=mined.backport_entries,
-        uncovered=[" ".join(entry.text.split())[:200] for entry in work if not entry.milestone][:20],
-        type_mix=dict(Counter(milestone.type or "housekeeping" for milestone in milestones)),
-        feature_titled=sum(1 for milestone in milestones if milestone.title_source not in (None, "none")),
-        size_outliers=[
-            f"{milestone.id}: ~{milestone.expected_turns} Dev turns expected (target {low}-{high})"
-            for milestone in milestones
-            if "expected_turns_far_from_target" in milestone.flags
-        ],
-        **text_measures(milestones),
-    )
-
-
-def text_measures(milestones: list[Milestone]) -> dict[str, int]:
-    """How whole the plan's task texts are (`PlanReport`'s text fields), from each milestone's quality."""
-    return {
-        "broken_texts": sum(1 for milestone in milestones if milestone.quality.problems),
-        "housekeeping_in_text": sum(1 for milestone in milestones if milestone.quality.housekeeping_in_text),
-        "words_lost": sum(milestone.quality.words_lost for milestone in milestones),
-        "interface_names": sum(milestone.quality.interface_names for milestone in milestones),
-        "interface_named": sum(milestone.quality.interface_named for milestone in milestones),
-    }
-
-
 def build_plan(mined: Mined, spec: RepoSpec, progress: Progress = lambda message: None) -> PlanResult:
     """Turn mined history into milestones: patches, acceptance tests, descriptions, hint ladders."""
     rules = mined.ctx.rules
@@ -503,14 +416,9 @@ def build_plan(mined: Mined, spec: RepoSpec, progress: Progress = lambda message
     for milestone in milestones:
         for exclusion in milestone.excluded_tests:
             warnings.append(f"{milestone.id}: left out {exclusion.test}: {exclusion.reason}")
-        warnings += milestone.quality.warnings  # unreadable markup, diffs and languages: each names its milestone
-        warnings += [f"{milestone.id}: its task text reads broken: {problem}" for problem in milestone.quality.problems]
-        warnings += [
-            f"{milestone.id}: housekeeping speaks in its task text: {words!r}"
-            for words in milestone.quality.housekeeping_in_text
-        ]
-    entries = carried_entries(mined, milestones)
-    report = plan_report(mined, milestones, entries)
+        warnings += text_warnings(milestone)
+    entries = carried_entries(mined.entries, mined.entry_links, mined.infos, milestones)
+    report = plan_report(milestones, entries, mined.ctx.planning, mined.backport_entries)
     for outlier in report.size_outliers:
         warnings.append(f"{outlier}: its size is far from what one milestone should take")
 
