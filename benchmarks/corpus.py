@@ -166,7 +166,9 @@ def measure_entry(
     result.entries_citing, result.entries_covered = plan.report.entries_citing, plan.report.entries_covered
     result.text = task_text(plan)
     result.rows = [
-        MilestoneRow(milestone.id, milestone.title, milestone.type, milestone.title_source)
+        MilestoneRow(
+            milestone.id, milestone.title, milestone.type, milestone.title_source, headlines=len(milestone.headlines)
+        )
         for milestone in plan.milestones
     ]
     covered = f"{result.entries_covered}/{result.entries_citing}"
@@ -241,6 +243,20 @@ def saved_validations(store: Store, key: str, ids: list[str], since: datetime) -
     return out
 
 
+def acceptance_measures(rows: list[MilestoneRow], by_id: dict[str, Validation]) -> dict[str, int]:
+    """Issue 31's measures over the valid milestones: collateral tests set aside and still graded (when they
+    were all a milestone had), the title's features a graded test covers, and the milestones flagged weak."""
+    valid = [(row, by_id[row.id]) for row in rows if row.id in by_id and by_id[row.id].status == "valid"]
+    return {
+        "fail_to_pass": sum(len(validation.fail_to_pass) for _, validation in valid),
+        "collateral_set_aside": sum(len(set(v.collateral) - set(v.fail_to_pass)) for _, v in valid),
+        "collateral_graded": sum(len(set(v.collateral) & set(v.fail_to_pass)) for _, v in valid),
+        "headlines": sum(row.headlines for row, _ in valid),
+        "headlines_covered": sum(row.headlines - len(v.untested_headlines) for row, v in valid),
+        "weak": sum(1 for _, v in valid if v.untested_headlines),
+    }
+
+
 def record(result: EntryResult, validations: list[Validation], seconds: dict[str, float]) -> None:
     """Fill the yield columns from validate's verdicts (a milestone it did not return stays 'not validated')."""
     by_id = {validation.milestone_id: validation for validation in validations}
@@ -256,6 +272,7 @@ def record(result: EntryResult, validations: list[Validation], seconds: dict[str
         row.detail = validation.detail.splitlines()[0][:300] if shows_detail else ""
     result.valid = sum(1 for row in result.rows if row.status == "valid")
     result.fail_to_pass = sum(row.fail_to_pass for row in result.rows)
+    result.acceptance = acceptance_measures(result.rows, by_id)
     not_valid = [row for row in result.rows if row.status != "valid"]
     result.not_valid = dict(Counter(f"{row.status}: {row.reason}" if row.reason else row.status for row in not_valid))
 

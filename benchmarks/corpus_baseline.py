@@ -328,7 +328,8 @@ def _verdict(
         row["reason"] = problems[0]
         row["log_tail"] = verify_runs[0].log_tail[-400:]
     if ours is not None:
-        theirs, mine = set(classified.fail_to_pass), set(ours.fail_to_pass)
+        # the SWE-bench way has no collateral rule: compare with ours before it set any test aside
+        theirs, mine = set(classified.fail_to_pass), set(ours.fail_to_pass) | set(ours.collateral)
         row["same_fail_to_pass"] = theirs == mine
         row["only_ours"], row["only_baseline"] = sorted(mine - theirs)[:10], sorted(theirs - mine)[:10]
 

@@ -95,6 +95,7 @@ class MilestoneRow:
     candidates: int = 0
     validation_s: float | None = None
     detail: str = ""
+    headlines: int = 0  # the features its title names
 
 
 @dataclass
@@ -116,6 +117,7 @@ class EntryResult:
     entries_citing: int = 0
     entries_covered: int = 0
     text: dict[str, int] = field(default_factory=dict)  # issue 30: entries placed, broken texts, interface named...
+    acceptance: dict[str, int] = field(default_factory=dict)  # issue 31: collateral tests, headlines covered...
     validated: bool = False
     valid: int = 0
     fail_to_pass: int = 0

@@ -30,6 +30,15 @@ TEXT_FIELDS = (
     "interface_names",
     "interface_named",
 )
+ACCEPTANCE_FIELDS = (
+    "fail_to_pass",
+    "collateral_set_aside",
+    "collateral_graded",
+    "headlines",
+    "headlines_covered",
+    "weak",
+)
+COLLATERAL_TARGET, HEADLINE_TARGET = 0.10, 0.90  # issue 31: graded collateral at most, headlines covered at least
 MIN_FEATURES, MIN_MILESTONES = 5, 3
 
 
@@ -68,6 +77,7 @@ def _total(results: list[EntryResult]) -> dict:
         "entries_citing": sum(result.entries_citing for result in results),
         "entries_covered": sum(result.entries_covered for result in results),
         "text": {name: sum(result.text.get(name, 0) for result in results) for name in TEXT_FIELDS},
+        "acceptance": {name: sum(result.acceptance.get(name, 0) for result in results) for name in ACCEPTANCE_FIELDS},
         "validated_milestones": sum(result.milestones for result in results if result.validated),
         "valid": valid,
         "fail_to_pass": sum(result.fail_to_pass for result in results),
@@ -139,6 +149,23 @@ def targets(results: list[EntryResult], sums: dict[str, dict]) -> list[dict]:
                 "met": count == 0 if overall["milestones"] else None,
             }
         )
+    accepted = overall["acceptance"]
+    collateral = _share(accepted["collateral_graded"], accepted["fail_to_pass"])
+    covered = _share(accepted["headlines_covered"], accepted["headlines"])
+    out += [
+        {
+            "target": f"<= {COLLATERAL_TARGET:.0%} of graded FAIL_TO_PASS collateral (issue 31)",
+            "measured": _pct(accepted["collateral_graded"], accepted["fail_to_pass"])
+            + f"; {accepted['collateral_set_aside']} more set aside",
+            "met": None if collateral is None else collateral <= COLLATERAL_TARGET,
+        },
+        {
+            "target": f">= {HEADLINE_TARGET:.0%} of valid milestones' title features covered by a graded test"
+            " (issue 31)",
+            "measured": _pct(accepted["headlines_covered"], accepted["headlines"]),
+            "met": None if covered is None else covered >= HEADLINE_TARGET,
+        },
+    ]
     for group, goal in VALID_TARGETS.items():
         group_sums = sums.get(group)
         den = group_sums["milestones"] if group_sums else 0
@@ -210,7 +237,8 @@ def markdown(doc: dict) -> str:
     lines += _entries_markdown(doc)
     lines += _totals_markdown(doc)
     lines += _text_markdown(doc)
-    lines += ["", "## Targets (issues 16 and 30)", "", "| Target | Measured | Met |", "|---|---|---|"]
+    lines += _acceptance_markdown(doc)
+    lines += ["", "## Targets (issues 16, 30 and 31)", "", "| Target | Measured | Met |", "|---|---|---|"]
     for target in doc["targets"]:
         met = "not measured" if target["met"] is None else ("met" if target["met"] else "**not met**")
         lines.append(f"| {target['target']} | {_cell(target['measured'])} | {met} |")
@@ -306,6 +334,32 @@ def _text_markdown(doc: dict) -> list[str]:
             f"| {_pct(text['work_entries_carried'], text['work_entries'])} | {text['broken_texts']} "
             f"| {text['housekeeping_in_text']} | {text['words_lost']} "
             f"| {_pct(text['interface_named'], text['interface_names'])} |"
+        )
+    return lines
+
+
+def _acceptance_markdown(doc: dict) -> list[str]:
+    """Issue 31's measures per validated range and in all: what grades the valid milestones."""
+    rows = [(entry["name"], entry["acceptance"]) for entry in doc["entries"] if entry.get("acceptance")]
+    if not rows:
+        return []
+    lines = [
+        "",
+        "## Acceptance tests (issue 31)",
+        "",
+        "Over valid milestones: *graded* = FAIL_TO_PASS tests that grade; *collateral set aside* = tests that go FAIL "
+        "-> PASS only because their module did not load at base (or on a private name), left out of grading; "
+        "*collateral graded* = such tests kept because nothing else went FAIL -> PASS; *headlines covered* = the "
+        "title's features with a graded, non-collateral test in a test file their commits changed; *weak* = "
+        "milestones with an untested headline (`weak_acceptance`).",
+        "",
+        "| Repository | Graded F2P | Collateral set aside | Collateral graded | Headlines covered | Weak |",
+        "|---|---:|---:|---:|---:|---:|",
+    ]
+    for name, row in [*rows, ("**all**", doc["totals"]["all"]["acceptance"])]:
+        lines.append(
+            f"| {name} | {row['fail_to_pass']} | {row['collateral_set_aside']} | {row['collateral_graded']} "
+            f"| {_pct(row['headlines_covered'], row['headlines'])} | {row['weak']} |"
         )
     return lines
 

@@ -71,6 +71,15 @@ def test_each_range_has_its_plan_and_validation_numbers(measured):
     assert not towncrier.errors and towncrier.screen_passed is False  # a tiny repo fails screening; it goes on
     assert all(row.validation_s is not None for row in towncrier.rows)
     assert towncrier.per_valid_s is not None and towncrier.range
+    # issue 31: what grades them: each title feature has a graded test of its own, nothing is collateral
+    assert towncrier.acceptance == {
+        "fail_to_pass": towncrier.fail_to_pass,
+        "collateral_set_aside": 0,
+        "collateral_graded": 0,
+        "headlines": 2,
+        "headlines_covered": 2,
+        "weak": 0,
+    }
     # squash-only: planned only (no validation backend): no change log, four milestones from squash messages
     assert squash.milestones == 4 and squash.entries_citing == 0 and not squash.validated
     assert squash.type_mix == {"feature": 2, "bug fix": 1, "refactor": 1}
@@ -97,7 +106,8 @@ def test_the_table_has_one_row_per_range_and_the_targets(measured):
     assert " | 2 | feature 2 | 2/2 (100%) | 2/2 (100%) | 2/2 | " in rows[0]
     assert "clone: FileNotFoundError: no local clone at" in rows[1]
     assert "not run" in rows[2] and "feature 2, bug fix 1, refactor 1" in rows[2]
-    assert "> **Test run**" in text and "## Targets (issues 16 and 30)" in text
+    assert "> **Test run**" in text and "## Targets (issues 16, 30 and 31)" in text
+    assert "| towncrier-apart | " in text.split("## Acceptance tests (issue 31)")[1].split("## Targets")[0]
     targets = {t["target"]: t for t in doc["targets"]}
     assert targets[">= 90% of milestones titled by features"]["met"] is True
     assert targets[">= 60% of python milestones valid"]["measured"] == "2/6 (33%)"

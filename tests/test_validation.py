@@ -53,12 +53,15 @@ def test_milestone_whose_tests_pass_at_base_does_not_reproduce(validated):
 
 
 def test_deliberately_flaky_test_is_classified_flaky_and_excluded(validated):
-    _, _, results = validated
+    store, key, results = validated
     validation = results["m05"]
     assert FLAKY in validation.flaky
     assert FLAKY not in validation.fail_to_pass and FLAKY not in validation.pass_to_pass
     statuses = [r.status(FLAKY) for r in validation.verify_runs]
     assert statuses[0] == "passed" and "failed" in statuses[1:]
+    milestone = store.load_milestone(key, "m05")  # the Dev is told not to chase it
+    assert milestone.ungraded == [FLAKY] and f"not graded: `{FLAKY}`." in milestone.task("visible")
+    assert FLAKY not in milestone.task("hidden")
 
 
 def test_validation_is_written_and_recorded_in_the_plan(validated):

@@ -9,11 +9,13 @@ from __future__ import annotations
 
 import hashlib
 import posixpath
+import re
 from collections import Counter
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from ..models.env import EnvErrorReason, TestRun, TestStatus
+from ..models.plan import Headline
 from .declared_tests import TestSpan
 
 FAILING = {"failed", "error", "missing"}  # xfailed and skipped are neither a pass nor a failure here
@@ -56,6 +58,7 @@ class Classification:
     not_reproduced: list[str] = field(default_factory=list)
     broken: list[str] = field(default_factory=list)
     rejected: dict[str, str] = field(default_factory=dict)  # candidate -> "kind: detail", for each non-F2P one
+    collateral: list[str] = field(default_factory=list)  # F2P by their results, proving nothing (see `collateral`)
 
 
 def _sample(tests: list[str], limit: int) -> list[str]:
@@ -125,6 +128,62 @@ def classify(
                 classification.not_reproduced.append(test)
     classification.pass_to_pass = _sample(p2p, max_pass_to_pass)
     return classification
+
+
+# A failure on a name the milestone adds that no user calls: `cannot import name '_flag'`, `module 'x' has no
+# attribute '_y'`, `_parse() takes 2 positional arguments` (dunder names such as `__init__` are public API).
+_PRIVATE_NAME = re.compile(r"\b(?:ImportError|AttributeError|NameError|TypeError)\b.*?(?:'_(?!_)\w*'|\b_(?!_)\w*\(\))")
+
+
+def _last_line(message: str) -> str:
+    lines = [line.strip() for line in message.strip().splitlines() if line.strip()]
+    return lines[-1][:200] if lines else ""
+
+
+def _load_failure(test: str, base_runs: list[TestRun], file_of: Callable[[str], str]) -> str | None:
+    """Why a test fails at base without running its own check (None when it ran and failed)."""
+    reasons = set()
+    for run in base_runs:
+        where = file_of(test)
+        if run.status(test) == "missing" and where in run.collect_errors:
+            said = _last_line(run.messages.get(where, ""))
+            reasons.add(f"{where} does not load at base" + (f" ({said})" if said else ""))
+        elif _PRIVATE_NAME.search(run.messages.get(test, "")):
+            reasons.add(f"fails at base on a private name ({_last_line(run.messages[test])})")
+        else:
+            return None
+    return min(reasons) if reasons else None
+
+
+def collateral(
+    fail_to_pass: list[str], base_runs: list[TestRun], file_of: Callable[[str], str], changed: Callable[[str], bool]
+) -> dict[str, str]:
+    """FAIL_TO_PASS tests that prove nothing of the milestone (test -> why): the milestone left the test's
+    own lines alone (`changed` is the static trace), and at base it fails only because its file does not
+    load (a collection or build error) or on a private name the milestone adds."""
+    found = {}
+    for test in fail_to_pass:
+        if not changed(test) and (why := _load_failure(test, base_runs, file_of)):
+            found[test] = why
+    return found
+
+
+def set_aside(classification: Classification, collateral_tests: dict[str, str], leave_out: bool) -> Classification:
+    """The classification with its collateral tests recorded and, with `leave_out`, out of grading, each with
+    its reason in `rejected`; they stay when nothing else is FAIL_TO_PASS (then they are all it has)."""
+    kept = [test for test in classification.fail_to_pass if test not in collateral_tests]
+    recorded = replace(classification, collateral=sorted(collateral_tests))
+    if not leave_out or not kept:
+        return recorded
+    rejected = {**classification.rejected, **{test: f"collateral: {why}" for test, why in collateral_tests.items()}}
+    return replace(recorded, fail_to_pass=kept, rejected=rejected)
+
+
+def untested_headlines(headlines: list[Headline], graded: list[str], files_of: Callable[[str], list[str]]) -> list[str]:
+    """The title's features that no graded (non-collateral) FAIL_TO_PASS test covers: none lives in a test
+    file their own commits changed."""
+    covered = {path for test in graded for path in files_of(test)}
+    return [headline.text for headline in headlines if not covered & set(headline.test_files)]
 
 
 # ---- candidates: the runner's ids of the milestone's changed test files -----------------------------

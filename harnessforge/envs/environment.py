@@ -173,10 +173,11 @@ class Environment:
     def _spec(
         self, recipe: Recipe, env: dict[str, str], labels: dict[str, str], mounts: Sequence[Mount]
     ) -> SandboxSpec:
+        timeout = self.rules.environments.test_case_timeout_s
         return SandboxSpec(
             self.repo.path,
             "",
-            env=dict(env),
+            env={**env, **({"HF_TEST_TIMEOUT": str(timeout)} if timeout else {})},
             prepare=recipe.prepare,
             limits=self.limits,
             labels=labels,
@@ -232,10 +233,17 @@ def validate(
     try:
         for planned, validation in zip(todo, pool.map(one, todo) if pool else map(one, todo)):
             store.save_validation(key, validation)
+            weak = {"weak_acceptance"} if validation.untested_headlines else set()
             verdict = {
                 "status": validation.status,
                 "fail_to_pass": validation.fail_to_pass,
                 "pass_to_pass": validation.pass_to_pass,
+                "flags": sorted(set(planned.flags) - {"weak_acceptance"} | weak),
+                "ungraded": sorted(
+                    test
+                    for test, why in validation.rejected.items()
+                    if why.startswith(("not_passing_at_verify", "flaky"))
+                ),
             }
             validated = planned.model_copy(update=verdict)
             if validation.fail_to_pass:  # the interface and criteria of the tests that really fail and pass

@@ -15,7 +15,18 @@ from ..errors import EnvError
 from ..models.env import MilestoneStatus, Recipe, TestRun, Validation
 from ..models.plan import Milestone
 from ..rules import Rules
-from .classification import Classification, candidate_tests, classify, excluded_candidates, owner_files, run_problem
+from .classification import (
+    Classification,
+    candidate_tests,
+    classify,
+    collateral,
+    excluded_candidates,
+    owner_files,
+    run_problem,
+    set_aside,
+    static_ids,
+    untested_headlines,
+)
 from .declared_tests import declared_tests
 from .runners import run_with_reports, runner
 from .sandbox import Sandbox
@@ -72,6 +83,8 @@ class Candidates:
     tests: list[str]
     excluded: dict[str, str]  # candidate -> why the static trace left it out
     defined_in: dict[str, tuple[str, int | None]]
+    changed: set[str]  # the candidates whose own lines the milestone changed (the static trace's tests)
+    owners: dict[str, list[str]]  # candidate -> the changed test files it belongs to
 
 
 def find_candidates(
@@ -83,7 +96,8 @@ def find_candidates(
 ) -> Candidates:
     """Candidates from the runs' own ids (the verify runs ran the whole suite, so they are the
     collection), reading in the verify checkout only what the rules need: Go's module path and the
-    test names its changed files declare, and the files defining candidates when tests were excluded."""
+    test names its changed files declare, and the files defining candidates, to match them with the
+    static trace's ids."""
     ids = {test for run in runs for test in run.statuses}
     declared: dict[str, list[str]] = {}
     module = ""
@@ -97,17 +111,18 @@ def find_candidates(
         found = re.search(r"^module\s+\"?([^\s\"]+)", _read(sandbox, "go.mod") or "", re.M)
         module = found[1] if found else ""
     tests = candidate_tests(recipe.runner, ids, milestone.test_files, defined_in, declared, module)
-    excluded: dict[str, str] = {}
-    if milestone.excluded_tests:
-        owners = {
-            test: owner_files(recipe.runner, test, milestone.test_files, defined_in, declared, module) for test in tests
-        }
-        files = sorted({defined_in[test][0] for test in tests if test in defined_in})
-        spans = {path: declared_tests(path, text) for path in files if (text := _read(sandbox, path))}
-        reasons = {exclusion.test: exclusion.reason for exclusion in milestone.excluded_tests}
-        accepted = milestone.acceptance_tests
-        excluded = excluded_candidates(recipe.runner, tests, reasons, accepted, owners, defined_in, spans)
-    return Candidates(tests, excluded, {test: defined_in[test] for test in tests if test in defined_in})
+    owners = {
+        test: owner_files(recipe.runner, test, milestone.test_files, defined_in, declared, module) for test in tests
+    }
+    files = sorted({defined_in[test][0] for test in tests if test in defined_in})
+    spans = {path: declared_tests(path, text) for path in files if (text := _read(sandbox, path))}
+    reasons = {exclusion.test: exclusion.reason for exclusion in milestone.excluded_tests}
+    accepted = milestone.acceptance_tests
+    excluded = excluded_candidates(recipe.runner, tests, reasons, accepted, owners, defined_in, spans)
+    traced = set(accepted) | set(reasons)
+    changed = {test for test in tests if static_ids(recipe.runner, test, owners[test], defined_in, spans) & traced}
+    defined = {test: defined_in[test] for test in tests if test in defined_in}
+    return Candidates(tests, excluded, defined, changed, owners)
 
 
 def validate_milestone(
@@ -141,6 +156,10 @@ def validate_milestone(
                 return Validation(**common, **runs, status="env_error", reason=problem, detail=detail)
     file_of = runner(recipe.runner).file_of
     verdict = classify(found.tests, base_runs, verify_runs, file_of, env.max_pass_to_pass, excluded=found.excluded)
+    collateral_tests = collateral(verdict.fail_to_pass, base_runs, file_of, found.changed.__contains__)
+    verdict = set_aside(verdict, collateral_tests, leave_out=env.collateral_tests == "set_aside")
+    graded = [test for test in verdict.fail_to_pass if test not in verdict.collateral]
+    untested = untested_headlines(milestone.headlines, graded, lambda test: found.owners.get(test, []))
     return Validation(
         **common,
         **runs,
@@ -152,6 +171,8 @@ def validate_milestone(
         not_reproduced=verdict.not_reproduced,
         broken=verdict.broken,
         candidates=found.tests,
+        collateral=verdict.collateral,
+        untested_headlines=untested if verdict.fail_to_pass else [],
         rejected=verdict.rejected,
         defined_in={test: f"{path}:{line}" for test, (path, line) in found.defined_in.items() if path != file_of(test)},
     )
@@ -176,4 +197,7 @@ def summary(milestone: Milestone, candidates: list[str], classification: Classif
         return f"the runner reported no test in the changed test files ({files})"
     kinds = Counter(why.split(":", 1)[0] for why in classification.rejected.values())
     rest = "".join(f", {count} {kind}" for kind, count in sorted(kinds.items()))
+    graded = set(classification.collateral) & set(classification.fail_to_pass)
+    if graded:
+        rest += f" ({len(graded)} of the FAIL_TO_PASS collateral, graded: nothing else goes FAIL -> PASS)"
     return f"{len(candidates)} candidates: {len(classification.fail_to_pass)} FAIL_TO_PASS{rest}"

@@ -46,7 +46,7 @@ from .ranges import plan_range
 from .refs import linked_issues
 from .releases import find_releases
 from .segment import MilestoneCut, RoleReader, Segmenter, UnitInfo, group_features
-from .task_text import carried_entries, plan_report, text_warnings, with_task
+from .task_text import carried_entries, headlines, plan_report, text_warnings, with_task
 from .task_text import withholding as task_withholding
 from .unit_diffs import unit_diffs
 
@@ -176,6 +176,7 @@ def _milestone(
         expected_turns=turns,
         acceptance_tests=accepted,
         excluded_tests=excluded,
+        headlines=headlines(task, groups, ctx.classify),
         flags=sorted(set(flags)),
     )
     milestone = with_task(milestone, task, ctx.repo, ctx.classify, ctx.planning, kinds)

@@ -15,9 +15,10 @@ from ..diffs import FileDiff
 from ..envs.interface import refresh_interface
 from ..files import FileClassifier
 from ..gitio import GitRepo, display
-from ..models import AcceptanceCriterion, ChangelogEntry, Milestone, PlanReport, TaskQuality
+from ..models import AcceptanceCriterion, ChangelogEntry, Headline, Milestone, PlanReport, TaskQuality
 from ..rules import PlanningRules
 from .describe import TaskText, Withholding
+from .features import FeatureGroup
 from .kinds import KindReader
 from .segment import UnitInfo
 
@@ -91,6 +92,17 @@ def text_warnings(milestone: Milestone) -> list[str]:
             for words in milestone.quality.housekeeping_in_text
         ),
     ]
+
+
+def headlines(task: TaskText, groups: list[FeatureGroup], classify: FileClassifier) -> list[Headline]:
+    """The features the title names, each with its commits and the test files they changed: what validation
+    looks in for a graded test of each."""
+    out = []
+    for text, positions in task.headlines.items():
+        infos = [info for position in positions for info in groups[position].infos]
+        tests = {display(change.path) for info in infos for change in info.unit.files if classify.is_test(change.path)}
+        out.append(Headline(text=text, commits=[info.unit.sha for info in infos], test_files=sorted(tests)))
+    return out
 
 
 def carried_entries(

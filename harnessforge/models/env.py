@@ -136,10 +136,21 @@ class Validation(Model):
         description="The runner's test ids in the milestone's changed test files, and the tests other files "
         "inherit from a changed mixin: FAIL_TO_PASS is taken from these.",
     )
+    collateral: list[str] = Field(
+        [],
+        description="Tests that go FAIL -> PASS but prove nothing of the milestone: it did not change them, and "
+        "at base they fail only because their file does not load or on a private name it adds. Out of grading "
+        "(`rejected` says `collateral`) unless nothing else is FAIL_TO_PASS.",
+    )
+    untested_headlines: list[str] = Field(
+        [],
+        description="Features the milestone's title names that no graded, non-collateral FAIL_TO_PASS test "
+        "covers (none lives in a test file their commits changed): the milestone is flagged `weak_acceptance`.",
+    )
     rejected: dict[str, str] = Field(
         {},
         description="Candidate -> why it is not FAIL_TO_PASS, as `kind: detail` (kind: excluded, flaky, "
-        "not_reproduced, skipped, not_passing_at_verify, not_failing_at_base).",
+        "not_reproduced, skipped, not_passing_at_verify, not_failing_at_base, collateral).",
     )
     defined_in: dict[str, str] = Field(
         {}, description="Candidates defined in another file than their own (a mixin's): test id -> `file:line`."

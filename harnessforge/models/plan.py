@@ -61,6 +61,14 @@ class ExcludedTest(Model):
     reason: str
 
 
+class Headline(Model):
+    """A feature the milestone's title names, with what can test it: the test files its own commits changed."""
+
+    text: str
+    commits: list[str]
+    test_files: list[str]
+
+
 InterfaceKind = Literal[
     "module",
     "function",
@@ -155,6 +163,9 @@ class Milestone(Model):
     expected_turns: int | None = Field(None, description="A rough estimate of the Dev turns it takes (from its size).")
     acceptance_tests: list[str]
     excluded_tests: list[ExcludedTest] = []
+    headlines: list[Headline] = Field(
+        [], description="The title's features; validation flags `weak_acceptance` when no graded test covers one."
+    )
     flags: list[str] = Field([], description="e.g. undersized, oversized, no_tests")
     interface: list[InterfaceItem] = Field(
         [], description="The names the acceptance tests use that the base lacks (FAIL_TO_PASS once validated)."
@@ -168,6 +179,11 @@ class Milestone(Model):
     )
     fail_to_pass: list[str] = Field([], description="Set by `validate`: fail at base, pass at verify, every run.")
     pass_to_pass: list[str] = Field([], description="Set by `validate`: pass at both ends, every run.")
+    ungraded: list[str] = Field(
+        [],
+        description="Set by `validate`: tests of the changed test files that fail with the reference solution too, "
+        "or are flaky: not graded, and the visible task says so (the Dev does not chase them).",
+    )
 
     @property
     def brief(self) -> str:
@@ -194,6 +210,10 @@ class Milestone(Model):
             if visibility == "visible"
             else "The acceptance tests are not in your workspace: `submit` runs them and tells you which fail, and why."
         )
+        if visibility == "visible" and self.ungraded:
+            shown = ", ".join(f"`{test}`" for test in self.ungraded[:10])
+            more = f" and {len(self.ungraded) - 10} more" if len(self.ungraded) > 10 else ""
+            where += f" These fail with the reference solution too (or are flaky) and are not graded: {shown}{more}."
         parts += ["## Acceptance criteria", "\n".join(line for line in criteria if line) + f"\n\n{where}"]
         return "\n\n".join(parts)
 

@@ -222,6 +222,9 @@ class BootstrapRules(Model):
     public_image: str = Field(min_length=1)  # what exported task Dockerfiles build FROM by default instead
 
 
+CollateralTests = Literal["set_aside", "graded"]
+
+
 class EnvRules(Model):
     base_images: dict[str, str]
     bootstrap: BootstrapRules
@@ -231,8 +234,10 @@ class EnvRules(Model):
     pids_limit: int = Field(gt=0)
     exec_timeout_s: int = Field(gt=0)
     test_timeout_s: int = Field(gt=0)
+    test_case_timeout_s: int = Field(120, ge=0)
     repeats: int = Field(ge=1)
     max_pass_to_pass: int = Field(ge=0)
+    collateral_tests: CollateralTests = "set_aside"
     test_config_patterns: list[str]
     test_config_sections: dict[str, list[str]]
     overrides: dict[str, dict[str, Any]] = {}

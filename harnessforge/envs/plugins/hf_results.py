@@ -8,17 +8,26 @@ the session really ran to its end. Only the outermost session of the process wri
 taken out of the environment: a suite that runs pytest itself (pytester, inline or in a subprocess) must
 not add its inner tests to the report. Standard library only, and hooks that exist since pytest 3, because
 old repositories pin old pytests and old Pythons (hence no f-strings and no annotations here).
+
+With $HF_TEST_TIMEOUT (seconds) set, a test whose body runs longer fails with a
+timeout message: one hanging test (a pager waiting for input) marks that test, not the whole run. It is an
+alarm signal, so a test blocked inside C code that ignores signals still waits for the run's own timeout.
 """
 
 import json
 import os
+import signal
 
 # path: where to write (None writes nothing, so loading the plugin by accident is harmless);
 # owner: the config of the session that writes (the first one configured in this process).
 _STATE = {"path": os.environ.pop("HF_RESULTS", None) or None, "owner": None}
 
 
+_TIMER = {"owner": None}  # the config whose tests the alarm times (one per process: the alarm is process-wide)
+
+
 def pytest_configure(config):
+    _time_tests(config)
     if hasattr(config, "workerinput") or _STATE["owner"] is not None or not _STATE["path"]:
         return  # an xdist worker (the controller writes its reports), a nested session, or nowhere to write
     _STATE["owner"] = config
@@ -88,6 +97,47 @@ def _message(report):
     return text[-1500:]
 
 
+def _time_tests(config):
+    try:
+        seconds = int(os.environ.get("HF_TEST_TIMEOUT") or 0)
+    except ValueError:
+        seconds = 0
+    if seconds > 0 and _TIMER["owner"] is None and hasattr(signal, "SIGALRM"):
+        _TIMER["owner"] = config
+        config.pluginmanager.register(_timer(seconds), "hf_results_timer")
+
+
+class TestTimeout(Exception):
+    """Raised in a test that ran longer than $HF_TEST_TIMEOUT seconds."""
+
+    __test__ = False
+
+
+def _timer(seconds):
+    """A plugin whose alarm is armed around each test's call (the test body: a hook wrapper, so the timeout is
+    the call's failure, reported like any other)."""
+    import pytest
+
+    class Timer(object):
+        def _expired(self, signum, frame):
+            raise TestTimeout("hf_results: the test ran longer than %d s (per-test timeout)" % seconds)
+
+        @pytest.hookimpl(hookwrapper=True)
+        def pytest_runtest_call(self, item):
+            previous = signal.signal(signal.SIGALRM, self._expired)
+            signal.alarm(seconds)
+            try:
+                yield
+            finally:
+                signal.alarm(0)
+                signal.signal(signal.SIGALRM, previous)
+
+    return Timer()
+
+
 def pytest_unconfigure(config):
+    if config is _TIMER["owner"]:
+        signal.alarm(0)
+        _TIMER["owner"] = None
     if config is _STATE["owner"]:
         _STATE["owner"] = None

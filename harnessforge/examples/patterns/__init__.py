@@ -21,6 +21,7 @@ PATTERNS: dict[str, str] = {
     "housekeeping-heavy": "housekeeping_heavy",
     "self-extras": "self_extras",
     "unittest-mixins": "unittest_mixins",
+    "private-import": "private_import",
     "go-module": "go_module",
     "ts-package": "ts_package",
     "rust-crate": "rust_crate",

@@ -1,0 +1,160 @@
+"""Acceptance tests that test the promise (issue 31). A collateral FAIL_TO_PASS test (the milestone did not
+change it; at base it fails only because its module does not load or on a private name the milestone adds)
+proves nothing of the feature: it is set aside from grading, with its reason, unless nothing else goes
+FAIL -> PASS. A title feature that no graded test covers makes the milestone `weak_acceptance`. A test that
+hangs fails alone under the per-test timeout."""
+
+from __future__ import annotations
+
+import pytest
+
+from harnessforge.envs.classification import classify, collateral, set_aside
+from harnessforge.envs.environment import validate
+from harnessforge.examples.patterns import build_pattern
+from harnessforge.mining.planner import plan
+from harnessforge.models.env import TestRun
+from harnessforge.rules import load_rules
+from harnessforge.store import Store
+from tests.helpers import one_run_per_side
+
+
+def file_of(test: str) -> str:
+    return test.split("::", 1)[0]
+
+
+def run(statuses: dict[str, str], messages: dict[str, str] | None = None, collect_errors=()) -> TestRun:
+    return TestRun(
+        runner="pytest", statuses=statuses, messages=messages or {}, collect_errors=list(collect_errors), suite_ran=True
+    )
+
+
+PRIVATE_IMPORT = "E   ImportError: cannot import name '_HYPHEN' from 'wrapx.core' (/w/wrapx/core.py)"
+ARITY = "TypeError: _split() takes 2 positional arguments but 3 were given"
+ATTRIBUTE = "AttributeError: module 'wrapx' has no attribute '_cache'"
+ASSERTION = "assert ['abcdefghij'] == ['abcd-', 'efgh-', 'ij']"
+KEYWORD = "TypeError: wrap() got an unexpected keyword argument 'hyphenate'"
+CONSTRUCTOR = "TypeError: Wrapper.__init__() takes 1 positional argument but 2 were given"
+
+
+def failing(message: str) -> TestRun:
+    return run({"t.py::a": "failed"}, {"t.py::a": message})
+
+
+@pytest.mark.parametrize(
+    "base, changed, reason",
+    [
+        # its module does not load: the unchanged test is absent from the report
+        (run({}, {"t.py": PRIVATE_IMPORT}, ["t.py"]), False, "t.py does not load at base (E   ImportError: cannot"),
+        (failing(ARITY), False, "fails at base on a private name (TypeError: _split() takes 2"),
+        (failing(ATTRIBUTE), False, "fails at base on a private name (AttributeError"),
+        # a test that ran its check, or failed on public API (a constructor is public): not collateral
+        (failing(ASSERTION), False, None),
+        (failing(KEYWORD), False, None),
+        (failing(CONSTRUCTOR), False, None),
+        (run({}, {"t.py": PRIVATE_IMPORT}, ["t.py"]), True, None),  # the milestone changed the test itself
+    ],
+)
+def test_a_test_is_collateral_when_unchanged_and_failing_at_base_only_to_load(base, changed, reason):
+    why = collateral(["t.py::a"], [base, base], file_of, lambda test: changed).get("t.py::a")
+    if reason is None:
+        assert why is None
+    else:
+        assert why is not None and why.startswith(reason), why
+
+
+def test_collateral_tests_leave_grading_unless_nothing_else_is_fail_to_pass():
+    base = [run({"t.py::new": "failed"}, {"t.py::new": "assert 1 == 2", "u.py": PRIVATE_IMPORT}, ["u.py"])] * 2
+    verify = [run({"t.py::new": "passed", "u.py::old": "passed"})] * 2
+    verdict = classify(["t.py::new", "u.py::old"], base, verify, file_of, 10)
+    assert verdict.fail_to_pass == ["t.py::new", "u.py::old"]
+    found = collateral(verdict.fail_to_pass, base, file_of, lambda test: False)
+    assert list(found) == ["u.py::old"]  # t.py::new ran its assertion at base
+    aside = set_aside(verdict, found, leave_out=True)
+    assert aside.fail_to_pass == ["t.py::new"] and aside.collateral == ["u.py::old"]
+    assert aside.rejected["u.py::old"].startswith("collateral: u.py does not load at base")
+    graded = set_aside(verdict, found, leave_out=False)  # environments.collateral_tests: graded
+    assert graded.fail_to_pass == verdict.fail_to_pass and graded.collateral == ["u.py::old"]
+    alone = classify(["u.py::old"], base, verify, file_of, 10)
+    kept = set_aside(alone, collateral(alone.fail_to_pass, base, file_of, lambda test: False), leave_out=True)
+    assert kept.fail_to_pass == kept.collateral == ["u.py::old"] and "u.py::old" not in kept.rejected
+
+
+# ---- the private-import pattern repository, planned and validated in the local sandbox ------------------
+@pytest.fixture(scope="module")
+def wrapx(tmp_path_factory):
+    """Each release of the pattern repository planned and validated on its own: release -> its validations."""
+    root = tmp_path_factory.mktemp("wrapx")
+    repo = build_pattern("private-import", root / "wrapx")
+    out = {}
+    for start, end in (("v0.1.0", "v0.2.0"), ("v0.2.0", "v0.3.0")):
+        store = Store(root / end / "store")
+        result = plan(store, str(repo), load_rules(), from_ref=start, to_ref=end)
+        key = result.plan.repo.key
+        validations = validate(store, key, one_run_per_side(), backend="local", log=lambda *_: None)
+        out[end] = validations, store.load_plan(key)
+    return out
+
+
+def test_the_feature_is_graded_by_its_own_test_and_the_old_ones_are_set_aside(wrapx):
+    (validation,), plan_ = wrapx["v0.2.0"]
+    assert validation.status == "valid", validation.detail
+    assert validation.fail_to_pass == ["tests/test_wrap.py::test_hyphenate_cuts_long_words"]
+    assert validation.collateral == [
+        "tests/test_split.py::test_long_words_stay_whole_by_default",
+        "tests/test_split.py::test_words_split_on_whitespace",
+        "tests/test_wrap.py::test_empty_text_has_no_line",
+        "tests/test_wrap.py::test_lines_break_at_the_width",
+        "tests/test_wrap.py::test_short_text_is_one_line",
+    ]
+    reasons = {test: validation.rejected[test] for test in validation.collateral}
+    assert (
+        reasons["tests/test_wrap.py::test_short_text_is_one_line"].startswith(
+            "collateral: tests/test_wrap.py does not load at base ("
+        )
+        and "_HYPHEN" in reasons["tests/test_wrap.py::test_short_text_is_one_line"]
+    )
+    assert reasons["tests/test_split.py::test_words_split_on_whitespace"].startswith(
+        "collateral: fails at base on a private name (TypeError: _split() takes 2 positional arguments"
+    )
+    assert "1 FAIL_TO_PASS" in validation.detail and "5 collateral" in validation.detail
+    (milestone,) = plan_.milestones
+    assert [(headline.text, headline.test_files) for headline in milestone.headlines] == [
+        ("Hyphenate long words", ["tests/test_split.py", "tests/test_wrap.py"])
+    ]
+    assert validation.untested_headlines == [] and "weak_acceptance" not in milestone.flags
+
+
+def test_a_milestone_whose_every_fail_to_pass_is_collateral_keeps_them_and_its_headline_is_untested(wrapx):
+    (validation,), plan_ = wrapx["v0.3.0"]
+    assert validation.status == "valid"
+    assert validation.fail_to_pass == validation.collateral and len(validation.collateral) == 4
+    assert "4 of the FAIL_TO_PASS collateral, graded: nothing else goes FAIL -> PASS" in validation.detail
+    # its headline has no test of its own: the milestone says which, and is weak
+    (milestone,) = plan_.milestones
+    assert validation.untested_headlines == [milestone.title] == [headline.text for headline in milestone.headlines]
+    assert "weak_acceptance" in milestone.flags and milestone.status == "valid"
+
+
+# ---- a test that hangs at base -----------------------------------------------------------------------------
+def _timeouts(test_case_timeout_s: int, test_timeout_s: int):
+    rules = one_run_per_side()
+    environments = rules.environments.model_copy(
+        update={"test_case_timeout_s": test_case_timeout_s, "test_timeout_s": test_timeout_s}
+    )
+    return rules.model_copy(update={"environments": environments})
+
+
+def test_a_test_that_hangs_at_base_fails_alone_under_the_per_test_timeout(tmp_path):
+    repo = build_pattern("private-import", tmp_path / "wrapx")
+    store = Store(tmp_path / "store")
+    key = plan(store, str(repo), load_rules(), from_ref="v0.3.0", to_ref="v0.4.0").plan.repo.key
+    (timed,) = validate(store, key, _timeouts(3, 60), backend="local", log=lambda *_: None)
+    assert timed.status == "valid", timed.detail
+    assert timed.fail_to_pass == ["tests/test_words.py::test_a_missing_file_is_an_error"]
+    (base,) = timed.base_runs
+    assert not base.timed_out and base.suite_ran and base.duration_s < 30
+    said = base.messages["tests/test_words.py::test_a_missing_file_is_an_error"]
+    assert "ran longer than 3 s (per-test timeout)" in said
+    # without it, the one hanging test stops the whole run
+    (untimed,) = validate(store, key, _timeouts(0, 8), backend="local", log=lambda *_: None)
+    assert (untimed.status, untimed.reason) == ("env_error", "timeout")
