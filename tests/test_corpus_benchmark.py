@@ -67,7 +67,8 @@ def test_each_range_has_its_plan_and_validation_numbers(measured):
     # towncrier-apart: two features from its towncrier fragments, both validated (local sandbox, K=1)
     assert towncrier.milestones == 2 and towncrier.feature_titled == 2
     assert (towncrier.entries_covered, towncrier.entries_citing) == (2, 2)
-    assert towncrier.validated and towncrier.valid == 2 and towncrier.fail_to_pass > 0
+    why = [(row.id, row.status, row.reason, row.detail) for row in towncrier.rows]
+    assert towncrier.validated and towncrier.valid == 2 and towncrier.fail_to_pass > 0, why
     assert not towncrier.errors and towncrier.screen_passed is False  # a tiny repo fails screening; it goes on
     assert all(row.validation_s is not None for row in towncrier.rows)
     assert towncrier.per_valid_s is not None and towncrier.range

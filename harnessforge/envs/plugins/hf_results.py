@@ -130,7 +130,7 @@ def _timer(seconds):
                 yield
             finally:
                 signal.alarm(0)
-                signal.signal(signal.SIGALRM, previous)
+                signal.signal(signal.SIGALRM, signal.SIG_DFL if previous is None else previous)
 
     return Timer()
 
