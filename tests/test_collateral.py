@@ -10,6 +10,7 @@ import pytest
 
 from harnessforge.envs.classification import classify, collateral, set_aside
 from harnessforge.envs.environment import validate
+from harnessforge.envs.validation import summary
 from harnessforge.examples.patterns import build_pattern
 from harnessforge.mining.planner import plan
 from harnessforge.models.env import TestRun
@@ -77,6 +78,11 @@ def test_collateral_tests_leave_grading_unless_nothing_else_is_fail_to_pass():
     alone = classify(["u.py::old"], base, verify, file_of, 10)
     kept = set_aside(alone, collateral(alone.fail_to_pass, base, file_of, lambda test: False), leave_out=True)
     assert kept.fail_to_pass == kept.collateral == ["u.py::old"] and "u.py::old" not in kept.rejected
+    candidates = ["t.py::new", "u.py::old"]  # the one line validation.json's detail and the log say
+    assert summary(None, candidates, aside) == "2 candidates: 1 FAIL_TO_PASS, 1 collateral"
+    assert (
+        summary(None, candidates, graded) == "2 candidates: 2 FAIL_TO_PASS (1 of them collateral, graded by the rules)"
+    )
 
 
 # ---- the private-import pattern repository, planned and validated in the local sandbox ------------------
@@ -128,7 +134,7 @@ def test_a_milestone_whose_every_fail_to_pass_is_collateral_keeps_them_and_its_h
     (validation,), plan_ = wrapx["v0.3.0"]
     assert validation.status == "valid"
     assert validation.fail_to_pass == validation.collateral and len(validation.collateral) == 4
-    assert "4 of the FAIL_TO_PASS collateral, graded: nothing else goes FAIL -> PASS" in validation.detail
+    assert "4 FAIL_TO_PASS (all of them collateral, graded: nothing else goes FAIL -> PASS)" in validation.detail
     # its headline has no test of its own: the milestone says which, and is weak
     (milestone,) = plan_.milestones
     assert validation.untested_headlines == [milestone.title] == [headline.text for headline in milestone.headlines]

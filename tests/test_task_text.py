@@ -14,7 +14,7 @@ from harnessforge.examples.patterns.common import PYPROJECT, START, feature_file
 from harnessforge.files import FileClassifier
 from harnessforge.gitio import GitRepo
 from harnessforge.mining.changelog_text import ChangelogFile, parse_changelog
-from harnessforge.mining.describe import Withholding
+from harnessforge.mining.describe import Feature, Source, Withholding, describe
 from harnessforge.mining.kinds import KindReader
 from harnessforge.mining.markup import render, syntax_of
 from harnessforge.mining.planner import plan
@@ -186,6 +186,16 @@ def test_a_new_module_the_tests_import_is_interface_and_not_withheld():
     text = {parsed.path: parsed for parsed in parse_text(files, [])}
     held = withholding([file for file in files if not classify.is_test(file.path)], text, classify)
     assert held.found("The new `acme/tokens.py` module, built on `acme/_scan.py`.") == ["acme/_scan.py"]
+
+
+def test_the_headlines_are_the_features_the_title_names():
+    features = [
+        Feature(titles=[(Source(name), "changelog")], points=[Source(f"{name} works.")], seed=seed)
+        for name, seed in (("Alpha mode", True), ("Beta flag", True), ("Gamma cache", True), ("Delta docs", False))
+    ]
+    task = describe(features, Withholding([]), None)
+    assert task.title == "Alpha mode; Beta flag (+1 more)"
+    assert task.headlines == {"Alpha mode": [0], "Beta flag": [1]}  # not the "+1 more", nor what is not a seed
 
 
 def test_only_source_paths_and_solution_code_are_withheld():

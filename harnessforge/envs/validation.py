@@ -198,6 +198,8 @@ def summary(milestone: Milestone, candidates: list[str], classification: Classif
     kinds = Counter(why.split(":", 1)[0] for why in classification.rejected.values())
     rest = "".join(f", {count} {kind}" for kind, count in sorted(kinds.items()))
     graded = set(classification.collateral) & set(classification.fail_to_pass)
-    if graded:
-        rest += f" ({len(graded)} of the FAIL_TO_PASS collateral, graded: nothing else goes FAIL -> PASS)"
+    if graded == set(classification.fail_to_pass) and graded:
+        rest += " (all of them collateral, graded: nothing else goes FAIL -> PASS)"
+    elif graded:
+        rest += f" ({len(graded)} of them collateral, graded by the rules)"
     return f"{len(candidates)} candidates: {len(classification.fail_to_pass)} FAIL_TO_PASS{rest}"

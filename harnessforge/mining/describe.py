@@ -52,7 +52,7 @@ class TaskText:
     warnings: list[str] = field(default_factory=list)  # what the sources' markup got wrong
     promises: list[str] = field(default_factory=list)  # each release-note entry's first sentence: a criterion
     headings: list[str] = field(default_factory=list)  # the features' names
-    headlines: dict[str, list[int]] = field(default_factory=dict)  # each title feature -> its positions in features
+    headlines: dict[str, list[int]] = field(default_factory=dict)  # each feature the title names -> its positions
 
 
 # ---- withholding ---------------------------------------------------------------------------------
@@ -211,8 +211,8 @@ def describe(
     titles = list(dict.fromkeys(heading for heading, _ in titled))
     task.title = "; ".join(titles[:2]) + (f" (+{len(titles) - 2} more)" if len(titles) > 2 else "")
     task.title_source = titled[0][1] if titled else "none"
-    for position, (feature, found) in enumerate(named):
-        if feature.seed and found:
+    for position, (feature, found) in enumerate(named):  # the features the title names (the rest are "+N more")
+        if feature.seed and found and found[0] in titles[:2]:
             task.headlines.setdefault(found[0], []).append(position)
     sections: dict[str, tuple[str | None, list[str]]] = {}  # name (lower case) -> (name, body lines)
     for position, (feature, found) in enumerate(named):

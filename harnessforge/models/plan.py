@@ -62,7 +62,8 @@ class ExcludedTest(Model):
 
 
 class Headline(Model):
-    """A feature the milestone's title names, with what can test it: the test files its own commits changed."""
+    """A feature the milestone's title names (at most two; the rest are its "+N more"), with what can test it:
+    the test files its own commits changed."""
 
     text: str
     commits: list[str]
