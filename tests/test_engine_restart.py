@@ -104,7 +104,12 @@ def _load_image(shared: docker.DockerClient, private: docker.DockerClient, image
     pin = f"harnessforge-test/engine-restart:{os.getpid()}"
     shared.images.get(image_id).tag(pin)
     try:
-        out = list(private.api.load_image(shared.api.get_image(pin, chunk_size=1 << 20)))
+        # its own client: an export can take longer than the shared client's 10 s to start on a busy engine
+        exporter = docker.from_env(timeout=600)
+        try:
+            out = list(private.api.load_image(exporter.api.get_image(pin, chunk_size=1 << 20)))
+        finally:
+            exporter.close()
         assert not [x for x in out if "error" in x], out
         private.images.get(pin).tag(tag)
     finally:

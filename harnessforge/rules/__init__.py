@@ -234,7 +234,7 @@ class EnvRules(Model):
     pids_limit: int = Field(gt=0)
     exec_timeout_s: int = Field(gt=0)
     test_timeout_s: int = Field(gt=0)
-    test_case_timeout_s: int = Field(120, ge=0)
+    test_case_timeout_s: int = Field(0, ge=0)
     repeats: int = Field(ge=1)
     max_pass_to_pass: int = Field(ge=0)
     collateral_tests: CollateralTests = "set_aside"
