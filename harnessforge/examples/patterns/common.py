@@ -30,6 +30,20 @@ testpaths = ["tests"]
 """
 
 
+# A package whose tests import it from the checkout (`pythonpath`), with its name, version and description.
+PACKAGE_PYPROJECT = (
+    PYPROJECT.replace('version = "{version}"\n', 'version = "{version}"\ndescription = "{description}"\n').replace(
+        "[tool.pytest.ini_options]", '[tool.setuptools]\npackages = ["{name}"]\n\n[tool.pytest.ini_options]'
+    )
+    + 'pythonpath = ["."]\n'
+)
+
+
+def package_pyproject(name: str, description: str) -> str:
+    """`PACKAGE_PYPROJECT` for one package, its `{version}` left to fill at each release."""
+    return PACKAGE_PYPROJECT.replace("{name}", name).replace("{description}", description)
+
+
 def builder(dest: Path, name: str, remote: str | None = None) -> RepoBuilder:
     b = RepoBuilder(dest, START)
     b.git("remote", "add", "origin", remote or f"https://github.com/harnessforge-examples/{name}.git")

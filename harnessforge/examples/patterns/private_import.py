@@ -26,30 +26,12 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 from ..builder import RepoBuilder
+from .common import package_pyproject
 
 START = datetime(2026, 2, 2, 9, 0, tzinfo=timezone.utc)
 REMOTE = "https://github.com/harnessforge-examples/wrapx.git"
 
-PYPROJECT = """[build-system]
-requires = ["setuptools>=61"]
-build-backend = "setuptools.build_meta"
-
-[project]
-name = "wrapx"
-version = "{version}"
-description = "Wrap text to a width"
-requires-python = ">=3.9"
-
-[project.optional-dependencies]
-test = ["pytest>=7"]
-
-[tool.setuptools]
-packages = ["wrapx"]
-
-[tool.pytest.ini_options]
-testpaths = ["tests"]
-pythonpath = ["."]
-"""
+PYPROJECT = package_pyproject("wrapx", "Wrap text to a width")
 
 CHANGES = {
     "0.1.0": "## 0.1.0\n\n- `wrap(text, width)` wraps text to a width.\n\n",
@@ -103,21 +85,17 @@ def test_a_missing_file_is_an_error(tmp_path):
 """
 )
 
-CORE_010 = '''"""Wrapping text to a width."""
 
-from __future__ import annotations
-
-
-def _split(text: str, width: int) -> list[str]:
-    """Words of `text`, none longer than `width` is cut."""
-    return text.split()
-
-
-def wrap(text: str, width: int = 70) -> list[str]:
-    """The lines of `text` wrapped to `width` columns."""
-    lines: list[str] = []
+def _core(head: str, split_signature: str, split_body: str, wrap_signature: str, split_call: str) -> str:
+    """`wrapx/core.py` at a release: its head (docstring and constants), `_split`, and `wrap`'s line loop,
+    which every release shares."""
+    return (
+        f"{head}\n\n{split_signature}\n{split_body}\n\n\n{wrap_signature}\n"
+        """    lines: list[str] = []
     line = ""
-    for word in _split(text, width):
+    for word in """
+        + split_call
+        + """:
         if line and len(line) + 1 + len(word) > width:
             lines.append(line)
             line = word
@@ -126,40 +104,33 @@ def wrap(text: str, width: int = 70) -> list[str]:
     if line:
         lines.append(line)
     return lines
-'''
-
-CORE_020 = '''"""Wrapping text to a width."""
-
-from __future__ import annotations
-
-_HYPHEN = "-"
+"""
+    )
 
 
-def _split(text: str, width: int, hyphenate: bool) -> list[str]:
-    """Words of `text`; with `hyphenate`, words longer than `width` are cut into hyphenated pieces."""
+HEAD = '"""Wrapping text to a width."""\n\nfrom __future__ import annotations\n'
+CORE_010 = _core(
+    HEAD,
+    "def _split(text: str, width: int) -> list[str]:",
+    '    """Words of `text`, none longer than `width` is cut."""\n    return text.split()',
+    'def wrap(text: str, width: int = 70) -> list[str]:\n    """The lines of `text` wrapped to `width` columns."""',
+    "_split(text, width)",
+)
+CORE_020 = _core(
+    HEAD + '\n_HYPHEN = "-"\n',
+    "def _split(text: str, width: int, hyphenate: bool) -> list[str]:",
+    '''    """Words of `text`; with `hyphenate`, words longer than `width` are cut into hyphenated pieces."""
     words = []
     for word in text.split():
         while hyphenate and len(word) > width:
             words.append(word[: width - 1] + _HYPHEN)
             word = word[width - 1 :]
         words.append(word)
-    return words
-
-
-def wrap(text: str, width: int = 70, hyphenate: bool = False) -> list[str]:
-    """The lines of `text` wrapped to `width` columns; `hyphenate` splits words longer than the width."""
-    lines: list[str] = []
-    line = ""
-    for word in _split(text, width, hyphenate):
-        if line and len(line) + 1 + len(word) > width:
-            lines.append(line)
-            line = word
-        else:
-            line = f"{line} {word}" if line else word
-    if line:
-        lines.append(line)
-    return lines
-'''
+    return words''',
+    '''def wrap(text: str, width: int = 70, hyphenate: bool = False) -> list[str]:
+    """The lines of `text` wrapped to `width` columns; `hyphenate` splits words longer than the width."""''',
+    "_split(text, width, hyphenate)",
+)
 
 CORE_030 = CORE_020.replace(
     '_HYPHEN = "-"\n',

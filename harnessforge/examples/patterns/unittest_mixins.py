@@ -29,30 +29,12 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 from ..builder import RepoBuilder
+from .common import package_pyproject
 
 START = datetime(2026, 1, 5, 9, 0, tzinfo=timezone.utc)
 REMOTE = "https://github.com/harnessforge-examples/kvstash.git"
 
-PYPROJECT = """[build-system]
-requires = ["setuptools>=61"]
-build-backend = "setuptools.build_meta"
-
-[project]
-name = "kvstash"
-version = "{version}"
-description = "Small key-value stores with one contract"
-requires-python = ">=3.9"
-
-[project.optional-dependencies]
-test = ["pytest>=7"]
-
-[tool.setuptools]
-packages = ["kvstash"]
-
-[tool.pytest.ini_options]
-testpaths = ["tests"]
-pythonpath = ["."]
-"""
+PYPROJECT = package_pyproject("kvstash", "Small key-value stores with one contract")
 
 CHANGELOG_HEAD = "# Changelog\n\n"
 CHANGES = {
