@@ -450,12 +450,18 @@ class Store:
         except FileNotFoundError as e:
             raise ArtifactError(f"{e.filename}: missing (has `plan` run?)") from None
 
+    def plan_lock(self, key: str):
+        """Held while plan.json is read and rewritten: validations of one repo in parallel Dagster runs, and a
+        merge of untested milestones, each update the plan, none over another's."""
+        return file_lock(self.root / "locks" / "plans" / f"{key}.lock")
+
     def update_milestone(self, key: str, milestone: Milestone) -> bool:
         """Rewrite one milestone in both milestone.json and plan.json (e.g. after validation)."""
-        plan = self.load_plan(key)
-        plan.milestones = [milestone if other.id == milestone.id else other for other in plan.milestones]
-        changed = self.write_model(self.milestone_dir(key, milestone.id) / "milestone.json", milestone)
-        return self.write_model(self.plan_file(key), plan) or changed
+        with self.plan_lock(key):
+            plan = self.load_plan(key)
+            plan.milestones = [milestone if other.id == milestone.id else other for other in plan.milestones]
+            changed = self.write_model(self.milestone_dir(key, milestone.id) / "milestone.json", milestone)
+            return self.write_model(self.plan_file(key), plan) or changed
 
     def save_plan(
         self, plan: MilestonePlan, patches: dict[str, tuple[bytes, bytes]], hints: dict[str, HintLadder]

@@ -6,9 +6,10 @@ import dagster as dg
 
 from harnessforge.envs.environment import build, validate
 from harnessforge.errors import HarnessForgeError
+from harnessforge.mining.merging import merge_untested
 from harnessforge.models.env import RepoImages, Validation
 from harnessforge.store import Store
-from resources import SandboxResource, StoreResource
+from resources import GitHubResource, SandboxResource, StoreResource
 
 from .automation import follows_upstream
 from .events import model_version
@@ -119,20 +120,36 @@ def validation_path(store: Store, key: str, milestone_id: str) -> str:
         ),
     ],
 )
-def validated_milestones(context: dg.AssetExecutionContext, store: StoreResource, sandbox: SandboxResource):
+def validated_milestones(
+    context: dg.AssetExecutionContext, store: StoreResource, sandbox: SandboxResource, github: GitHubResource
+):
+    """Validate the milestone; untested, it merges into the next one, which is validated again in this run
+    (`merge_untested`); already merged, its verdict stays as it was."""
     forge_store = store.store()
     key, milestone_id = split_repo_milestone(context.partition_key)
-    if plan_with(forge_store, key, milestone_id, context.log.info) is None:
+    plan = plan_with(forge_store, key, milestone_id, context.log.info)
+    if plan is None:
         return
     rules = sandbox.rules(rules_for(context, store))
-    try:
+
+    def again(other: str) -> Validation:
         (validation,) = validate(
-            forge_store, key, rules, milestone=milestone_id, backend=sandbox.backend, log=context.log.info
+            forge_store, key, rules, milestone=other, backend=sandbox.backend, log=context.log.info
         )
+        return validation
+
+    try:
+        if plan.milestone(milestone_id).status == "merged":
+            validation = forge_store.load_validation(key, milestone_id)
+        else:
+            validation = again(milestone_id)
+            spec = forge_store.load_repo(key)
+            merge_untested(forge_store, key, rules, again, github.factory(forge_store)(spec), log=context.log.info)
     except HarnessForgeError as e:
         why = f"{key} {milestone_id}: validation could not run: {e}"
         raise dg.Failure(description=why, allow_retries=False) from None
     metadata = validation_metadata(validation, validation_path(forge_store, key, milestone_id))
+    metadata["merged_into"] = forge_store.load_plan(key).milestone(milestone_id).merged_into or ""
     # What the agent and the grading read: an unchanged re-validation leaves the runs below it in sync.
     version = model_version(validation, include={"status", "reason", "fail_to_pass", "pass_to_pass", "image"})
     yield dg.MaterializeResult(

@@ -241,7 +241,7 @@ def test_dagster_builds_what_it_can_and_validates_the_rest(self_extras_planned, 
 
     from harnessforge_assets.environments import docker_images, validated_milestones
     from harnessforge_assets.partitions import repo_milestone_key
-    from resources import SandboxResource, StoreResource
+    from resources import GitHubResource, SandboxResource, StoreResource
 
     store = tmp_path / "store"
     shutil.copytree(self_extras_planned, store)
@@ -260,7 +260,11 @@ def test_dagster_builds_what_it_can_and_validates_the_rest(self_extras_planned, 
     instance = dg.DagsterInstance.ephemeral()
     instance.add_dynamic_partitions("repo", [KEY])
     instance.add_dynamic_partitions("milestone", ["m01"])
-    resources = {"store": StoreResource(root=str(store), rules_path=str(rules)), "sandbox": SandboxResource()}
+    resources = {
+        "store": StoreResource(root=str(store), rules_path=str(rules)),
+        "sandbox": SandboxResource(),
+        "github": GitHubResource(),
+    }
     result = dg.materialize([docker_images], instance=instance, partition_key=KEY, resources=resources)
     assert result.success
     (check,) = result.get_asset_check_evaluations()

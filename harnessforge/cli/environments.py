@@ -10,7 +10,7 @@ import typer
 from rich.markup import escape
 
 from ..errors import ConfigError, HarnessForgeError
-from .context import console, out, state
+from .context import console, github_factory, out, state
 from .options import sandbox_option
 from .rendering import missing_images_message, validation_table
 
@@ -79,11 +79,24 @@ def validate(
     if repeats:
         environments = rules.environments.model_copy(update={"repeats": repeats})
         rules = rules.model_copy(update={"environments": environments})
+    from ..mining.merging import merge_untested
+    from ..repos import spec_for
+
     with console.status(f"validating {repo}"):
         results = validate_repo(
             state.store, repo, rules, milestone=milestone, backend=sandbox, log=console.print, workers=workers
         )
-    out.print(validation_table(results))
+
+        def again(milestone_id: str):
+            (validation,) = validate_repo(state.store, repo, rules, milestone_id, sandbox, console.print)
+            return validation
+
+        github = github_factory(spec_for(state.store, repo))
+        merges = merge_untested(state.store, repo, rules, again, github, log=console.print)
+    by_id = {validation.milestone_id: validation for validation in results + merges}  # the latest verdicts
+    plan = state.store.load_plan(spec_for(state.store, repo).key)
+    merged_into = {milestone.id: milestone.merged_into for milestone in plan.milestones if milestone.merged_into}
+    out.print(validation_table(by_id.values(), merged_into))
 
 
 def grade(

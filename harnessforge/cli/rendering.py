@@ -118,12 +118,15 @@ def missing_images_message(images: RepoImages) -> str:
     )
 
 
-def validation_table(results: Iterable[Validation]) -> Table:
+def validation_table(results: Iterable[Validation], merged_into: dict[str, str] | None = None) -> Table:
+    """One row per verdict; `merged_into`: untested milestones merged into a later one (which the table shows)."""
     table = Table("id", "status", "FAIL_TO_PASS", "PASS_TO_PASS", "flaky", "reason")
-    for validation in results:
+    merged_into = merged_into or {}
+    for validation in sorted(results, key=lambda validation: validation.milestone_id):
+        into = merged_into.get(validation.milestone_id)
         table.add_row(
             validation.milestone_id,
-            validation.status,
+            f"{validation.status}, merged into {into}" if into else validation.status,
             str(len(validation.fail_to_pass)),
             str(len(validation.pass_to_pass)),
             ", ".join(validation.flaky),

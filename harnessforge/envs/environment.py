@@ -218,6 +218,9 @@ def validate(
     todo = [planned for planned in plan.milestones if not milestone or planned.id == milestone]
     if milestone and not todo:
         raise EnvError(f"{key} has no milestone {milestone!r}")
+    if milestone and todo[0].status == "merged":
+        raise EnvError(f"{key} {milestone} is merged into {todo[0].merged_into} (it had no test): validate that one")
+    todo = [planned for planned in todo if planned.status != "merged"]  # their work is the next one's task
 
     def one(planned: Milestone) -> Validation:
         _, test_patch = store.read_patches(key, planned.id)

@@ -106,6 +106,11 @@ class Navigator:
             self.log(unpriced_warning(self.agent.model))
         summaries: list[MilestoneSummary] = []
         for index, milestone in enumerate(self.plan.milestones):
+            if milestone.status == "merged":  # the Dev state and memory go on to the task that holds its work
+                self.log(
+                    f"{milestone.id}: merged into {milestone.merged_into} (it had no test): its work is that task's"
+                )
+                continue
             files = self.store.milestone_run(self.key, self.run_id, milestone.id)
             if milestones and milestone.id not in milestones:  # not asked for: only its outcome, if it ran, counts
                 self._after(milestone, read_summary(files.dir) if files.finished() else None)

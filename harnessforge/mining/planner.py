@@ -22,6 +22,7 @@ from ..models import (
     ChangelogEntry,
     Granularity,
     HintLadder,
+    MergedPart,
     Milestone,
     MilestonePlan,
     Provenance,
@@ -398,16 +399,37 @@ def mine_history(
     )
 
 
-def build_plan(mined: Mined, spec: RepoSpec, progress: Progress = lambda message: None) -> PlanResult:
-    """Turn mined history into milestones: patches, acceptance tests, descriptions, hint ladders."""
+def build_plan(
+    mined: Mined, spec: RepoSpec, progress: Progress = lambda message: None, merged: dict[str, str] | None = None
+) -> PlanResult:
+    """Turn mined history into milestones: patches, acceptance tests, descriptions, hint ladders.
+
+    `merged` (milestone id -> its validation status): milestones validation found untested; each keeps its
+    own record, marked merged, and the next milestone's task holds its work too (from its base)."""
     rules = mined.ctx.rules
+    merged = merged or {}
     info_of = {info.unit.sha: info for info in mined.infos}
     milestones, patches, hints = [], {}, {}
     base = mined.start
+    pending: list[Milestone] = []  # merged milestones the next one carries
     for ordinal, cut in enumerate(mined.segments, start=1):
-        milestone, ground_truth, test_patch, ladder = _milestone(
-            ordinal, base, [info_of[unit.sha] for unit in cut.units], cut.flags, mined.ctx
-        )
+        infos = [info_of[unit.sha] for unit in cut.units]
+        if pending and milestone_id(ordinal) not in merged:
+            carried = [info_of[sha] for part in pending for sha in part.commits]
+            milestone, ground_truth, test_patch, ladder = _milestone(
+                ordinal, pending[0].base_commit, carried + infos, cut.flags, mined.ctx
+            )
+            parts = [
+                MergedPart(id=part.id, title=part.title, status=merged[part.id], commits=part.commits)
+                for part in pending
+            ]
+            milestone = milestone.model_copy(update={"merged": parts})
+            pending = []
+        else:
+            milestone, ground_truth, test_patch, ladder = _milestone(ordinal, base, infos, cut.flags, mined.ctx)
+        if milestone.id in merged:
+            milestone = milestone.model_copy(update={"status": "merged", "merged_into": milestone_id(ordinal + 1)})
+            pending.append(milestone)
         milestones.append(milestone)
         patches[milestone.id] = (ground_truth, test_patch)
         hints[milestone.id] = ladder

@@ -70,6 +70,16 @@ class Headline(Model):
     test_files: list[str]
 
 
+class MergedPart(Model):
+    """A milestone merged into the next one because validation found no FAIL_TO_PASS test for it: its work
+    became part of the next task (the chain has no task that nothing grades)."""
+
+    id: str
+    title: str
+    status: str = Field(description="Its validation verdict when it was merged (e.g. does_not_reproduce).")
+    commits: list[str]
+
+
 InterfaceKind = Literal[
     "module",
     "function",
@@ -175,8 +185,14 @@ class Milestone(Model):
         [], description="One line per behaviour: the release notes' promises, then what the acceptance tests check."
     )
     quality: TaskQuality = Field(default_factory=TaskQuality)
-    status: Literal["valid", "no_fail_to_pass", "does_not_reproduce", "env_error"] | None = Field(
-        None, description="Set by `validate`; None until the milestone's tests have been run."
+    status: Literal["valid", "no_fail_to_pass", "does_not_reproduce", "env_error", "merged"] | None = Field(
+        None,
+        description="Set by `validate`; None until the milestone's tests have been run; merged: its work is part "
+        "of the milestone `merged_into` names (it had no FAIL_TO_PASS test), so it is no task of the chain.",
+    )
+    merged_into: str | None = Field(None, exclude_if=lambda value: value is None, description="See `status`.")
+    merged: list[MergedPart] = Field(
+        [], description="The earlier milestones merged into this one (no FAIL_TO_PASS test): their work is in its task."
     )
     fail_to_pass: list[str] = Field([], description="Set by `validate`: fail at base, pass at verify, every run.")
     pass_to_pass: list[str] = Field([], description="Set by `validate`: pass at both ends, every run.")
@@ -239,6 +255,9 @@ class PlanReport(Model):
     type_mix: dict[str, int] = Field({}, description="Milestones per type.")
     feature_titled: int = Field(0, description="Milestones titled by a feature (changelog, issue or work PR).")
     size_outliers: list[str] = Field([], description="Milestones whose expected Dev turns are far from the target.")
+    merged: list[str] = Field(
+        [], description="Milestones merged into the next one because validation found no FAIL_TO_PASS test for them."
+    )
     broken_texts: int = Field(0, description="Milestones whose task text has a hole a reader would see.")
     housekeeping_in_text: int = Field(0, description="Milestones whose title or headings read as housekeeping.")
     words_lost: int = Field(0, description="Release-note and issue words the task texts lack (references aside).")
@@ -276,14 +295,23 @@ class MilestonePlan(Model):
     @model_validator(mode="after")
     def _chain_is_contiguous(self) -> "MilestonePlan":
         prev = self.from_commit
+        merging: list[str] = []  # merged milestones whose work the next task starts from their base
         for i, milestone in enumerate(self.milestones, start=1):
             if milestone.ordinal != i or milestone.id != milestone_id(i):
                 raise ValueError(f"milestone {milestone.id} is out of order (expected {milestone_id(i)})")
-            if milestone.base_commit != prev:
+            base = self.milestone(merging[0]).base_commit if merging else prev
+            if milestone.base_commit != base and not (milestone.status == "merged" and milestone.base_commit == prev):
                 raise ValueError(
                     f"milestone {milestone.id} base {milestone.base_commit[:10]} != previous verify {prev[:10]}"
                 )
+            if milestone.status == "merged" and milestone.merged_into != milestone_id(i + 1):
+                raise ValueError(
+                    f"merged milestone {milestone.id} must be merged into the next one, {milestone_id(i + 1)}"
+                )
+            merging = [*merging, milestone.id] if milestone.status == "merged" else []
             prev = milestone.verify_commit
+        if merging:
+            raise ValueError(f"the last milestone {merging[-1]} cannot be merged: no milestone follows it")
         if self.milestones and prev != self.to_commit:
             raise ValueError(f"last milestone ends at {prev[:10]}, not at {self.to_commit[:10]}")
         return self

@@ -238,6 +238,10 @@ class EnvRules(Model):
     repeats: int = Field(ge=1)
     max_pass_to_pass: int = Field(ge=0)
     collateral_tests: CollateralTests = "set_aside"
+    merge_untested: list[Literal["no_fail_to_pass", "does_not_reproduce", "env_error"]] = Field(
+        ["no_fail_to_pass", "does_not_reproduce"],
+        description="Verdicts that merge a milestone into the next one (nothing grades it); [] keeps every one.",
+    )
     test_config_patterns: list[str]
     test_config_sections: dict[str, list[str]]
     overrides: dict[str, dict[str, Any]] = {}

@@ -18,6 +18,10 @@ milestone by the tests that check what it promises and set the others aside as `
 - v0.4.0, "A missing word list is an error" (PR #7, fixes #6): `load_words(path)` waited forever for a missing
   file to appear; now it raises `FileNotFoundError`. Its new test hangs at base: with a per-test timeout
   (`environments.test_case_timeout_s`) that test fails alone; without one the whole run times out.
+- v0.5.0, "Faster wrapping of long texts" (PR #9, fixes #8): each line is joined once; its new test checks what
+  already held (every word kept, in order), so it passes at base: nothing can grade the milestone.
+- v0.6.0, "Indent the first line" (PR #11, fixes #10): `wrap(..., indent="  ")`, with a test that fails at base.
+  Planned v0.4.0..v0.6.0 with a milestone per release, validation merges the untested v0.5.0 milestone into it.
 """
 
 from __future__ import annotations
@@ -40,6 +44,8 @@ CHANGES = {
     "0.3.0": "## 0.3.0\n\n- `wrap` keeps paragraphs: a blank line in the text stays a blank line (#5, fixes #4).\n\n",
     "0.4.0": "## 0.4.0\n\n- `load_words(path)` raises `FileNotFoundError` for a missing file instead of waiting for it "
     "(#7, fixes #6).\n\n",
+    "0.5.0": "## 0.5.0\n\n- `wrap` is faster on long texts: each line is joined once (#9, fixes #8).\n\n",
+    "0.6.0": '## 0.6.0\n\n- `wrap(text, width, indent="  ")` indents the first line (#11, fixes #10).\n\n',
 }
 
 WORDS_010 = '''"""Word lists: one word per line, for hyphenation exceptions."""
@@ -196,6 +202,58 @@ TEST_SPLIT_020 = TEST_SPLIT.replace("return _split(text, 4)", "return _split(tex
 TEST_WRAP_030 = TEST_WRAP_020.replace("import _HYPHEN, wrap", "import _HYPHEN, _PARAGRAPH, wrap")
 
 
+LOOP_030 = """    lines: list[str] = []
+    line = ""
+    for word in _split(text, width, hyphenate):
+        if line and len(line) + 1 + len(word) > width:
+            lines.append(line)
+            line = word
+        else:
+            line = f"{line} {word}" if line else word
+    if line:
+        lines.append(line)
+    return lines
+"""
+LOOP_050 = """    lines: list[str] = []
+    words: list[str] = []
+    size = 0
+    for word in _split(text, width, hyphenate):
+        if words and size + 1 + len(word) > width:
+            lines.append(" ".join(words))
+            words, size = [word], len(word)
+        else:
+            size += len(word) + (1 if words else 0)
+            words.append(word)
+    if words:
+        lines.append(" ".join(words))
+    return lines
+"""
+CORE_050 = CORE_030.replace(LOOP_030, LOOP_050)
+CORE_060 = CORE_050.replace(
+    "def wrap(text: str, width: int = 70, hyphenate: bool = False) -> list[str]:",
+    'def wrap(text: str, width: int = 70, hyphenate: bool = False, indent: str = "") -> list[str]:',
+).replace(
+    '    if words:\n        lines.append(" ".join(words))\n    return lines\n',
+    '    if words:\n        lines.append(" ".join(words))\n'
+    "    if indent and lines:\n        lines[0] = indent + lines[0]\n    return lines\n",
+)
+TEST_WRAP_050 = TEST_WRAP_030 + (
+    """
+
+def test_many_words_keep_their_order():
+    text = " ".join(f"w{number}" for number in range(50))
+    assert " ".join(wrap(text, 12)).split() == text.split()
+"""
+)
+TEST_WRAP_060 = TEST_WRAP_050 + (
+    """
+
+def test_the_first_line_is_indented():
+    assert wrap("aaa bbb ccc", 7, indent="  ") == ["  aaa bbb", "ccc"]
+"""
+)
+
+
 def build(dest: Path) -> Path:
     """Write the wrapx repository to `dest` (which must not exist or be empty) and return it."""
     b = RepoBuilder(dest, START)
@@ -255,4 +313,20 @@ def build(dest: Path) -> Path:
         body="`load_words` raised nothing and waited forever for a missing file.\n\nFixes #6",
     )
     release("0.4.0")
+
+    b.squash_pr(
+        9,
+        "Faster wrapping of long texts",
+        {"wrapx/core.py": CORE_050, "tests/test_wrap.py": TEST_WRAP_050},
+        body="Each line is joined once instead of growing a string word by word.\n\nFixes #8",
+    )
+    release("0.5.0")
+
+    b.squash_pr(
+        11,
+        "Indent the first line",
+        {"wrapx/core.py": CORE_060, "tests/test_wrap.py": TEST_WRAP_060},
+        body='`wrap(..., indent="  ")` puts the indent before the first line.\n\nFixes #10',
+    )
+    release("0.6.0")
     return b.path

@@ -1,0 +1,90 @@
+"""Chains without dead links: a milestone that validation finds untested merges into the next one.
+
+A milestone validated with no FAIL_TO_PASS test (`environments.merge_untested` lists the verdicts) is no
+task: nothing can grade it, and a Dev skipping it would start the next one from code it never wrote. Its
+work becomes part of the next milestone's task instead: the plan is mined again with the two as one (the
+next one starts from the merged one's base and carries its release notes, hints and tests) and the next
+one is validated again. The merged milestone stays in the plan, marked `merged`, with its own files and
+verdict for the record. The last milestone has no successor: untested, it stays out of the chain as is.
+"""
+
+from __future__ import annotations
+
+from typing import Callable
+
+from ..errors import PlanningError
+from ..models import Milestone, MilestonePlan, Validation
+from ..repos import open_repo, spec_for
+from ..rules import Rules
+from ..store import Store
+from .planner import build_plan, mine_history
+
+Revalidate = Callable[[str], Validation]  # milestone id -> its new validation (written to the store)
+
+
+def merge_untested(
+    store: Store, arg: str, rules: Rules, revalidate: Revalidate, github=None, log=print
+) -> list[Validation]:
+    """Merge every untested milestone of the repo's plan into its successor and validate the successor again,
+    until no untested milestone but the last is left; the successors' new validations, in order."""
+    statuses = set(rules.environments.merge_untested)
+    spec = spec_for(store, arg)
+    key = spec.key
+    validations: list[Validation] = []
+    while True:
+        plan = store.load_plan(key)
+        targets = {m.id: m.status for m in plan.milestones[:-1] if m.status in statuses}
+        if not targets:
+            return validations
+        with store.plan_lock(key):
+            plan = store.load_plan(key)  # again, under the lock: a parallel validation may have written it
+            carriers = _merge(store, spec, plan, targets, rules, github)
+        for milestone in plan.milestones:
+            if milestone.id in targets:
+                why = f"{targets[milestone.id]}, no FAIL_TO_PASS test"
+                log(f"{milestone.id}: {why}: merged into {_next(plan, milestone.id)}, to be validated again")
+        for carrier in carriers:
+            validations.append(revalidate(carrier))
+
+
+def _next(plan: MilestonePlan, milestone_id: str) -> str:
+    ids = [milestone.id for milestone in plan.milestones]
+    return ids[ids.index(milestone_id) + 1]
+
+
+def _merge(store: Store, spec, plan: MilestonePlan, targets: dict[str, str], rules: Rules, github) -> list[str]:
+    """Rewrite the plan with `targets` merged (under the plan lock); the ids of the milestones to validate again."""
+    key = spec.key
+    merged = {part.id: part.status for milestone in plan.milestones for part in milestone.merged} | targets
+    repo = open_repo(store, spec)
+    mined = mine_history(repo, spec, rules, plan.from_ref, plan.to_ref, github, granularity=plan.granularity)
+    cut_ends = [cut.units[-1].sha for cut in mined.segments]
+    if cut_ends != [milestone.verify_commit for milestone in plan.milestones]:
+        raise PlanningError(
+            f"{key}: the plan's milestones are not what the rules cut today (were they changed since `plan`?); "
+            "plan the repository again before its untested milestones can merge"
+        )
+    result = build_plan(mined, spec, merged=merged)
+    old = {milestone.id: milestone for milestone in plan.milestones}
+    carriers = {milestone.merged_into for milestone in result.plan.milestones if milestone.id in targets}
+    milestones: list[Milestone] = []
+    for milestone in result.plan.milestones:
+        if milestone.id in targets:  # its own record, verdict and files stay
+            update = {"status": "merged", "merged_into": milestone.merged_into}
+            milestones.append(old[milestone.id].model_copy(update=update))
+        elif milestone.id in carriers:
+            milestones.append(milestone)  # a new task: not validated yet
+            store.validation_file(key, milestone.id).unlink(missing_ok=True)
+        else:
+            milestones.append(old[milestone.id])
+    report = result.plan.report.model_copy(update={"merged": _merges(milestones)})
+    rewritten = plan.model_copy(update={"milestones": milestones, "report": report, "changelog": result.plan.changelog})
+    store.save_plan(MilestonePlan.model_validate(rewritten.model_dump()), result.patches, result.hints)
+    return sorted(carriers)
+
+
+def _merges(milestones: list[Milestone]) -> list[str]:
+    return [f"{part.id} into {milestone.id} ({part.status})" for milestone in milestones for part in milestone.merged]
+
+
+__all__ = ["merge_untested"]
