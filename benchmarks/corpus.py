@@ -57,6 +57,7 @@ from corpus_report import document, keeping_reviews, markdown  # noqa: E402
 from harnessforge.envs.environment import build as build_envs  # noqa: E402
 from harnessforge.envs.environment import validate as validate_milestones  # noqa: E402
 from harnessforge.gitio import resolve_repo  # noqa: E402
+from harnessforge.mining.merging import merge_untested  # noqa: E402
 from harnessforge.mining.planner import plan as plan_range  # noqa: E402
 from harnessforge.mining.screening import screen  # noqa: E402
 from harnessforge.mining.task_text import text_measures  # noqa: E402
@@ -199,7 +200,15 @@ def measure_entry(
     workers = 1 if entry.name in options.baseline else options.workers
 
     def run():
-        return validate_milestones(store, spec.key, rules, backend=backend, log=clock, workers=workers)
+        validations = validate_milestones(store, spec.key, rules, backend=backend, log=clock, workers=workers)
+
+        def again(milestone_id: str) -> Validation:
+            (validation,) = validate_milestones(
+                store, spec.key, rules, milestone=milestone_id, backend=backend, log=clock
+            )
+            return validation
+
+        return validations + merge_untested(store, spec.key, rules, again, log=clock)  # the later verdict wins
 
     started = datetime.now(timezone.utc).replace(microsecond=0)  # validated_at has whole seconds
     validations = _stage(result, "validate", run, log)
@@ -208,8 +217,12 @@ def measure_entry(
             record(result, saved, clock.seconds if workers == 1 else {})
             log(f"{prefix}validate: kept the {len(saved)} verdict(s) saved before it stopped")
         return result
-    record(result, validations, clock.seconds if workers == 1 else {})
-    result.text = task_text(store.load_plan(spec.key))  # validation read the interface of FAIL_TO_PASS again
+    validated_plan = store.load_plan(spec.key)
+    merged_into = {
+        milestone.id: milestone.merged_into for milestone in validated_plan.milestones if milestone.merged_into
+    }
+    record(result, validations, clock.seconds if workers == 1 else {}, merged_into)
+    result.text = task_text(validated_plan)  # validation read the interface of FAIL_TO_PASS again
     log(
         f"{prefix}validate: {result.valid}/{result.milestones} valid, {result.fail_to_pass} FAIL_TO_PASS "
         f"({result.seconds['validate']:.1f}s)"
@@ -247,7 +260,11 @@ def acceptance_measures(rows: list[MilestoneRow], by_id: dict[str, Validation]) 
     """Issue 31's measures over the valid milestones: collateral tests set aside and still graded (when they
     were all a milestone had), the title's features a graded test covers, and the milestones flagged weak."""
     valid = [(row, by_id[row.id]) for row in rows if row.id in by_id and by_id[row.id].status == "valid"]
+    untested = [row for row in rows if row.status not in ("valid", "merged", "not validated")]
     return {
+        "merged": sum(1 for row in rows if row.status == "merged"),
+        "untested_in_chain": sum(1 for row in untested if row is not rows[-1]),
+        "untested_tail": sum(1 for row in untested if row is rows[-1]),
         "fail_to_pass": sum(len(validation.fail_to_pass) for _, validation in valid),
         "collateral_set_aside": sum(len(set(v.collateral) - set(v.fail_to_pass)) for _, v in valid),
         "collateral_graded": sum(len(set(v.collateral) & set(v.fail_to_pass)) for _, v in valid),
@@ -257,15 +274,24 @@ def acceptance_measures(rows: list[MilestoneRow], by_id: dict[str, Validation]) 
     }
 
 
-def record(result: EntryResult, validations: list[Validation], seconds: dict[str, float]) -> None:
-    """Fill the yield columns from validate's verdicts (a milestone it did not return stays 'not validated')."""
+def record(
+    result: EntryResult,
+    validations: list[Validation],
+    seconds: dict[str, float],
+    merged_into: dict[str, str] | None = None,
+) -> None:
+    """Fill the yield columns from validate's verdicts (a milestone it did not return stays 'not validated');
+    `merged_into`: untested milestones merged into a later one (status `merged`, its verdict as the reason)."""
     by_id = {validation.milestone_id: validation for validation in validations}
+    merged_into = merged_into or {}
     result.validated = True
     for row in result.rows:
         validation = by_id.get(row.id)
         if validation is None:
             continue
         row.status, row.reason = validation.status, validation.reason
+        if row.id in merged_into:
+            row.status, row.reason = "merged", f"{validation.status}, into {merged_into[row.id]}"
         row.fail_to_pass, row.candidates = len(validation.fail_to_pass), len(validation.candidates)
         row.validation_s = seconds.get(row.id)
         shows_detail = validation.detail and validation.status != "valid"

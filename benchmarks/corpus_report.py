@@ -37,6 +37,9 @@ ACCEPTANCE_FIELDS = (
     "headlines",
     "headlines_covered",
     "weak",
+    "merged",
+    "untested_in_chain",
+    "untested_tail",
 )
 COLLATERAL_TARGET, HEADLINE_TARGET = 0.10, 0.90  # issue 31: graded collateral at most, headlines covered at least
 MIN_FEATURES, MIN_MILESTONES = 5, 3
@@ -166,9 +169,19 @@ def targets(results: list[EntryResult], sums: dict[str, dict]) -> list[dict]:
             "met": None if covered is None else covered >= HEADLINE_TARGET,
         },
     ]
+    untested = accepted["untested_in_chain"]
+    out.append(
+        {
+            "target": "0 milestones in a chain without a FAIL_TO_PASS test (issue 31)",
+            "measured": f"{untested}; {accepted['merged']} merged into the next for lack of one, "
+            f"{accepted['untested_tail']} untested last milestone(s) left out",
+            "met": untested == 0 if overall["validated_milestones"] else None,
+        }
+    )
     for group, goal in VALID_TARGETS.items():
         group_sums = sums.get(group)
-        den = group_sums["milestones"] if group_sums else 0
+        # merged milestones are no tasks: their work is the next one's (issue 31)
+        den = group_sums["milestones"] - group_sums["acceptance"]["merged"] if group_sums else 0
         num = group_sums["valid"] if group_sums else 0
         share = _share(num, den)
         validated = bool(group_sums) and group_sums["validated_milestones"] > 0
@@ -351,15 +364,19 @@ def _acceptance_markdown(doc: dict) -> list[str]:
         "-> PASS only because their module did not load at base (or on a private name), left out of grading; "
         "*collateral graded* = such tests kept because nothing else went FAIL -> PASS; *headlines covered* = the "
         "title's features with a graded, non-collateral test in a test file their commits changed; *weak* = "
-        "milestones with an untested headline (`weak_acceptance`).",
+        "milestones with an untested headline (`weak_acceptance`); *merged* = milestones validated without a "
+        "FAIL_TO_PASS test, merged into the next one (whose task holds their work); *untested* = milestones left in "
+        "the chain without one (env_error, or untested after merging), and the untested last milestone left out.",
         "",
-        "| Repository | Graded F2P | Collateral set aside | Collateral graded | Headlines covered | Weak |",
-        "|---|---:|---:|---:|---:|---:|",
+        "| Repository | Graded F2P | Collateral set aside | Collateral graded | Headlines covered | Weak | Merged "
+        "| Untested (last) |",
+        "|---|---:|---:|---:|---:|---:|---:|---:|",
     ]
     for name, row in [*rows, ("**all**", doc["totals"]["all"]["acceptance"])]:
         lines.append(
             f"| {name} | {row['fail_to_pass']} | {row['collateral_set_aside']} | {row['collateral_graded']} "
-            f"| {_pct(row['headlines_covered'], row['headlines'])} | {row['weak']} |"
+            f"| {_pct(row['headlines_covered'], row['headlines'])} | {row['weak']} | {row.get('merged', 0)} "
+            f"| {row.get('untested_in_chain', 0)} ({row.get('untested_tail', 0)}) |"
         )
     return lines
 

@@ -80,6 +80,9 @@ def test_each_range_has_its_plan_and_validation_numbers(measured):
         "headlines": 2,
         "headlines_covered": 2,
         "weak": 0,
+        "merged": 0,
+        "untested_in_chain": 0,
+        "untested_tail": 0,
     }
     # squash-only: planned only (no validation backend): no change log, four milestones from squash messages
     assert squash.milestones == 4 and squash.entries_citing == 0 and not squash.validated
