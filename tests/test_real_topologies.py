@@ -10,12 +10,13 @@ import shutil
 import pytest
 import yaml
 
+from harnessforge.envs.environment import validate
 from harnessforge.errors import PlanningError
 from harnessforge.examples.patterns import PATTERNS, build_pattern
 from harnessforge.mining.planner import plan
 from harnessforge.rules import load_rules
 from harnessforge.store import Store
-from tests.helpers import git
+from tests.helpers import git, one_run_per_side
 
 MINE = ["maintenance-branch", "off-mainline-tags", "towncrier-apart", "squash-only", "housekeeping-heavy"]
 
@@ -70,27 +71,35 @@ def test_a_maintenance_release_starts_the_chain_at_its_fork_point(repos, store):
     assert all(
         milestone.title_source == "changelog" and milestone.type == "feature" for milestone in milestone_plan.milestones
     )
-    assert backport in [
-        c for milestone in milestone_plan.milestones for c in milestone.commits
-    ]  # folded into a milestone
-    assert not any(
-        re.search(r"1\.0\.x|round", milestone.title + milestone.description, re.I)
-        for milestone in milestone_plan.milestones
+    first = milestone_plan.milestones[0]
+    assert backport in first.commits  # folded into the milestone that holds it, never titling one
+    assert not any(re.search(r"1\.0\.x|round", milestone.title, re.I) for milestone in milestone_plan.milestones)
+    # the fork point lacks 1.0.1's fix: the milestone that merges it back describes it, and its test counts
+    assert (
+        "### Fixes released on the maintenance line in 1.0.1, merged back\n\n"
+        "- Negative amounts are rounded towards zero, not down." in first.description
     )
+    assert not any("round" in milestone.description for milestone in milestone_plan.milestones[1:])
+    assert "tests/test_core.py::test_negative_amounts_round_towards_zero" in first.acceptance_tests
     assert {(r.tag, r.maintenance) for r in milestone_plan.releases} == {
         ("1.0.0", False),
         ("1.0.1", True),
         ("1.1.0", False),
     }
     assert [milestone.release for milestone in milestone_plan.milestones] == ["1.1.0"] * 3  # 1.0.1 bounds no milestone
-    # 1.0.1's own entry is the from-ref's: neither in range nor a backport of it
+    # 1.0.1's entry is no entry of the range, but it is merged back into it
     assert (
         milestone_plan.report.entries_citing,
         milestone_plan.report.entries_covered,
         milestone_plan.report.backport_entries,
-    ) == (3, 3, 0)
-    excluded = {e.test: e.reason for milestone in milestone_plan.milestones for e in milestone.excluded_tests}
-    assert "Merge branch '1.0.x'" in excluded["tests/test_core.py::test_negative_amounts_round_towards_zero"]
+    ) == (3, 3, 1)
+    assert not [e for milestone in milestone_plan.milestones for e in milestone.excluded_tests]
+    # validated: the merged-back fix's test fails at the fork point and passes once merged, as the text says
+    (validation,) = validate(
+        store, result.plan.repo.key, one_run_per_side(), "m01", backend="local", log=lambda *_: None
+    )
+    assert validation.status == "valid", validation.detail
+    assert "tests/test_core.py::test_negative_amounts_round_towards_zero" in validation.fail_to_pass
 
 
 def test_default_range_is_the_newest_feature_release_and_says_so(planned, repos, tmp_path):
@@ -100,6 +109,7 @@ def test_default_range_is_the_newest_feature_release_and_says_so(planned, repos,
         "1.1.0",
     )  # 1.0.1 is a patch release, not a feature release
     assert milestone_plan.report.backport_entries == 1  # 1.0.1's entry: it came back in a maintenance merge
+    assert "Negative amounts are rounded towards zero" in milestone_plan.milestones[0].description
     assert milestone_plan.report.entries_covered == milestone_plan.report.entries_citing == 3
     [note] = milestone_plan.notes
     assert "1.0.0 → 1.1.0" in note and "default_range_min_commits" in note

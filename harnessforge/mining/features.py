@@ -110,3 +110,12 @@ def milestone_type(groups: list[FeatureGroup]) -> Kind:
         return "housekeeping"
     best = max(weight.values())
     return next(kind for kind in WORK_KINDS if weight.get(kind) == best)
+
+
+def merged_back_feature(entries: list[ChangelogEntry]) -> Feature:
+    """What a maintenance branch merged back into the range brings: fixes already released on that line (the
+    range's start lacks them), described so that their tests do not fail unexplained. Never a title."""
+    versions = ", ".join(dict.fromkeys(entry.release or "unreleased" for entry in entries))
+    heading = Source(f"Fixes released on the maintenance line in {versions}, merged back")
+    points = [Source(entry.text, syntax_of(entry.source, entry.text)) for entry in entries]
+    return Feature(titles=[(heading, "changelog")], points=points, entries=points, seed=False)

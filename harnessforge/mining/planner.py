@@ -36,7 +36,7 @@ from ..store import Store
 from .changelog import read_changelog
 from .describe import Withholding, describe
 from .entry_commits import link_entry_commits
-from .features import feature_groups, milestone_type
+from .features import feature_groups, merged_back_feature, milestone_type
 from .granularity import effective_rules, flag_several, one_per_unit, replaced_granularity
 from .hints import build_ladder
 from .housekeeping import HousekeepingReader
@@ -140,6 +140,7 @@ def _milestone(
     kinds = KindReader(ctx.planning)
     withholding = task_withholding(others, text, ctx.classify)
     features = [group.feature(kinds) for group in groups]
+    features += [merged_back_feature(info.entries) for info in infos if info.role == "backport" and info.entries]
     task = describe(features, withholding, release, lambda words: kinds.is_housekeeping(words, subject=True))
     title, description, title_source = task.title, task.description, task.title_source
     prs = [unit.pr for unit in units if unit.pr]
@@ -277,6 +278,26 @@ class Mined:
     granularity: Granularity = "feature"
 
 
+def _merged_back(
+    repo: GitRepo,
+    releases: list[Release],
+    entries: list[ChangelogEntry],
+    start: str,
+    index: dict[str, int],
+    span: tuple[int, int],
+) -> dict[str, list[ChangelogEntry]]:
+    """Mainline commit -> the entries of the maintenance releases it merges back into the range: released off
+    the line after the chain's start (which lacks their fixes), first contained by that commit."""
+    first, last = span
+    out: dict[str, list[ChangelogEntry]] = {}
+    for release in releases:
+        if release.maintenance and first < index[release.mainline_commit] <= last:
+            if not repo.is_ancestor(release.commit, start):
+                notes = [entry for entry in entries if entry.release == release.version]
+                out.setdefault(release.mainline_commit, []).extend(notes)
+    return {sha: notes for sha, notes in out.items() if notes}
+
+
 def mine_history(
     repo: GitRepo,
     spec: RepoSpec,
@@ -327,12 +348,10 @@ def mine_history(
         if first < index[release.mainline_commit] and not repo.is_ancestor(release.commit, chosen.from_commit)
     ]
     in_range = {release.version for release in released if not release.maintenance}
-    patches = {release.version for release in released if release.maintenance}
     ends_at_release = any(release.commit == chosen.end for release in chain)
     range_entries = [
         entry for entry in raw_entries if entry.release in in_range or (entry.release is None and not ends_at_release)
     ]
-    backport_entries = sum(1 for entry in raw_entries if entry.release in patches and entry.release not in in_range)
     kinds = KindReader(rules.planning)
     range_entries = link_entry_commits(repo, units, range_entries, classify, kinds)
     diffs = unit_diffs(repo, units)
@@ -373,6 +392,11 @@ def mine_history(
 
     labels = {number: pull.labels for number, pull in ctx.pulls.items()}
     infos = group_features(units, links, entries, roles, labels, chores)
+    merged_back = _merged_back(repo, releases, raw_entries, chosen.start, index, (first, last))
+    for info in infos:
+        if info.role == "backport" and info.unit.sha in merged_back:
+            info.entries = merged_back[info.unit.sha]  # what its tests check is described, not left unexplained
+    backport_entries = sum(len(notes) for notes in merged_back.values())
     if granularity == "pr":
         infos = one_per_unit(infos)
     segmenter = Segmenter(ctx.planning, classify, split_oversized=granularity == "feature")

@@ -34,7 +34,8 @@ class UnitInfo:
     unit: Unit
     role: Role
     kind: Kind | None = None  # the work kind of a feature (or a linked test_only) unit
-    entries: list[ChangelogEntry] = field(default_factory=list)  # release-note entries describing it
+    # release-note entries describing it (a backport's: the maintenance releases it merges back into the range)
+    entries: list[ChangelogEntry] = field(default_factory=list)
     seed: bool = False  # may open a milestone
     groups: set[int] = field(default_factory=set)  # feature-group ids
     housekeeping: str | None = None  # why a housekeeping unit is: its type (ci, packaging, formatting, wording, ...)
@@ -56,7 +57,7 @@ class UnitInfo:
     @property
     def described(self) -> bool:
         """The milestone's description covers this unit's work (so its tests count)."""
-        return self.role == "feature" or (self.role == "test_only" and bool(self.entries))
+        return self.role == "feature" or (self.role in ("test_only", "backport") and bool(self.entries))
 
 
 @dataclass

@@ -250,7 +250,11 @@ class PlanReport(Model):
     work_entries_carried: int = Field(0, description="Of those, entries a milestone's task carries.")
     placed_by: dict[str, int] = Field({}, description="Entries per way of placement (reference, identifiers, ...).")
     housekeeping_entries: int = Field(0, description="Entries that are housekeeping: they describe no milestone.")
-    backport_entries: int = Field(0, description="Entries of maintenance releases: backports, never a milestone.")
+    backport_entries: int = Field(
+        0,
+        description="Entries of maintenance releases merged back into the range: fixes the chain's start lacks, "
+        "described with the milestone that merges them (never its title).",
+    )
     uncovered: list[str] = Field([], description="Citing entries that describe no milestone (the first 20).")
     type_mix: dict[str, int] = Field({}, description="Milestones per type.")
     feature_titled: int = Field(0, description="Milestones titled by a feature (changelog, issue or work PR).")

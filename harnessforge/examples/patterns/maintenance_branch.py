@@ -9,8 +9,9 @@ reStructuredText with Sphinx roles (`:pr:`, `:issue:`).
 What the factory should make of `--from 1.0.1 --to 1.1.0`: 1.0.1 is not on 1.1.0's first-parent
 line (the first mainline commit containing it is the merge, right before the release), so the
 chain starts at the fork point (1.0.0) with a warning, and holds the three features as titled
-milestones; the merge of 1.0.x is a backport folded into its milestone, and 1.0.1's entry describes
-none of them.
+milestones; the merge of 1.0.x is a backport folded into its milestone, which never titles it: the
+fork point lacks 1.0.1's fix, so that milestone describes it ("Fixes released on the maintenance line
+in 1.0.1, merged back") and its test is an acceptance test, not a failure left unexplained.
 """
 
 from __future__ import annotations
