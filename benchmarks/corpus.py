@@ -168,7 +168,13 @@ def measure_entry(
     result.text = task_text(plan)
     result.rows = [
         MilestoneRow(
-            milestone.id, milestone.title, milestone.type, milestone.title_source, headlines=len(milestone.headlines)
+            milestone.id,
+            milestone.title,
+            milestone.type,
+            milestone.title_source,
+            headlines=len(milestone.headlines),
+            coherent="unrelated_parts" not in milestone.flags,
+            expected_turns=milestone.expected_turns,
         )
         for milestone in plan.milestones
     ]

@@ -96,6 +96,8 @@ class MilestoneRow:
     validation_s: float | None = None
     detail: str = ""
     headlines: int = 0  # the features its title names
+    coherent: bool = True  # one feature, or features sharing code (issue 31)
+    expected_turns: int | None = None
 
 
 @dataclass

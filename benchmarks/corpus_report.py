@@ -7,6 +7,7 @@ from __future__ import annotations
 import os
 import platform
 import re
+import statistics
 import subprocess
 from collections import Counter
 from dataclasses import asdict
@@ -42,6 +43,7 @@ ACCEPTANCE_FIELDS = (
     "untested_tail",
 )
 COLLATERAL_TARGET, HEADLINE_TARGET = 0.10, 0.90  # issue 31: graded collateral at most, headlines covered at least
+COHERENCE_TARGET, TURNS_TARGET = 0.80, (15, 50)  # issue 31: coherent milestones at least; the median turns' range
 MIN_FEATURES, MIN_MILESTONES = 5, 3
 
 
@@ -167,6 +169,26 @@ def targets(results: list[EntryResult], sums: dict[str, dict]) -> list[dict]:
             " (issue 31)",
             "measured": _pct(accepted["headlines_covered"], accepted["headlines"]),
             "met": None if covered is None else covered >= HEADLINE_TARGET,
+        },
+    ]
+    rows = [row for result in results for row in result.rows]
+    coherent = sum(row.coherent for row in rows)
+    turns = sorted(row.expected_turns for row in rows if row.expected_turns is not None)
+    median = statistics.median(turns) if turns else None
+    low, high = TURNS_TARGET
+    out += [
+        {
+            "target": f">= {COHERENCE_TARGET:.0%} of milestones coherent: one feature, or features sharing code "
+            "(issue 31)",
+            "measured": _pct(coherent, len(rows)),
+            "met": coherent / len(rows) >= COHERENCE_TARGET if rows else None,
+        },
+        {
+            "target": f"median expected Dev turns within {low}-{high} (issue 31)",
+            "measured": f"{median:g} ({sum(low <= turn <= high for turn in turns)} of {len(turns)} milestones within)"
+            if median is not None
+            else "-",
+            "met": low <= median <= high if median is not None else None,
         },
     ]
     untested = accepted["untested_in_chain"]

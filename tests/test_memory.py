@@ -301,6 +301,9 @@ def test_the_next_milestone_starts_with_what_the_last_one_built_and_how_it_fixed
     navigator = Navigator(store, key, OracleAgent(), RULES, run_id="mem", backend="local", log=lambda *_: None)
     summaries = navigator.run(["m01", "m02"])
     assert [(summary.milestone_id, summary.status) for summary in summaries] == [("m01", "PASS"), ("m02", "PASS")]
+    for summary in summaries:  # the plan's turn estimate is calibrated on these runs: within a factor of 2
+        estimate = store.load_milestone(key, summary.milestone_id).expected_turns
+        assert summary.turns / 2 <= estimate <= summary.turns * 2, (summary.milestone_id, estimate, summary.turns)
     m01 = store.load_milestone(key, "m01")
     ground_truth, _ = store.read_patches(key, "m01")
     oracle = task_from_patch(ground_truth, lambda path: None)  # the ground truth's files and the names it declares

@@ -172,8 +172,8 @@ def test_per_pr_size_rules(example_repo, store, tmp_path):
         ([13, 14], ["several_prs"]),  # #13 changes 56 lines
         ([16], []),
         ([17, 19], ["several_prs"]),  # over the v0.3.0 tag: a release closes only a milestone at its minimum
-        ([20, 22], ["several_prs"]),
-        ([23, 25, 26], ["several_prs"]),  # the small last one (#26) joins the one before
+        ([20, 22], ["several_prs", "unrelated_parts"]),  # joined, related or not: and said so
+        ([23, 25, 26], ["several_prs", "unrelated_parts"]),  # the small last one (#26) joins the one before
     ]
     # the feature plan's size rules are not per_pr's
     assert [milestone.source_prs for milestone in plan(store, str(example_repo), rules).plan.milestones] == (

@@ -119,3 +119,37 @@ def merged_back_feature(entries: list[ChangelogEntry]) -> Feature:
     heading = Source(f"Fixes released on the maintenance line in {versions}, merged back")
     points = [Source(entry.text, syntax_of(entry.source, entry.text)) for entry in entries]
     return Feature(titles=[(heading, "changelog")], points=points, entries=points, seed=False)
+
+
+def cohesion(groups: list[FeatureGroup], is_source) -> tuple[bool, str]:
+    """Whether a milestone's features (its seeds: what its release notes describe) belong together, and why: one
+    feature, or features whose code shares source files (directly or through one another); else the unrelated
+    parts, named by their entries (or first commits). Undescribed work riding along is no part."""
+    parts = []
+    for group in [group for group in groups if group.seed] or groups:  # what rides along is no part
+        files = {change.path for info in group.infos if info.role == "feature" for change in info.unit.files}
+        if files := {path for path in files if is_source(path)}:
+            parts.append((group, files))
+    if len(parts) <= 1:
+        return True, "one feature"
+    components: list[tuple[list[FeatureGroup], set[str], set[str]]] = []  # (groups, files, files shared)
+    for group, files in parts:
+        touching = [component for component in components if component[1] & files]
+        shared = set().union(*(component[1] & files for component in touching)) if touching else set()
+        merged = ([group], set(files), shared)
+        for component in touching:
+            components.remove(component)
+            merged = (component[0] + merged[0], component[1] | merged[1], component[2] | merged[2])
+        components.append(merged)
+    if len(components) == 1:
+        shared = sorted(components[0][2])
+        named = ", ".join(shared[:3]) + (f" and {len(shared) - 3} more" if len(shared) > 3 else "")
+        return True, f"{len(parts)} features sharing code ({named})"
+    names = [_name(component[0][0]) for component in components]
+    return False, f"{len(components)} parts sharing no code: " + " | ".join(names)
+
+
+def _name(group: FeatureGroup) -> str:
+    entry = group.entries[0].text if group.entries else None
+    unit = next((info.unit for info in group.infos if info.role == "feature"), group.infos[0].unit)
+    return (entry or without_prefix(unit.title)).splitlines()[0][:60]

@@ -18,7 +18,8 @@ SEVERAL_PRS = "several_prs"  # a per-PR milestone holding more than one unit of 
 
 
 def effective_rules(planning: PlanningRules, granularity: Granularity) -> PlanningRules:
-    """The planning rules a granularity cuts by: `per_pr`'s size rules and turn target for `pr`."""
+    """The planning rules a granularity cuts by: `per_pr`'s size rules and turn target for `pr` (where a small
+    PR joins the next one, related or not)."""
     if granularity == "feature":
         return planning
     per_pr = planning.per_pr
@@ -29,6 +30,7 @@ def effective_rules(planning: PlanningRules, granularity: Granularity) -> Planni
             "require_tests": per_pr.require_tests,
             "max_files": per_pr.max_files,
             "max_lines": per_pr.max_lines,
+            "related_features_only": False,  # a PR under the minimum joins the next one, whatever it touches
             "expected_turns": planning.expected_turns.model_copy(update={"target": per_pr.expected_turns_target}),
         }
     )

@@ -36,7 +36,7 @@ from ..store import Store
 from .changelog import read_changelog
 from .describe import Withholding, describe
 from .entry_commits import link_entry_commits
-from .features import feature_groups, merged_back_feature, milestone_type
+from .features import cohesion, feature_groups, merged_back_feature, milestone_type
 from .granularity import effective_rules, flag_several, one_per_unit, replaced_granularity
 from .hints import build_ladder
 from .housekeeping import HousekeepingReader
@@ -104,10 +104,15 @@ def _difficulty(lines: int, files: int, prs: int, thresholds: list[int]) -> int:
     return min(level, 5)
 
 
-def expected_turns(source_files: int, lines: int, rules: PlanningRules) -> int:
-    """A rough estimate of the Dev turns a milestone takes: reported when far from the target, never used to cut."""
+def expected_turns(source_files: int, hunks: int, added: int, rules: PlanningRules) -> int:
+    """An estimate of the Dev turns a milestone's work takes: reported when far from the target, never used to cut."""
     estimate = rules.expected_turns
-    return round(estimate.base + estimate.per_source_file * source_files + estimate.per_100_lines * lines / 100)
+    return round(
+        estimate.base
+        + estimate.per_source_file * source_files
+        + estimate.per_hunk * hunks
+        + estimate.per_100_added_lines * added / 100
+    )
 
 
 def _is_far(turns: int, rules: PlanningRules) -> bool:
@@ -147,14 +152,22 @@ def _milestone(
     added = sum(parsed.added for parsed in text.values())
     deleted = sum(parsed.removed for parsed in text.values())
     planning = ctx.planning
-    work = [info.unit for info in infos if info.described]
-    work_files = {file.path for unit in work for file in unit.files if ctx.classify.is_source(file.path)}
-    work_lines = sum(
-        file.added + file.deleted for unit in work for file in unit.files if ctx.classify.is_source(file.path)
-    )
-    turns = expected_turns(len(work_files), work_lines, planning)
+    # the work: the source files its commits of work change (housekeeping riding along is none), as the diff has them
+    work_files = {
+        display(change.path)
+        for info in infos
+        if info.role != "housekeeping"
+        for change in info.unit.files
+        if ctx.classify.is_source(change.path)
+    }
+    work_text = [text[path] for path in sorted(work_files) if path in text]
+    hunks, work_added = sum(len(parsed) for parsed in work_text), sum(parsed.added for parsed in work_text)
+    turns = expected_turns(len(work_files), hunks, work_added, planning)
     if not accepted:
         flags = [*flags, "no_traced_tests"]  # an annotation only: validation finds the tests by running them
+    coherent, why = cohesion(groups, ctx.classify.is_source)
+    if not coherent:
+        flags = [*flags, "unrelated_parts"]
     if _is_far(turns, planning):
         flags = [*flags, "expected_turns_far_from_target"]
     milestone = Milestone(
@@ -179,6 +192,7 @@ def _milestone(
         acceptance_tests=accepted,
         excluded_tests=excluded,
         headlines=headlines(task, groups, ctx.classify),
+        cohesion=why,
         flags=sorted(set(flags)),
     )
     milestone = with_task(milestone, task, ctx.repo, ctx.classify, ctx.planning, kinds)

@@ -266,12 +266,22 @@ class Segmenter:
         if not any(infos[position].seed for position in current):
             return False
         if not self.meets_min(_stats([infos[position] for position in current], self.classify)):
-            return False
+            # below the minimum a milestone grows, but by another feature only when the two share code
+            return self.rules.related_features_only and self._unrelated(infos, current, atom)
         if self.rules.cut_at_releases and infos[current[-1]].unit.sha in release_ends:
             return True  # a milestone ends at its release tag; what follows opens the next one
         # Atoms are feature-closed, so two atoms holding seeds are always different features;
         # an atom without a seed (housekeeping, backports, undescribed work) folds into this one.
         return any(infos[position].seed for position in atom)
+
+    def _unrelated(self, infos, current: list[int], atom: list[int]) -> bool:
+        """The atom holds another feature whose code shares no source file with the seeds' code so far."""
+
+        def code(positions: list[int]) -> set[str]:
+            seeds = [infos[position] for position in positions if infos[position].seed]
+            return _stats(seeds, self.classify).source_files
+
+        return any(infos[position].seed for position in atom) and not code(current) & code(atom)
 
     def _merge_seedless(self, infos, segments: list[list[int]]) -> list[list[int]]:
         """A segment without a seed (housekeeping after the last release, say) joins its neighbour."""
@@ -290,6 +300,8 @@ class Segmenter:
             return segments
         tail = _stats([infos[position] for position in segments[-1]], self.classify)
         both = _stats([infos[position] for position in segments[-2] + segments[-1]], self.classify)
+        if self.rules.related_features_only and self._unrelated(infos, segments[-2], segments[-1]):
+            return segments  # a small last feature sharing no code with the one before stays apart
         if not self.meets_min(tail) and not self.exceeds_max(both):
             return segments[:-2] + [segments[-2] + segments[-1]]
         return segments

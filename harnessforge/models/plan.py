@@ -171,13 +171,18 @@ class Milestone(Model):
         None, description="The work its seeds are (changelog section, label, commit prefix, first words)."
     )
     title_source: TitleSource | None = Field(None, description="What the title was taken from.")
-    expected_turns: int | None = Field(None, description="A rough estimate of the Dev turns it takes (from its size).")
+    expected_turns: int | None = Field(
+        None, description="An estimate of the Dev turns it takes, from its work: source files, hunks, added lines."
+    )
     acceptance_tests: list[str]
     excluded_tests: list[ExcludedTest] = []
     headlines: list[Headline] = Field(
         [], description="The title's features; validation flags `weak_acceptance` when no graded test covers one."
     )
-    flags: list[str] = Field([], description="e.g. undersized, oversized, no_tests")
+    cohesion: str = Field(
+        "", description="Why its parts belong together (one feature, features sharing code), or which share nothing."
+    )
+    flags: list[str] = Field([], description="e.g. undersized, oversized, no_tests, unrelated_parts")
     interface: list[InterfaceItem] = Field(
         [], description="The names the acceptance tests use that the base lacks (FAIL_TO_PASS once validated)."
     )

@@ -106,11 +106,13 @@ class KindRules(Model):
 
 
 class ExpectedTurns(Model):
-    """A rough estimate of the Dev turns a milestone takes, from its size, to report outliers."""
+    """An estimate of the Dev turns a milestone takes, from the work its source diff holds (housekeeping and
+    tests aside): calibrated so the offline oracle's turns on the example repository are within a factor of 2."""
 
     base: float = Field(ge=0)
     per_source_file: float = Field(ge=0)
-    per_100_lines: float = Field(ge=0)
+    per_hunk: float = Field(ge=0)
+    per_100_added_lines: float = Field(ge=0)
     target: tuple[int, int]
     far_factor: float = Field(gt=1, description="Outside target/far_factor .. target*far_factor is reported.")
 
@@ -182,6 +184,11 @@ class PlanningRules(Model):
     max_files: int = Field(gt=0)
     max_lines: int = Field(gt=0)
     require_tests: bool
+    related_features_only: bool = Field(
+        True,
+        description="Below the minimum size a milestone takes in the next feature only when their code shares a "
+        "source file (False: any next feature, as before): one capability per milestone, or several sharing code.",
+    )
     cut_at_releases: bool
     skip_prereleases: bool
     test_patterns: list[str]
