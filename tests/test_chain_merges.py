@@ -22,7 +22,7 @@ from harnessforge.harness import chain
 from harnessforge.harness.navigator import Navigator
 from harnessforge.mining.merging import merge_untested
 from harnessforge.mining.planner import plan
-from harnessforge.models import MilestonePlan
+from harnessforge.models import MilestonePlan, Validation
 from harnessforge.rules import load_rules
 from harnessforge.store import Store
 from tests.helpers import cli_command, one_run_per_side
@@ -139,7 +139,7 @@ def test_a_plan_keeps_merges_in_order(merged):
     with pytest.raises(ValidationError, match="the last milestone m02 cannot be merged: no milestone follows it"):
         MilestonePlan.model_validate(last)
     elsewhere = {**data, "milestones": [{**data["milestones"][0], "merged_into": "m05"}, data["milestones"][1]]}
-    with pytest.raises(ValidationError, match="must be merged into the next one, m02"):
+    with pytest.raises(ValidationError, match="merged milestone m01 must be merged into m02, the task after it"):
         MilestonePlan.model_validate(elsewhere)
 
 
@@ -160,7 +160,7 @@ def test_the_validate_command_merges_and_shows_it(wrapx, tmp_path):
     )
     assert validated.returncode == 0, validated.stderr
     said = " ".join((validated.stderr + validated.stdout).split())  # the log, then the table
-    assert "m01: does_not_reproduce, no FAIL_TO_PASS test: merged into m02" in said
+    assert "m01: does_not_reproduce, no FAIL_TO_PASS test: merged into m02, validated again" in said
     assert "does_not_reproduce, merged into m02" in said  # the table
     assert store.load_plan(key).milestone("m02").status == "valid"
 
@@ -198,3 +198,36 @@ def test_in_dagster_the_untested_milestones_partition_merges_it_and_validates_th
     again = materialize_m01()  # a merged milestone's partition keeps its verdict: nothing runs, nothing merges
     assert again["status"].value == "does_not_reproduce" and again["merged_into"].value == "m02"
     assert store.validation_file(key, "m02").stat().st_mtime_ns == validated_at
+
+
+def test_a_carrier_still_untested_merges_on_and_its_parts_name_the_last_carrier(tmp_path):
+    """Three small unrelated features (tests/test_cohesion.py's repository): m01 does not reproduce; merged, its
+    carrier m02 is still untested, so both merge into m03. The verdicts here are set as `validate` would."""
+    from tests.test_cohesion import FEATURES, build
+
+    store = Store(tmp_path / "store")
+    key = plan(store, build(tmp_path / "calc", FEATURES), load_rules(), "v0.1.0", "v0.2.0").plan.repo.key
+    before = store.load_plan(key)
+    store.update_milestone(key, before.milestone("m01").model_copy(update={"status": "does_not_reproduce"}))
+    for milestone_id in ("m02", "m03"):
+        store.update_milestone(key, before.milestone(milestone_id).model_copy(update={"status": "valid"}))
+    asked: list[str] = []
+
+    def revalidate(milestone_id: str):
+        asked.append(milestone_id)
+        status = "no_fail_to_pass" if milestone_id == "m02" else "valid"
+        store.update_milestone(key, store.load_milestone(key, milestone_id).model_copy(update={"status": status}))
+        return Validation(milestone_id=milestone_id, status=status, repeats=1)
+
+    merge_untested(store, key, load_rules(), revalidate, log=lambda *_: None)
+    after = store.load_plan(key)
+    assert asked == ["m02", "m03"]
+    assert [(m.status, m.merged_into) for m in after.milestones] == [
+        ("merged", "m03"),
+        ("merged", "m03"),
+        ("valid", None),
+    ]
+    carrier = after.milestone("m03")
+    assert [part.id for part in carrier.merged] == ["m01", "m02"] and carrier.base_commit == before.from_commit
+    assert carrier.commits == [sha for m in before.milestones for sha in m.commits]
+    assert after.report.merged == ["m01 into m03 (does_not_reproduce)", "m02 into m03 (no_fail_to_pass)"]

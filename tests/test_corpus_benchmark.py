@@ -117,6 +117,12 @@ def test_the_table_has_one_row_per_range_and_the_targets(measured):
     assert targets[">= 60% of python milestones valid"]["measured"] == "2/6 (33%)"
     assert targets[">= 60% of python milestones valid"]["met"] is False
     assert targets[">= 50% of go milestones valid"]["met"] is None  # the Go entry never planned: nothing to judge
+    coherent = targets[">= 80% of milestones coherent: one feature, or features sharing code (issue 31)"]
+    assert coherent["measured"] == "6/6 (100%)" and coherent["met"] is True
+    turns = targets["median expected Dev turns within 15-50 (issue 31)"]
+    assert turns["measured"].endswith("of 6 milestones within)") and turns["met"] is not None
+    untested = targets["0 milestones in a chain without a FAIL_TO_PASS test (issue 31)"]
+    assert untested["measured"].startswith("0; 0 merged") and untested["met"] is True
     json.dumps(doc, default=str)  # the --json output
 
 

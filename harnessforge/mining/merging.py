@@ -39,17 +39,11 @@ def merge_untested(
         with store.plan_lock(key):
             plan = store.load_plan(key)  # again, under the lock: a parallel validation may have written it
             carriers = _merge(store, spec, plan, targets, rules, github)
-        for milestone in plan.milestones:
-            if milestone.id in targets:
-                why = f"{targets[milestone.id]}, no FAIL_TO_PASS test"
-                log(f"{milestone.id}: {why}: merged into {_next(plan, milestone.id)}, to be validated again")
+        merged_into = {m.id: m.merged_into for m in store.load_plan(key).milestones if m.id in targets}
+        for milestone_id, into in merged_into.items():
+            log(f"{milestone_id}: {targets[milestone_id]}, no FAIL_TO_PASS test: merged into {into}, validated again")
         for carrier in carriers:
             validations.append(revalidate(carrier))
-
-
-def _next(plan: MilestonePlan, milestone_id: str) -> str:
-    ids = [milestone.id for milestone in plan.milestones]
-    return ids[ids.index(milestone_id) + 1]
 
 
 def _merge(store: Store, spec, plan: MilestonePlan, targets: dict[str, str], rules: Rules, github) -> list[str]:
@@ -67,11 +61,11 @@ def _merge(store: Store, spec, plan: MilestonePlan, targets: dict[str, str], rul
     result = build_plan(mined, spec, merged=merged)
     old = {milestone.id: milestone for milestone in plan.milestones}
     carriers = {milestone.merged_into for milestone in result.plan.milestones if milestone.id in targets}
+    carriers.discard(None)
     milestones: list[Milestone] = []
     for milestone in result.plan.milestones:
-        if milestone.id in targets:  # its own record, verdict and files stay
-            update = {"status": "merged", "merged_into": milestone.merged_into}
-            milestones.append(old[milestone.id].model_copy(update=update))
+        if milestone.status == "merged":  # merged now or before: its own record and files; its verdict stays
+            milestones.append(milestone)
         elif milestone.id in carriers:
             milestones.append(milestone)  # a new task: not validated yet
             store.validation_file(key, milestone.id).unlink(missing_ok=True)

@@ -462,11 +462,16 @@ def build_plan(
                 for part in pending
             ]
             milestone = milestone.model_copy(update={"merged": parts})
+            carried_ids = {part.id for part in pending}
+            milestones = [
+                done.model_copy(update={"merged_into": milestone.id}) if done.id in carried_ids else done
+                for done in milestones
+            ]
             pending = []
         else:
             milestone, ground_truth, test_patch, ladder = _milestone(ordinal, base, infos, cut.flags, mined.ctx)
         if milestone.id in merged:
-            milestone = milestone.model_copy(update={"status": "merged", "merged_into": milestone_id(ordinal + 1)})
+            milestone = milestone.model_copy(update={"status": "merged"})  # `merged_into`: once its carrier is built
             pending.append(milestone)
         milestones.append(milestone)
         patches[milestone.id] = (ground_truth, test_patch)

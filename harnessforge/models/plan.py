@@ -313,10 +313,12 @@ class MilestonePlan(Model):
                 raise ValueError(
                     f"milestone {milestone.id} base {milestone.base_commit[:10]} != previous verify {prev[:10]}"
                 )
-            if milestone.status == "merged" and milestone.merged_into != milestone_id(i + 1):
-                raise ValueError(
-                    f"merged milestone {milestone.id} must be merged into the next one, {milestone_id(i + 1)}"
-                )
+            if milestone.status != "merged":
+                for part in merging:  # merged into the first milestone after it that is not merged itself
+                    if self.milestone(part).merged_into != milestone.id:
+                        raise ValueError(
+                            f"merged milestone {part} must be merged into {milestone.id}, the task after it"
+                        )
             merging = [*merging, milestone.id] if milestone.status == "merged" else []
             prev = milestone.verify_commit
         if merging:
