@@ -228,6 +228,8 @@ def measure_entry(
         milestone.id: milestone.merged_into for milestone in validated_plan.milestones if milestone.merged_into
     }
     record(result, validations, clock.seconds if workers == 1 else {}, merged_into)
+    for row, milestone in zip(result.rows, validated_plan.milestones):  # a carrier of merged work is a new task
+        row.coherent, row.expected_turns = "unrelated_parts" not in milestone.flags, milestone.expected_turns
     result.text = task_text(validated_plan)  # validation read the interface of FAIL_TO_PASS again
     log(
         f"{prefix}validate: {result.valid}/{result.milestones} valid, {result.fail_to_pass} FAIL_TO_PASS "

@@ -171,7 +171,7 @@ def targets(results: list[EntryResult], sums: dict[str, dict]) -> list[dict]:
             "met": None if covered is None else covered >= HEADLINE_TARGET,
         },
     ]
-    rows = [row for result in results for row in result.rows]
+    rows = [row for result in results for row in result.rows if row.status != "merged"]  # the chains' tasks
     coherent = sum(row.coherent for row in rows)
     turns = sorted(row.expected_turns for row in rows if row.expected_turns is not None)
     median = statistics.median(turns) if turns else None
