@@ -81,6 +81,9 @@ def test_an_untested_milestone_merges_into_the_next_whose_task_holds_its_work(me
     assert revalidated.milestone_id == "m02" and revalidated.status == "valid"
     assert second.status == "valid" and second.fail_to_pass == [INDENT]
     assert "each line is joined once" in second.task() and "indents the first line" in second.task()
+    # the merged work is described, but its untested feature never heads the title (nothing could grade it)
+    assert second.title == '`wrap(text, width, indent="  ")` indents the first line'
+    assert [headline.text for headline in second.headlines] == [second.title] and not revalidated.untested_headlines
     ground_truth, _ = store.read_patches(key, "m02")
     assert b"words, size = [word], len(word)" in ground_truth  # m01's code is part of the task's solution
     assert after.report.merged == ["m01 into m02 (does_not_reproduce)"]

@@ -9,7 +9,7 @@ coverage, type mix, size outliers).
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Callable
 
 from ..diffs import FileDiff, parse_text, split_diff
@@ -45,8 +45,9 @@ from .placement import EntryPlacer
 from .pulls import Unit, attribute
 from .ranges import plan_range
 from .refs import linked_issues
-from .releases import find_releases
+from .releases import find_releases, merged_back_entries
 from .segment import MilestoneCut, RoleReader, Segmenter, UnitInfo, group_features
+from .sizing import difficulty, expected_turns, is_far
 from .task_text import carried_entries, headlines, plan_report, text_warnings, with_task
 from .task_text import withholding as task_withholding
 from .unit_diffs import unit_diffs
@@ -97,33 +98,15 @@ def _enrich(github, full_name: str, units: list[Unit], ctx: _Context, warnings: 
         return False
 
 
-def _difficulty(lines: int, files: int, prs: int, thresholds: list[int]) -> int:
-    level = 1 + sum(lines >= threshold for threshold in thresholds)
-    if files > 15 or prs > 4:
-        level += 1
-    return min(level, 5)
-
-
-def expected_turns(source_files: int, hunks: int, added: int, rules: PlanningRules) -> int:
-    """An estimate of the Dev turns a milestone's work takes: reported when far from the target, never used to cut."""
-    estimate = rules.expected_turns
-    return round(
-        estimate.base
-        + estimate.per_source_file * source_files
-        + estimate.per_hunk * hunks
-        + estimate.per_100_added_lines * added / 100
-    )
-
-
-def _is_far(turns: int, rules: PlanningRules) -> bool:
-    low, high = rules.expected_turns.target
-    return turns < low / rules.expected_turns.far_factor or turns > high * rules.expected_turns.far_factor
-
-
 def _milestone(
-    ordinal: int, base: str, infos: list[UnitInfo], flags: list[str], ctx: _Context
+    ordinal: int, base: str, infos: list[UnitInfo], flags: list[str], ctx: _Context, carried: set[str] = frozenset()
 ) -> tuple[Milestone, bytes, bytes, HintLadder]:
-    """One milestone from its units: its patches, traced tests, description, size and hint ladder."""
+    """One milestone from its units: its patches, traced tests, description, size and hint ladder. `carried`:
+    the commits of untested milestones merged into it, described in its task but never heading its title
+    (no test of theirs could grade a headline)."""
+    parts = infos  # what the milestone's features are, for its cohesion
+    if any(info.seed for info in infos if info.unit.sha not in carried):
+        infos = [replace(info, seed=False) if info.unit.sha in carried else info for info in infos]
     units = [info.unit for info in infos]
     verify = units[-1].sha
     files = split_diff(ctx.repo.diff(base, verify))
@@ -152,23 +135,13 @@ def _milestone(
     added = sum(parsed.added for parsed in text.values())
     deleted = sum(parsed.removed for parsed in text.values())
     planning = ctx.planning
-    # the work: the source files its commits of work change (housekeeping riding along is none), as the diff has them
-    work_files = {
-        display(change.path)
-        for info in infos
-        if info.role != "housekeeping"
-        for change in info.unit.files
-        if ctx.classify.is_source(change.path)
-    }
-    work_text = [text[path] for path in sorted(work_files) if path in text]
-    hunks, work_added = sum(len(parsed) for parsed in work_text), sum(parsed.added for parsed in work_text)
-    turns = expected_turns(len(work_files), hunks, work_added, planning)
+    turns = expected_turns(infos, text, ctx.classify, planning)
     if not accepted:
         flags = [*flags, "no_traced_tests"]  # an annotation only: validation finds the tests by running them
-    coherent, why = cohesion(groups, ctx.classify.is_source)
+    coherent, why = cohesion(feature_groups(parts, ctx.issues), ctx.classify.is_source)
     if not coherent:
         flags = [*flags, "unrelated_parts"]
-    if _is_far(turns, planning):
+    if is_far(turns, planning):
         flags = [*flags, "expected_turns_far_from_target"]
     milestone = Milestone(
         id=milestone_id(ordinal),
@@ -185,7 +158,7 @@ def _milestone(
         test_files=[display(file.path) for file in tests],
         lines_added=added,
         lines_deleted=deleted,
-        difficulty=_difficulty(added + deleted, len(others), len(prs), planning.difficulty_lines),
+        difficulty=difficulty(added + deleted, len(others), len(prs), planning.difficulty_lines),
         type=milestone_type(groups),
         title_source=title_source,
         expected_turns=turns,
@@ -292,26 +265,6 @@ class Mined:
     granularity: Granularity = "feature"
 
 
-def _merged_back(
-    repo: GitRepo,
-    releases: list[Release],
-    entries: list[ChangelogEntry],
-    start: str,
-    index: dict[str, int],
-    span: tuple[int, int],
-) -> dict[str, list[ChangelogEntry]]:
-    """Mainline commit -> the entries of the maintenance releases it merges back into the range: released off
-    the line after the chain's start (which lacks their fixes), first contained by that commit."""
-    first, last = span
-    out: dict[str, list[ChangelogEntry]] = {}
-    for release in releases:
-        if release.maintenance and first < index[release.mainline_commit] <= last:
-            if not repo.is_ancestor(release.commit, start):
-                notes = [entry for entry in entries if entry.release == release.version]
-                out.setdefault(release.mainline_commit, []).extend(notes)
-    return {sha: notes for sha, notes in out.items() if notes}
-
-
 def mine_history(
     repo: GitRepo,
     spec: RepoSpec,
@@ -406,7 +359,7 @@ def mine_history(
 
     labels = {number: pull.labels for number, pull in ctx.pulls.items()}
     infos = group_features(units, links, entries, roles, labels, chores)
-    merged_back = _merged_back(repo, releases, raw_entries, chosen.start, index, (first, last))
+    merged_back = merged_back_entries(repo, releases, raw_entries, chosen.start, index, (first, last))
     for info in infos:
         if info.role == "backport" and info.unit.sha in merged_back:
             info.entries = merged_back[info.unit.sha]  # what its tests check is described, not left unexplained
@@ -454,8 +407,9 @@ def build_plan(
         infos = [info_of[unit.sha] for unit in cut.units]
         if pending and milestone_id(ordinal) not in merged:
             carried = [info_of[sha] for part in pending for sha in part.commits]
+            carried_commits = {sha for part in pending for sha in part.commits}
             milestone, ground_truth, test_patch, ladder = _milestone(
-                ordinal, pending[0].base_commit, carried + infos, cut.flags, mined.ctx
+                ordinal, pending[0].base_commit, carried + infos, cut.flags, mined.ctx, carried_commits
             )
             parts = [
                 MergedPart(id=part.id, title=part.title, status=merged[part.id], commits=part.commits)

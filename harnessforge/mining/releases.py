@@ -11,7 +11,7 @@ from packaging.version import InvalidVersion, Version
 
 from ..errors import RepoError
 from ..gitio import GitRepo, Tag, display
-from ..models import Release
+from ..models import ChangelogEntry, Release
 
 _PREFIX = re.compile(r"^(?:release[-_/]|rel[-_]|version[-_]|[A-Za-z][\w.-]*?[-@](?=v?\d)|v(?=\d)|V(?=\d))", re.I)
 
@@ -161,3 +161,23 @@ def newest_release(tags: list[str], skip_prereleases: bool = True) -> str | None
     if skip_prereleases:
         versions = [(version, tag) for version, tag in versions if not (version.is_prerelease or version.is_devrelease)]
     return max(versions)[1] if versions else None
+
+
+def merged_back_entries(
+    repo: GitRepo,
+    releases: list[Release],
+    entries: list[ChangelogEntry],
+    start: str,
+    index: dict[str, int],
+    span: tuple[int, int],
+) -> dict[str, list[ChangelogEntry]]:
+    """Mainline commit -> the entries of the maintenance releases it merges back into the range: released off
+    the line after the chain's start (which lacks their fixes), first contained by that commit."""
+    first, last = span
+    out: dict[str, list[ChangelogEntry]] = {}
+    for release in releases:
+        if release.maintenance and first < index[release.mainline_commit] <= last:
+            if not repo.is_ancestor(release.commit, start):
+                notes = [entry for entry in entries if entry.release == release.version]
+                out.setdefault(release.mainline_commit, []).extend(notes)
+    return {sha: notes for sha, notes in out.items() if notes}
