@@ -34,6 +34,34 @@ RLIMITS = ["--core=0", f"--fsize={2 << 30}"]
 HIDDEN = ("/root/", "/home/", "/tmp/")
 
 
+# Not bound into the sandbox at all: bubblewrap makes /dev and /proc, the HIDDEN dirs and /run are empty
+# tmpfs inside, and a container engine's state holds mounts that come and go while containers start and stop.
+LEFT_OUT = ("/dev", "/proc", "/tmp", "/root", "/home", "/run", "/var/lib/docker", "/var/lib/containerd")
+
+
+def root_binds(left_out: tuple[str, ...] = LEFT_OUT) -> list[str]:
+    """bubblewrap arguments that rebuild / read-only entry by entry, without `left_out`. A recursive bind of
+    the whole / would take in the engine's container mounts, and one vanishing while bubblewrap remounts
+    the bind read-only fails the sandbox's start ("Unable to apply mount flags"): a sporadic no_tests_ran."""
+    args: list[str] = []
+
+    def walk(directory: str) -> None:
+        for name in sorted(os.listdir(directory)):
+            path = os.path.join(directory, name)
+            if path in left_out:
+                continue
+            if os.path.islink(path):
+                args.extend(["--symlink", os.readlink(path), path])
+            elif os.path.isdir(path) and any(other.startswith(path + "/") for other in left_out):
+                args.extend(["--dir", path])
+                walk(path)
+            else:
+                args.extend(["--ro-bind", path, path])
+
+    walk("/")
+    return args
+
+
 def isolation_available() -> str | None:
     if shutil.which("bwrap"):
         return "bwrap"
@@ -70,7 +98,7 @@ class LocalSandbox(Sandbox):
     def _isolated(self, cmd: str, env: dict[str, str]) -> list[str]:
         if self.isolation == "bwrap":
             argv = ["bwrap", "--unshare-net", "--unshare-pid", "--unshare-ipc", "--unshare-uts", "--die-with-parent"]
-            argv += ["--new-session", "--cap-drop", "ALL", "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc"]
+            argv += ["--new-session", "--cap-drop", "ALL", *root_binds(), "--dev", "/dev", "--proc", "/proc"]
             argv += ["--tmpfs", "/tmp", "--tmpfs", "/root", "--tmpfs", "/home", "--tmpfs", "/run"]
             argv += ["--tmpfs", "/var/run"] if not os.path.islink("/var/run") else []
             for directory in self._toolchain_dirs(env):  # an interpreter installed under a hidden home stays usable
