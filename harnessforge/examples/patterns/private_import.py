@@ -92,11 +92,9 @@ def test_a_missing_file_is_an_error(tmp_path):
 )
 
 
-def _core(head: str, split_signature: str, split_body: str, wrap_signature: str, split_call: str) -> str:
-    """`wrapx/core.py` at a release: its head (docstring and constants), `_split`, and `wrap`'s line loop,
-    which every release shares."""
+def _loop(split_call: str) -> str:
+    """`wrap`'s line loop over the words `split_call` gives, as v0.1.0 to v0.4.0 have it (v0.5.0 rewrites it)."""
     return (
-        f"{head}\n\n{split_signature}\n{split_body}\n\n\n{wrap_signature}\n"
         """    lines: list[str] = []
     line = ""
     for word in """
@@ -112,6 +110,11 @@ def _core(head: str, split_signature: str, split_body: str, wrap_signature: str,
     return lines
 """
     )
+
+
+def _core(head: str, split_signature: str, split_body: str, wrap_signature: str, split_call: str) -> str:
+    """`wrapx/core.py` at a release: its head (docstring and constants), `_split`, and `wrap`'s line loop."""
+    return f"{head}\n\n{split_signature}\n{split_body}\n\n\n{wrap_signature}\n" + _loop(split_call)
 
 
 HEAD = '"""Wrapping text to a width."""\n\nfrom __future__ import annotations\n'
@@ -202,18 +205,7 @@ TEST_SPLIT_020 = TEST_SPLIT.replace("return _split(text, 4)", "return _split(tex
 TEST_WRAP_030 = TEST_WRAP_020.replace("import _HYPHEN, wrap", "import _HYPHEN, _PARAGRAPH, wrap")
 
 
-LOOP_030 = """    lines: list[str] = []
-    line = ""
-    for word in _split(text, width, hyphenate):
-        if line and len(line) + 1 + len(word) > width:
-            lines.append(line)
-            line = word
-        else:
-            line = f"{line} {word}" if line else word
-    if line:
-        lines.append(line)
-    return lines
-"""
+LOOP_030 = _loop("_split(text, width, hyphenate)")
 LOOP_050 = """    lines: list[str] = []
     words: list[str] = []
     size = 0
