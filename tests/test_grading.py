@@ -1,7 +1,7 @@
 """The pure grading rules: FAIL_TO_PASS needs every run at both ends to agree; spoofed runs count for nothing."""
 
 from harnessforge.envs.candidate_grading import filter_candidate, grade_run
-from harnessforge.envs.classification import classify, outcome, run_problem
+from harnessforge.envs.classification import classify, outcome, run_problem, unbuilt_tests
 from harnessforge.models.env import TestRun
 
 
@@ -75,6 +75,17 @@ def test_untrustworthy_runs_are_named():
     # exit code says failure but the report shows none: a forged report, or a crash after it
     assert run_problem(run({"a": "passed"}, exit_code=1)) == "no_tests_ran"
     assert run_problem(run({"a": "passed"})) is None
+
+
+def test_tests_that_do_not_build_with_the_reference_solution_are_the_environment():
+    """spf13/pflag on Go 1.19: its new tests call flag.FlagSet.BoolFunc (Go 1.21), so the package does not
+    build at verify and reports no test. That is the environment, not a milestone without a test."""
+    unbuilt = run({}, exit_code=2, collect_errors=["github.com/spf13/pflag"])
+    assert unbuilt_tests([], [unbuilt, unbuilt]) == "github.com/spf13/pflag"
+    assert unbuilt_tests(["pkg::TestA"], [unbuilt]) is None  # some tests ran: the verdict is theirs
+    assert unbuilt_tests([], [run({"pkg::TestOther": "passed"})]) is None  # built, nothing changed was a test
+    many = run({}, collect_errors=[f"m{index}.py" for index in range(7)])
+    assert unbuilt_tests([], [many]) == "m0.py, m1.py, m2.py, m3.py, m4.py and 2 more"
 
 
 def test_grade_resolves_only_when_every_test_passes_in_a_trustworthy_run():

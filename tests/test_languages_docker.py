@@ -98,17 +98,20 @@ def test_go_vendored_module_builds_from_vendor_without_a_proxy(go_validated):
 
 
 def test_go_module_newer_than_the_image_go_is_one_clear_build_error(rules, docker_client, tmp_path):
+    """The base's Go (1.23, from bookworm-backports) reads a `go 1.22.0` module with a `toolchain` line, as
+    modules written since 2024 declare (Debian's 1.19 could not); a `go` line newer than it is one clear error."""
     from harnessforge.envs.images import bootstrap_base, build_env_image
 
     bootstrap_base(docker_client, "go", rules.environments, **QUIET)
-    gomod = b"module example.org/new\n\ngo 1.22.0\n\ntoolchain go1.22.3\n"
-    files = {"go.mod": gomod}
-    recipe = go_recipe(rules.environments.base_images["go"], list(files), files.get)
+    store = Store(tmp_path / "store")
+    current = {"go.mod": b"module example.org/current\n\ngo 1.22.0\n\ntoolchain go1.22.3\n"}
+    recipe = go_recipe(rules.environments.base_images["go"], list(current), current.get)
+    build_env_image(docker_client, store, "x__currentgo", recipe, "1" * 40, current, rules.environments, **QUIET)
+    future = {"go.mod": b"module example.org/new\n\ngo 1.99.0\n\ntoolchain go1.99.1\n"}
+    recipe = go_recipe(rules.environments.base_images["go"], list(future), future.get)
     with pytest.raises(EnvError) as caught:
-        build_env_image(
-            docker_client, Store(tmp_path / "store"), "x__newgo", recipe, "0" * 40, files, rules.environments, **QUIET
-        )
-    assert "toolchain too old" in str(caught.value) and "1.22.0" in str(caught.value)
+        build_env_image(docker_client, store, "x__newgo", recipe, "0" * 40, future, rules.environments, **QUIET)
+    assert "toolchain too old" in str(caught.value) and "1.99.0" in str(caught.value)
     assert caught.value.reason == "toolchain_unavailable"  # not a failed install: the base is too old
 
 
@@ -354,3 +357,47 @@ def test_tap_command_runs_each_file_on_its_own_and_selected_ids_by_file():
     assert "printf '%s\\n' test/a.js test/b.js" in cmd and 'npx --no-install ava --tap "$f"' in cmd
     assert cmd.endswith("touch /o/tap-done; exit $rc")
     assert "$HF_TEST_FILES" in runner("tape").command([], out_dir="/o")
+
+
+def test_exported_go_task_builds_on_the_backports_go(rules, docker_client):
+    """An exported Go task's Dockerfile installs the base's packages by the names dpkg knows them by, adds the
+    suite a `name/suite` package comes from, and puts that Go first on PATH: built on the local base (the
+    install step a no-op there), `go` in it is the base's 1.23, as validation saw it."""
+    import io
+
+    from harnessforge.distill.tasks import dockerfile
+    from harnessforge.envs.images import bootstrap_base
+    from harnessforge.export.harbor import environment_dockerfile
+    from harnessforge.models.distill import TaskCard
+
+    base_image = bootstrap_base(docker_client, "go", rules.environments, **QUIET)
+    recipe = go_recipe(base_image, [], {}.get)
+    card = TaskCard(
+        task_id="acme__gounits-m01",
+        repo="acme__gounits",
+        milestone_id="m01",
+        title="Durations",
+        statement="Parse durations.",
+        base_commit="a" * 40,
+        verify_commit="b" * 40,
+        image="x",
+        dockerfile=dockerfile(recipe, "a" * 40),
+        dependency_files={},
+        test_cmd="go test ./...",
+        fail_to_pass=["x::TestA"],
+        pass_to_pass=[],
+        hint_ladder=[],
+    )
+    text = environment_dockerfile(card, rules)
+    assert "deb http://deb.debian.org/debian bookworm-backports main" in text
+    assert "dpkg -s git ca-certificates procps golang-1.23-go >" in text
+    assert "--no-install-recommends git ca-certificates procps golang-1.23-go/bookworm-backports &&" in text
+    head = text[: text.index("\n", text.index("RUN dpkg -s")) + 1]  # the base part: up to the package install
+    image, _ = docker_client.images.build(
+        fileobj=io.BytesIO(head.encode()), buildargs={"BASE_IMAGE": base_image}, network_mode="host", rm=True
+    )
+    try:
+        output = docker_client.containers.run(image.id, ["go", "version"], network_mode="none", remove=True)
+        assert b"go1.23" in output
+    finally:
+        docker_client.images.remove(image.id, force=True)

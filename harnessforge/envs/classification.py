@@ -50,6 +50,16 @@ def run_problem(run: TestRun) -> EnvErrorReason | None:
     return None
 
 
+def unbuilt_tests(candidates: list[str], verify_runs: list[TestRun]) -> str | None:
+    """What did not build or load when, with the reference solution, the changed test files report no test
+    and a run names collection errors: the environment cannot run the milestone's tests (a toolchain or a
+    dependency it lacks), which is no verdict on the milestone. None otherwise."""
+    errors = sorted({error for run in verify_runs for error in run.collect_errors})
+    if candidates or not errors:
+        return None
+    return ", ".join(errors[:5]) + (f" and {len(errors) - 5} more" if len(errors) > 5 else "")
+
+
 @dataclass
 class Classification:
     fail_to_pass: list[str] = field(default_factory=list)

@@ -38,6 +38,7 @@ CA_VARS = (
     "GIT_SSL_CAINFO",
 )
 SANDBOX_DIRS = f"/home/{SANDBOX_USER} {WORKSPACE} /hf/out"
+DEBIAN_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"  # Docker's default PATH
 
 
 def image_exists(client: docker.DockerClient, tag: str) -> docker.models.images.Image | None:
@@ -71,12 +72,18 @@ def bootstrap_packages(language: str, rules: EnvRules) -> list[str]:
     return ["git", "ca-certificates", "procps", *rules.bootstrap.packages.get(language, [])]
 
 
+def bootstrap_path(language: str, rules: EnvRules) -> str:
+    """The PATH of a language's base: its toolchain's own directories (a versioned Go) before Debian's."""
+    return ":".join([*rules.bootstrap.paths.get(language, []), DEBIAN_PATH])
+
+
 def _bootstrap(client: docker.DockerClient, tag: str, language: str, rules: EnvRules, log) -> None:
     packages = bootstrap_packages(language, rules)
     start = time.monotonic()
     with tempfile.TemporaryDirectory(prefix="hf-rootfs-") as tmp:
         rootfs = Path(tmp) / "rootfs"
-        cmd = ["debootstrap", "--variant=minbase", f"--include={','.join(packages)}", rules.bootstrap.suite]
+        plain = [package for package in packages if "/" not in package]
+        cmd = ["debootstrap", "--variant=minbase", f"--include={','.join(plain)}", rules.bootstrap.suite]
         log(f"{tag}: debootstrap {rules.bootstrap.suite} from {rules.bootstrap.mirror} with {', '.join(packages)}")
         code, output = _debootstrap([*cmd, str(rootfs), rules.bootstrap.mirror], tag, log)
         _unmount_under(rootfs)  # debootstrap can leave /proc mounted in the target
@@ -89,6 +96,7 @@ def _bootstrap(client: docker.DockerClient, tag: str, language: str, rules: EnvR
                 f"failed ({code}): {last.strip()} (log: {log_path})",
                 "toolchain_unavailable",
             )
+        _install_from_suites(rootfs, [package for package in packages if "/" in package], tag, rules, log)
         _add_sandbox_user(rootfs)
         tarball = Path(tmp) / "rootfs.tar"
         tar = ["tar", "-C", str(rootfs), "--numeric-owner", "--one-file-system", "-cf", str(tarball), "."]
@@ -99,9 +107,40 @@ def _bootstrap(client: docker.DockerClient, tag: str, language: str, rules: EnvR
             src=str(tarball),
             repository=repo,
             tag=version,
-            changes=["ENV LANG=C.UTF-8", f"WORKDIR {WORKSPACE}", f"LABEL {LABEL}=base"],
+            changes=[
+                "ENV LANG=C.UTF-8",
+                f"ENV PATH={bootstrap_path(language, rules)}",
+                f"WORKDIR {WORKSPACE}",
+                f"LABEL {LABEL}=base",
+            ],
         )
     log(f"{tag}: imported in {time.monotonic() - start:.0f}s")
+
+
+def package_suites(packages: list[str], mirror: str) -> str:
+    """The apt source lines for the suites `name/suite` packages come from (one per suite), or ''."""
+    suites = sorted({package.split("/", 1)[1] for package in packages if "/" in package})
+    return "".join(f"deb {mirror} {suite} main\n" for suite in suites)
+
+
+def _install_from_suites(rootfs: Path, packages: list[str], tag: str, rules: EnvRules, log) -> None:
+    """Install `name/suite` packages (a newer toolchain from backports) with apt-get in the new root:
+    debootstrap's own --extra-suites fails a minbase bootstrap (`dpkg --install` with no archive)."""
+    if not packages:
+        return
+    log(f"{tag}: apt-get install {' '.join(packages)}")
+    (rootfs / "etc/apt/sources.list.d/harnessforge.list").write_text(package_suites(packages, rules.bootstrap.mirror))
+    script = (
+        "apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "
+        f"{' '.join(packages)} && apt-get clean && rm -rf /var/lib/apt/lists/*"
+    )
+    done = subprocess.run(["chroot", str(rootfs), "sh", "-c", script], capture_output=True, text=True, errors="replace")
+    if done.returncode != 0:
+        last = (done.stderr.strip() or done.stdout.strip()).splitlines()[-1:] or [""]
+        raise EnvError(
+            f"cannot bootstrap {tag}: apt-get install {' '.join(packages)} failed ({done.returncode}): {last[0]}",
+            "toolchain_unavailable",
+        )
 
 
 def _debootstrap(argv: list[str], tag: str, log) -> tuple[int, list[str]]:

@@ -25,6 +25,7 @@ from .classification import (
     run_problem,
     set_aside,
     static_ids,
+    unbuilt_tests,
     untested_headlines,
 )
 from .declared_tests import declared_tests
@@ -154,6 +155,15 @@ def validate_milestone(
             if problem and (side == "verify" or problem in ("timeout", "oom") or not run.suite_ran):
                 detail = f"{side} run: {problem}; {run.log_tail[-800:]}"
                 return Validation(**common, **runs, status="env_error", reason=problem, detail=detail)
+    if unbuilt := unbuilt_tests(found.tests, verify_runs):
+        detail = f"verify run: the tests do not build or load with the reference solution ({unbuilt}); "
+        return Validation(
+            **common,
+            **runs,
+            status="env_error",
+            reason="collection_error",
+            detail=detail + verify_runs[-1].log_tail[-800:],
+        )
     file_of = runner(recipe.runner).file_of
     verdict = classify(found.tests, base_runs, verify_runs, file_of, env.max_pass_to_pass, excluded=found.excluded)
     collateral_tests = collateral(verdict.fail_to_pass, base_runs, file_of, found.changed.__contains__)

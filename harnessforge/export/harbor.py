@@ -20,7 +20,7 @@ import subprocess
 import tempfile
 from pathlib import Path
 
-from ..envs.images import bootstrap_packages
+from ..envs.images import bootstrap_packages, bootstrap_path, package_suites
 from ..envs.workspace import SANDBOX_UID, SANDBOX_USER, make_workspace
 from ..models.distill import TaskCard
 from ..rules import Rules
@@ -139,7 +139,10 @@ def environment_dockerfile(card: TaskCard, rules: Rules) -> str:
     language = next((name for name, tag in environments.base_images.items() if tag == base), None)
     if language is None:
         return "\n".join([f"ARG {BASE_ARG}={base}", f"FROM ${{{BASE_ARG}}}", *body]) + "\n"
-    packages = " ".join(bootstrap_packages(language, environments))
+    packages = bootstrap_packages(language, environments)
+    names = " ".join(package.split("/", 1)[0] for package in packages)  # `name/suite`: what dpkg knows it by
+    suites = package_suites(packages, environments.bootstrap.mirror).replace("\n", "\\n")
+    add_sources = f"printf '{suites}' > /etc/apt/sources.list.d/harnessforge.list && " if suites else ""
     public = environments.bootstrap.public_image
     lines = [
         f"# Base: {base} is what `harnessforge env bootstrap-base` builds (debootstrap of Debian",
@@ -150,8 +153,9 @@ def environment_dockerfile(card: TaskCard, rules: Rules) -> str:
         f"FROM ${{{BASE_ARG}}}",
         "USER root",
         "ENV LANG=C.UTF-8",
-        f"RUN dpkg -s {packages} >/dev/null 2>&1 || (apt-get update -qq && DEBIAN_FRONTEND=noninteractive "
-        f"apt-get install -y -qq --no-install-recommends {packages} && rm -rf /var/lib/apt/lists/*)",
+        f"ENV PATH={bootstrap_path(language, environments)}",
+        f"RUN dpkg -s {names} >/dev/null 2>&1 || ({add_sources}apt-get update -qq && DEBIAN_FRONTEND=noninteractive "
+        f"apt-get install -y -qq --no-install-recommends {' '.join(packages)} && rm -rf /var/lib/apt/lists/*)",
     ]
     return "\n".join(lines + body[1:] if body[:1] == ["USER root"] else lines + body) + "\n"
 

@@ -1,6 +1,6 @@
 """`gounits`: a Go module with no dependencies, then one vendored dependency.
 
-The distribution's Go (1.19 on bookworm) and no module proxy: a stdlib-only module has nothing to
+Go 1.23 (bookworm-backports) and no module proxy: a stdlib-only module has nothing to
 download, and a vendored one builds from `vendor/` alone. History (PR-titled merge commits and a
 Keep-a-Changelog CHANGELOG.md):
 
