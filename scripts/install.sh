@@ -7,7 +7,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-apt_packages=(git ca-certificates docker.io docker-compose debootstrap bubblewrap iproute2 chromium postgresql)
+apt_packages=(git gettext ca-certificates docker.io docker-compose debootstrap bubblewrap iproute2 chromium postgresql)
 if command -v apt-get >/dev/null 2>&1 && [ "$(id -u)" = 0 ]; then
   missing=()
   for pkg in "${apt_packages[@]}"; do

@@ -58,6 +58,17 @@ WORKSPACE_INSTALL = "; ".join(
 )
 
 
+# gettext catalogs a project compiles at build time (its `.mo` files git-ignored, as python-humanize's): every
+# checkout compiles each tracked `.po` beside it, as the project's own script would, so the tests of a
+# translation see it instead of skipping ("Generate .mo with scripts/generate-translation-binaries.sh"). A
+# catalog that does not compile (a Dev's edit in progress) leaves no stale `.mo`: its tests then fail.
+COMPILE_TRANSLATIONS = (
+    "command -v msgfmt >/dev/null || exit 0; git ls-files -- '*.po' | while read -r po; do "
+    'mo="${po%.po}.mo"; if git check-ignore -q "$mo"; then msgfmt -o "$mo" "$po" 2>/dev/null || rm -f "$mo"; fi; '
+    "done"
+)
+
+
 def results_plugin_steps() -> list[str]:
     """Image build steps (not the recipe's: an exported task replays the recipe without our plugin
     directory) that make our results plugin an installed pytest plugin of the Python venv: importable
@@ -89,7 +100,7 @@ def python_recipe(base: str, files: list[str], read: Reader) -> Recipe:
             # The sandbox user installs the workspace per checkout, replacing an index copy of the project.
             f"chown -R {SANDBOX_UID}:{SANDBOX_UID} {VENV}",
         ],
-        prepare=[WORKSPACE_INSTALL],
+        prepare=[WORKSPACE_INSTALL, *([COMPILE_TRANSLATIONS] if any(path.endswith(".po") for path in files) else [])],
         env={"PATH": f"{VENV}/bin:/usr/local/bin:/usr/bin:/bin", "PIP_NO_INDEX": "1", "PYTHONHASHSEED": "0"},
         requirements=deps.requirements,
         packages=deps.packages,
