@@ -198,6 +198,21 @@ def test_the_headlines_are_the_features_the_title_names():
     assert task.headlines == {"Alpha mode": [0], "Beta flag": [1]}  # not the "+1 more", nor what is not a seed
 
 
+def test_a_feature_no_test_can_grade_does_not_head_the_title():
+    """Issue 31: a headline is what acceptance must check. "Alpha mode" changed no test file, so the tested
+    features head the title; it stays in the text, first, as its priority says."""
+    features = [
+        Feature(titles=[(Source(name), "changelog")], points=[Source(f"{name} works.")], tested=tested)
+        for name, tested in (("Alpha mode", False), ("Beta flag", True), ("Gamma cache", True))
+    ]
+    task = describe(features, Withholding([]), None)
+    assert task.title == "Beta flag; Gamma cache (+1 more)"
+    assert task.headlines == {"Beta flag": [1], "Gamma cache": [2]}
+    assert task.description.index("Alpha mode") < task.description.index("Beta flag")
+    untested = describe([feature for feature in features if not feature.tested], Withholding([]), None)
+    assert untested.title == "Alpha mode"  # when nothing is tested, the title still names the work
+
+
 def test_only_source_paths_and_solution_code_are_withheld():
     withholding = Withholding(["src/acme/core.py"], {"    return value + offset  # the fix"})
     text, withheld = withholding.apply(

@@ -37,6 +37,7 @@ class Feature:
     entries: list[Source] = field(default_factory=list)  # which of the points are release-note entries
     motivation: Source | None = None  # why: the issue's first paragraph, or the PR's when no entry says
     seed: bool = True  # a release-note feature (or, without release notes, a PR): it may title the milestone
+    tested: bool = True  # its commits changed a test file: a test can grade it, so it heads the title first
 
 
 @dataclass
@@ -202,12 +203,16 @@ def _block(source: Source, withholding: Withholding, task: TaskText, bullet: boo
 def describe(
     features: list[Feature], withholding: Withholding, release: str | None, is_housekeeping=lambda text: False
 ) -> TaskText:
-    """A milestone's title (its seed features, highest priority first) and its "What to build" text: a feature
+    """A milestone's title (its seed features, the tested ones first, then by priority: a headline no test can
+    grade promises what acceptance never checks) and its "What to build" text: a feature
     with more to say than its name gets a section (its name, why, its entries as bullets), one without is a
     bullet; features that share a name are one."""
     task = TaskText("", "", "none")
     named = [(feature, _heading(feature, withholding, is_housekeeping)) for feature in features]
-    titled = [(heading, source) for feature, found in named if feature.seed and found for heading, source in [found]]
+    seeds = sorted(
+        [(feature, found) for feature, found in named if feature.seed and found], key=lambda pair: not pair[0].tested
+    )
+    titled = [found for _, found in seeds]
     titles = list(dict.fromkeys(heading for heading, _ in titled))
     task.title = "; ".join(titles[:2]) + (f" (+{len(titles) - 2} more)" if len(titles) > 2 else "")
     task.title_source = titled[0][1] if titled else "none"

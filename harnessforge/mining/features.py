@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import re
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from ..github import IssueText
@@ -60,9 +61,10 @@ class FeatureGroup:
     def lines(self) -> int:
         return sum(info.unit.lines for info in self.infos)
 
-    def feature(self, kinds: KindReader) -> Feature:
+    def feature(self, kinds: KindReader, is_test: Callable[[str], bool] = lambda path: False) -> Feature:
         """The feature as the repository describes it: named by its issue, its release-note entry or its PR;
-        its entries as points (its PRs' titles when no entry describes it); why, from the issue or the PR."""
+        its entries as points (its PRs' titles when no entry describes it); why, from the issue or the PR;
+        tested when its commits changed a test file (`is_test`)."""
         code = [info.unit for info in self.infos if info.role == "feature"] or [info.unit for info in self.infos]
         main = next((unit for unit in code if unit.pr), None) or max(
             code, key=lambda unit: unit.lines
@@ -83,7 +85,10 @@ class FeatureGroup:
             motivation = None
         entries = [Source(entry.text, syntax_of(entry.source, entry.text)) for entry in self.entries]
         points = entries or [Source(text) for text in dict.fromkeys(without_prefix(unit.title) for unit in code)]
-        return Feature(titles=titles, points=points, motivation=motivation, seed=self.seed, entries=entries)
+        tested = any(is_test(change.path) for info in self.infos for change in info.unit.files)
+        return Feature(
+            titles=titles, points=points, motivation=motivation, seed=self.seed, entries=entries, tested=tested
+        )
 
 
 def feature_groups(infos: list[UnitInfo], issues: dict[int, IssueText]) -> list[FeatureGroup]:

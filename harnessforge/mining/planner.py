@@ -127,7 +127,7 @@ def _milestone(
     groups = feature_groups(infos, ctx.issues)
     kinds = KindReader(ctx.planning)
     withholding = task_withholding(others, text, ctx.classify)
-    features = [group.feature(kinds) for group in groups]
+    features = [group.feature(kinds, ctx.classify.is_test) for group in groups]
     features += [merged_back_feature(info.entries) for info in infos if info.role == "backport" and info.entries]
     task = describe(features, withholding, release, lambda words: kinds.is_housekeeping(words, subject=True))
     title, description, title_source = task.title, task.description, task.title_source
