@@ -18,7 +18,10 @@ _CODE_SPAN = re.compile(r"(?:[:{][\w:.-]+[:}])?(`+)(?!`).+?(?<!`)\1(?!`)")  # a 
 _PREPOSITIONS = r"with|from|of|by|via|than|instead of|as|into|using|between|vs|versus|the|an?"
 # (pattern over text whose code spans read `CODE`, what a reader sees)
 _HOLES = [
-    (re.compile(rf"\b(?:{_PREPOSITIONS})\s*(?=[.;:!?)]|$)", re.I | re.M), "a sentence ends where a word was removed"),
+    (  # "instead of." ends a sentence; "a :port" is a word (punctuation then a space or the end is the end)
+        re.compile(rf"\b(?:{_PREPOSITIONS})\s*(?=[.;:!?)](?:\s|$)|$)", re.I | re.M),
+        "a sentence ends where a word was removed",
+    ),
     (
         re.compile(
             r"\b(?!as of\b)(?:with|from|to|in|of|by|for|as|than)\s+(?:instead of|to|from|of|with|by|as|than)\b", re.I
@@ -40,7 +43,7 @@ _HOLES = [
         ),
         "an object is missing",
     ),
-    (re.compile(r"\(\s*[,;]?\s*\)|\[\s*\]"), "empty brackets"),
+    (re.compile(r"(?<![\w.\]])\(\s*[,;]?\s*\)|\[\s*\]"), "empty brackets"),  # `GetHost()` is a call: not a hole
     (re.compile(r"\{\w[\w:.-]*\}|(?<![\w`]):[\w-]+:(?=`|\s)"), "markup left in the text"),
     (re.compile(r"(?<![\w`])_{1,2}(?![\w`])"), "a lone underscore"),
     (re.compile(r"\s[.,;:](?=\s|$)|[,;]{2,}|\.\s*,"), "punctuation without its words"),
