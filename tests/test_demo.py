@@ -6,7 +6,7 @@ import dagster as dg
 import pytest
 
 from harnessforge.models.run import MilestoneSummary
-from harnessforge.report.report import card_file_counts
+from harnessforge.report.exports import card_file_counts
 from harnessforge.store import Store
 from harnessforge_assets.demo import demo
 from resources import SandboxResource, StoreResource

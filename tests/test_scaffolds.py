@@ -18,7 +18,8 @@ from harnessforge.export import export
 from harnessforge.gitio import GitRepo
 from harnessforge.harness.navigator import Navigator
 from harnessforge.harness.recorder import Recorder
-from harnessforge.report.report import build_report, scaffold_comparison
+from harnessforge.report.report import build_report
+from harnessforge.report.scaffolds import scaffold_comparison
 from harnessforge.rules import load_rules
 from harnessforge.store import Store
 from tests.llm_servers import AnthropicServer, OpenAIServer, Reply

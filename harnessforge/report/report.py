@@ -12,8 +12,6 @@ from __future__ import annotations
 
 import html
 import json
-import re
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 from urllib.parse import quote
@@ -39,6 +37,8 @@ from ..errors import ArtifactError
 from ..rules import Rules, load_rules
 from ..store import Store, atomic_write
 from . import plots
+from .exports import export_counts
+from .scaffolds import scaffold_comparison
 
 KEY = ("repo", "run_id", "milestone_id")
 
@@ -280,52 +280,6 @@ def memorisation_rates(con: duckdb.DuckDBPyConnection) -> list[MemorisationRateR
     return read_rows(con, MemorisationRateRow, order_by=("repo", "model"))
 
 
-@dataclass(frozen=True)
-class ScaffoldRow:
-    """One scaffold's runs of one milestone: what the report compares across scaffolds."""
-
-    repo: str
-    milestone_id: str
-    scaffold: str
-    models: str
-    runs: int
-    passed: int
-    turns: float
-    hints: float
-    tokens: float
-
-
-def scaffold_comparison(runs: list[MilestoneSummaryRow]) -> list[ScaffoldRow]:
-    """Per milestone that two or more scaffolds ran (the oracle's runs left out), each scaffold's runs:
-    how many passed, and the mean turns, hints and tokens (input + output) per run."""
-    by_milestone: dict[tuple[str, str], dict[str, list[MilestoneSummaryRow]]] = {}
-    for run in runs:
-        if run.synthetic:
-            continue
-        name = f"{run.scaffold} {run.scaffold_version}" if run.scaffold_version else run.scaffold
-        by_milestone.setdefault((run.repo, run.milestone_id), {}).setdefault(name, []).append(run)
-    rows = []
-    for (repo, milestone_id), scaffolds in sorted(by_milestone.items()):
-        if len({name.split()[0] for name in scaffolds}) < 2:
-            continue
-        for name, group in sorted(scaffolds.items()):
-            count = len(group)
-            rows.append(
-                ScaffoldRow(
-                    repo,
-                    milestone_id,
-                    name,
-                    ", ".join(sorted({run.model or "" for run in group})),
-                    count,
-                    sum(run.status == "PASS" for run in group),
-                    sum(run.turns or 0 for run in group) / count,
-                    sum(run.hints for run in group) / count,
-                    sum(run.tokens_input + run.tokens_output for run in group) / count,
-                )
-            )
-    return rows
-
-
 def _scaffolds_table(runs: list[MilestoneSummaryRow]) -> str:
     rows = scaffold_comparison(runs)
     if not rows:
@@ -429,44 +383,6 @@ def _reviews_table(store: Store) -> str:
 
 
 # ---- exports -----------------------------------------------------------------------------------
-_CARD_ROW = re.compile(r"^\| `([^`]+)` \| (\d+) \|", re.M)  # the file table: name, rows, then tokens
-
-
-def export_counts(datasets: Path) -> list[tuple[str, int, int | None]]:
-    """(what, rows found in the files, rows the dataset card states) per exported file or folder:
-    JSON lines per .jsonl file, one per ATIF trajectory, one per Harbor task folder; and what the
-    card lists but no file holds (found: 0)."""
-    card_path = datasets / "README.md"
-    card = {}
-    if card_path.exists():
-        card = card_file_counts(card_path.read_text())
-    found: list[tuple[str, int, int | None]] = []
-    used = set()
-    for path in sorted(datasets.rglob("*.jsonl")):
-        relative = path.relative_to(datasets).with_suffix("").as_posix()
-        key = relative if relative in card else path.stem if path.stem in card else None
-        used.add(key)
-        found.append((f"{relative}.jsonl", _lines(path), card.get(key)))
-    folders = {"atif": ("atif/ (ATIF trajectories)", "*/*/*.json"), "harbor_tasks": ("tasks/ (Harbor tasks)", "*/")}
-    for key, (what, pattern) in folders.items():
-        folder = datasets / what.split("/")[0]
-        if folder.is_dir() or key in card:
-            used.add(key)
-            found.append((what, len(list(folder.glob(pattern))) if folder.is_dir() else 0, card.get(key)))
-    found += [(f"{key} (card only)", 0, count) for key, count in card.items() if key not in used]
-    return found
-
-
-def card_file_counts(card: str) -> dict[str, int]:
-    """The rows the dataset card's file table states, per file (its other tables are not counts of files)."""
-    files = card.split("## Files", 1)[-1].split("\n## ", 1)[0]
-    return {name: int(count) for name, count in _CARD_ROW.findall(files)}
-
-
-def _lines(path: Path) -> int:
-    return sum(1 for line in path.read_bytes().splitlines() if line.strip())
-
-
 def _exports_table(datasets: Path, distilled_manifest: Path) -> str:
     if not datasets.is_dir() or not any(datasets.iterdir()):
         return _not_yet(f"nothing exported to {datasets}; run `harnessforge export`")

@@ -1,0 +1,42 @@
+"""The `environments` section: base images and their bootstrap, sandbox limits, validation's rules."""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import Field
+
+from ..models.common import Model
+
+
+class BootstrapRules(Model):
+    suite: str
+    mirror: str
+    packages: dict[str, list[str]]
+    paths: dict[str, list[str]] = {}  # per language: directories put first on the base's PATH (that toolchain)
+    public_image: str = Field(min_length=1)  # what exported task Dockerfiles build FROM by default instead
+
+
+CollateralTests = Literal["set_aside", "graded"]
+
+
+class EnvRules(Model):
+    base_images: dict[str, str]
+    bootstrap: BootstrapRules
+    build_timeout_s: int = Field(gt=0)
+    memory: str = Field(pattern=r"^\d+[kmg]?$")
+    cpus: float = Field(gt=0)
+    pids_limit: int = Field(gt=0)
+    exec_timeout_s: int = Field(gt=0)
+    test_timeout_s: int = Field(gt=0)
+    test_case_timeout_s: int = Field(0, ge=0)
+    repeats: int = Field(ge=1)
+    max_pass_to_pass: int = Field(ge=0)
+    collateral_tests: CollateralTests = "set_aside"
+    merge_untested: list[Literal["no_fail_to_pass", "does_not_reproduce", "env_error"]] = Field(
+        ["no_fail_to_pass", "does_not_reproduce"],
+        description="Verdicts that merge a milestone into the next one (nothing grades it); [] keeps every one.",
+    )
+    test_config_patterns: list[str]
+    test_config_sections: dict[str, list[str]]
+    overrides: dict[str, dict[str, Any]] = {}
