@@ -392,6 +392,7 @@ def test_exported_go_task_builds_on_the_backports_go(rules, docker_client):
     assert "deb http://deb.debian.org/debian bookworm-backports main" in text
     assert "dpkg -s git ca-certificates procps golang-1.23-go >" in text
     assert "--no-install-recommends git ca-certificates procps golang-1.23-go/bookworm-backports &&" in text
+    assert "go build std" in text  # the base's setup: the standard library compiled once, into the cache
     head = text[: text.index("\n", text.index("RUN dpkg -s")) + 1]  # the base part: up to the package install
     image, _ = docker_client.images.build(
         fileobj=io.BytesIO(head.encode()), buildargs={"BASE_IMAGE": base_image}, network_mode="host", rm=True

@@ -97,6 +97,7 @@ def _bootstrap(client: docker.DockerClient, tag: str, language: str, rules: EnvR
                 "toolchain_unavailable",
             )
         _install_from_suites(rootfs, [package for package in packages if "/" in package], tag, rules, log)
+        _setup(rootfs, language, tag, rules, log)
         _add_sandbox_user(rootfs)
         tarball = Path(tmp) / "rootfs.tar"
         tar = ["tar", "-C", str(rootfs), "--numeric-owner", "--one-file-system", "-cf", str(tarball), "."]
@@ -134,13 +135,28 @@ def _install_from_suites(rootfs: Path, packages: list[str], tag: str, rules: Env
         "apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "
         f"{' '.join(packages)} && apt-get clean && rm -rf /var/lib/apt/lists/*"
     )
-    done = subprocess.run(["chroot", str(rootfs), "sh", "-c", script], capture_output=True, text=True, errors="replace")
+    _in_root(rootfs, script, {"PATH": DEBIAN_PATH}, tag, f"apt-get install {' '.join(packages)}")
+
+
+def _setup(rootfs: Path, language: str, tag: str, rules: EnvRules, log) -> None:
+    """Run the language's `bootstrap.setup` commands as root in the new root (a toolchain's warm cache)."""
+    for command in rules.bootstrap.setup.get(language, []):
+        log(f"{tag}: {command}")
+        _in_root(rootfs, command, {"PATH": bootstrap_path(language, rules), "HOME": "/root"}, tag, repr(command))
+
+
+def _in_root(rootfs: Path, script: str, env: dict[str, str], tag: str, what: str) -> None:
+    """`script` by sh as root in the new root; its failure is the bootstrap's, with its last line."""
+    done = subprocess.run(
+        ["chroot", str(rootfs), "sh", "-c", script],
+        env={**env, "LANG": "C.UTF-8"},
+        capture_output=True,
+        text=True,
+        errors="replace",
+    )
     if done.returncode != 0:
         last = (done.stderr.strip() or done.stdout.strip()).splitlines()[-1:] or [""]
-        raise EnvError(
-            f"cannot bootstrap {tag}: apt-get install {' '.join(packages)} failed ({done.returncode}): {last[0]}",
-            "toolchain_unavailable",
-        )
+        raise EnvError(f"cannot bootstrap {tag}: {what} failed ({done.returncode}): {last[0]}", "toolchain_unavailable")
 
 
 def _debootstrap(argv: list[str], tag: str, log) -> tuple[int, list[str]]:

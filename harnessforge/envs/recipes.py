@@ -145,6 +145,9 @@ def detect_recipe(language: str, files: list[str], read: Reader, rules: EnvRules
 # ---- Go, TypeScript/JavaScript, Rust ----------------------------------------------------------------
 RECIPE_LANGUAGES = ("python", "typescript", "go", "rust")
 GO_HOME = "/opt/hf/go"
+# The build cache: our Go base compiles the standard library into it once (environments.bootstrap.setup), as
+# Go >= 1.20 ships none precompiled; cold, every `go test` would compile it again (a minute on 2 cores).
+GO_CACHE = "/var/cache/go-build"
 NODE_HOME = "/opt/hf/node"  # a newer Node than the base's, from the npm registry, when engines.node asks for one
 CARGO_HOME = "/opt/hf/cargo"
 # An image whose toolchain cannot build the repo stops its build here with this line, not at test time.
@@ -176,7 +179,7 @@ def go_recipe(base: str, files: list[str], read: Reader) -> Recipe:
     gomod = (read("go.mod") or b"").decode(errors="replace") if "go.mod" in files else ""
     vendored = "vendor/modules.txt" in files
     requires = re.search(r"^\s*require\b", gomod, re.M) is not None
-    install = [f"mkdir -p {DEPS_DIR} {GO_HOME}/mod {GO_HOME}/cache"]
+    install = [f"mkdir -p {DEPS_DIR} {GO_HOME}/mod {GO_CACHE} && chmod a+rwX {GO_CACHE}"]
     if gomod:
         # A go.mod this Go cannot read, or whose `go` line is newer than it (GOTOOLCHAIN=local: no download),
         # is one clear error at image build, not a build failure in every test run.
@@ -205,7 +208,7 @@ def go_recipe(base: str, files: list[str], read: Reader) -> Recipe:
             "GOPROXY": "off",
             "GOTOOLCHAIN": "local",  # Go >= 1.21 would otherwise try to download the toolchain go.mod names
             "GOMODCACHE": f"{GO_HOME}/mod",
-            "GOCACHE": f"{GO_HOME}/cache",
+            "GOCACHE": GO_CACHE,
             "GOPATH": f"{GO_HOME}/path",
             "CGO_ENABLED": "0",  # the base has no C compiler
         },

@@ -156,6 +156,7 @@ def environment_dockerfile(card: TaskCard, rules: Rules) -> str:
         f"ENV PATH={bootstrap_path(language, environments)}",
         f"RUN dpkg -s {names} >/dev/null 2>&1 || ({add_sources}apt-get update -qq && DEBIAN_FRONTEND=noninteractive "
         f"apt-get install -y -qq --no-install-recommends {' '.join(packages)} && rm -rf /var/lib/apt/lists/*)",
+        *(f"RUN {command}" for command in environments.bootstrap.setup.get(language, [])),
     ]
     return "\n".join(lines + body[1:] if body[:1] == ["USER root"] else lines + body) + "\n"
 

@@ -13,6 +13,7 @@ class BootstrapRules(Model):
     suite: str
     mirror: str
     packages: dict[str, list[str]]
+    setup: dict[str, list[str]] = {}  # per language: commands run in the new root after its packages (warm caches)
     paths: dict[str, list[str]] = {}  # per language: directories put first on the base's PATH (that toolchain)
     public_image: str = Field(min_length=1)  # what exported task Dockerfiles build FROM by default instead
 
