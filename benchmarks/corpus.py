@@ -220,6 +220,7 @@ def measure_entry(
     validations = _stage(result, "validate", run, log)
     if validations is None:  # it stopped midway: keep the verdicts it saved before
         if saved := saved_validations(store, spec.key, [milestone.id for milestone in plan.milestones], started):
+            refresh_rows(result.rows, store.load_plan(spec.key), saved)
             record(result, saved, clock.seconds if workers == 1 else {})
             log(f"{prefix}validate: kept the {len(saved)} verdict(s) saved before it stopped")
         return result
@@ -227,15 +228,24 @@ def measure_entry(
     merged_into = {
         milestone.id: milestone.merged_into for milestone in validated_plan.milestones if milestone.merged_into
     }
+    refresh_rows(result.rows, validated_plan, validations)
     record(result, validations, clock.seconds if workers == 1 else {}, merged_into)
-    for row, milestone in zip(result.rows, validated_plan.milestones):  # a carrier of merged work is a new task
-        row.coherent, row.expected_turns = "unrelated_parts" not in milestone.flags, milestone.expected_turns
     result.text = task_text(validated_plan)  # validation read the interface of FAIL_TO_PASS again
     log(
         f"{prefix}validate: {result.valid}/{result.milestones} valid, {result.fail_to_pass} FAIL_TO_PASS "
         f"({result.seconds['validate']:.1f}s)"
     )
     return result
+
+
+def refresh_rows(rows: list[MilestoneRow], validated_plan, validations: list[Validation]) -> None:
+    """The rows as validation left the milestones: a carrier of merged work is a new task, and validation keeps
+    in a title only the headlines a graded test covers when one is."""
+    untested = {validation.milestone_id: set(validation.untested_headlines) for validation in validations}
+    for row, milestone in zip(rows, validated_plan.milestones):
+        row.coherent, row.expected_turns = "unrelated_parts" not in milestone.flags, milestone.expected_turns
+        row.headlines = len(milestone.headlines)
+        row.headlines_untested = sum(headline.text in untested.get(row.id, ()) for headline in milestone.headlines)
 
 
 def task_text(plan) -> dict[str, int]:
@@ -277,8 +287,8 @@ def acceptance_measures(rows: list[MilestoneRow], by_id: dict[str, Validation]) 
         "collateral_set_aside": sum(len(set(v.collateral) - set(v.fail_to_pass)) for _, v in valid),
         "collateral_graded": sum(len(set(v.collateral) & set(v.fail_to_pass)) for _, v in valid),
         "headlines": sum(row.headlines for row, _ in valid),
-        "headlines_covered": sum(row.headlines - len(v.untested_headlines) for row, v in valid),
-        "weak": sum(1 for _, v in valid if v.untested_headlines),
+        "headlines_covered": sum(row.headlines - row.headlines_untested for row, _ in valid),
+        "weak": sum(1 for row, _ in valid if row.headlines_untested),
     }
 
 

@@ -96,6 +96,7 @@ class MilestoneRow:
     validation_s: float | None = None
     detail: str = ""
     headlines: int = 0  # the features its title names
+    headlines_untested: int = 0  # of those, the ones no graded test covers (validation: `untested_headlines`)
     coherent: bool = True  # one feature, or features sharing code (issue 31)
     expected_turns: int | None = None
 

@@ -1,8 +1,9 @@
 """The pure grading rules: FAIL_TO_PASS needs every run at both ends to agree; spoofed runs count for nothing."""
 
 from harnessforge.envs.candidate_grading import filter_candidate, grade_run
-from harnessforge.envs.classification import classify, outcome, run_problem, unbuilt_tests
+from harnessforge.envs.classification import classify, outcome, run_problem, title_without_untested, unbuilt_tests
 from harnessforge.models.env import TestRun
+from harnessforge.models.plan import Headline
 
 
 def run(statuses, collect_errors=(), suite_ran=True, exit_code=None, **kw) -> TestRun:
@@ -86,6 +87,22 @@ def test_tests_that_do_not_build_with_the_reference_solution_are_the_environment
     assert unbuilt_tests([], [run({"pkg::TestOther": "passed"})]) is None  # built, nothing changed was a test
     many = run({}, collect_errors=[f"m{index}.py" for index in range(7)])
     assert unbuilt_tests([], [many]) == "m0.py, m1.py, m2.py, m3.py, m4.py and 2 more"
+
+
+def test_an_untested_headline_leaves_the_title_when_another_is_tested():
+    """Flask 3.1.0's first milestone: "Add encoding parameter to open resource; Provide a configuration option
+    to control automatic option responses", and only the first is graded: the title keeps what is."""
+    encoding, options = (Headline(text=text, commits=[], test_files=[]) for text in ("Encoding", "Options"))
+    title, kept = title_without_untested("Encoding; Options", [encoding, options], ["Options"])
+    assert (title, kept) == ("Encoding (+1 more)", [encoding])
+    assert (
+        title_without_untested("Encoding; Options (+2 more)", [encoding, options], ["Encoding"])[0]
+        == "Options (+3 more)"
+    )
+    assert title_without_untested("Encoding; Options", [encoding, options], []) is None  # all tested: as it is
+    assert (
+        title_without_untested("Encoding; Options", [encoding, options], ["Encoding", "Options"]) is None
+    )  # weak instead
 
 
 def test_grade_resolves_only_when_every_test_passes_in_a_trustworthy_run():

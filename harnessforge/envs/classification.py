@@ -196,6 +196,23 @@ def untested_headlines(headlines: list[Headline], graded: list[str], files_of: C
     return [headline.text for headline in headlines if not covered & set(headline.test_files)]
 
 
+_MORE = re.compile(r" \(\+(\d+) more\)$")
+
+
+def title_without_untested(
+    title: str, headlines: list[Headline], untested: list[str]
+) -> tuple[str, list[Headline]] | None:
+    """The title with the untested headlines moved into its "+N more" when another headline is tested (the
+    title then promises only what acceptance checks; the text still describes them all); None when nothing
+    changes (every headline tested, or none)."""
+    covered = [headline for headline in headlines if headline.text not in untested]
+    if not covered or len(covered) == len(headlines):
+        return None
+    found = _MORE.search(title)
+    more = (int(found[1]) if found else 0) + len(headlines) - len(covered)
+    return "; ".join(headline.text for headline in covered) + f" (+{more} more)", covered
+
+
 # ---- candidates: the runner's ids of the milestone's changed test files -----------------------------
 def _go_package(path: str, module: str) -> str:
     folder = posixpath.dirname(path)

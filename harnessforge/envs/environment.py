@@ -21,6 +21,7 @@ from ..store import Store
 from . import engine
 from .backends import Backend
 from .candidate_grading import grade_candidate
+from .classification import title_without_untested
 from .images import build_env_image, ensure_base
 from .interface import refresh_interface
 from .local_sandbox import LocalSandbox
@@ -236,12 +237,10 @@ def validate(
     try:
         for planned, validation in zip(todo, pool.map(one, todo) if pool else map(one, todo)):
             store.save_validation(key, validation)
-            weak = {"weak_acceptance"} if validation.untested_headlines else set()
-            verdict = {
+            verdict = _acceptance(planned, validation) | {
                 "status": validation.status,
                 "fail_to_pass": validation.fail_to_pass,
                 "pass_to_pass": validation.pass_to_pass,
-                "flags": sorted(set(planned.flags) - {"weak_acceptance"} | weak),
                 "ungraded": sorted(
                     test
                     for test, why in validation.rejected.items()
@@ -258,6 +257,18 @@ def validate(
         if pool:
             pool.shutdown(cancel_futures=True)  # on an error, start no further milestone
     return validations
+
+
+def _acceptance(planned: Milestone, validation: Validation) -> dict:
+    """The title, headlines and flags validation leaves: an untested headline moves into the title's "+N more"
+    when another is tested (flag `untested_features`: the text describes work no test grades); when none is,
+    the milestone is `weak_acceptance`."""
+    flags = set(planned.flags) - {"weak_acceptance"}
+    retitled = title_without_untested(planned.title, planned.headlines, validation.untested_headlines)
+    if retitled:
+        title, headlines = retitled
+        return {"title": title, "headlines": headlines, "flags": sorted(flags | {"untested_features"})}
+    return {"flags": sorted(flags | ({"weak_acceptance"} if validation.untested_headlines else set()))}
 
 
 def _verdict_line(validation: Validation) -> str:

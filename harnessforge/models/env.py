@@ -145,7 +145,8 @@ class Validation(Model):
     untested_headlines: list[str] = Field(
         [],
         description="Features the milestone's title names that no graded, non-collateral FAIL_TO_PASS test "
-        "covers (none lives in a test file their commits changed): the milestone is flagged `weak_acceptance`.",
+        "covers (none lives in a test file their commits changed). When another headline is tested, these move into "
+        'the title\'s "+N more" (flag `untested_features`); when none is, the milestone is flagged `weak_acceptance`.',
     )
     rejected: dict[str, str] = Field(
         {},

@@ -177,7 +177,9 @@ class Milestone(Model):
     acceptance_tests: list[str]
     excluded_tests: list[ExcludedTest] = []
     headlines: list[Headline] = Field(
-        [], description="The title's features; validation flags `weak_acceptance` when no graded test covers one."
+        [],
+        description="The title's features; validation keeps only those a graded test covers (`untested_features` "
+        "when it drops one), or flags `weak_acceptance` when none is covered.",
     )
     cohesion: str = Field(
         "", description="Why its parts belong together (one feature, features sharing code), or which share nothing."
