@@ -69,3 +69,14 @@ def test_small_features_sharing_code_grow_one_milestone(tmp_path):
     assert first.title == "Lengths convert to metres; Weights convert to grams"
     assert first.cohesion == "2 features sharing code (calc/a.py)" and "unrelated_parts" not in first.flags
     assert (second.title, second.cohesion) == ("Colours have names", "one feature")
+
+
+def test_a_refactor_beside_a_feature_rides_along(tmp_path):
+    """A behaviour-preserving change (gorilla/mux's "Simplify code", merged untested into a CORS fix) is nothing a
+    user sees: beside a user-facing feature it is no part of the milestone's cohesion."""
+    rules = load_rules()
+    rules = rules.model_copy(update={"planning": rules.planning.model_copy(update={"related_features_only": False})})
+    refactor = (5, "Simplify the colour table", "calc/b.py", "def name(rgb):\n    return {(0, 0, 0): 'black'}[rgb]\n")
+    repo = build(tmp_path / "calc", [FEATURES[0], refactor])
+    (milestone,) = plan(Store(tmp_path / "store"), repo, rules, "v0.1.0", "v0.2.0").plan.milestones
+    assert (milestone.cohesion, "unrelated_parts" in milestone.flags) == ("one feature", False)

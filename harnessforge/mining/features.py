@@ -129,9 +129,12 @@ def merged_back_feature(entries: list[ChangelogEntry]) -> Feature:
 def cohesion(groups: list[FeatureGroup], is_source) -> tuple[bool, str]:
     """Whether a milestone's features (its seeds: what its release notes describe) belong together, and why: one
     feature, or features whose code shares source files (directly or through one another); else the unrelated
-    parts, named by their entries (or first commits). Undescribed work riding along is no part."""
+    parts, named by their entries (or first commits). Undescribed work riding along is no part, nor a refactor
+    (behaviour kept: nothing a user sees) beside user-facing features."""
     parts = []
-    for group in [group for group in groups if group.seed] or groups:  # what rides along is no part
+    seeds = [group for group in groups if group.seed] or groups  # what rides along is no part
+    user_facing = [group for group in seeds if group.kind != "refactor"]  # nor is a refactor beside what users see
+    for group in user_facing or seeds:
         files = {change.path for info in group.infos if info.role == "feature" for change in info.unit.files}
         if files := {path for path in files if is_source(path)}:
             parts.append((group, files))
