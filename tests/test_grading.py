@@ -1,7 +1,14 @@
 """The pure grading rules: FAIL_TO_PASS needs every run at both ends to agree; spoofed runs count for nothing."""
 
 from harnessforge.envs.candidate_grading import filter_candidate, grade_run
-from harnessforge.envs.classification import classify, outcome, run_problem, title_without_untested, unbuilt_tests
+from harnessforge.envs.classification import (
+    classify,
+    outcome,
+    run_problem,
+    title_without_untested,
+    unbuilt_tests,
+    untested_headlines,
+)
 from harnessforge.models.env import TestRun
 from harnessforge.models.plan import Headline
 
@@ -103,6 +110,18 @@ def test_an_untested_headline_leaves_the_title_when_another_is_tested():
     assert (
         title_without_untested("Encoding; Options", [encoding, options], ["Encoding", "Options"]) is None
     )  # weak instead
+
+
+def test_a_headline_is_covered_by_a_test_its_own_commits_touch():
+    """more-itertools 10.7.0: `derangements` and `argmin` both change tests/test_more.py, and only derangements'
+    tests go FAIL -> PASS; by file both looked covered, by name only derangements is."""
+    derangements = Headline(text="derangements", commits=[], test_files=["t.py"], tests=["DerangementsTests"])
+    argmin = Headline(text="argmin", commits=[], test_files=["t.py"], tests=["ArgminTests", "test_argmin"])
+    unnamed = Headline(text="unnamed", commits=[], test_files=["t.py"])  # no name read: by file, as before
+    graded = ["t.py::DerangementsTests::test_unique_values[x-1]"]
+    assert untested_headlines([derangements, argmin, unnamed], graded, lambda test: ["t.py"]) == ["argmin"]
+    go = Headline(text="durations", commits=[], test_files=["d_test.go"], tests=["TestParseDuration"])
+    assert untested_headlines([go], ["example.org/m::TestParseDuration/days"], lambda test: ["d_test.go"]) == []
 
 
 def test_grade_resolves_only_when_every_test_passes_in_a_trustworthy_run():

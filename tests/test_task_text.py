@@ -371,3 +371,20 @@ def test_bad_input_warns_naming_the_milestone_and_the_plan_goes_on(acme, tmp_pat
     third = plan(Store(tmp_path / "s3"), str(b.path), load_rules(), from_ref="v0.2.0", to_ref="v0.3.0")
     assert len(third.plan.milestones) == 1
     assert any(w.startswith("m01: its diff could not be parsed") for w in third.plan.warnings)
+
+
+def test_a_headline_knows_the_tests_its_commits_add_or_change():
+    """What validation checks a headline's coverage by: the test functions and classes its commits add, or
+    change inside (git's function context of the hunk), in test files only."""
+    from harnessforge.mining.unit_diffs import UnitDiff, tests_touched
+
+    diff = UnitDiff(
+        added={
+            "tests/test_more.py": ["    def test_basic(self):", "        self.assertEqual(argmin([2, 1]), 1)"],
+            "more/more.py": ["def test_helper():"],  # not a test file
+            "flag_test.go": ["func TestParseTime(t *testing.T) {"],
+        },
+        contexts={"tests/test_more.py": ["class ArgminTests(TestCase):"]},
+    )
+    touched = tests_touched(diff, ["tests/test_more.py", "flag_test.go"])
+    assert touched == {"test_basic", "ArgminTests", "TestParseTime"}

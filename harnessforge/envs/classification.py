@@ -190,10 +190,23 @@ def set_aside(classification: Classification, collateral_tests: dict[str, str], 
 
 
 def untested_headlines(headlines: list[Headline], graded: list[str], files_of: Callable[[str], list[str]]) -> list[str]:
-    """The title's features that no graded (non-collateral) FAIL_TO_PASS test covers: none lives in a test
-    file their own commits changed."""
-    covered = {path for test in graded for path in files_of(test)}
-    return [headline.text for headline in headlines if not covered & set(headline.test_files)]
+    """The title's features that no graded (non-collateral) FAIL_TO_PASS test covers: none is a test their own
+    commits add or change (by name: its function or class), or, when no name was read from their diffs, none
+    lives in a test file they changed."""
+    covered_files = {path for test in graded for path in files_of(test)}
+    covered_names = {name for test in graded for name in names_in_test_id(test)}
+    return [
+        headline.text
+        for headline in headlines
+        if not (set(headline.tests) & covered_names if headline.tests else set(headline.test_files) & covered_files)
+    ]
+
+
+def names_in_test_id(test: str) -> set[str]:
+    """The function and class names in a test id: `t.py::Tests::test_a[x]` -> Tests, test_a; `mod::TestA/sub` ->
+    TestA."""
+    parts = test.split("::")[1:] or [test]
+    return {re.sub(r"\[.*$", "", part).split("/")[0] for part in parts}
 
 
 _MORE = re.compile(r" \(\+(\d+) more\)$")

@@ -50,7 +50,7 @@ from .segment import MilestoneCut, RoleReader, Segmenter, UnitInfo, group_featur
 from .sizing import difficulty, expected_turns, is_far
 from .task_text import carried_entries, headlines, plan_report, text_warnings, with_task
 from .task_text import withholding as task_withholding
-from .unit_diffs import unit_diffs
+from .unit_diffs import UnitDiff, unit_diffs
 
 Progress = Callable[[str], None]
 
@@ -75,6 +75,7 @@ class _Context:
     planning: PlanningRules  # rules.planning with the granularity's size rules
     issues: dict[int, IssueText] = field(default_factory=dict)
     pulls: dict[int, PullText] = field(default_factory=dict)
+    diffs: dict[str, UnitDiff] = field(default_factory=dict)  # each unit's changed lines
 
 
 def _enrich(github, full_name: str, units: list[Unit], ctx: _Context, warnings: list[str], progress: Progress) -> bool:
@@ -164,7 +165,7 @@ def _milestone(
         expected_turns=turns,
         acceptance_tests=accepted,
         excluded_tests=excluded,
-        headlines=headlines(task, groups, ctx.classify),
+        headlines=headlines(task, groups, ctx.classify, ctx.diffs),
         cohesion=why,
         flags=sorted(set(flags)),
     )
@@ -321,7 +322,7 @@ def mine_history(
     ]
     kinds = KindReader(rules.planning)
     range_entries = link_entry_commits(repo, units, range_entries, classify, kinds)
-    diffs = unit_diffs(repo, units)
+    diffs = ctx.diffs = unit_diffs(repo, units)
     warnings += [
         f"commit {unit.sha[:10]} ({unit.commit.subject[:60]!r}): its diff could not be parsed; "
         "its changed lines are not read (housekeeping, placement)"

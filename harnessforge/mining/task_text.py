@@ -21,6 +21,7 @@ from .describe import TaskText, Withholding
 from .features import FeatureGroup
 from .kinds import KindReader
 from .segment import UnitInfo
+from .unit_diffs import UnitDiff, tests_touched
 
 
 def withholding(others: list[FileDiff], text: dict, classify: FileClassifier) -> Withholding:
@@ -94,14 +95,20 @@ def text_warnings(milestone: Milestone) -> list[str]:
     ]
 
 
-def headlines(task: TaskText, groups: list[FeatureGroup], classify: FileClassifier) -> list[Headline]:
-    """The features the title names, each with its commits and the test files they changed: what validation
-    looks in for a graded test of each."""
+def headlines(
+    task: TaskText, groups: list[FeatureGroup], classify: FileClassifier, diffs: dict[str, UnitDiff]
+) -> list[Headline]:
+    """The features the title names, each with its commits, the test files they changed and the tests they add
+    or change there: what validation looks in for a graded test of each."""
     out = []
     for text, positions in task.headlines.items():
         infos = [info for position in positions for info in groups[position].infos]
-        tests = {display(change.path) for info in infos for change in info.unit.files if classify.is_test(change.path)}
-        out.append(Headline(text=text, commits=[info.unit.sha for info in infos], test_files=sorted(tests)))
+        changes = [(info.unit.sha, change.path) for info in infos for change in info.unit.files]
+        paths = {sha: [path for unit, path in changes if unit == sha and classify.is_test(path)] for sha, _ in changes}
+        names = set().union(*(tests_touched(diffs[sha], found) for sha, found in paths.items() if sha in diffs))
+        tests = {display(path) for found in paths.values() for path in found}
+        commits = [info.unit.sha for info in infos]
+        out.append(Headline(text=text, commits=commits, test_files=sorted(tests), tests=sorted(names)))
     return out
 
 

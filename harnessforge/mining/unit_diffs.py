@@ -1,5 +1,5 @@
 """The lines each unit of history changed, file by file: what housekeeping rules and entry placement
-read (a version line, an identifier a changelog entry names).
+read (a version line, an identifier a changelog entry names), and the test functions a headline's commits touch.
 
 One `git diff -U0` per unit against its first parent (a merge's whole change), parsed by unidiff.
 """
@@ -22,6 +22,7 @@ class UnitDiff:
 
     added: dict[str, list[str]] = field(default_factory=dict)
     removed: dict[str, list[str]] = field(default_factory=dict)
+    contexts: dict[str, list[str]] = field(default_factory=dict)  # each hunk's function context (git's @@ line)
     unreadable: bool = False
 
     def lines(self, path: str) -> list[str]:
@@ -43,6 +44,8 @@ def unit_diff(repo: GitRepo, unit: Unit) -> UnitDiff:
     for patched in patch:
         path = patched.path
         for hunk in patched:
+            if hunk.section_header:
+                diff.contexts.setdefault(path, []).append(hunk.section_header)
             for line in hunk:
                 if line.is_added:
                     diff.added.setdefault(path, []).append(line.value.rstrip("\n"))
@@ -53,3 +56,14 @@ def unit_diff(repo: GitRepo, unit: Unit) -> UnitDiff:
 
 def unit_diffs(repo: GitRepo, units: list[Unit]) -> dict[str, UnitDiff]:
     return {unit.sha: unit_diff(repo, unit) for unit in units}
+
+
+# A test function or class on a line: Python's `def test_x` / `class TestX`, Go's `func TestX`, a JS `it("...")`
+# is not named (its tests are read by file).
+_TEST_DEFINITION = re.compile(r"^\s*(?:async\s+)?(?:def|class|func)\s+(\w*[Tt]est\w*)")
+
+
+def tests_touched(diff: UnitDiff, test_paths: list[str]) -> set[str]:
+    """The test functions and classes a unit adds, or changes inside (a hunk's function context), in `test_paths`."""
+    lines = [line for path in test_paths for line in diff.added.get(path, []) + diff.contexts.get(path, [])]
+    return {found[1] for line in lines if (found := _TEST_DEFINITION.match(line))}

@@ -63,11 +63,12 @@ class ExcludedTest(Model):
 
 class Headline(Model):
     """A feature the milestone's title names (at most two; the rest are its "+N more"), with what can test it:
-    the test files its own commits changed."""
+    the test files its own commits changed, and the test functions and classes they add or change in them."""
 
     text: str
     commits: list[str]
     test_files: list[str]
+    tests: list[str] = []  # names (`test_parse`, `ParseTests`, `TestParse`); empty: read by file
 
 
 class MergedPart(Model):
