@@ -385,7 +385,8 @@ def _acceptance_markdown(doc: dict) -> list[str]:
         "Over valid milestones: *graded* = FAIL_TO_PASS tests that grade; *collateral set aside* = tests that go FAIL "
         "-> PASS only because their module did not load at base (or on a private name), left out of grading; "
         "*collateral graded* = such tests kept because nothing else went FAIL -> PASS; *headlines covered* = the "
-        "title's features with a graded, non-collateral test in a test file their commits changed; *weak* = "
+        "features the validated title names with a graded, non-collateral test their own commits add or change (by "
+        "file when no test name was read; an untested one leaves the title when another is covered); *weak* = "
         "milestones with an untested headline (`weak_acceptance`); *merged* = milestones validated without a "
         "FAIL_TO_PASS test, merged into the next one (whose task holds their work); *untested* = milestones left in "
         "the chain without one (env_error, or untested after merging), and the untested last milestone left out.",
