@@ -374,17 +374,18 @@ def test_bad_input_warns_naming_the_milestone_and_the_plan_goes_on(acme, tmp_pat
 
 
 def test_a_headline_knows_the_tests_its_commits_add_or_change():
-    """What validation checks a headline's coverage by: the test functions and classes its commits add, or
-    change inside (git's function context of the hunk), in test files only."""
+    """What validation checks a headline's coverage by: the tests whose lines its commits touch, decorators and
+    parameter lists included (python-humanize adds a locale by adding a case above `def test_intword_i18n`)."""
     from harnessforge.mining.unit_diffs import UnitDiff, tests_touched
 
-    diff = UnitDiff(
-        added={
-            "tests/test_more.py": ["    def test_basic(self):", "        self.assertEqual(argmin([2, 1]), 1)"],
-            "more/more.py": ["def test_helper():"],  # not a test file
-            "flag_test.go": ["func TestParseTime(t *testing.T) {"],
-        },
-        contexts={"tests/test_more.py": ["class ArgminTests(TestCase):"]},
+    python = (
+        "import pytest\n\n\ndef test_naturaldelta():\n    assert True\n\n\n"  # lines 1-5
+        '@pytest.mark.parametrize("locale", [\n    "de_DE",\n    "it_IT",\n])\n'  # lines 8-11: it_IT added (10)
+        "def test_intword_i18n(locale):\n    assert locale\n\n\n"
+        "class ArgminTests:\n    def test_basic(self):\n        assert 1\n"  # lines 16-18
     )
-    touched = tests_touched(diff, ["tests/test_more.py", "flag_test.go"])
-    assert touched == {"test_basic", "ArgminTests", "TestParseTime"}
+    go = "package flag\n\nfunc TestParseTime(t *testing.T) {\n\tt.Log()\n}\n"
+    files = {"tests/test_i18n.py": python, "time_test.go": go, "more/more.py": "def test_helper():\n    pass\n"}
+    diff = UnitDiff(touched={"tests/test_i18n.py": [10, 18], "time_test.go": [4], "more/more.py": [1]})
+    touched = tests_touched(diff, ["tests/test_i18n.py", "time_test.go"], files.get)
+    assert touched == {"test_intword_i18n", "ArgminTests", "test_basic", "TestParseTime"}  # not more.py: no test file

@@ -165,7 +165,7 @@ def _milestone(
         expected_turns=turns,
         acceptance_tests=accepted,
         excluded_tests=excluded,
-        headlines=headlines(task, groups, ctx.classify, ctx.diffs),
+        headlines=headlines(task, groups, ctx.classify, ctx.diffs, ctx.repo),
         cohesion=why,
         flags=sorted(set(flags)),
     )

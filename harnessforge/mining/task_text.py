@@ -96,7 +96,7 @@ def text_warnings(milestone: Milestone) -> list[str]:
 
 
 def headlines(
-    task: TaskText, groups: list[FeatureGroup], classify: FileClassifier, diffs: dict[str, UnitDiff]
+    task: TaskText, groups: list[FeatureGroup], classify: FileClassifier, diffs: dict[str, UnitDiff], repo: GitRepo
 ) -> list[Headline]:
     """The features the title names, each with its commits, the test files they changed and the tests they add
     or change there: what validation looks in for a graded test of each."""
@@ -105,7 +105,15 @@ def headlines(
         infos = [info for position in positions for info in groups[position].infos]
         changes = [(info.unit.sha, change.path) for info in infos for change in info.unit.files]
         paths = {sha: [path for unit, path in changes if unit == sha and classify.is_test(path)] for sha, _ in changes}
-        names = set().union(*(tests_touched(diffs[sha], found) for sha, found in paths.items() if sha in diffs))
+        names = set().union(
+            *(
+                tests_touched(
+                    diffs[sha], found, lambda path, sha=sha: (repo.show(sha, path) or b"").decode(errors="replace")
+                )
+                for sha, found in paths.items()
+                if sha in diffs
+            )
+        )
         tests = {display(path) for found in paths.values() for path in found}
         commits = [info.unit.sha for info in infos]
         out.append(Headline(text=text, commits=commits, test_files=sorted(tests), tests=sorted(names)))

@@ -7,9 +7,12 @@ One `git diff -U0` per unit against its first parent (a merge's whole change), p
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from ..diffs import parse_text, split_diff
+from ..envs.classification import names_in_test_id
+from ..envs.declared_tests import declared_tests
 from ..gitio import GitRepo
 from .pulls import Unit
 
@@ -22,7 +25,7 @@ class UnitDiff:
 
     added: dict[str, list[str]] = field(default_factory=dict)
     removed: dict[str, list[str]] = field(default_factory=dict)
-    contexts: dict[str, list[str]] = field(default_factory=dict)  # each hunk's function context (git's @@ line)
+    touched: dict[str, list[int]] = field(default_factory=dict)  # the lines each hunk spans in the unit's file
     unreadable: bool = False
 
     def lines(self, path: str) -> list[str]:
@@ -44,8 +47,8 @@ def unit_diff(repo: GitRepo, unit: Unit) -> UnitDiff:
     for patched in patch:
         path = patched.path
         for hunk in patched:
-            if hunk.section_header:
-                diff.contexts.setdefault(path, []).append(hunk.section_header)
+            lines = range(hunk.target_start, hunk.target_start + max(hunk.target_length, 1))
+            diff.touched.setdefault(path, []).extend(lines)
             for line in hunk:
                 if line.is_added:
                     diff.added.setdefault(path, []).append(line.value.rstrip("\n"))
@@ -58,12 +61,14 @@ def unit_diffs(repo: GitRepo, units: list[Unit]) -> dict[str, UnitDiff]:
     return {unit.sha: unit_diff(repo, unit) for unit in units}
 
 
-# A test function or class on a line: Python's `def test_x` / `class TestX`, Go's `func TestX`, a JS `it("...")`
-# is not named (its tests are read by file).
-_TEST_DEFINITION = re.compile(r"^\s*(?:async\s+)?(?:def|class|func)\s+(\w*[Tt]est\w*)")
-
-
-def tests_touched(diff: UnitDiff, test_paths: list[str]) -> set[str]:
-    """The test functions and classes a unit adds, or changes inside (a hunk's function context), in `test_paths`."""
-    lines = [line for path in test_paths for line in diff.added.get(path, []) + diff.contexts.get(path, [])]
-    return {found[1] for line in lines if (found := _TEST_DEFINITION.match(line))}
+def tests_touched(diff: UnitDiff, test_paths: list[str], read: Callable[[str], str | None]) -> set[str]:
+    """The names (functions, classes) of the tests whose lines, decorators and parameter lists included, a unit
+    adds or changes in `test_paths`; `read(path)` is the file as the unit left it."""
+    names: set[str] = set()
+    for path in test_paths:
+        lines = set(diff.touched.get(path, []))
+        source = read(path) if lines else None
+        for span in declared_tests(path, source) if source else []:
+            if any(span.first <= line <= span.last for line in lines):
+                names |= names_in_test_id(span.test_id)
+    return names
