@@ -402,3 +402,86 @@ def test_exported_go_task_builds_on_the_backports_go(rules, docker_client):
         assert b"go1.23" in output
     finally:
         docker_client.images.remove(image.id, force=True)
+
+
+# ---- A Go module that requires an earlier release of itself ------------------------------------------------
+def _go_sum_line(module: str, version: str, gomod: bytes) -> str:
+    """go.sum's `/go.mod` line (dirhash Hash1 over the one file `go.mod`), computed as Go computes it."""
+    import base64
+    import hashlib
+
+    summary = f"{hashlib.sha256(gomod).hexdigest()}  go.mod\n".encode()
+    return f"{module} {version}/go.mod h1:{base64.b64encode(hashlib.sha256(summary).digest()).decode()}\n"
+
+
+@pytest.fixture
+def self_requiring(tmp_path):
+    """v1.0.0 without a go.mod; then go.mod requiring v1.0.0 of itself (the accident pflag shipped for two
+    releases) and one future tag it must not see; a later commit drops the requirement (`go mod tidy`). `go 1.12`: an
+    unpruned module graph, for which Go loads every requirement's go.mod (pflag's go.mod said 1.12 too)."""
+    from datetime import datetime, timezone
+
+    from harnessforge.examples.builder import RepoBuilder
+
+    builder = RepoBuilder(tmp_path / "repo", datetime(2026, 1, 5, tzinfo=timezone.utc))
+    code = {"sizes.go": "package sizes\n\nfunc KiB(n int) int { return n << 10 }\n"}
+    builder.commit("Sizes", code)
+    builder.tag("v1.0.0")
+    module = "example.org/Sizes"  # a capital: the module cache spells it `!sizes`
+    synthesised = f"module {module}\n".encode()
+    gomod = f"module {module}\n\ngo 1.12\n\nrequire (\n\t{module} v1.0.0\n\texample.org/other v0.1.0 // indirect\n)\n"
+    requiring = builder.commit(
+        "Add go.mod",
+        {
+            "go.mod": gomod.replace("\texample.org/other v0.1.0 // indirect\n", ""),
+            "go.sum": _go_sum_line(module, "v1.0.0", synthesised),
+        },
+    )
+    builder.tag("v2.0.0")  # at the requiring commit, so an ancestor of what follows; checked against base
+    tidy = builder.commit("Tidy go.mod", {"go.mod": f"module {module}\n\ngo 1.18\n", "go.sum": ""})
+    return builder, module, requiring, tidy, gomod
+
+
+def test_go_own_release_is_written_into_the_module_cache_only_from_past_tags(self_requiring):
+    from harnessforge.envs.go_releases import escape, own_releases, required
+    from harnessforge.gitio import GitRepo
+
+    builder, module, requiring, tidy, gomod = self_requiring
+    assert required(gomod) == [(module, "v1.0.0"), ("example.org/other", "v0.1.0")]
+    repo = GitRepo(builder.path)
+    (step,) = own_releases(repo, [requiring, tidy], "/cache")
+    assert "/cache/cache/download/example.org/!sizes/@v/v1.0.0.mod" in step
+    assert own_releases(repo, [tidy], "/cache") == []  # the tidy go.mod requires nothing
+    # A requirement on a release whose tag is not in the commit's past is not served (no future objects).
+    requiring_future = builder.commit("Require v9", {"go.mod": f"module {module}\n\nrequire {module} v9.0.0\n"})
+    builder.commit("Release v9", {"sizes.go": "package sizes\n\nfunc MiB(n int) int { return n << 20 }\n"})
+    builder.tag("v9.0.0")
+    assert own_releases(repo, [requiring_future], "/cache") == []
+    assert len(own_releases(repo, [builder.git("rev-parse", "HEAD")], "/cache")) == 1
+    assert escape("example.org/Sizes/V2") == "example.org/!sizes/!v2"
+
+
+def test_go_module_requiring_its_own_release_builds_and_runs_offline(rules, docker_client, self_requiring, tmp_path):
+    """The tidy verify commit's image serves the base's self-requirement: `go build` with GOPROXY=off finds
+    the release's go.mod in the module cache and go.sum accepts it (its hash is the real one)."""
+    from harnessforge.envs.images import bootstrap_base, build_env_image
+    from harnessforge.envs.recipes import dependency_files, recipe_at
+    from harnessforge.gitio import GitRepo
+
+    builder, module, requiring, tidy, _ = self_requiring
+    bootstrap_base(docker_client, "go", rules.environments, **QUIET)
+    repo = GitRepo(builder.path)
+    recipe = recipe_at(repo, tidy, "x__sizes", rules.environments, base_commit=requiring)
+    deps = dependency_files(recipe, repo.files(tidy), lambda path: repo.show(tidy, path))
+    store = Store(tmp_path / "store")
+    record = build_env_image(docker_client, store, "x__sizes", recipe, tidy, deps, rules.environments, **QUIET)
+    files = {path: repo.show(requiring, path).decode() for path in ("go.mod", "go.sum", "sizes.go")}
+    script = " && ".join(
+        [f"mkdir -p /tmp/w && cd /tmp/w && printf '%s' '{text}' > {path}" for path, text in files.items()]
+        + ["go build ./... && go list -m all"]
+    )
+    output = docker_client.containers.run(
+        record.tag, ["bash", "-c", script], environment=recipe.env, network_mode="none", remove=True
+    ).decode()
+    assert output.strip() == module
+    assert recipe.env["GOPROXY"] == "off"

@@ -56,7 +56,7 @@ def build(store: Store, arg: str, rules: Rules, milestone: str | None = None, lo
             continue
         try:
             try:
-                recipe = recipe_at(repo, planned.verify_commit, spec.key, env)
+                recipe = recipe_at(repo, planned.verify_commit, spec.key, env, base_commit=planned.base_commit)
             except ConfigError as e:  # e.g. an invalid pyproject.toml at this commit: this milestone only
                 raise EnvError(f"no recipe at {planned.verify_commit[:10]}: {e}", "install_failed") from None
             key = recipe.model_dump_json()
@@ -149,7 +149,9 @@ class Environment:
                 reason = reason if reason in get_args(EnvErrorReason) else "install_failed"
                 raise EnvError(f"{self.key} {milestone.id}: {why} (run `harnessforge env build`)", reason)
             return record.recipe
-        return recipe_at(self.repo, milestone.verify_commit, self.key, self.rules.environments)
+        return recipe_at(
+            self.repo, milestone.verify_commit, self.key, self.rules.environments, base_commit=milestone.base_commit
+        )
 
     def opener(
         self, milestone: Milestone, labels: dict[str, str] | None = None, mounts: Sequence[Mount] = ()

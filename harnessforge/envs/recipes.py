@@ -22,6 +22,7 @@ from ..gitio import GitRepo
 from ..models.common import first_error
 from ..models.env import Recipe
 from ..rules import EnvRules
+from .go_releases import own_releases
 from .python_deps import read_python_deps
 from .runner_spec import PLUGIN_DIR
 from .workspace import SANDBOX_UID
@@ -441,9 +442,22 @@ def env_hash(recipe: Recipe, base_image_id: str) -> str:
     return hashlib.sha256(canonical.encode()).hexdigest()[:12]
 
 
-def recipe_at(repo: GitRepo, commit: str, repo_key: str, rules: EnvRules, language: str | None = None) -> Recipe:
+def recipe_at(
+    repo: GitRepo,
+    commit: str,
+    repo_key: str,
+    rules: EnvRules,
+    language: str | None = None,
+    base_commit: str | None = None,
+) -> Recipe:
+    """The recipe of the environment built from `commit` (a milestone's verify commit); `base_commit`, when
+    given, is the other checkout the image must run (a Go module's own releases it requires)."""
     files = repo.files(commit)
     language = language or detect_language(repo, commit, files)
     recipe = detect_recipe(language, files, lambda path: repo.show(commit, path), rules)
+    if recipe.language == "go":
+        commits = [commit] if base_commit is None else [base_commit, commit]
+        if steps := own_releases(repo, commits, f"{GO_HOME}/mod"):
+            recipe = recipe.model_copy(update={"install": [recipe.install[0], *steps, *recipe.install[1:]]})
     override = rules.overrides.get(repo_key)
     return apply_override(recipe, override) if override else recipe

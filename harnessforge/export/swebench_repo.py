@@ -125,7 +125,8 @@ def environment_recipe(store: Store, key: str, milestone_id: str, rules: Rules) 
             raise ArtifactError(f"{key}-{milestone_id}: no environment image was built for it")
         return record.recipe
     milestone = store.load_milestone(key, milestone_id)
-    return recipe_at(GitRepo(store.git_cache(key)), milestone.verify_commit, key, rules.environments)
+    repo = GitRepo(store.git_cache(key))
+    return recipe_at(repo, milestone.verify_commit, key, rules.environments, base_commit=milestone.base_commit)
 
 
 def instance_dockerfile(recipe: Recipe, base_commit: str) -> str:
