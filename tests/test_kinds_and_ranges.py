@@ -77,7 +77,11 @@ def test_labels_and_prefixes_come_before_words():
     assert KINDS.title("Add a retry option", labels=["bug"]) == "bug fix"
     assert KINDS.title("Add a retry option", labels=["dependencies"]) == "housekeeping"
     assert KINDS.title("perf: add a cache") == "performance"
-    assert without_prefix("feat(cli)!: add --json") == "add --json"
+    assert KINDS.without_prefix("feat(cli)!: add --json") == "add --json"
+    assert KINDS.without_prefix("[docs] Typos") == "Typos"
+    # A component is no commit type: it stays, as the only words of the title that name anything.
+    assert KINDS.without_prefix("DurationSlice: implementation and tests") == "DurationSlice: implementation and tests"
+    assert without_prefix("router: add Allow", ["router"]) == "add Allow"
     assert strongest(["refactor", "bug fix", "housekeeping"]) == "bug fix"
     assert strongest(["housekeeping"]) == "housekeeping" and strongest([]) is None
 

@@ -389,3 +389,52 @@ def test_a_headline_knows_the_tests_its_commits_add_or_change():
     diff = UnitDiff(touched={"tests/test_i18n.py": [10, 18], "time_test.go": [4], "more/more.py": [1]})
     touched = tests_touched(diff, ["tests/test_i18n.py", "time_test.go"], files.get)
     assert touched == {"test_intword_i18n", "ArgminTests", "test_basic", "TestParseTime"}  # not more.py: no test file
+
+
+@pytest.mark.parametrize(
+    "name, sentence",
+    [
+        ("test_open_file_ignores_encoding", "open file ignores encoding"),
+        ("TestParseHTTPDate", "parse HTTP date"),
+        ("TestDSWithDefault", "DS with default"),  # pflag's duration-slice tests read "dswith default" before
+        ("TestEmptyDS", "empty DS"),
+        ("TestDSCalledTwice", "DS called twice"),
+    ],
+)
+def test_a_test_name_reads_as_words_with_its_acronyms_whole(name, sentence):
+    from harnessforge.envs.interface import _sentence
+
+    assert _sentence(name) == sentence
+
+
+def test_the_interface_reads_the_helpers_a_test_calls(tmp_path):
+    """pflag's duration-slice tests build their flag set in a helper: its `DurationSliceVar` is interface too."""
+    from harnessforge.envs.interface import read_interface
+
+    builder = RepoBuilder(tmp_path / "repo", START)
+    base = builder.commit("Flags", {"flags.go": "package flags\n\ntype FlagSet struct{}\n", "acme.py": "X = 1\n"})
+    helper_go = (
+        'package flags\n\nimport "testing"\n\nfunc setUp() *FlagSet {\n\tf := &FlagSet{}\n\tf.DurationSliceVar("ds")\n'
+        '\treturn f\n}\n\nfunc TestDS(t *testing.T) {\n\tf := setUp()\n\tf.GetDurationSlice("ds")\n}\n'
+    )
+    source_go = (
+        "package flags\n\nfunc (f *FlagSet) DurationSliceVar(name string) {}\n\n"
+        "func (f *FlagSet) GetDurationSlice(name string) {}\n\nfunc (f *FlagSet) Unused() {}\n"
+    )
+    helper_py = (
+        "import acme\n\n\ndef make():\n    return acme.build(2)\n\n\ndef test_build():\n    assert make() == 2\n"
+    )
+    verify = builder.commit(
+        "Duration slices",
+        {
+            "ds.go": source_go,
+            "ds_test.go": helper_go,
+            "acme.py": "X = 1\n\n\ndef build(n):\n    return n\n",
+            "test_acme.py": helper_py,
+        },
+    )
+    repo = GitRepo(builder.path)
+    found = read_interface(repo, base, verify, ["TestDS"], ["ds_test.go"], ["ds.go"], "m01")
+    assert {item.name for item in found.items} == {"DurationSliceVar", "GetDurationSlice"}
+    found = read_interface(repo, base, verify, ["test_acme.py::test_build"], ["test_acme.py"], ["acme.py"], "m01")
+    assert [item.name for item in found.items] == ["acme.build"]

@@ -127,10 +127,34 @@ def _added_lines(repo: GitRepo, base: str, verify: str, path: str) -> set[int]:
     return lines
 
 
+_TOP_FUNCTION = re.compile(r"^(?:func|(?:export\s+)?(?:async\s+)?function\*?|(?:pub(?:\([^)]*\))?\s+)?fn)\s+(\w+)")
+
+
+def _helpers(source: str, spans: list[tuple[int, int]]) -> list[tuple[int, int]]:
+    """The spans of the test file's top-level functions (Go, TypeScript/JavaScript, Rust) that the tests in
+    `spans` call, theirs too: a function's lines run from its declaration to the first `}` at column 0."""
+    lines = source.splitlines()
+    functions: dict[str, tuple[int, int]] = {}
+    for number, line in enumerate(lines, 1):
+        if (match := _TOP_FUNCTION.match(line)) and match[1] not in functions:
+            end = next((at for at in range(number, len(lines) + 1) if lines[at - 1].startswith("}")), number)
+            functions[match[1]] = (number, end)
+    found: list[tuple[int, int]] = []
+    pending = list(spans)
+    while pending:
+        first, last = pending.pop()
+        for name in set(_IDENTIFIER.findall("\n".join(lines[first - 1 : last]))):
+            span = functions.get(name)
+            if span and span not in found and span not in spans:
+                found.append(span)
+                pending.append(span)
+    return found
+
+
 def _sentence(name: str) -> str:
     """`test_open_file_ignores_encoding` -> "open file ignores encoding"; `TestParseHTTPDate` -> "parse HTTP date"."""
     name = re.sub(r"^(?:test|Test)_?", "", name)
-    words = re.sub(r"(?<=[a-z0-9])(?=[A-Z])|_+", " ", name).split()
+    words = re.sub(r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])|_+", " ", name).split()
     return " ".join(word if word.isupper() and len(word) > 1 else word.lower() for word in words) or name
 
 
@@ -266,6 +290,7 @@ def read_interface(
             used.keywords |= found.keywords
             used.strings |= found.strings
         else:
+            lines += _helpers(source, lines)
             body = "\n".join(line for first, last in lines for line in source.splitlines()[first - 1 : last])
             used.names |= set(_IDENTIFIER.findall(body))
             used.strings |= {next(group for group in match.groups() if group) for match in _STRING.finditer(body)}

@@ -128,7 +128,8 @@ def _alias(found: dict[str, Definition], module: str, name: str, node: ast.stmt)
 
 
 def usage(source: str, spans: list[tuple[int, int]]) -> Usage:
-    """What the lines in `spans` (1-based, inclusive) name, with the fixtures their tests request."""
+    """What the lines in `spans` (1-based, inclusive) name, with the fixtures their tests request and the
+    helpers they call (a test that builds its object in a helper uses the helper's names)."""
     tree = ast.parse(source)
     functions = {
         node.name: node for node in ast.walk(tree) if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))
@@ -139,6 +140,9 @@ def usage(source: str, spans: list[tuple[int, int]]) -> Usage:
     ]
     requested = {arg.arg for root in roots for arg in root.args.args}
     roots += [functions[name] for name in requested if name in functions and functions[name] not in roots]
+    for root in roots:  # and the helpers they call, theirs too (appended while walking)
+        called = {node.id for node in ast.walk(root) if isinstance(node, ast.Name) and node.id in functions}
+        roots += [functions[name] for name in sorted(called) if functions[name] not in roots]
     found = Usage()
     nodes = [node for root in roots for node in ast.walk(root)]
     nodes += [node for node in ast.walk(tree) if inside(node) and not isinstance(node, ast.Module)]

@@ -206,7 +206,8 @@ def describe(
     """A milestone's title (its seed features, the tested ones first, then by priority: a headline no test can
     grade promises what acceptance never checks) and its "What to build" text: a feature
     with more to say than its name gets a section (its name, why, its entries as bullets), one without is a
-    bullet; features that share a name are one."""
+    bullet; features that share a name are one. Work the release notes (or PRs) leave undescribed speaks only
+    when a test checks it, and a commit title naming housekeeping never does."""
     task = TaskText("", "", "none")
     named = [(feature, _heading(feature, withholding, is_housekeeping)) for feature in features]
     seeds = sorted(
@@ -220,11 +221,16 @@ def describe(
         if feature.seed and found and found[0] in titles[:2]:
             task.headlines.setdefault(found[0], []).append(position)
     sections: dict[str, tuple[str | None, list[str]]] = {}  # name (lower case) -> (name, body lines)
+    described = any(feature.seed for feature in features)
     for position, (feature, found) in enumerate(named):
+        if described and not feature.seed and not feature.tested:
+            continue  # what the release notes (or PRs) do not describe and no test checks rides along silently
         heading = found[0] if found else None
         body = _block(feature.motivation, withholding, task, bullet=False) if feature.motivation else []
         body += [""] if body else []
         for point in feature.points:
+            if point not in feature.entries and is_housekeeping(first_sentence(render(point.text, point.syntax).text)):
+                continue  # a commit's or PR's title that names housekeeping ("Drop 3.9") is no item
             block = _block(point, withholding, task, bullet=True)
             if block and point in feature.entries:
                 task.promises.append(first_sentence(block[0].removeprefix("- ")))

@@ -19,7 +19,7 @@ from ..github import IssueText
 from ..models import ChangelogEntry
 from ..rules import Kind
 from .describe import Feature, Source
-from .kinds import WORK_KINDS, KindReader, strongest, without_prefix
+from .kinds import WORK_KINDS, KindReader, strongest
 from .markup import syntax_of
 from .refs import strip_refs
 from .segment import UnitInfo
@@ -73,7 +73,7 @@ class FeatureGroup:
         titles = [(Source(issue.title), "issue") for issue in self.issues[:1]]
         titles += [(Source(entry.text, syntax_of(entry.source, entry.text)), "changelog") for entry in self.entries[:1]]
         titles += [
-            (Source(without_prefix(unit.title)), unit_source)
+            (Source(kinds.without_prefix(unit.title)), unit_source)
             for unit in code
             if kinds.title(unit.title) != "housekeeping"
         ]
@@ -84,7 +84,7 @@ class FeatureGroup:
         else:
             motivation = None
         entries = [Source(entry.text, syntax_of(entry.source, entry.text)) for entry in self.entries]
-        points = entries or [Source(text) for text in dict.fromkeys(without_prefix(unit.title) for unit in code)]
+        points = entries or [Source(text) for text in dict.fromkeys(kinds.without_prefix(unit.title) for unit in code)]
         tested = any(is_test(change.path) for info in self.infos for change in info.unit.files)
         return Feature(
             titles=titles, points=points, motivation=motivation, seed=self.seed, entries=entries, tested=tested
@@ -160,4 +160,4 @@ def cohesion(groups: list[FeatureGroup], is_source) -> tuple[bool, str]:
 def _name(group: FeatureGroup) -> str:
     entry = group.entries[0].text if group.entries else None
     unit = next((info.unit for info in group.infos if info.role == "feature"), group.infos[0].unit)
-    return (entry or without_prefix(unit.title)).splitlines()[0][:60]
+    return (entry or unit.title).splitlines()[0][:60]

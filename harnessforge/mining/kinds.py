@@ -10,6 +10,7 @@ a rule (`planning.kinds`, `planning.noise_subjects`), so a repository's conventi
 from __future__ import annotations
 
 import re
+from collections.abc import Collection
 
 from ..models import ChangelogEntry
 from ..rules import Kind, PlanningRules
@@ -22,9 +23,14 @@ _MD_LINK = re.compile(r"\[([^\]\n]*)\]\([^)\s]*\)")
 AMBIGUOUS, NEUTRAL = "feature?", "neutral"
 
 
-def without_prefix(title: str) -> str:
-    """A title without its conventional-commit prefix: `feat(cli): add --json` -> `add --json`."""
-    return _PREFIX.sub("", title, count=1)
+def without_prefix(title: str, types: Collection[str]) -> str:
+    """A title without its conventional-commit prefix: `feat(cli): add --json` -> `add --json`, `[docs] x` -> `x`.
+    A prefix that is no commit type in `types` is the component the change is about and stays: without it,
+    "DurationSlice: implementation and tests" names nothing."""
+    match = _PREFIX.match(title)
+    if match and (match[2] or match[1].lower() in types):
+        return title[match.end() :]
+    return title
 
 
 def plain(text: str) -> str:
@@ -71,6 +77,9 @@ class KindReader:
     def label(self, labels: list[str]) -> Kind | None:
         kinds = {kind for kind, pattern in self._labels for name in labels if pattern.search(name.strip())}
         return next((found for found in (*WORK_KINDS, "housekeeping") if found in kinds), None)
+
+    def without_prefix(self, title: str) -> str:
+        return without_prefix(title, self.rules.kinds.prefixes)
 
     def prefix(self, title: str) -> Kind | None:
         match = _PREFIX.match(title)

@@ -40,7 +40,7 @@ from .features import cohesion, feature_groups, merged_back_feature, milestone_t
 from .granularity import effective_rules, flag_several, one_per_unit, replaced_granularity
 from .hints import build_ladder
 from .housekeeping import HousekeepingReader
-from .kinds import KindReader, without_prefix
+from .kinds import KindReader
 from .placement import EntryPlacer
 from .pulls import Unit, attribute
 from .ranges import plan_range
@@ -213,7 +213,7 @@ def _hint_ladder(
     hint_units = [info.unit for info in infos if info.described] or [info.unit for info in infos]
     issues = [issue for group in groups for issue in group.issues]
     named = [
-        (without_prefix(unit.title), [unit])
+        (KindReader(planning).without_prefix(unit.title), [unit])
         for group in groups
         for unit in (info.unit for info in group.infos if info.role == "feature")
     ]
