@@ -438,3 +438,27 @@ def test_the_interface_reads_the_helpers_a_test_calls(tmp_path):
     assert {item.name for item in found.items} == {"DurationSliceVar", "GetDurationSlice"}
     found = read_interface(repo, base, verify, ["test_acme.py::test_build"], ["test_acme.py"], ["acme.py"], "m01")
     assert [item.name for item in found.items] == ["acme.build"]
+
+
+def test_a_go_test_is_quoted_by_its_checks_its_table_rows_and_its_printed_output():
+    """Go has no assert: a criterion quotes an `if` that reports a failure (never the `err != nil` boilerplate),
+    the rows of a test table, or what an example prints."""
+    from harnessforge.envs.declared_tests import declared_tests
+    from harnessforge.envs.interface import _examples
+
+    source = (
+        'package tree\n\nimport "testing"\n\n'
+        "func TestConflict(t *testing.T) {\n"
+        '\troutes := []testRoute{\n\t\t{"/src/*filepath/x", true},\n\t\t{"/src2/", false},\n\t}\n'
+        "\tgot, err := check(routes)\n\tif err != nil {\n\t\tt.Fatal(err)\n\t}\n"
+        '\tif got != 2 {\n\t\tt.Errorf("got %d conflicts, want 2", got)\n\t}\n}\n\n'
+        'func ExampleClean() {\n\tfmt.Println(Clean("/a/../b"))\n\t// Output:\n\t// /b\n}\n'
+    )
+    spans = {span.test_id.rsplit("::", 1)[-1]: span for span in declared_tests("tree_test.go", source)}
+    added = set(range(1, source.count("\n") + 2))
+    assert _examples("tree_test.go", source, spans["TestConflict"], added, 3) == [
+        '{"/src/*filepath/x", true}',
+        '{"/src2/", false}',
+        'if got != 2 {t.Errorf("got %d conflicts, want 2", got)}',
+    ]
+    assert _examples("tree_test.go", source, spans["ExampleClean"], added, 3) == ["prints: /b"]

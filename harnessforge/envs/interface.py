@@ -102,16 +102,40 @@ def _statement(lines: list[str], start: int, last: int) -> str:
     return ""  # never closes within reach: not quotable
 
 
-def _examples(source: str, span: TestSpan, added: set[int], limit: int, longest: int = 200) -> list[str]:
-    """Up to `limit` distinct assertions the diff adds to the test, each whole on one line."""
+# Go has no assert statement: a check is an `if` whose block reports (`t.Errorf`), or a row of a test table.
+_GO_CHECK = re.compile(r"^\s*(?:if\b.*\{|\{.*\},?)\s*$")
+_GO_REPORT = re.compile(r"\bt\.(?:Error|Fatal|Fail)")
+_GO_UNEXPECTED_ERROR = re.compile(r"^\s*if\s+(?:.*;\s*)?err\s*!=\s*nil\s*\{")  # boilerplate, says nothing
+_LITERAL = re.compile(r"\"|\b\d")
+
+
+def _is_check(path: str, line: str, statement: str) -> bool:
+    if not path.endswith(".go"):
+        return _ASSERTION.match(line) is not None
+    if not _GO_CHECK.match(line) or _GO_UNEXPECTED_ERROR.match(line):
+        return False
+    return bool(_GO_REPORT.search(statement)) if line.lstrip().startswith("if") else bool(_LITERAL.search(statement))
+
+
+def _examples(path: str, source: str, span: TestSpan, added: set[int], limit: int, longest: int = 200) -> list[str]:
+    """Up to `limit` distinct checks the diff adds to the test, each whole on one line: assertions, or in Go an
+    `if` that reports a failure or a row of the test's table."""
     lines = source.splitlines()
+    body = lines[span.first - 1 : span.last]
+    if path.endswith(".go") and any(line.strip().startswith("// Output:") for line in body):  # a Go example
+        start = next(at for at, line in enumerate(body) if line.strip().startswith("// Output:"))
+        output = [line.strip().removeprefix("//").strip() for line in body[start:] if line.strip().startswith("//")]
+        printed = " / ".join(line for line in [output[0].removeprefix("Output:").strip(), *output[1:]] if line)
+        return [f"prints: {printed}"[:longest]] if printed else []
     found: list[str] = []
     for number in range(span.first, min(span.last, len(lines)) + 1):
         if len(found) >= limit:
             break
-        if number in added and _ASSERTION.match(lines[number - 1]):
-            statement = _statement(lines, number, span.last)
-            if statement and len(statement) <= longest and statement not in found:
+        if number not in added:
+            continue
+        statement = _statement(lines, number, span.last).removesuffix(",")
+        if statement and _is_check(path, lines[number - 1], statement):
+            if len(statement) <= longest and statement not in found:
                 found.append(statement)
     return found
 
@@ -275,7 +299,7 @@ def read_interface(
             by_body.setdefault((span.first, span.last), []).append(span.test_id)
         for ids in by_body.values():
             span = next(span for span in chosen if span.test_id == ids[0])
-            text = _criterion(path, source, span, _examples(source, span, added, examples))
+            text = _criterion(path, source, span, _examples(path, source, span, added, examples))
             if len(ids) > 1:
                 text = text.replace("`: ", f"` (and in {len(ids) - 1} more test classes): ", 1)
             result.criteria.append(AcceptanceCriterion(text=text, source="test", tests=ids))
