@@ -462,3 +462,67 @@ def test_a_go_test_is_quoted_by_its_checks_its_table_rows_and_its_printed_output
         'if got != 2 {t.Errorf("got %d conflicts, want 2", got)}',
     ]
     assert _examples("tree_test.go", source, spans["ExampleClean"], added, 3) == ["prints: /b"]
+
+
+def test_an_entry_written_at_release_goes_to_the_nearest_work_naming_it_not_the_last_merge():
+    """httpx 0.28: "The `verify` argument as a string is now deprecated", written by the release commit, where a
+    type-annotation fix was the last work merged; the work naming `verify` before it implements the entry."""
+    from datetime import datetime, timezone
+
+    from harnessforge.gitio import Commit
+    from harnessforge.mining.placement import EntryPlacer
+    from harnessforge.mining.pulls import Unit
+    from harnessforge.mining.unit_diffs import UnitDiff
+    from harnessforge.models import ChangelogEntry
+    from harnessforge.rules import PlacementRules
+
+    def unit(sha: str, title: str) -> Unit:
+        return Unit(Commit(sha, [], "a", "a@x", datetime.now(timezone.utc), title, ""), None, "direct", title, "")
+
+    units = [
+        unit("1", "Graceful upgrade path"),
+        unit("2", "Error on str"),
+        unit("3", "Fix annotation"),
+        unit("4", "v1"),
+    ]
+    diffs = {
+        "1": UnitDiff(added={"config.py": ["def load(verify, cert):"]}),
+        "2": UnitDiff(added={"config.py": ["if isinstance(verify, str): warn()"]}),
+        "3": UnitDiff(added={"types.py": ["Extensions = Mapping[str, Any]"]}),
+        "4": UnitDiff(),
+    }
+    placer = EntryPlacer(
+        units,
+        diffs,
+        lambda unit: unit.sha != "4",
+        lambda path: True,
+        lambda sha: "1.0",
+        PlacementRules(min_identifier_score=9.0, margin=1.25, min_topic_overlap=0.9),
+    )
+    entries = [
+        ChangelogEntry(text=text, release="1.0", source="CHANGELOG.md", written_by="4")
+        for text in (
+            "The `verify` argument as a string is deprecated.",
+            "The `cert` argument is deprecated.",
+            "Faster imports.",
+        )
+    ]
+    placed, links = placer.place(entries)
+    assert [entry.placed_by for entry in placed] == ["added_by"] * 3
+    assert links == [{1}, {0}, {2}]  # the nearest naming `verify`, `cert`; an entry naming nothing: the last work
+
+
+def test_a_parametrized_python_test_is_quoted_by_the_cases_its_diff_adds():
+    """humanize's rounding change is specified by its new parametrize rows, not by the unchanged assert."""
+    from harnessforge.envs.declared_tests import declared_tests
+    from harnessforge.envs.interface import _examples
+
+    source = (
+        "import pytest\n\n\n@pytest.mark.parametrize(\n    'seconds, expected',\n    [\n"
+        "        (59, 'a minute'),\n        (90, '2 minutes'),\n        (5, 'seconds'),\n    ],\n)\n"
+        "def test_natural(seconds, expected):\n    assert natural(seconds) == expected\n    (x, y) = (1, 2)\n"
+    )
+    [span] = declared_tests("tests/test_time.py", source)
+    old_rows = {9}  # (5, 'seconds') was there at base
+    added = set(range(1, 16)) - old_rows - {13}  # the assert is unchanged
+    assert _examples("tests/test_time.py", source, span, added, 3) == ["(59, 'a minute')", "(90, '2 minutes')"]

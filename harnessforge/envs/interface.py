@@ -106,11 +106,19 @@ def _statement(lines: list[str], start: int, last: int) -> str:
 _GO_CHECK = re.compile(r"^\s*(?:if\b.*\{|\{.*\},?)\s*$")
 _GO_REPORT = re.compile(r"\bt\.(?:Error|Fatal|Fail)")
 _GO_UNEXPECTED_ERROR = re.compile(r"^\s*if\s+(?:.*;\s*)?err\s*!=\s*nil\s*\{")  # boilerplate, says nothing
-_LITERAL = re.compile(r"\"|\b\d")
+_LITERAL = re.compile(r"[\"']|\b\d")
+_DEF = re.compile(r"^\s*(?:async\s+)?def\s")
 
 
-def _is_check(path: str, line: str, statement: str) -> bool:
+# A row of a table of cases: a Python parametrize list's tuple (above the `def`), a Go table's struct literal.
+_PARAMETER_ROW = re.compile(r"^\s*(?:pytest\.param)?\(.*\),?\s*$")
+
+
+def _is_check(path: str, line: str, statement: str, decorating: bool = False) -> bool:
+    """Whether an added line opens a check worth quoting; `decorating`: it is above a Python test's `def`."""
     if not path.endswith(".go"):
+        if decorating:
+            return _PARAMETER_ROW.match(line) is not None and bool(_LITERAL.search(statement))
         return _ASSERTION.match(line) is not None
     if not _GO_CHECK.match(line) or _GO_UNEXPECTED_ERROR.match(line):
         return False
@@ -118,8 +126,8 @@ def _is_check(path: str, line: str, statement: str) -> bool:
 
 
 def _examples(path: str, source: str, span: TestSpan, added: set[int], limit: int, longest: int = 200) -> list[str]:
-    """Up to `limit` distinct checks the diff adds to the test, each whole on one line: assertions, or in Go an
-    `if` that reports a failure or a row of the test's table."""
+    """Up to `limit` distinct checks the diff adds to the test, each whole on one line: assertions and the rows of
+    a parametrize list, or in Go an `if` that reports a failure and the rows of the test's table."""
     lines = source.splitlines()
     body = lines[span.first - 1 : span.last]
     if path.endswith(".go") and any(line.strip().startswith("// Output:") for line in body):  # a Go example
@@ -128,13 +136,15 @@ def _examples(path: str, source: str, span: TestSpan, added: set[int], limit: in
         printed = " / ".join(line for line in [output[0].removeprefix("Output:").strip(), *output[1:]] if line)
         return [f"prints: {printed}"[:longest]] if printed else []
     found: list[str] = []
-    for number in range(span.first, min(span.last, len(lines)) + 1):
+    last = min(span.last, len(lines))
+    define = next((at for at in range(span.first, last + 1) if _DEF.match(lines[at - 1])), span.first)
+    for number in range(span.first, last + 1):
         if len(found) >= limit:
             break
         if number not in added:
             continue
         statement = _statement(lines, number, span.last).removesuffix(",")
-        if statement and _is_check(path, lines[number - 1], statement):
+        if statement and _is_check(path, lines[number - 1], statement, path.endswith(".py") and number < define):
             if len(statement) <= longest and statement not in found:
                 found.append(statement)
     return found

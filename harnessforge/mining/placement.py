@@ -5,7 +5,8 @@ In order of trust: the PRs and issues the entry cites (`reference`), the commit 
 towncrier fragment or reno note (`fragment`), the work that added its own changelog line
 (`entry_commit`); then, for an entry none of those tie, the unit of work of its release whose diff
 holds the identifiers it names, rare ones weighing most (`identifiers`), or whose title says what
-it says (`topic`); last, the work nearest before the commit that wrote the entry (`added_by`). What
+it says (`topic`); last, the work nearest before the commit that wrote the entry (`added_by`), among
+the work whose diff names what the entry names when any does. What
 none of these place is `unplaced`, and the plan says so. The thresholds are `planning.placement`.
 """
 
@@ -127,8 +128,11 @@ class EntryPlacer:
         if entry.written_by in self.by_sha:
             writer = self.by_sha[entry.written_by]
             before = [position for position in self.work if position <= writer]
-            if before:
-                return Placement({before[-1]}, "added_by")
+            # among the work before the writer, the nearest whose diff names something the entry names: a fix
+            # merged just before the release commit is not what a deprecation entry of the release describes
+            naming = [position for position in before if names & self.tokens[position]]
+            if naming or before:
+                return Placement({(naming or before)[-1]}, "added_by")
         return None
 
     def place(self, entries: list[ChangelogEntry]) -> tuple[list[ChangelogEntry], list[set[int]]]:
