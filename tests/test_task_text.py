@@ -452,7 +452,9 @@ def test_a_go_test_is_quoted_by_its_checks_its_table_rows_and_its_printed_output
         '\troutes := []testRoute{\n\t\t{"/src/*filepath/x", true},\n\t\t{"/src2/", false},\n\t}\n'
         "\tgot, err := check(routes)\n\tif err != nil {\n\t\tt.Fatal(err)\n\t}\n"
         '\tif got != 2 {\n\t\tt.Errorf("got %d conflicts, want 2", got)\n\t}\n}\n\n'
-        'func ExampleClean() {\n\tfmt.Println(Clean("/a/../b"))\n\t// Output:\n\t// /b\n}\n'
+        'func ExampleClean() {\n\tfmt.Println(Clean("/a/../b"))\n\t// Output:\n\t// /b\n}\n\n'
+        "// helper builds a tree (a Go test's span runs on to the next test: no output of the example)\n"
+        "func helper() {}\n"
     )
     spans = {span.test_id.rsplit("::", 1)[-1]: span for span in declared_tests("tree_test.go", source)}
     added = set(range(1, source.count("\n") + 2))
@@ -526,3 +528,13 @@ def test_a_parametrized_python_test_is_quoted_by_the_cases_its_diff_adds():
     old_rows = {9}  # (5, 'seconds') was there at base
     added = set(range(1, 16)) - old_rows - {13}  # the assert is unchanged
     assert _examples("tests/test_time.py", source, span, added, 3) == ["(59, 'a minute')", "(90, '2 minutes')"]
+
+
+def test_a_test_method_named_by_its_class_too_when_no_docstring_says_it():
+    """more-itertools' `ExtractTests::test_basics` read "basics": the class says what is basic."""
+    from harnessforge.envs.declared_tests import declared_tests
+    from harnessforge.envs.interface import _criterion
+
+    source = "class ExtractTests:\n    def test_basics(self):\n        pass\n"
+    [span] = declared_tests("tests/test_more.py", source)
+    assert _criterion("tests/test_more.py", source, span).endswith(": extract: basics")

@@ -88,4 +88,3 @@ def test_a_fixed_translation_is_graded_by_its_test(greet, tmp_path):
     assert validation.fail_to_pass == ["tests/test_greet.py::test_french"]
     status = subprocess.run(["git", "-C", greet, "status", "--porcelain"], capture_output=True, text=True).stdout
     assert status == ""  # the repository itself is untouched: catalogs compile in the sandbox's checkout
-

@@ -12,6 +12,7 @@ naming the milestone, never an error.
 from __future__ import annotations
 
 import ast
+import itertools
 import re
 from dataclasses import dataclass, field
 
@@ -132,7 +133,8 @@ def _examples(path: str, source: str, span: TestSpan, added: set[int], limit: in
     body = lines[span.first - 1 : span.last]
     if path.endswith(".go") and any(line.strip().startswith("// Output:") for line in body):  # a Go example
         start = next(at for at, line in enumerate(body) if line.strip().startswith("// Output:"))
-        output = [line.strip().removeprefix("//").strip() for line in body[start:] if line.strip().startswith("//")]
+        output = list(itertools.takewhile(lambda line: line.startswith("//"), (line.strip() for line in body[start:])))
+        output = [line.removeprefix("//").strip() for line in output]  # the comment block under `// Output:` only
         printed = " / ".join(line for line in [output[0].removeprefix("Output:").strip(), *output[1:]] if line)
         return [f"prints: {printed}"[:longest]] if printed else []
     found: list[str] = []
@@ -214,6 +216,10 @@ def _criterion(path: str, source: str, span: TestSpan, examples: list[str] = ())
     if not path.endswith(".py"):  # a JS/TS test's own sentence, else the comment above the test
         doc = name if " " in name else _comment_above(source.splitlines(), span.first - 1)
     said = doc or _sentence(name)
+    parts = span.test_id.split("::")
+    if not doc and path.endswith(".py") and len(parts) > 2:  # `ExtractTests::test_basics` -> "extract: basics"
+        owner = re.sub(r"^Tests?|Tests?$", "", parts[-2]) or parts[-2]
+        said = f"{_sentence(owner)}: {said}"
     if examples:  # "open resource, e.g. `assert ...`; `assert ...`"
         said = said.rstrip(".") + ", e.g. " + "; ".join(f"`{example.replace('`', '')}`" for example in examples)
     return f"`{span.test_id}`: {said}"
