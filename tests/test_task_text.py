@@ -538,3 +538,23 @@ def test_a_test_method_named_by_its_class_too_when_no_docstring_says_it():
     source = "class ExtractTests:\n    def test_basics(self):\n        pass\n"
     [span] = declared_tests("tests/test_more.py", source)
     assert _criterion("tests/test_more.py", source, span).endswith(": extract: basics")
+
+
+def test_undescribed_work_speaks_only_when_tested_and_no_refactor_and_housekeeping_titles_never():
+    """structlog 26.1.0 listed "Drop 3.9", "Update dev" beside its entries; httpx 0.28 "Move utility functions"."""
+    entry = Feature(titles=[(Source("Weak file references"), "changelog")], points=[Source("Loggers hold weak refs.")])
+
+    def commit(title: str, tested: bool = False, refactor: bool = False) -> Feature:
+        return Feature(
+            titles=[(Source(title), "commit")], points=[Source(title)], seed=False, tested=tested, refactor=refactor
+        )
+
+    riders = [commit("Update dev"), commit("Move utility functions", True, True), commit("Handle empty zstd", True)]
+    riders.append(commit("Drop Python 3.9 support", True))
+    kinds = KindReader(load_rules().planning)
+    task = describe([entry, *riders], Withholding([]), None, lambda words: kinds.is_housekeeping(words, subject=True))
+    assert "Handle empty zstd" in task.description  # tested work the notes forgot: the Dev must know it
+    for silent in ("Update dev", "Move utility functions", "Drop Python 3.9"):
+        assert silent not in task.description
+    alone = describe(riders[:2], Withholding([]), None)  # no release note, no PR describes anything: all speak
+    assert "Update dev" in alone.description and "Move utility functions" in alone.description

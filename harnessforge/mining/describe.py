@@ -38,6 +38,7 @@ class Feature:
     motivation: Source | None = None  # why: the issue's first paragraph, or the PR's when no entry says
     seed: bool = True  # a release-note feature (or, without release notes, a PR): it may title the milestone
     tested: bool = True  # its commits changed a test file: a test can grade it, so it heads the title first
+    refactor: bool = False  # behaviour kept: its tests changed only to follow the code (a move, a rename)
 
 
 @dataclass
@@ -207,7 +208,7 @@ def describe(
     grade promises what acceptance never checks) and its "What to build" text: a feature
     with more to say than its name gets a section (its name, why, its entries as bullets), one without is a
     bullet; features that share a name are one. Work the release notes (or PRs) leave undescribed speaks only
-    when a test checks it, and a commit title naming housekeeping never does."""
+    when a test checks it and it is no refactor, and a commit title naming housekeeping never does."""
     task = TaskText("", "", "none")
     named = [(feature, _heading(feature, withholding, is_housekeeping)) for feature in features]
     seeds = sorted(
@@ -223,7 +224,7 @@ def describe(
     sections: dict[str, tuple[str | None, list[str]]] = {}  # name (lower case) -> (name, body lines)
     described = any(feature.seed for feature in features)
     for position, (feature, found) in enumerate(named):
-        if described and not feature.seed and not feature.tested:
+        if described and not feature.seed and (not feature.tested or feature.refactor):
             continue  # what the release notes (or PRs) do not describe and no test checks rides along silently
         heading = found[0] if found else None
         body = _block(feature.motivation, withholding, task, bullet=False) if feature.motivation else []

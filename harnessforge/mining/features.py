@@ -87,7 +87,13 @@ class FeatureGroup:
         points = entries or [Source(text) for text in dict.fromkeys(kinds.without_prefix(unit.title) for unit in code)]
         tested = any(is_test(change.path) for info in self.infos for change in info.unit.files)
         return Feature(
-            titles=titles, points=points, motivation=motivation, seed=self.seed, entries=entries, tested=tested
+            titles=titles,
+            points=points,
+            motivation=motivation,
+            seed=self.seed,
+            entries=entries,
+            tested=tested,
+            refactor=self.kind == "refactor",
         )
 
 
