@@ -123,6 +123,8 @@ def test_the_lint_leaves_an_authors_own_words_alone():
         ("Issue 1001: fix last() when __reversed__ is None", "Fix last() when __reversed__ is None"),
         ("Call f() (#4, #3) now, see [#425]", "Call f() now"),
         ("Fix 1009: Confused docstring", "Fix 1009: Confused docstring"),  # no reference word: the author's
+        ("Related to https://github.com/spf13/cobra/issues/521", ""),  # pflag's PR body left "Related to"
+        ("Follow-up to #3: keep the order", "Keep the order"),
     ],
 )
 def test_references_go_with_the_words_that_named_them_and_code_stays(subject, stripped):

@@ -106,9 +106,13 @@ _REFERENCE_TIDYING = [
     (_EMPTIED, _MARK),
     # words that only named the reference go with it: "Issue #618", "PR #12"
     (re.compile(rf"\b(?:issues?|prs?|pull requests?|pulls?|tickets?|gh)\s*{_MARK}", re.I), _MARK),
-    # a linking verb whose object was the reference: "... expressions - fixes Issue #592"
+    # a linking verb whose object was the reference: "... expressions - fixes Issue #592", "Related to <url>"
     (
-        re.compile(rf"\s*(?:[-\u2013\u2014,;:]\s*)?\b(?:fix(?:es|ed)?|close[sd]?|resolve[sd]?|refs?)\s+{_MARK}", re.I),
+        re.compile(
+            rf"\s*(?:[-\u2013\u2014,;:]\s*)?\b(?:fix(?:es|ed)?|close[sd]?|resolve[sd]?|refs?|relate[sd]? to|"
+            rf"follow[- ]?up (?:to|of|for|on)|address(?:es|ed)?)\s+{_MARK}",
+            re.I,
+        ),
         _MARK,
     ),
     # a list of references is one
@@ -136,6 +140,7 @@ _REFERENCE_TIDYING = [
 def strip_refs(text: str) -> str:
     """The text without PR/issue references, the words that only named them ("Issue #5", "see #3
     for details.") and the brackets they leave behind."""
+    capital = text.lstrip()[:1].isupper()
     if prefix := _NUMBERED_PREFIX.match(text):
         text = text[prefix.end() :][:1].upper() + text[prefix.end() + 1 :]
     for pattern, _ in _TYPED:
@@ -152,4 +157,5 @@ def strip_refs(text: str) -> str:
     text = re.sub(r"\s+([,.;:])(?=\s|$)", r"\1", text)  # (not `.copy()`, `.pyi`: words, not punctuation)
     text = re.sub(r"([.;:!?])[,;]+(?=\s|$)", r"\1", text)
     text = re.sub(r"^[\s,;:]+|[\s,;]+$", "", text)  # what "`#1 <url>`_, `#2 <url>`_:" leaves, or "x, see #3"
-    return re.sub(r"\s{2,}", " ", text).strip()
+    text = re.sub(r"\s{2,}", " ", text).strip()
+    return text[:1].upper() + text[1:] if capital and text[:1].islower() else text  # "Follow-up to #3: keep"
