@@ -444,7 +444,7 @@ def test_the_interface_reads_the_helpers_a_test_calls(tmp_path):
 
 def test_a_go_test_is_quoted_by_its_checks_its_table_rows_and_its_printed_output():
     """Go has no assert: a criterion quotes an `if` that reports a failure (never the `err != nil` boilerplate),
-    the rows of a test table, or what an example prints."""
+    the rows of a test table, the value it expects, or what an example prints."""
     from harnessforge.envs.declared_tests import declared_tests
     from harnessforge.envs.interface import _examples
 
@@ -453,17 +453,18 @@ def test_a_go_test_is_quoted_by_its_checks_its_table_rows_and_its_printed_output
         "func TestConflict(t *testing.T) {\n"
         '\troutes := []testRoute{\n\t\t{"/src/*filepath/x", true},\n\t\t{"/src2/", false},\n\t}\n'
         "\tgot, err := check(routes)\n\tif err != nil {\n\t\tt.Fatal(err)\n\t}\n"
-        '\tif got != 2 {\n\t\tt.Errorf("got %d conflicts, want 2", got)\n\t}\n}\n\n'
+        '\twant := 2\n\tif got != want {\n\t\tt.Errorf("got %d conflicts, want %d", got, want)\n\t}\n}\n\n'
         'func ExampleClean() {\n\tfmt.Println(Clean("/a/../b"))\n\t// Output:\n\t// /b\n}\n\n'
         "// helper builds a tree (a Go test's span runs on to the next test: no output of the example)\n"
         "func helper() {}\n"
     )
     spans = {span.test_id.rsplit("::", 1)[-1]: span for span in declared_tests("tree_test.go", source)}
     added = set(range(1, source.count("\n") + 2))
-    assert _examples("tree_test.go", source, spans["TestConflict"], added, 3) == [
+    assert _examples("tree_test.go", source, spans["TestConflict"], added, 4) == [
         '{"/src/*filepath/x", true}',
         '{"/src2/", false}',
-        'if got != 2 {t.Errorf("got %d conflicts, want 2", got)}',
+        "want := 2",  # the value the test expects
+        'if got != want {t.Errorf("got %d conflicts, want %d", got, want)}',
     ]
     assert _examples("tree_test.go", source, spans["ExampleClean"], added, 3) == ["prints: /b"]
 

@@ -103,8 +103,9 @@ def _statement(lines: list[str], start: int, last: int) -> str:
     return ""  # never closes within reach: not quotable
 
 
-# Go has no assert statement: a check is an `if` whose block reports (`t.Errorf`), or a row of a test table.
-_GO_CHECK = re.compile(r"^\s*(?:if\b.*\{|\{.*\},?)\s*$")
+# Go has no assert statement: a check is an `if` whose block reports (`t.Errorf`), a row of a test table, or the
+# value a test expects (`expectedMethods := "GET,OPTIONS"`, `want := 3`).
+_GO_CHECK = re.compile(r"^\s*(?:if\b.*\{|\{.*\},?|(?:expected|want)\w*\s*:?=\s*\S.*)\s*$", re.I)
 _GO_REPORT = re.compile(r"\bt\.(?:Error|Fatal|Fail)")
 _GO_UNEXPECTED_ERROR = re.compile(r"^\s*if\s+(?:.*;\s*)?err\s*!=\s*nil\s*\{")  # boilerplate, says nothing
 _LITERAL = re.compile(r"[\"']|\b\d")
