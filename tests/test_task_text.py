@@ -125,6 +125,9 @@ def test_the_lint_leaves_an_authors_own_words_alone():
         ("Fix 1009: Confused docstring", "Fix 1009: Confused docstring"),  # no reference word: the author's
         ("Related to https://github.com/spf13/cobra/issues/521", ""),  # pflag's PR body left "Related to"
         ("Follow-up to #3: keep the order", "Keep the order"),
+        ("Keep the order. This is part of #12.", "Keep the order."),  # left "This is." before
+        ("Keep the order. It relates to #4.", "Keep the order."),
+        ("This is part of the parser.", "This is part of the parser."),
     ],
 )
 def test_references_go_with_the_words_that_named_them_and_code_stays(subject, stripped):

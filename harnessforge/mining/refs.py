@@ -106,6 +106,15 @@ _REFERENCE_TIDYING = [
     (_EMPTIED, _MARK),
     # words that only named the reference go with it: "Issue #618", "PR #12"
     (re.compile(rf"\b(?:issues?|prs?|pull requests?|pulls?|tickets?|gh)\s*{_MARK}", re.I), _MARK),
+    # a sentence that only said what the change belongs to: "This is part of #12.", "It relates to #4."
+    (
+        re.compile(
+            rf"(?:(?<=^)|(?<=[.!?]\s))(?:this|it)\s+(?:is\s+)?(?:(?:part of|relate[sd]? to|(?:a\s+)?follow[- ]?up "
+            rf"(?:to|of|for|on))\s+)?{_MARK}[^.!?\n]*[.!?]?[ \t]*",
+            re.I,
+        ),
+        "",
+    ),
     # a linking verb whose object was the reference: "... expressions - fixes Issue #592", "Related to <url>"
     (
         re.compile(
