@@ -153,7 +153,9 @@ def test_release_notes_about_the_release_itself_are_housekeeping(text):
 @pytest.mark.parametrize(
     "subject, housekeeping",
     [("Apply rustfmt", True), ("Reformat with black", True), ("cargo fmt", True), ("Ran goimports", True)]
-    + [("Support colours other than black", False), ("Print warnings in black on yellow", False)],
+    + [("Get coverage to 100%", True), ("Improve test coverage", True)]
+    + [("Support colours other than black", False), ("Print warnings in black on yellow", False)]
+    + [("Report the coverage of a path", False)],
 )
 def test_a_formatter_run_is_housekeeping_and_a_colour_is_not(subject, housekeeping):
     assert KindReader(load_rules().planning).is_housekeeping(subject, subject=True) is housekeeping
@@ -564,3 +566,39 @@ def test_undescribed_work_speaks_only_when_tested_and_no_refactor_and_housekeepi
         assert silent not in task.description
     alone = describe(riders[:2], Withholding([]), None)  # no release note, no PR describes anything: all speak
     assert "Update dev" in alone.description and "Move utility functions" in alone.description
+
+
+def test_a_title_names_what_not_who_and_a_bare_feature_after_a_section_is_its_own():
+    """more-itertools' entries end "(thanks to rhettinger)": the title drops it, the text keeps it. tenacity 8.5.0's
+    "Avoid overwriting local contexts" has nothing more to say than its name: after the Trio section a bare bullet
+    would read as Trio's."""
+    trio = Feature(titles=[(Source("Trio works"), "changelog")], points=[Source("Trio works. No `sleep=` needed.")])
+    credited = Feature(titles=[(Source("`extract` was added (thanks to rhettinger)"), "changelog")])
+    task = describe([credited, trio], Withholding([]), None)
+    assert task.title == "`extract` was added; Trio works"
+    assert "### `extract` was added\n\n### Trio works" in task.description
+    alone = describe([credited, Feature(titles=[(Source("Beta flag"), "changelog")])], Withholding([]), None)
+    assert alone.description.startswith("- `extract` was added\n- Beta flag")  # no section: bullets
+
+
+def test_a_criterion_names_the_title_feature_its_test_checks():
+    """tenacity's `test_issue_478` says nothing of what it checks; its commit is "Avoid overwriting local contexts"."""
+    from harnessforge.envs.interface import _with_headline
+    from harnessforge.models import AcceptanceCriterion, Headline
+
+    headlines = [
+        Headline(text="Trio works", commits=["a"], test_files=["tests/test_asyncio.py"], tests=["test_trio"]),
+        Headline(text="Local contexts kept", commits=["b"], test_files=["tests/test_issue_478.py"]),
+    ]
+
+    def criterion(test_id: str) -> str:
+        found = AcceptanceCriterion(text=f"`{test_id}`: what it says", source="test", tests=[test_id])
+        return _with_headline(found, headlines).text
+
+    assert criterion("tests/test_issue_478.py::TestIssue478::test_issue") == (
+        "`tests/test_issue_478.py::TestIssue478::test_issue` (checks: Local contexts kept): what it says"
+    )
+    assert "(checks: Trio works)" in criterion("tests/test_asyncio.py::TestTrio::test_trio")
+    assert "checks" not in criterion("tests/test_asyncio.py::TestTrio::test_other")  # no feature's own test
+    one = AcceptanceCriterion(text="`t.py::test_trio`: x", source="test", tests=["t.py::test_trio"])
+    assert _with_headline(one, headlines[:1]).text == "`t.py::test_trio`: x"  # one feature: nothing to tell apart

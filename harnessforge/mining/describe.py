@@ -17,6 +17,7 @@ from pathlib import PurePosixPath
 from .markup import HiddenCode, Syntax, render
 from .text_checks import text_problems, words_lost
 
+_CREDIT = re.compile(r"\s*\((?:thanks to|thanks|props to|by|contributed by|via|courtesy of)\s[^()]*\)\s*$", re.I)
 MAX_TITLE_CHARS = 80  # a longer first sentence does not name a feature: the next source does (never a cut one)
 
 
@@ -175,6 +176,7 @@ def _heading(feature: Feature, withholding: Withholding, is_housekeeping) -> tup
             continue
         if is_housekeeping(sentence):
             continue
+        sentence = _CREDIT.sub("", sentence)  # "(thanks to rhettinger)" names who, not what
         found.append((sentence[:1].upper() + sentence[1:], named_by))
         if len(sentence) <= MAX_TITLE_CHARS:
             return found[-1]
@@ -245,14 +247,20 @@ def describe(
         known += [line for line in body if line not in known or not line.strip()]
     task.headings = [heading for heading, _ in sections.values() if heading]
     lines: list[str] = []
-    for heading, body in sections.values():
+    for body in (body for _, body in sections.values()):
         while body and not body[-1].strip():
             body.pop()
+    # once one feature has a section, a feature with nothing more to say than its name is a section too: a bare
+    # bullet after a section would read as that section's
+    sectioned = any(any(line.strip() for line in body) for _, body in sections.values())
+    for heading, body in sections.values():
         has_body = any(line.strip() for line in body)
         if len(sections) == 1:
             lines += (body if has_body else [f"{heading}."]) + [""]
-        elif not has_body:
+        elif not has_body and not sectioned:
             lines.append(f"- {heading}")
+        elif not has_body:
+            lines += ["", f"### {heading}", ""]
         else:
             lines += ["", f"### {heading}" if heading else "", "", *body, ""]
     if release:

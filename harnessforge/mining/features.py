@@ -19,6 +19,8 @@ from ..github import IssueText
 from ..models import ChangelogEntry
 from ..rules import Kind
 from .describe import Feature, Source
+from .footprint import WHOLE_FILE
+from .footprint import shared as shared_code
 from .kinds import WORK_KINDS, KindReader, strongest
 from .markup import syntax_of
 from .refs import strip_refs
@@ -134,29 +136,28 @@ def merged_back_feature(entries: list[ChangelogEntry]) -> Feature:
 
 def cohesion(groups: list[FeatureGroup], is_source) -> tuple[bool, str]:
     """Whether a milestone's features (its seeds: what its release notes describe) belong together, and why: one
-    feature, or features whose code shares source files (directly or through one another); else the unrelated
-    parts, named by their entries (or first commits). Undescribed work riding along is no part, nor a refactor
-    (behaviour kept: nothing a user sees) beside user-facing features."""
+    feature, or features whose code shares definitions (directly or through one another: `footprint`); else the
+    unrelated parts, named by their entries (or first commits). Undescribed work riding along is no part, nor a
+    refactor (behaviour kept: nothing a user sees) beside user-facing features."""
     parts = []
     seeds = [group for group in groups if group.seed] or groups  # what rides along is no part
     user_facing = [group for group in seeds if group.kind != "refactor"]  # nor is a refactor beside what users see
     for group in user_facing or seeds:
-        files = {change.path for info in group.infos if info.role == "feature" for change in info.unit.files}
-        if files := {path for path in files if is_source(path)}:
-            parts.append((group, files))
+        if code := set().union(*(info.code(is_source) for info in group.infos if info.role == "feature")):
+            parts.append((group, code))
     if len(parts) <= 1:
         return True, "one feature"
-    components: list[tuple[list[FeatureGroup], set[str], set[str]]] = []  # (groups, files, files shared)
+    components: list[tuple[list[FeatureGroup], set[str], set[str]]] = []  # (groups, code, code shared)
     for group, files in parts:
-        touching = [component for component in components if component[1] & files]
-        shared = set().union(*(component[1] & files for component in touching)) if touching else set()
+        touching = [component for component in components if shared_code(component[1], files)]
+        shared = set().union(*(shared_code(component[1], files) for component in touching)) if touching else set()
         merged = ([group], set(files), shared)
         for component in touching:
             components.remove(component)
             merged = (component[0] + merged[0], component[1] | merged[1], component[2] | merged[2])
         components.append(merged)
     if len(components) == 1:
-        shared = sorted(components[0][2])
+        shared = sorted(key.removesuffix(f":{WHOLE_FILE}") for key in components[0][2])
         named = ", ".join(shared[:3]) + (f" and {len(shared) - 3} more" if len(shared) > 3 else "")
         return True, f"{len(parts)} features sharing code ({named})"
     names = [_name(component[0][0]) for component in components]

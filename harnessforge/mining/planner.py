@@ -37,6 +37,7 @@ from .changelog import read_changelog
 from .describe import Withholding, describe
 from .entry_commits import link_entry_commits
 from .features import cohesion, feature_groups, merged_back_feature, milestone_type
+from .footprint import unit_footprint
 from .granularity import effective_rules, flag_several, one_per_unit, replaced_granularity
 from .hints import build_ladder
 from .housekeeping import HousekeepingReader
@@ -360,6 +361,9 @@ def mine_history(
 
     labels = {number: pull.labels for number, pull in ctx.pulls.items()}
     infos = group_features(units, links, entries, roles, labels, chores)
+    for info in infos:
+        if info.role in ("feature", "test_only"):
+            info.footprint = unit_footprint(repo, info.unit, diffs[info.unit.sha], classify.is_source)
     merged_back = merged_back_entries(repo, releases, raw_entries, chosen.start, index, (first, last))
     for info in infos:
         if info.role == "backport" and info.unit.sha in merged_back:

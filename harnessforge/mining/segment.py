@@ -16,12 +16,14 @@ A single feature larger than the maximum is split at unit boundaries and flagged
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from ..files import FileClassifier
 from ..models import ChangelogEntry
 from ..models.history import CommitRole
 from ..rules import Kind, PlanningRules
+from .footprint import WHOLE_FILE, shared
 from .housekeeping import Chore
 from .kinds import KindReader, strongest
 from .pulls import Unit
@@ -40,6 +42,13 @@ class UnitInfo:
     groups: set[int] = field(default_factory=set)  # feature-group ids
     housekeeping: str | None = None  # why a housekeeping unit is: its type (ci, packaging, formatting, wording, ...)
     reason: str | None = None
+    footprint: set[str] = field(default_factory=set)  # the definitions its code changes (`footprint.footprint`)
+
+    def code(self, is_source: Callable[[str], bool]) -> set[str]:
+        """What its work changes: its footprint once read, else each source file whole."""
+        if self.footprint:
+            return self.footprint
+        return {f"{file.path}:{WHOLE_FILE}" for file in self.unit.files if is_source(file.path)}
 
     def record(self) -> CommitRole:
         """The unit's classification as the plan records it."""
@@ -92,6 +101,18 @@ class RoleReader:
         self.maintenance_commits = set(maintenance_commits)
         self.backport_subjects = [re.compile(pattern, re.I) for pattern in rules.backport_subjects]
         self.described_seed_share = rules.described_seed_share
+        self.tested_work_opens = rules.tested_work_opens
+
+    def opens(self, info: UnitInfo, well_described: bool) -> bool:
+        """Whether the unit may open a milestone: work the release notes describe; where they describe little,
+        any work; and (`tested_work_opens`) work they leave out that changes its own tests and is no refactor,
+        so a tested fix no note mentions is a task of its own, not a rider whose tests grade a grab-bag."""
+        if info.role != "feature":
+            return False
+        if info.entries or not well_described:
+            return True
+        tests = any(self.classify.is_test(file.path) for file in info.unit.files)
+        return self.tested_work_opens and tests and info.kind != "refactor"
 
     def is_backport(self, unit: Unit) -> bool:
         """A maintenance branch merged back: it brings in a maintenance release, or says so (also when
@@ -160,7 +181,7 @@ def group_features(
         position.unit.lines for position in work
     )
     for info in infos:
-        info.seed = info.role == "feature" and (bool(info.entries) or not well_described)
+        info.seed = roles.opens(info, well_described)
     union_find = _UnionFind(len(units))
     linkable = {"feature", "test_only"}
     for linked in entry_links:
@@ -265,9 +286,12 @@ class Segmenter:
     def _cut_before(self, infos, current: list[int], atom: list[int], release_ends: set[str]) -> bool:
         if not any(infos[position].seed for position in current):
             return False
-        if not self.meets_min(_stats([infos[position] for position in current], self.classify)):
-            # below the minimum a milestone grows, but by another feature only when the two share code
-            return self.rules.related_features_only and self._unrelated(infos, current, atom)
+        stats = _stats([infos[position] for position in current], self.classify)
+        if not self.meets_min(stats):
+            # below the minimum a milestone grows, but by another feature only when the two share code (one no
+            # test grades yet grows whatever comes: untested, it would be no task)
+            tested = stats.has_tests or not self.rules.require_tests
+            return self.rules.related_features_only and tested and self._unrelated(infos, current, atom)
         if self.rules.cut_at_releases and infos[current[-1]].unit.sha in release_ends:
             return True  # a milestone ends at its release tag; what follows opens the next one
         # Atoms are feature-closed, so two atoms holding seeds are always different features;
@@ -275,13 +299,13 @@ class Segmenter:
         return any(infos[position].seed for position in atom)
 
     def _unrelated(self, infos, current: list[int], atom: list[int]) -> bool:
-        """The atom holds another feature whose code shares no source file with the seeds' code so far."""
+        """The atom holds another feature whose code shares no definition with the seeds' code so far."""
 
         def code(positions: list[int]) -> set[str]:
             seeds = [infos[position] for position in positions if infos[position].seed]
-            return _stats(seeds, self.classify).source_files
+            return set().union(*(seed.code(self.classify.is_source) for seed in seeds))
 
-        return any(infos[position].seed for position in atom) and not code(current) & code(atom)
+        return any(infos[position].seed for position in atom) and not shared(code(current), code(atom))
 
     def _merge_seedless(self, infos, segments: list[list[int]]) -> list[list[int]]:
         """A segment without a seed (housekeeping after the last release, say) joins its neighbour."""

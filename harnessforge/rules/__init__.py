@@ -191,7 +191,8 @@ class PlanningRules(Model):
     related_features_only: bool = Field(
         True,
         description="Below the minimum size a milestone takes in the next feature only when their code shares a "
-        "source file (False: any next feature, as before): one capability per milestone, or several sharing code.",
+        "definition (a function, class or method; a whole file no reader knows) (False: any next feature): one "
+        "capability per milestone, or several sharing code.",
     )
     cut_at_releases: bool
     skip_prereleases: bool
@@ -204,6 +205,11 @@ class PlanningRules(Model):
     default_range_min_commits: int = Field(ge=1)
     described_seed_share: float = Field(
         ge=0, le=1, description="Share of the work (lines) release notes must describe for only them to seed."
+    )
+    tested_work_opens: bool = Field(
+        True,
+        description="Work the release notes leave out that changes its own tests (no refactor) opens a milestone "
+        "too: a task of its own, not a rider whose tests grade a grab-bag.",
     )
     expected_turns: ExpectedTurns
     assertion_examples: int = Field(

@@ -1,0 +1,109 @@
+"""The code a unit of work changes, named by the top-level definitions its hunks touch.
+
+Two features are related when they change one definition (a function, a class, a Go method, a
+module-level table), not merely one file: in a library whose code sits in one module
+(more-itertools' `more.py`, pflag's `flag.go`), sharing the file says nothing, and a milestone that
+grew by it was a grab-bag. Python is read with `ast`; Go, TypeScript/JavaScript and Rust by their
+unindented declaration lines (a declaration runs to the next one). A file neither reads, or one
+that does not parse, counts whole (`path:*`, related to any change of that file). Imports and
+`__all__` (every new function touches them) name nothing.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from collections.abc import Callable, Iterable
+
+from ..gitio import GitRepo
+from .pulls import Unit
+from .unit_diffs import UnitDiff
+
+WHOLE_FILE = "*"
+_IGNORED = {"__all__", "__version__", "__author__", "__doc__"}
+_DECLARATION = re.compile(
+    r"^(?:export\s+)?(?:default\s+)?(?:pub(?:\([^)]*\))?\s+)?(?:async\s+|abstract\s+|unsafe\s+)*"
+    r"(?:func|type|const|var|let|fn|struct|enum|trait|impl|union|mod|class|interface|function\*?|static)\s+"
+    r"(?:\(\s*\w+\s+\*?([\w.]+)[^)]*\)\s*)?(?:<[^>]*>\s*)?(?:[\w:<>]+\s+for\s+)?([A-Za-z_]\w*)"
+)
+
+
+def python_spans(source: str) -> list[tuple[int, int, str]]:
+    """(first line, last line, name) of a Python module's top-level definitions and assignments."""
+    spans = []
+    for node in ast.parse(source).body:
+        first = min([node.lineno, *(decorator.lineno for decorator in getattr(node, "decorator_list", []))])
+        last = node.end_lineno or node.lineno
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            spans.append((first, last, node.name))
+        elif isinstance(node, (ast.Assign, ast.AnnAssign, ast.AugAssign)):
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            names = [target.id for target in targets if isinstance(target, ast.Name) and target.id not in _IGNORED]
+            spans += [(first, last, name) for name in names[:1]]
+        elif isinstance(node, (ast.If, ast.Try)):  # `if TYPE_CHECKING:`, `try: import x`: what it defines
+            spans += [(node.lineno, last, f"block@{node.lineno}")]
+    return spans
+
+
+def declaration_spans(source: str) -> list[tuple[int, int, str]]:
+    """(first line, last line, name) of a Go/TS/JS/Rust file's unindented declarations, each running to the
+    next; a Go method is named with its receiver (`Router.Handle`)."""
+    lines = source.splitlines()
+    starts = []
+    for number, line in enumerate(lines, start=1):
+        match = _DECLARATION.match(line)
+        if match:
+            receiver = match[1].rsplit(".", 1)[-1] + "." if match[1] else ""
+            starts.append((number, receiver + match[2]))
+    return [
+        (first, (starts[position + 1][0] - 1) if position + 1 < len(starts) else len(lines), name)
+        for position, (first, name) in enumerate(starts)
+    ]
+
+
+def spans_of(path: str, source: str) -> list[tuple[int, int, str]] | None:
+    """The file's definitions, or None when no reader knows its language or it does not parse."""
+    try:
+        if path.endswith((".py", ".pyi")):
+            return python_spans(source)
+    except (SyntaxError, ValueError):
+        return None
+    if path.endswith((".go", ".rs", ".ts", ".tsx", ".js", ".jsx", ".mjs", ".cjs", ".mts", ".cts")):
+        return declaration_spans(source)
+    return None
+
+
+def footprint(touched: dict[str, list[int]], paths: Iterable[str], read: Callable[[str], str | None]) -> set[str]:
+    """`path:definition` for each definition the touched lines (`touched[path]`, in the file as the unit left
+    it, `read(path)`) fall in, over `paths` (the unit's source files); `path:*` for a file no reader knows, or
+    one deleted. Lines outside every definition (imports, a module docstring) name nothing."""
+    found: set[str] = set()
+    for path in paths:
+        lines = touched.get(path, [])
+        source = read(path) if lines else None
+        spans = spans_of(path, source) if source is not None else None
+        if spans is None:
+            found.add(f"{path}:{WHOLE_FILE}")
+            continue
+        for line in set(lines):
+            found |= {f"{path}:{name}" for first, last, name in spans if first <= line <= last}
+    return found
+
+
+def unit_footprint(repo: GitRepo, unit: Unit, diff: UnitDiff, is_source: Callable[[str], bool]) -> set[str]:
+    """The footprint of one unit of history: its source files' touched definitions, read as it left them."""
+
+    def read(path: str) -> str | None:
+        data = repo.show(unit.sha, path)
+        return data.decode("utf-8", "replace") if data is not None else None
+
+    return footprint(diff.touched, [file.path for file in unit.files if is_source(file.path)], read)
+
+
+def shared(first: set[str], second: set[str]) -> set[str]:
+    """What two footprints have in common: a definition both change, or a file one of them changes whole."""
+    files = lambda footprint: {key.rsplit(":", 1)[0] for key in footprint}  # noqa: E731
+    common = first & second
+    for mine, theirs in ((first, second), (second, first)):
+        common |= {key for key in mine if key.endswith(f":{WHOLE_FILE}") and key.rsplit(":", 1)[0] in files(theirs)}
+    return common
