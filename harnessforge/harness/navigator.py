@@ -39,6 +39,7 @@ from ..store import Store
 from .chain import finished_summary
 from .conversation import NUDGE
 from .hint_rewriter import HintRewriter
+from .jobs import check_milestone_ids
 from .memory import MilestoneMemory, remember
 from .milestone_run import Inheritance, MilestoneRun, RunContext
 from .recorder import Recorder, read_summary, write_run_metadata
@@ -101,6 +102,7 @@ class Navigator:
 
     def run(self, milestones: list[str] | None = None) -> list[MilestoneSummary]:
         """Run the chain (only `milestones`, if given; the others' outcomes still feed the memory)."""
+        check_milestone_ids(self.plan, milestones or [], "milestones")
         self._write_metadata(milestones)
         if not self.agent.synthetic and self.agent.model and not priced(self.agent.model):
             self.log(unpriced_warning(self.agent.model))
