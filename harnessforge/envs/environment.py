@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import replace
+from pathlib import Path
 from typing import get_args
 
 from ..errors import ConfigError, EnvError
@@ -131,6 +132,7 @@ class Environment:
         spec = spec_for(store, repo)
         key = spec.key
         self.store, self.key, self.rules = store, key, rules
+        self.added_from = spec.url if spec.kind in ("worktree", "bare") else None  # a local repository's path
         self.repo = open_repo(store, spec)
         self.limits = Limits.from_rules(rules.environments)
         has_images = store.has_images(key)
@@ -185,7 +187,14 @@ class Environment:
             limits=self.limits,
             labels=labels,
             mounts=list(mounts),
+            hidden=self.hidden_paths(),
         )
+
+    def hidden_paths(self) -> list[str]:
+        """What no sandbox may show: the store, this repository's clone, and the local repository it was added
+        from (its history holds every future commit)."""
+        added = [self.added_from] if self.added_from else []
+        return [str(Path(path).resolve()) for path in (self.store.root, self.repo.path, *added)]
 
     def image_of(self, milestone: Milestone) -> str:
         record = self.images.for_milestone(milestone.id) if self.images else None
