@@ -25,6 +25,7 @@ import shutil
 import tempfile
 from contextlib import contextmanager
 from dataclasses import dataclass
+from datetime import datetime, timezone
 from pathlib import Path
 from typing import Iterator, TypeVar
 
@@ -83,12 +84,22 @@ def atomic_write(path: Path, data: bytes) -> None:
 
 
 @contextmanager
-def file_lock(path: Path) -> Iterator[None]:
+def file_lock(path: Path, wait: bool = True) -> Iterator[None]:
     """An exclusive lock on `path` (created with its folder) for the block: one process or thread at a
-    time, across Dagster steps and parallel chains; the kernel drops it if the holder dies."""
+    time, across Dagster steps and parallel chains; the kernel drops it if the holder dies. The holder writes
+    its pid and start time into the file; `wait=False`: a held lock is an ArtifactError saying who holds it."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    with open(path, "w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
+    with open(path, "a+") as lock:
+        try:
+            fcntl.flock(lock, fcntl.LOCK_EX | (0 if wait else fcntl.LOCK_NB))
+        except BlockingIOError:
+            lock.seek(0)
+            holder = lock.read().strip() or "another process"
+            raise ArtifactError(f"{path} is held by {holder}") from None
+        lock.seek(0)
+        lock.truncate()
+        lock.write(f"pid {os.getpid()} since {datetime.now(timezone.utc):%Y-%m-%d %H:%M:%S} UTC\n")
+        lock.flush()
         yield
 
 
@@ -252,10 +263,11 @@ class Store:
         """`trajectories/<key>/<run_id>`: one run of a repo's chain (the run id is checked first)."""
         return self.root / "trajectories" / key / check_run_id(run_id)
 
-    def chain_lock(self, key: str, run_id: str):
+    def chain_lock(self, key: str, run_id: str, wait: bool = True):
         """Held while a chain of run `run_id` runs on `key`: two Dagster runs asking for milestones of the
-        same chain take turns, so the milestones still run one after another, each once."""
-        return file_lock(self.root / "locks" / "chains" / key / f"{check_run_id(run_id)}.lock")
+        same chain take turns, so the milestones still run one after another, each once; `wait=False` (the
+        command line): a second command on a held run is refused, before it touches the run (one writer)."""
+        return file_lock(self.root / "locks" / "chains" / key / f"{check_run_id(run_id)}.lock", wait)
 
     def run_dirs_of(self, key: str) -> list[Path]:
         """Every run folder of `key`, written or not, in name order."""

@@ -28,7 +28,7 @@ from ..agents.base import AgentBackend
 from ..agents.pricing import priced, unpriced_warning
 from ..envs.candidate_grading import filter_candidate
 from ..envs.environment import Environment
-from ..errors import SandboxLost
+from ..errors import ConfigError, SandboxLost
 from ..files import FileClassifier
 from ..mining.granularity import require_granularity
 from ..models.plan import Milestone
@@ -140,9 +140,23 @@ class Navigator:
         return summaries
 
     def _write_metadata(self, milestones: list[str] | None) -> None:
-        if self.store.run_metadata(self.key, self.run_id).exists():
+        """The run's metadata, written when it starts; a resume must be the same policy (one log, one Dev)."""
+        metadata = self._metadata(milestones)
+        path = self.store.run_metadata(self.key, self.run_id)
+        if path.exists():
+            started = self.store.read_model(path, RunMeta)
+            for field in ("agent", "model", "mode", "harness_profile", "test_visibility", "rules_hash"):
+                before, now = getattr(started, field), getattr(metadata, field)
+                if before != now:
+                    raise ConfigError(
+                        f"run {self.run_id} of {self.key} was started with {field} {before!r}, not {now!r}: resuming "
+                        "it so would mix two policies in one run; resume with the same settings, or use another --run-id"
+                    )
             return
-        metadata = RunMeta(
+        write_run_metadata(self.run_dir, metadata)
+
+    def _metadata(self, milestones: list[str] | None) -> RunMeta:
+        return RunMeta(
             run_id=self.run_id,
             repo=self.key,
             agent=self.agent.name,
@@ -160,7 +174,6 @@ class Navigator:
                 **({"mentor_model": f"{self.mentor.name}:{self.mentor.model}"} if self.mentor else {}),
             },
         )
-        write_run_metadata(self.run_dir, metadata)
 
     def _stop_for_budget(self, spent: float, index: int, milestones: list[str] | None) -> None:
         budget = self.rules.harness.max_cost_per_run_usd
