@@ -283,12 +283,16 @@ def _acceptance(planned: Milestone, validation: Validation) -> dict:
 
 
 def _verdict_line(validation: Validation) -> str:
+    """One console line per verdict; an environment failure says its real cause (the detail's last line, e.g.
+    `No module named 'harnessforge'`), not only its reason."""
     why = f" ({validation.reason})" if validation.reason else ""
-    return (
+    line = (
         f"{validation.milestone_id}: {validation.status}{why}: {len(validation.fail_to_pass)} FAIL_TO_PASS "
         f"of {len(validation.candidates)} candidates, {len(validation.pass_to_pass)} PASS_TO_PASS, "
         f"{len(validation.flaky)} flaky"
     )
+    cause = [text.strip() for text in (validation.detail or "").splitlines() if text.strip()]
+    return line + (f"; {cause[-1][:200]}" if validation.status == "env_error" and cause else "")
 
 
 def grade_patch(
