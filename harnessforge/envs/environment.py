@@ -213,8 +213,11 @@ def validate(
     backend: Backend = "auto",
     log=print,
     workers: int = 1,
+    force: bool = False,
 ) -> list[Validation]:
-    """Validate each milestone (or one), write validation.json and record the verdict in the plan.
+    """Validate each milestone (or one), write validation.json and record the verdict in the plan. A valid
+    verdict of the other sandbox kind (Docker, local) is kept unless `force`: a local sandbox lacking what the
+    image has must not turn a good verdict into an env_error.
 
     With `workers` > 1 milestones are validated concurrently, each in its own sandboxes (the test
     runs wait on containers and processes, so they overlap). Verdicts are still saved, recorded and
@@ -233,6 +236,11 @@ def validate(
     if milestone and todo[0].status == "merged":
         raise EnvError(f"{key} {milestone} is merged into {todo[0].merged_into} (it had no test): validate that one")
     todo = [planned for planned in todo if planned.status != "merged"]  # their work is the next one's task
+    if not force:
+        kept = [planned for planned in todo if _other_kinds_verdict(store, key, planned, env)]
+        for planned in kept:
+            log(f"{planned.id}: kept its valid verdict from the other sandbox kind; --force replaces it")
+        todo = [planned for planned in todo if planned not in kept]
 
     def one(planned: Milestone) -> Validation:
         _, test_patch = store.read_patches(key, planned.id)
@@ -280,6 +288,14 @@ def _acceptance(planned: Milestone, validation: Validation) -> dict:
         title, headlines = retitled
         return {"title": title, "headlines": headlines, "flags": sorted(flags | {"untested_features"})}
     return {"flags": sorted(flags | ({"weak_acceptance"} if validation.untested_headlines else set()))}
+
+
+def _other_kinds_verdict(store: Store, key: str, planned: Milestone, env: Environment) -> bool:
+    """`planned` holds a valid verdict that the other sandbox kind gave (its image says which)."""
+    if planned.status != "valid" or not store.validation_file(key, planned.id).exists():
+        return False
+    image = store.load_validation(key, planned.id).image
+    return bool(image) and image.startswith("local:") != (env.backend != "docker")
 
 
 def _verdict_line(validation: Validation) -> str:
