@@ -144,3 +144,17 @@ def test_one_writer_per_run_and_a_resume_keeps_the_runs_policy(local, run_cli): 
         resumed.run([MID])
     assert json.loads(store.run_metadata(key, "mixed").read_text())["mode"] == "hard"  # untouched
     assert [path.name for path in store.run_dir(key, "mixed").iterdir()] == ["metadata.json"]  # nothing ran
+
+
+def test_a_tool_event_records_how_long_the_call_took(local):  # noqa: F811
+    """Issue 32: tool events said `latency_s: 0.0` for a 20 s call, so a resumed milestone undercounted its wall
+    budget (it adds up the events' latencies)."""
+    store, key = local
+    with OpenAIServer() as server:
+        _turn(server, 1, ("bash", {"command": "sleep 1.5; echo slept"}))
+        for number in range(2, 12):
+            _turn(server, number, ("bash", {"command": "ls"}))
+        events = _run(store, key, server, "latency", "probe")
+    slept = next(event for event in events if event.action.type == "bash" and "sleep" in event.action.args["command"])
+    listed = next(event for event in events if event.action.type == "bash" and event.action.args["command"] == "ls")
+    assert slept.latency_s >= 1.5 and listed.latency_s < slept.latency_s

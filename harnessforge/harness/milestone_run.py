@@ -265,6 +265,7 @@ class MilestoneRun:
         for native in calls:
             call = agent.canonical(native)  # our vocabulary: what the profile, the counters and the log read
             refusal = self.profile.refusal(call)
+            started = time.monotonic()  # the call's real latency: a resumed milestone's wall budget adds it up
             if agent.executes(native):  # the scaffold runs it in the sandbox; the harness watches
                 result = tools.watched(call, lambda native=native, refusal=refusal: agent.execute(native, refusal))
                 result.ok = result.ok and not refusal
@@ -291,6 +292,7 @@ class MilestoneRun:
                 files_touched=result.files_touched,
                 test_status=result.test_status,
                 error_signature=result.error_signature,
+                latency_s=round(time.monotonic() - started, 3),
             )
             self.profile.count_shell_edit(call, result.files_touched)
             if finished := self.profile.finished_module(result.files_touched):
