@@ -14,6 +14,7 @@ from ..agents.base import AgentBackend
 from ..agents.factory import make_agent, parse_profiles
 from ..agents.oracle import PROFILES
 from ..harness.jobs import ChainJob, check_milestone_ids, expand_jobs
+from ..harness.stopping import stop_on_signals
 from ..repos import spec_for
 from ..store import check_run_id
 from .context import console, out, state
@@ -90,7 +91,8 @@ def run(
         def navigator(name: str) -> Navigator:
             return chain_navigator(jobs[name], make_dev, sandbox, progress, options)
 
-        results = run_chains(list(jobs), navigator, workers, wanted, log=lambda _: None)
+        with stop_on_signals(console.print):  # Ctrl-C, SIGTERM: after the current tool call, resumable
+            results = run_chains(list(jobs), navigator, workers, wanted, log=lambda _: None)
     report_chains(results)
 
 
