@@ -75,12 +75,13 @@ def export(
     tokenizer: Path | None = typer.Option(
         None, "--tokenizer", help="A local Hugging Face tokenizer: the card counts tokens with its chat template"
     ),
+    force: bool = typer.Option(False, "--force", help="Replace a non-empty --out folder that is no earlier export"),
 ) -> None:
     """Write distilled data in trainers' formats (JSONL + Parquet) with a dataset card."""
     from ..export import export as export_datasets
 
     report = export_datasets(
-        state.store, formats, out_dir, allow_synthetic=allow_synthetic, rules=state.rules, tokenizer=tokenizer
+        state.store, formats, out_dir, allow_synthetic, state.rules, tokenizer=tokenizer, force=force
     )
     out.print(counts_table("file", dict(sorted(report.rows.items()))))
     refused = sum(report.refused_synthetic.values())
