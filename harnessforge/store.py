@@ -65,22 +65,30 @@ def disk_full(path: Path, e: E) -> E | ArtifactError:
 def atomic_write(path: Path, data: bytes) -> None:
     """Write via a temp file in the same directory + rename: readers never see half a file, and a
     failed write (a full disk) leaves the old file as it was and no temp file behind."""
+    write_together({path: data})
+
+
+def write_together(files: dict[Path, bytes]) -> None:
+    """Every file written to a temp beside it first, then all renamed into place: a failure while writing (a full
+    disk) leaves every old file as it was and no temp behind, so readers see the old generation or the new one,
+    never half of each (renames need no space)."""
+    temps: dict[Path, str] = {}
     try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    except OSError as e:
-        raise disk_full(path, e) from None
-    try:
-        with os.fdopen(fd, "wb") as f:
-            f.write(data)
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, path)
-    except BaseException as e:
-        Path(tmp).unlink(missing_ok=True)
-        if isinstance(e, OSError):  # named by the artifact's path, not the temp file's
-            raise disk_full(path, type(e)(e.errno, e.strerror, str(path))) from None
-        raise
+        for path, data in files.items():
+            try:
+                path.parent.mkdir(parents=True, exist_ok=True)
+                fd, temps[path] = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+                with os.fdopen(fd, "wb") as f:
+                    f.write(data)
+                    f.flush()
+                    os.fsync(f.fileno())
+            except OSError as e:  # named by the artifact's path, not the temp file's
+                raise disk_full(path, type(e)(e.errno, e.strerror, str(path))) from None
+        for path, temp in temps.items():
+            os.replace(temp, path)
+    finally:
+        for temp in temps.values():
+            Path(temp).unlink(missing_ok=True)
 
 
 @contextmanager
