@@ -16,120 +16,26 @@
 
 from __future__ import annotations
 
-import errno
-import fcntl
 import json
 import os
 import re
 import shutil
-import tempfile
-from contextlib import contextmanager
 from dataclasses import dataclass
-from datetime import datetime, timezone
 from pathlib import Path
-from typing import Iterator, TypeVar
+from typing import TypeVar
 
 from pydantic import ValidationError
 
+from .atomic import atomic_write, file_lock
 from .errors import ArtifactError, ConfigError
 from .models import HintLadder, Milestone, MilestonePlan, RepoImages, RepoSpec, ScreeningReport, Validation
 from .models.common import Model, first_error
 
 M = TypeVar("M", bound=Model)
-E = TypeVar("E", bound=Exception)
 
 
 def default_store_dir() -> Path:
     return Path(os.environ.get("HARNESSFORGE_HOME") or "forge_store")
-
-
-def no_space(e: BaseException) -> bool:
-    """A full disk or quota: by its errno, or by the message alone (DuckDB's and git's errors carry no errno)."""
-    code = getattr(e, "errno", None)
-    return code in (errno.ENOSPC, errno.EDQUOT) or (
-        code is None and any(phrase in str(e) for phrase in ("No space left on device", "Disk quota exceeded"))
-    )
-
-
-def disk_full(path: Path, e: E) -> E | ArtifactError:
-    """A full disk (or quota) as one clear line that the CLI prints; any other error unchanged."""
-    if not no_space(e):
-        return e
-    try:
-        free = f"{shutil.disk_usage(path.parent).free // 1024} KiB free"
-    except OSError:
-        free = "no free space"
-    return ArtifactError(f"{path}: no space left on the device ({free}); nothing was written. Free space and re-run")
-
-
-def atomic_write(path: Path, data: bytes) -> None:
-    """Write via a temp file in the same directory + rename: readers never see half a file, and a
-    failed write (a full disk) leaves the old file as it was and no temp file behind."""
-    write_together({path: data})
-
-
-def write_together(files: dict[Path, bytes]) -> None:
-    """Every file written to a temp beside it first, then all renamed into place: a failure while writing (a full
-    disk) leaves every old file as it was and no temp behind, so readers see the old generation or the new one,
-    never half of each (renames need no space)."""
-    temps: dict[Path, str] = {}
-    try:
-        for path, data in files.items():
-            try:
-                path.parent.mkdir(parents=True, exist_ok=True)
-                fd, temps[path] = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-                with os.fdopen(fd, "wb") as f:
-                    f.write(data)
-                    f.flush()
-                    os.fsync(f.fileno())
-            except OSError as e:  # named by the artifact's path, not the temp file's
-                raise disk_full(path, type(e)(e.errno, e.strerror, str(path))) from None
-        for path, temp in temps.items():
-            os.replace(temp, path)
-    finally:
-        for temp in temps.values():
-            Path(temp).unlink(missing_ok=True)
-
-
-@contextmanager
-def file_lock(path: Path, wait: bool = True) -> Iterator[None]:
-    """An exclusive lock on `path` (created with its folder) for the block: one process or thread at a
-    time, across Dagster steps and parallel chains; the kernel drops it if the holder dies. The holder writes
-    its pid and start time into the file; `wait=False`: a held lock is an ArtifactError saying who holds it."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with open(path, "a+") as lock:
-        try:
-            fcntl.flock(lock, fcntl.LOCK_EX | (0 if wait else fcntl.LOCK_NB))
-        except BlockingIOError:
-            lock.seek(0)
-            holder = lock.read().strip() or "another process"
-            raise ArtifactError(f"{path} is held by {holder}") from None
-        lock.seek(0)
-        lock.truncate()
-        lock.write(f"pid {os.getpid()} since {datetime.now(timezone.utc):%Y-%m-%d %H:%M:%S} UTC\n")
-        lock.flush()
-        yield
-
-
-@contextmanager
-def atomic_file(path: Path) -> Iterator[Path]:
-    """A temp path beside `path` for writers that want a file name (pyarrow, datasets): renamed over
-    `path` when the block succeeds, removed when it fails, so `path` is never half written."""
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        fd, name = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-        os.close(fd)
-    except OSError as e:
-        raise disk_full(path, e) from None
-    tmp = Path(name)
-    try:
-        yield tmp
-        os.replace(tmp, path)
-    except BaseException as e:
-        tmp.unlink(missing_ok=True)
-        if isinstance(e, OSError):
-            raise disk_full(path, e) from None
-        raise
 
 
 RUN_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$")  # one directory name under trajectories/<key>/
@@ -482,6 +388,33 @@ class Store:
             plan.milestones = [milestone if other.id == milestone.id else other for other in plan.milestones]
             changed = self.write_model(self.milestone_dir(key, milestone.id) / "milestone.json", milestone)
             return self.write_model(self.plan_file(key), plan) or changed
+
+    def archive_other_plan(self, new: MilestonePlan) -> Path | None:
+        """The repository's plan, archived (`archive_plan`) when `new` is a plan of something else; its path."""
+        try:
+            old = self.load_plan(new.repo.key)
+        except ArtifactError:  # none, or damaged: nothing to keep apart (a damaged one is rewritten)
+            return None
+        return self.archive_plan(new.repo.key, old.plan_id) if old.plan_id != new.plan_id else None
+
+    def archive_plan(self, key: str, plan_id: str) -> Path:
+        """Moves the repository's plan, its milestones (verdicts included), its runs and their analytics events
+        to `repos/<key>/archive/<plan_id>/`: a plan of another range, clone or granularity replaces it, and
+        nothing of the old one is lost, nor read as the new one's."""
+        archive = self.repo_dir(key) / "archive" / plan_id
+        parts = {
+            self.plan_file(key): archive / "plan.json",
+            self.repo_dir(key) / "milestones": archive / "milestones",
+            self.root / "trajectories" / key: archive / "trajectories",
+            self.analytics_events_dir() / key: archive / "analytics_events",
+        }
+        for source, target in parts.items():
+            if source.exists():
+                if target.exists():  # archived before (the same plan planned twice): the newer copy wins
+                    shutil.rmtree(target) if target.is_dir() else target.unlink()
+                target.parent.mkdir(parents=True, exist_ok=True)
+                source.rename(target)
+        return archive
 
     def save_plan(
         self, plan: MilestonePlan, patches: dict[str, tuple[bytes, bytes]], hints: dict[str, HintLadder]

@@ -5,9 +5,10 @@ import subprocess
 
 import pytest
 
+from harnessforge.atomic import atomic_write
 from harnessforge.errors import ArtifactError
 from harnessforge.harness.recorder import Recorder
-from harnessforge.store import Store, atomic_write
+from harnessforge.store import Store
 from tests.trajectories import CraftedRun
 
 
@@ -196,7 +197,7 @@ def test_a_clone_on_a_full_disk_leaves_no_cache_the_next_command_trusts(run_cli,
 def test_files_written_together_on_a_full_disk_stay_the_old_generation_whole(small):
     """Issue 32: a disk filling during `distill` left half old, half new outputs. The outputs are written together:
     the first files fit, the last does not, and every file is still the old one."""
-    from harnessforge.store import write_together
+    from harnessforge.atomic import write_together
 
     folder = small / "distilled"
     old = {folder / name: f"old {name}\n".encode() for name in ("sft.jsonl", "reviews.jsonl", "manifest.json")}

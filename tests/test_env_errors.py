@@ -81,7 +81,9 @@ def test_an_environment_failure_says_its_real_cause_on_the_console():
     from harnessforge.envs.environment import _verdict_line
     from harnessforge.models.env import Validation
 
-    detail = "pytest exited 1\nTraceback (most recent call last):\nModuleNotFoundError: No module named 'harnessforge'\n\n"
+    detail = (
+        "pytest exited 1\nTraceback (most recent call last):\nModuleNotFoundError: No module named 'harnessforge'\n\n"
+    )
     failed = Validation(milestone_id="m02", status="env_error", reason="no_tests_ran", detail=detail, repeats=0)
     assert _verdict_line(failed).endswith("flaky; ModuleNotFoundError: No module named 'harnessforge'")
     valid = Validation(milestone_id="m02", status="valid", detail="anything", repeats=1)

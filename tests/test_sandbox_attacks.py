@@ -300,16 +300,21 @@ def test_the_local_sandbox_shows_nothing_of_the_store_the_clone_or_the_repositor
         planned = plan(store, str(added), load_rules()).plan
         environment = Environment(store, planned.repo.key, load_rules(), "local")
         first = planned.milestones[0]
-        secrets = [f"{store.repo_dir(planned.repo.key)}/plan.json", f"{environment.repo.path}/HEAD", f"{added}/.git/HEAD"]
+        secrets = [
+            f"{store.repo_dir(planned.repo.key)}/plan.json",
+            f"{environment.repo.path}/HEAD",
+            f"{added}/.git/HEAD",
+        ]
         assert all(Path(path).exists() for path in secrets)
         with environment.opener(first)(first.base_commit) as sandbox:
             for path in secrets:
                 assert sandbox.exec(f"cat {path}").exit_code != 0, path
             listed = sandbox.exec(f"ls -A {store.root} {added}; ls -A {environment.repo.path}")
             assert listed.stdout.split() == [f"{store.root}:", f"{added}:"], listed  # empty; the clone not there
-            assert sandbox.exec("git log --oneline | wc -l").stdout.strip() == sandbox.exec(
-                "git rev-list --all | wc -l"
-            ).stdout.strip()
+            assert (
+                sandbox.exec("git log --oneline | wc -l").stdout.strip()
+                == sandbox.exec("git rev-list --all | wc -l").stdout.strip()
+            )
             assert sandbox.exec("python -c 'import tasklite'").exit_code == 0
     finally:
         shutil.rmtree(root, ignore_errors=True)

@@ -25,11 +25,12 @@ from pydantic import BaseModel
 from ..analytics import AnalyticsReport, analyze
 from ..analytics.database import connect
 from ..analytics.rows import MilestoneSummaryRow, has_tables
+from ..atomic import write_together
 from ..errors import ArtifactError
 from ..models.common import utcnow
 from ..models.distill import Review, RunProvenance
 from ..rules import Rules
-from ..store import Store, write_together
+from ..store import Store
 from .chains import chain_order, chain_segments
 from .contamination import with_contamination
 from .outputs import (

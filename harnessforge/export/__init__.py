@@ -36,6 +36,7 @@ from typing import Any
 
 from ..analytics.database import connect_read_only
 from ..analytics.rows import MemorisationRateRow, has_tables, read_rows
+from ..atomic import atomic_write
 from ..distill.outputs import (
     CHAINS,
     DPO_PAIRS,
@@ -53,7 +54,7 @@ from ..harness import atif
 from ..harness.tools import TOOLS
 from ..models.distill import PreferencePair, Review, RunProvenance, TaskCard
 from ..rules import Rules, load_rules
-from ..store import Store, atomic_write
+from ..store import Store
 from . import rows as trainer
 from .card import dataset_card
 from .columns import write

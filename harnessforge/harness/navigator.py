@@ -21,6 +21,8 @@ resumes the milestone.
 
 from __future__ import annotations
 
+import hashlib
+
 import uuid
 
 from .. import __version__
@@ -145,12 +147,21 @@ class Navigator:
         path = self.store.run_metadata(self.key, self.run_id)
         if path.exists():
             started = self.store.read_model(path, RunMeta)
-            for field in ("agent", "model", "mode", "harness_profile", "test_visibility", "rules_hash"):
-                before, now = getattr(started, field), getattr(metadata, field)
+            # the Dev's policy: who, in which mode and profile, seeing what, under which harness rules (budgets,
+            # Mentor), on which plan (a rules change elsewhere, say in distill, leaves a run resumable)
+            fields = ("agent", "model", "mode", "harness_profile", "test_visibility", "plan_id", "harness_rules")
+            for field in fields:
+                before, now = (
+                    (started.config.get(field), metadata.config.get(field))
+                    if field == "harness_rules"
+                    else (getattr(started, field), getattr(metadata, field))
+                )
+                if before is None or before == "":  # written before the field was
+                    continue
                 if before != now:
                     raise ConfigError(
                         f"run {self.run_id} of {self.key} was started with {field} {before!r}, not {now!r}: resuming "
-                        "it so would mix two policies in one run; resume with the same settings, or use another --run-id"
+                        "it so would mix two policies in one run; resume with the same settings, or another --run-id"
                     )
             return
         write_run_metadata(self.run_dir, metadata)
@@ -163,6 +174,7 @@ class Navigator:
             model=self.agent.model,
             harness_version=__version__,
             rules_hash=self.rules.hash,
+            plan_id=self.plan.plan_id,
             synthetic=self.agent.synthetic,
             mode=self.context.mode,
             harness_profile=self.context.harness_profile,
@@ -171,6 +183,7 @@ class Navigator:
             config={
                 "backend": self.environment.backend,
                 "milestones": milestones or "all",
+                "harness_rules": hashlib.sha256(self.rules.harness.model_dump_json().encode()).hexdigest()[:12],
                 **({"mentor_model": f"{self.mentor.name}:{self.mentor.model}"} if self.mentor else {}),
             },
         )

@@ -30,11 +30,12 @@ from typing import Any
 from pydantic import BaseModel, ValidationError
 
 from ..agents.pricing import priced
+from ..atomic import atomic_write, disk_full
 from ..errors import ArtifactError
 from ..models.common import first_error
 from ..models.run import MilestoneStatus, MilestoneSummary, RunMeta
 from ..models.trajectory import Event, Usage
-from ..store import RUN_METADATA, RunFiles, Store, atomic_write, disk_full
+from ..store import RUN_METADATA, RunFiles, Store
 
 log = logging.getLogger(__name__)
 

@@ -20,10 +20,11 @@ import jinja2
 
 from ..analytics.database import connect_read_only
 from ..analytics.rows import HintResponseRow, StuckPointRow, has_tables, read_rows
+from ..atomic import atomic_write
 from ..harness.recorder import Recorder, read_outputs, read_run_metadata, read_summary
 from ..models.run import MilestoneSummary
 from ..models.trajectory import Event, MentorDecision
-from ..store import RunFiles, Store, atomic_write
+from ..store import RunFiles, Store
 from .viewer_events import badges, blocks, when
 from .viewer_page import CSS, JS, TEMPLATE
 
