@@ -22,7 +22,6 @@ resumes the milestone.
 from __future__ import annotations
 
 import hashlib
-
 import uuid
 
 from .. import __version__
