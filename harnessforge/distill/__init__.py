@@ -94,7 +94,7 @@ def distill(
             )
         runs = load_runs(store, con, rules.hash, log=skip, only=only)
     with_contamination(runs, store, rules.distill.contamination)
-    rows = _cut(store, rules, runs, reviewer or Reviewer(rules.distill.reviewer, rules.hash), only)
+    rows = _cut(store, rules, runs, reviewer or Reviewer(rules.distill.reviewer, rules.hash), only, skip)
     if not only:  # a chain spans milestones, so one milestone's cut has none: `assemble` makes them
         rows[CHAINS.stem] = _chains(store, rows[SFT.stem], rows[REVIEWS.stem], rules)
     generation = {
@@ -118,9 +118,10 @@ def distill(
 
 
 def _cut(
-    store: Store, rules: Rules, runs: list[RunView], reviewer: Reviewer, only: Milestone | None
+    store: Store, rules: Rules, runs: list[RunView], reviewer: Reviewer, only: Milestone | None, skip=print
 ) -> dict[str, list[BaseModel]]:
-    """Every output's rows, by `DistilledOutput.stem`, in `DISTILLED_OUTPUTS` order."""
+    """Every output's rows, by `DistilledOutput.stem`, in `DISTILLED_OUTPUTS` order; `skip` says what is left
+    out and why."""
     rows: dict[str, list[BaseModel]] = {output.stem: [] for output in DISTILLED_OUTPUTS}
     for run in runs:
         rows[STUCK_SLICES.stem] += stuck_slices(run, rules.distill)
@@ -131,7 +132,7 @@ def _cut(
         review = reviewer.review(run.summary, flaky=_flaky(store, run.provenance), env_issue=env_issue, run=run)
         rows[REVIEWS.stem].append(review)
     rows[DPO_PAIRS.stem] += outcome_pairs(runs) + hint_level_pairs(runs, rules.distill.hint_level_pairs)
-    rows[TASK_CARDS.stem] = task_cards(store, rows[REVIEWS.stem], runs, rules.hash, rules.distill, only=only)
+    rows[TASK_CARDS.stem] = task_cards(store, rows[REVIEWS.stem], runs, rules.hash, rules.distill, only=only, log=skip)
     return rows
 
 
