@@ -45,6 +45,8 @@ def distill(
     loaded = report.analytics.load
     for bad in loaded.bad_lines:
         warn(f"{bad} (left out)")
+    for path in loaded.rebuilt:
+        warn(f"{path}: could not be read; rebuilt from the trajectory logs")
     out.print(
         f"loaded {len(loaded.loaded)} trajectories ({loaded.events} events), {loaded.unchanged} unchanged, "
         f"{len(loaded.removed)} removed; {len(report.analytics.models)} SQL models built"
