@@ -13,8 +13,8 @@ import json
 import logging
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from html import escape
 from functools import cache
+from html import escape
 from pathlib import Path
 
 import duckdb
