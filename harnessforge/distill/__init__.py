@@ -93,7 +93,7 @@ def distill(
                 "(or materialize the analytics assets) first"
             )
         runs = load_runs(store, con, rules.hash, log=skip, only=only)
-    with_contamination(runs, store, rules.distill.contamination)
+    with_contamination(runs, store, rules.distill.contamination, skip)
     rows = _cut(store, rules, runs, reviewer or Reviewer(rules.distill.reviewer, rules.hash), only, skip)
     if not only:  # a chain spans milestones, so one milestone's cut has none: `assemble` makes them
         rows[CHAINS.stem] = _chains(store, rows[SFT.stem], rows[REVIEWS.stem], rules)
