@@ -60,7 +60,10 @@ def write_together(files: dict[Path, bytes]) -> None:
             except OSError as e:  # named by the artifact's path, not the temp file's
                 raise disk_full(path, type(e)(e.errno, e.strerror, str(path))) from None
         for path, temp in temps.items():
-            os.replace(temp, path)
+            try:
+                os.replace(temp, path)
+            except OSError as e:  # named by the artifact's path, not the temp file's
+                raise disk_full(path, type(e)(e.errno, e.strerror, str(path))) from None
     finally:
         for temp in temps.values():
             Path(temp).unlink(missing_ok=True)

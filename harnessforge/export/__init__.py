@@ -111,6 +111,8 @@ def export(
     unless `force`. `tokenizer`: a local tokenizer directory (or a loaded tokenizer) whose chat template counts
     the card's tokens."""
     out = Path(out)
+    if out.exists() and not out.is_dir():
+        raise ArtifactError(f"{out}: exists and is not a directory")
     if out.is_dir() and any(out.iterdir()) and not (out / FORMAT_CHECKS).exists() and not force:
         raise ArtifactError(f"{out}: not empty and no earlier export; export into an empty folder, or --force")
     out.parent.mkdir(parents=True, exist_ok=True)
