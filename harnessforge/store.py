@@ -347,8 +347,11 @@ class Store:
     def load_plan(self, key: str) -> MilestonePlan:
         return self.read_model(self.plan_file(key), MilestonePlan)
 
+    def milestone_file(self, key: str, mid: str) -> Path:
+        return self.milestone_dir(key, mid) / "milestone.json"
+
     def load_milestone(self, key: str, mid: str) -> Milestone:
-        return self.read_model(self.milestone_dir(key, mid) / "milestone.json", Milestone)
+        return self.read_model(self.milestone_file(key, mid), Milestone)
 
     def load_hints(self, key: str, mid: str) -> HintLadder:
         return self.read_model(self.milestone_dir(key, mid) / "hints.json", HintLadder)
@@ -386,7 +389,7 @@ class Store:
         with self.plan_lock(key):
             plan = self.load_plan(key)
             plan.milestones = [milestone if other.id == milestone.id else other for other in plan.milestones]
-            changed = self.write_model(self.milestone_dir(key, milestone.id) / "milestone.json", milestone)
+            changed = self.write_model(self.milestone_file(key, milestone.id), milestone)
             return self.write_model(self.plan_file(key), plan) or changed
 
     def archive_other_plan(self, new: MilestonePlan) -> Path | None:

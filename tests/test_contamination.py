@@ -58,7 +58,7 @@ def test_every_row_carries_the_dates_and_the_risk_of_its_model(planned, tmp_path
     assert first.base_commit_date <= first.verify_commit_date and first.repo_created_at <= first.base_commit_date
     assert by_model["unlisted"].model_cutoff is None and by_model["unlisted"].verify_commit_date
     # issue 32: a damaged milestone.json silently nulled the dates; its plan's copy is read instead, and said
-    damaged = store.milestone_dir(key, milestone.id) / "milestone.json"
+    damaged = store.milestone_file(key, milestone.id)
     damaged.write_text('{"id": ')
     said: list[str] = []
     distill(store, rules, log=said.append)

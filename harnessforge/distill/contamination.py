@@ -83,7 +83,7 @@ def _milestone(store: Store, key: str, milestone_id: str, log):
     try:
         return store.load_milestone(key, milestone_id)
     except ArtifactError as e:
-        if not (store.milestone_dir(key, milestone_id) / "milestone.json").exists():
+        if not store.milestone_file(key, milestone_id).exists():
             raise
         log(f"{e}; its commits are read from {store.plan_file(key)}")
         return store.load_plan(key).milestone(milestone_id)
