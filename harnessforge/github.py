@@ -18,9 +18,9 @@ from typing import Any, Callable
 import requests
 from github import Auth, Github, GithubException, GithubRetry
 
+from .atomic import atomic_write
 from .errors import GitHubError
 from .models import GitHubMeta
-from .store import atomic_write
 
 
 @dataclass

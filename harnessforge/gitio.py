@@ -21,9 +21,9 @@ from pathlib import Path
 import git
 from git.exc import GitCommandError
 
+from .atomic import disk_full, file_lock
 from .errors import RepoError
 from .models import RepoSpec
-from .store import disk_full, file_lock
 
 GIT_ENV = {
     "GIT_TERMINAL_PROMPT": "0",  # never hang on a credential prompt for a bad URL

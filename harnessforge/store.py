@@ -16,101 +16,26 @@
 
 from __future__ import annotations
 
-import errno
-import fcntl
 import json
 import os
 import re
 import shutil
-import tempfile
-from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterator, TypeVar
+from typing import TypeVar
 
 from pydantic import ValidationError
 
+from .atomic import atomic_write, file_lock
 from .errors import ArtifactError, ConfigError
 from .models import HintLadder, Milestone, MilestonePlan, RepoImages, RepoSpec, ScreeningReport, Validation
 from .models.common import Model, first_error
 
 M = TypeVar("M", bound=Model)
-E = TypeVar("E", bound=Exception)
 
 
 def default_store_dir() -> Path:
     return Path(os.environ.get("HARNESSFORGE_HOME") or "forge_store")
-
-
-def no_space(e: BaseException) -> bool:
-    """A full disk or quota: by its errno, or by the message alone (DuckDB's and git's errors carry no errno)."""
-    code = getattr(e, "errno", None)
-    return code in (errno.ENOSPC, errno.EDQUOT) or (
-        code is None and any(phrase in str(e) for phrase in ("No space left on device", "Disk quota exceeded"))
-    )
-
-
-def disk_full(path: Path, e: E) -> E | ArtifactError:
-    """A full disk (or quota) as one clear line that the CLI prints; any other error unchanged."""
-    if not no_space(e):
-        return e
-    try:
-        free = f"{shutil.disk_usage(path.parent).free // 1024} KiB free"
-    except OSError:
-        free = "no free space"
-    return ArtifactError(f"{path}: no space left on the device ({free}); nothing was written. Free space and re-run")
-
-
-def atomic_write(path: Path, data: bytes) -> None:
-    """Write via a temp file in the same directory + rename: readers never see half a file, and a
-    failed write (a full disk) leaves the old file as it was and no temp file behind."""
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    except OSError as e:
-        raise disk_full(path, e) from None
-    try:
-        with os.fdopen(fd, "wb") as f:
-            f.write(data)
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, path)
-    except BaseException as e:
-        Path(tmp).unlink(missing_ok=True)
-        if isinstance(e, OSError):  # named by the artifact's path, not the temp file's
-            raise disk_full(path, type(e)(e.errno, e.strerror, str(path))) from None
-        raise
-
-
-@contextmanager
-def file_lock(path: Path) -> Iterator[None]:
-    """An exclusive lock on `path` (created with its folder) for the block: one process or thread at a
-    time, across Dagster steps and parallel chains; the kernel drops it if the holder dies."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with open(path, "w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
-        yield
-
-
-@contextmanager
-def atomic_file(path: Path) -> Iterator[Path]:
-    """A temp path beside `path` for writers that want a file name (pyarrow, datasets): renamed over
-    `path` when the block succeeds, removed when it fails, so `path` is never half written."""
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        fd, name = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-        os.close(fd)
-    except OSError as e:
-        raise disk_full(path, e) from None
-    tmp = Path(name)
-    try:
-        yield tmp
-        os.replace(tmp, path)
-    except BaseException as e:
-        tmp.unlink(missing_ok=True)
-        if isinstance(e, OSError):
-            raise disk_full(path, e) from None
-        raise
 
 
 RUN_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$")  # one directory name under trajectories/<key>/
@@ -252,10 +177,11 @@ class Store:
         """`trajectories/<key>/<run_id>`: one run of a repo's chain (the run id is checked first)."""
         return self.root / "trajectories" / key / check_run_id(run_id)
 
-    def chain_lock(self, key: str, run_id: str):
+    def chain_lock(self, key: str, run_id: str, wait: bool = True):
         """Held while a chain of run `run_id` runs on `key`: two Dagster runs asking for milestones of the
-        same chain take turns, so the milestones still run one after another, each once."""
-        return file_lock(self.root / "locks" / "chains" / key / f"{check_run_id(run_id)}.lock")
+        same chain take turns, so the milestones still run one after another, each once; `wait=False` (the
+        command line): a second command on a held run is refused, before it touches the run (one writer)."""
+        return file_lock(self.root / "locks" / "chains" / key / f"{check_run_id(run_id)}.lock", wait)
 
     def run_dirs_of(self, key: str) -> list[Path]:
         """Every run folder of `key`, written or not, in name order."""
@@ -421,8 +347,11 @@ class Store:
     def load_plan(self, key: str) -> MilestonePlan:
         return self.read_model(self.plan_file(key), MilestonePlan)
 
+    def milestone_file(self, key: str, mid: str) -> Path:
+        return self.milestone_dir(key, mid) / "milestone.json"
+
     def load_milestone(self, key: str, mid: str) -> Milestone:
-        return self.read_model(self.milestone_dir(key, mid) / "milestone.json", Milestone)
+        return self.read_model(self.milestone_file(key, mid), Milestone)
 
     def load_hints(self, key: str, mid: str) -> HintLadder:
         return self.read_model(self.milestone_dir(key, mid) / "hints.json", HintLadder)
@@ -460,8 +389,35 @@ class Store:
         with self.plan_lock(key):
             plan = self.load_plan(key)
             plan.milestones = [milestone if other.id == milestone.id else other for other in plan.milestones]
-            changed = self.write_model(self.milestone_dir(key, milestone.id) / "milestone.json", milestone)
+            changed = self.write_model(self.milestone_file(key, milestone.id), milestone)
             return self.write_model(self.plan_file(key), plan) or changed
+
+    def archive_other_plan(self, new: MilestonePlan) -> Path | None:
+        """The repository's plan, archived (`archive_plan`) when `new` is a plan of something else; its path."""
+        try:
+            old = self.load_plan(new.repo.key)
+        except ArtifactError:  # none, or damaged: nothing to keep apart (a damaged one is rewritten)
+            return None
+        return self.archive_plan(new.repo.key, old.plan_id) if old.plan_id != new.plan_id else None
+
+    def archive_plan(self, key: str, plan_id: str) -> Path:
+        """Moves the repository's plan, its milestones (verdicts included), its runs and their analytics events
+        to `repos/<key>/archive/<plan_id>/`: a plan of another range, clone or granularity replaces it, and
+        nothing of the old one is lost, nor read as the new one's."""
+        archive = self.repo_dir(key) / "archive" / plan_id
+        parts = {
+            self.plan_file(key): archive / "plan.json",
+            self.repo_dir(key) / "milestones": archive / "milestones",
+            self.root / "trajectories" / key: archive / "trajectories",
+            self.analytics_events_dir() / key: archive / "analytics_events",
+        }
+        for source, target in parts.items():
+            if source.exists():
+                if target.exists():  # archived before (the same plan planned twice): the newer copy wins
+                    shutil.rmtree(target) if target.is_dir() else target.unlink()
+                target.parent.mkdir(parents=True, exist_ok=True)
+                source.rename(target)
+        return archive
 
     def save_plan(
         self, plan: MilestonePlan, patches: dict[str, tuple[bytes, bytes]], hints: dict[str, HintLadder]

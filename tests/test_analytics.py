@@ -238,6 +238,22 @@ def test_loading_is_incremental(store):
     )
 
 
+def test_a_damaged_or_deleted_events_file_is_rebuilt_from_the_logs_and_said(store):
+    """Issue 32: a damaged events Parquet crashed `distill`; deleting it silently dropped that run's rows."""
+    CraftedRun(store, "a").say().test(0, 1).finish("STUCK")
+    CraftedRun(store, "b").say().test(1, 0).finish("PASS")
+    first = analyze(store, load_rules()).load
+    damaged = store.analytics_events_file("acme__app", "a")
+    damaged.write_bytes(b"PAR1 not a parquet file")
+    store.analytics_events_file("acme__app", "b").unlink()
+    again = analyze(store, load_rules()).load
+    assert sorted(again.rebuilt) == sorted([str(damaged), str(store.analytics_events_file("acme__app", "b"))])
+    assert sorted(again.loaded) == sorted(first.loaded) and again.events == first.events
+    with connect(store) as con:
+        assert con.execute("SELECT DISTINCT run_id FROM raw_events ORDER BY 1").fetchall() == [("a",), ("b",)]
+        assert con.execute("SELECT count(*) FROM raw_events").fetchone()[0] == first.events
+
+
 def test_a_corrupt_line_is_reported_with_file_and_line_and_the_rest_loads(store):
     CraftedRun(store, "torn").say().test(0, 1).say().test(1, 0).finish("PASS")
     log = store.root / "trajectories" / "acme__app" / "torn" / "m01" / "trajectory.jsonl"

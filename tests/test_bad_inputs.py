@@ -182,6 +182,22 @@ CASES = [
     ("pm-agent-name", "empty", None, ("plan", "{repo}", "--pm", "xyz"), 1, "unknown agent 'xyz'"),
     ("judge-agent-name", "distilled", None, ("distill", "--judge", "xyz"), 1, "unknown agent 'xyz'"),
     ("profile-format", "planned", None, ("run", "{key}", "--profile", "m02"), 1, "--profile 'm02': expected MID="),
+    (
+        "run-milestone-unknown",
+        "planned",
+        None,
+        ("run", "{key}", "--milestones", "m02,m99", "--sandbox", "local"),
+        1,
+        "--milestones: m99 name no milestone of {key} (it has m01..m",
+    ),
+    (
+        "profile-milestone-unknown",
+        "planned",
+        None,
+        ("run", "{key}", "--profile", "m98=direct", "--sandbox", "local"),
+        1,
+        "--profile: m98 name no milestone of {key}",
+    ),
     ("language-name", "empty", None, ("env", "bootstrap-base", "--language", "cobol"), 1, "unknown language 'cobol'"),
     (
         "patch-not-a-diff",

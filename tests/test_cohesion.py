@@ -21,7 +21,12 @@ from harnessforge.store import Store
 FEATURES = [
     (3, "Lengths convert to metres", "calc/a.py", "def metres(feet):\n    return feet * 0.3048\n"),
     (5, "Colours have names", "calc/b.py", "def name(rgb):\n    return {(0, 0, 0): 'black'}.get(rgb, '?')\n"),
-    (7, "Lengths take inches too", "calc/a.py", "def metres(feet, inches=0):\n    return (feet + inches / 12) * 0.3048\n"),
+    (
+        7,
+        "Lengths take inches too",
+        "calc/a.py",
+        "def metres(feet, inches=0):\n    return (feet + inches / 12) * 0.3048\n",
+    ),
 ]
 WEIGHTS = (9, "Weights convert to grams", "calc/a.py", "def grams(pounds):\n    return pounds * 453.6\n")
 
@@ -116,8 +121,11 @@ def test_a_refactor_beside_a_feature_rides_along(tmp_path):
 def test_footprints_name_the_definitions_a_change_touches():
     """Python by `ast` (`__all__` and imports name nothing), Go by its declarations (a method with its receiver),
     a file no reader knows counts whole and relates to any change of that file."""
-    python = "import os\n\n__all__ = ['a', 'b']\n\n\ndef a():\n    return 1\n\n\nclass B:\n    def m(self):\n        pass\n"
-    go = "package mux\n\nimport \"net/http\"\n\nfunc (r *Router) Handle(p string) {\n\tr.x = p\n}\n\ntype Route struct {\n\tname string\n}\n"
+    python = (
+        "import os\n\n__all__ = ['a', 'b']\n\n\ndef a():\n    return 1\n\n\nclass B:\n    def m(self):\n        pass\n"
+    )
+    go = 'package mux\n\nimport "net/http"\n\nfunc (r *Router) Handle(p string) {\n\tr.x = p\n}\n\n'
+    go += "type Route struct {\n\tname string\n}\n"
     files = {"pkg/more.py": python, "mux.go": go, "conf.xyz": "a = 1\n"}
     touched = {"pkg/more.py": [1, 3, 7, 12], "mux.go": [6, 10], "conf.xyz": [1]}
     found = footprint(touched, files, files.get)

@@ -57,6 +57,14 @@ def test_every_row_carries_the_dates_and_the_risk_of_its_model(planned, tmp_path
     )
     assert first.base_commit_date <= first.verify_commit_date and first.repo_created_at <= first.base_commit_date
     assert by_model["unlisted"].model_cutoff is None and by_model["unlisted"].verify_commit_date
+    # issue 32: a damaged milestone.json silently nulled the dates; its plan's copy is read instead, and said
+    damaged = store.milestone_file(key, milestone.id)
+    damaged.write_text('{"id": ')
+    said: list[str] = []
+    distill(store, rules, log=said.append)
+    again = {row.provenance.model: row.provenance for row in read_distilled(store, SFT)}
+    assert again["trained-after"].verify_commit_date == first.verify_commit_date
+    assert [line for line in said if str(damaged) in line and "plan.json" in line]
 
 
 def test_a_run_of_a_repository_not_in_the_store_is_unknown(tmp_path):

@@ -5,9 +5,10 @@ import subprocess
 
 import pytest
 
+from harnessforge.atomic import atomic_write
 from harnessforge.errors import ArtifactError
 from harnessforge.harness.recorder import Recorder
-from harnessforge.store import Store, atomic_write
+from harnessforge.store import Store
 from tests.trajectories import CraftedRun
 
 
@@ -191,3 +192,19 @@ def test_a_clone_on_a_full_disk_leaves_no_cache_the_next_command_trusts(run_cli,
     assert run_cli("add", str(example_repo), store=store, check=True).stdout.strip() == key
     assert run_cli("plan", key, store=store).returncode == 0
     assert (store / "repos" / key / "plan.json").exists()
+
+
+def test_files_written_together_on_a_full_disk_stay_the_old_generation_whole(small):
+    """Issue 32: a disk filling during `distill` left half old, half new outputs. The outputs are written together:
+    the first files fit, the last does not, and every file is still the old one."""
+    from harnessforge.atomic import write_together
+
+    folder = small / "distilled"
+    old = {folder / name: f"old {name}\n".encode() for name in ("sft.jsonl", "reviews.jsonl", "manifest.json")}
+    write_together(old)
+    fill(small, 24 * 1024)
+    new = {path: b"n" * 4_000 for path in old} | {folder / "manifest.json": b"m" * 200_000}
+    with pytest.raises(ArtifactError, match=r"manifest.json: no space left on the device .*nothing was written"):
+        write_together(new)
+    assert {path: path.read_bytes() for path in old} == old
+    assert sorted(path.name for path in folder.iterdir()) == ["manifest.json", "reviews.jsonl", "sft.jsonl"]

@@ -316,3 +316,21 @@ def test_an_llm_judge_grades_through_the_reviewer_interface_and_the_rules_eviden
     assert "The task statement:" in asked and "The trajectory, one line per step:" in asked
     assert 'bash {"command": "git log --all --oneline | head"} -> abc123 fix' in asked
     assert "trajectory quality good (5 tool calls" in asked
+
+
+def test_a_damaged_plan_is_said_and_not_silently_no_task_cards(tmp_path):
+    """Issue 32: an unreadable plan.json silently emptied the task cards."""
+    from harnessforge.distill.tasks import task_cards
+
+    store = Store(tmp_path / "store")
+    key = "acme__app"
+    store.repo_dir(key).mkdir(parents=True)
+    (store.repo_dir(key) / "repo.json").write_text("{}\n")
+    store.plan_file(key).write_text('{"repo": ')
+    store.images_file(key).parent.mkdir(parents=True, exist_ok=True)
+    store.images_file(key).write_text("{}\n")
+    said: list[str] = []
+    assert task_cards(store, [], [], "rules", load_rules().distill, log=said.append) == []
+    assert len(said) == 1 and "plan.json: not valid JSON" in said[0] and "acme__app gets no task cards" in said[0]
+    store.plan_file(key).unlink()  # not planned at all: nothing to say
+    assert task_cards(store, [], [], "rules", load_rules().distill, log=said.append) == [] and len(said) == 1

@@ -74,3 +74,17 @@ def test_ci_fails_the_session_when_any_test_was_skipped(tmp_path):
     assert strict.returncode == 1 and "1 test(s) skipped" in strict.stdout
     env["HARNESSFORGE_REQUIRE_DOCKER"] = "0"
     assert subprocess.run(cmd, cwd=root, capture_output=True, text=True, env=env).returncode == 0
+
+
+def test_an_environment_failure_says_its_real_cause_on_the_console():
+    """Issue 32: "env_error (no_tests_ran)" on the console while the cause sat only in validation.json's detail."""
+    from harnessforge.envs.environment import _verdict_line
+    from harnessforge.models.env import Validation
+
+    detail = (
+        "pytest exited 1\nTraceback (most recent call last):\nModuleNotFoundError: No module named 'harnessforge'\n\n"
+    )
+    failed = Validation(milestone_id="m02", status="env_error", reason="no_tests_ran", detail=detail, repeats=0)
+    assert _verdict_line(failed).endswith("flaky; ModuleNotFoundError: No module named 'harnessforge'")
+    valid = Validation(milestone_id="m02", status="valid", detail="anything", repeats=1)
+    assert _verdict_line(valid).endswith("0 flaky")

@@ -233,3 +233,28 @@ def test_format_checks_name_each_file_a_tool_cannot_load(exported, tmp_path):
     assert "rows, its JSON lines have" in checks["sft/trl.parquet"]
     assert checks["swebench/instances.jsonl"].startswith("make_test_spec: ")
     assert checks["kto/trl.parquet"] is None
+
+
+def test_an_export_is_swapped_in_whole_and_never_mixes_with_a_folder_it_did_not_write(exported, tmp_path):
+    """Issue 32: `export` into a non-empty folder mixed with what was there, and a failure left half a dataset."""
+    store, _, _ = exported
+    foreign = tmp_path / "photos"
+    foreign.mkdir()
+    (foreign / "holiday.jpg").write_bytes(b"not a dataset")
+    with pytest.raises(ArtifactError, match=r"photos: not empty and no earlier export; .* or --force"):
+        export(store, ["sft"], foreign)
+    assert [path.name for path in foreign.iterdir()] == ["holiday.jpg"]
+    out = tmp_path / "out"
+    first = export(store, ["all"], out)
+    (out / "left-over.txt").write_text("from an earlier export")
+    again = export(store, ["sft"], out)  # an earlier export is replaced whole
+    assert not (out / "left-over.txt").exists() and not (out / "dpo").exists() and (out / "sft").is_dir()
+    assert all(path.exists() for path in again.files) and all(str(path).startswith(str(out)) for path in again.files)
+    assert len(first.files) > len(again.files)
+    before = sorted(path.relative_to(out) for path in out.rglob("*"))
+    with pytest.raises(ConfigError):  # a failure leaves the earlier export as it was, and nothing beside it
+        export(store, ["csv"], out)
+    assert sorted(path.relative_to(out) for path in out.rglob("*")) == before
+    assert [path.name for path in tmp_path.iterdir() if path.name.startswith(".out.")] == []
+    forced = export(store, ["sft"], foreign, force=True)
+    assert not (foreign / "holiday.jpg").exists() and forced.files

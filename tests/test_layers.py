@@ -18,6 +18,7 @@ LAYER_TABLE = """
 version: harnessforge
 models: harnessforge.models
 errors: harnessforge.errors
+atomic files: harnessforge.atomic
 rules and store: harnessforge.rules harnessforge.store
 git and GitHub: harnessforge.gitio harnessforge.github
 files and diffs: harnessforge.files harnessforge.diffs

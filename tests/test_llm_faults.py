@@ -8,6 +8,10 @@ which inject the faults; the harness runs in the local sandbox on the example re
 from __future__ import annotations
 
 import json
+import os
+import signal
+import subprocess
+import time
 
 import pytest
 import yaml
@@ -20,7 +24,7 @@ from harnessforge.gitio import GitRepo
 from harnessforge.harness.navigator import Navigator
 from harnessforge.harness.recorder import Recorder
 from harnessforge.rules import load_rules
-from tests.helpers import validated_copy
+from tests.helpers import BIN, validated_copy
 
 from .llm_servers import AnthropicServer, OpenAIServer, Reply
 
@@ -360,3 +364,42 @@ def test_the_run_budget_stops_the_run_and_no_further_milestone_starts(local, tmp
     assert summary.stopped_by == "max_cost_per_run_usd: $6.00 spent by the run > $5"
     assert logs[-1] == "run budget spent: $6.00 > max_cost_per_run_usd $5; not started: m02, m03, m04, m05, m06"
     assert sorted(p.name for p in nav.run_dir.iterdir() if p.is_dir()) == ["m01"]  # m02 is valid, yet not started
+
+
+@pytest.mark.parametrize("number", [signal.SIGINT, signal.SIGTERM], ids=["ctrl-c", "sigterm"])
+def test_ctrl_c_or_sigterm_stops_after_the_current_tool_call_and_the_rerun_resumes(local, tmp_path, number):
+    """Issue 32: Ctrl-C was silent and waited for the milestone to end (up to its budget, spending); SIGTERM left
+    the sandbox. Now either says so, lets the running call finish and be recorded, closes the sandbox and exits 1;
+    the same command resumes from the log and the milestone passes."""
+    store, key = local
+    run_id = f"stopped-{number.name.lower()}"
+    args = [str(BIN), "--store", str(store.root), "--rules", rules_file(tmp_path), "run", key, "--agent", "openai"]
+    args += ["--sandbox", "local", "--milestones", "m01", "--run-id", run_id]
+    writes = [
+        OC.tool_call(f"call_w{i}", "write_file", {"path": p, "content": c})
+        for i, (p, c) in enumerate(solution(store, key, "m01"))
+    ]
+    with OpenAIServer() as server:
+        env = {**os.environ, "OPENAI_API_KEY": "EMPTY", "OPENAI_BASE_URL": server.base_url, "COLUMNS": "200"}
+        server.push(OC.completion("Waiting.", [OC.tool_call("call_1", "bash", {"command": "sleep 3; echo slept"})]))
+        server.always = Reply(body="never asked: the run stops first")
+        started = subprocess.Popen(args, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        deadline = time.monotonic() + 60
+        while not server.requests and time.monotonic() < deadline:
+            time.sleep(0.1)
+        time.sleep(1.0)  # inside the 3 s call
+        started.send_signal(number)
+        said, _ = started.communicate(timeout=60)
+        assert started.returncode == 1, said
+        assert "stopping after the current tool call; run again to resume" in said and "Traceback" not in said
+        milestone_dir = store.run_dir(key, run_id) / "m01"
+        events = Recorder.open(milestone_dir).events()
+        assert events[-1].call_id == "call_1" and events[-1].observation.startswith("slept")
+        assert not (milestone_dir / "summary.json").exists() and len(server.requests) == 1
+        server.always = None
+        server.push(OC.completion(None, writes), OC.completion("Done.", [OC.tool_call("call_s", "submit", {})]))
+        again = subprocess.run(args, env=env, capture_output=True, text=True, timeout=300)
+    assert again.returncode == 0, again.stdout + again.stderr
+    summary = json.loads((milestone_dir / "summary.json").read_text())
+    assert summary["status"] == "PASS"
+    assert Recorder.open(milestone_dir).events()[: len(events)] == events

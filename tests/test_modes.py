@@ -123,3 +123,38 @@ def test_an_unknown_mode_or_profile_and_a_plan_of_the_wrong_granularity_are_one_
         assert not store.run_dir(key, "refused").exists()  # refused before any work
     with pytest.raises(PlanningError, match=r"--mode per-pr needs a plan made with granularity pr.*--granularity pr"):
         Navigator(store, key, None, _rules(), run_id="x", backend="local", mode="per-pr")
+
+
+def test_one_writer_per_run_and_a_resume_keeps_the_runs_policy(local, run_cli):  # noqa: F811
+    """Issue 32: a second `run` on a live run id force-removed the first's container before any check; a resume
+    with another mode (agent, model, profile, test visibility, rules) mixed two policies in one log."""
+    from harnessforge.agents.factory import make_agent
+    from harnessforge.errors import ConfigError
+
+    store, key = local
+    with store.chain_lock(key, "held"):
+        proc = run_cli("run", key, "--sandbox", "local", "--run-id", "held", "--milestones", MID, store=store.root)
+    said = proc.stdout + proc.stderr
+    assert proc.returncode == 1 and "held.lock is held by pid" in said, said
+    assert not store.run_dir(key, "held").exists()  # refused before it touched the run
+    started = Navigator(store, key, make_agent("oracle"), _rules(), run_id="mixed", backend="local", mode="hard")
+    started._write_metadata([MID])
+    resumed = Navigator(store, key, make_agent("oracle"), _rules(), run_id="mixed", backend="local")
+    with pytest.raises(ConfigError, match=r"run mixed of .* was started with mode 'hard', not 'standard'"):
+        resumed.run([MID])
+    assert json.loads(store.run_metadata(key, "mixed").read_text())["mode"] == "hard"  # untouched
+    assert [path.name for path in store.run_dir(key, "mixed").iterdir()] == ["metadata.json"]  # nothing ran
+
+
+def test_a_tool_event_records_how_long_the_call_took(local):  # noqa: F811
+    """Issue 32: tool events said `latency_s: 0.0` for a 20 s call, so a resumed milestone undercounted its wall
+    budget (it adds up the events' latencies)."""
+    store, key = local
+    with OpenAIServer() as server:
+        _turn(server, 1, ("bash", {"command": "sleep 1.5; echo slept"}))
+        for number in range(2, 12):
+            _turn(server, number, ("bash", {"command": "ls"}))
+        events = _run(store, key, server, "latency", "probe")
+    slept = next(event for event in events if event.action.type == "bash" and "sleep" in event.action.args["command"])
+    listed = next(event for event in events if event.action.type == "bash" and event.action.args["command"] == "ls")
+    assert slept.latency_s >= 1.5 and listed.latency_s < slept.latency_s

@@ -260,6 +260,32 @@ def test_range_options_and_dropped_milestones(example_repo, store, rules):
     assert kept == ["m01", "m02"]
 
 
+def test_a_plan_of_another_range_archives_the_old_one_with_its_verdicts_and_runs(example_repo, store, rules, run_cli):
+    """Issue 32: re-planning another range deleted the milestone folders the new plan lacked with their verdicts,
+    kept old `validation.json` files under ids that now named other milestones, and old runs' rows took the new
+    milestones' provenance; exit 0, no warning. The old plan now goes to an archive, whole, and the command says
+    where."""
+    full = plan(store, str(example_repo), rules)
+    key = full.plan.repo.key
+    verdict = store.milestone_dir(key, "m05") / "validation.json"
+    verdict.write_text('{"milestone_id": "m05"}\n')  # what `validate` left (its content is not read here)
+    run = store.root / "trajectories" / key / "r1"
+    (run / "m05").mkdir(parents=True)
+    (run / "metadata.json").write_text("{}\n")
+    assert plan(store, str(example_repo), rules).archived is None  # the same plan again: nothing archived
+    proc = run_cli("plan", str(example_repo), "--from", "v0.2.0", "--to", "v0.3.0", store=store.root)
+    assert proc.returncode == 0, proc.stderr
+    archive = store.repo_dir(key) / "archive" / full.plan.plan_id
+    assert f"its verdicts and runs: {archive}" in " ".join((proc.stdout + proc.stderr).split())
+    assert (archive / "milestones" / "m05" / "validation.json").read_text() == '{"milestone_id": "m05"}\n'
+    assert (archive / "trajectories" / "r1" / "m05").is_dir() and not run.exists()
+    assert len(MilestonePlan.model_validate_json((archive / "plan.json").read_text()).milestones) == 6
+    now = store.load_plan(key)
+    assert now.plan_id != full.plan.plan_id and len(now.milestones) == 2
+    assert sorted(path.name for path in (store.repo_dir(key) / "milestones").iterdir()) == ["m01", "m02"]
+    assert not (store.milestone_dir(key, "m01") / "validation.json").exists()  # no verdict of another milestone
+
+
 @pytest.mark.parametrize(
     "from_ref, to_ref, message",
     [

@@ -70,6 +70,19 @@ def test_a_torn_last_output_and_one_without_its_event_are_skipped(tmp_path):
     assert read_outputs(tmp_path / "none.jsonl.gz") == {}
 
 
+def test_a_damaged_output_inside_the_sidecar_is_skipped_said_and_the_rest_read(tmp_path):
+    """Issue 32: a damaged member of the outputs sidecar silently ended the reading: every later output was lost."""
+    path = tmp_path / "outputs.jsonl.gz"
+    members = [
+        gzip.compress(json.dumps({"seq": seq, "observation": f"out {seq}"}).encode() + b"\n") for seq in (1, 2, 3)
+    ]
+    broken = members[1][:10] + b"\x00" * 8 + members[1][18:]  # its deflate data overwritten
+    path.write_bytes(members[0] + broken + members[2])
+    damaged: list[int] = []
+    assert read_outputs(path, damaged=damaged) == {1: "out 1", 3: "out 3"}
+    assert damaged == [len(members[0])]
+
+
 def test_each_hint_response_is_written_into_the_log_when_its_window_closes(local):  # noqa: F811
     store, key = local
     files, events = _run(store, key, "responses")

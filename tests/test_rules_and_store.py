@@ -5,10 +5,11 @@ import re
 import pytest
 import yaml
 
+from harnessforge.atomic import atomic_write
 from harnessforge.errors import ArtifactError, ConfigError
 from harnessforge.models import RepoSpec
 from harnessforge.rules import load_rules
-from harnessforge.store import Store, atomic_write
+from harnessforge.store import Store
 
 
 def test_default_rules_load_and_hash_is_stable():

@@ -264,3 +264,57 @@ def test_secret_env_of_the_grader_does_not_reach_the_candidate(validated, candid
     # the import-time assert would break every test if the key were visible: P2P still passes
     assert all(s == "passed" for s in grade.pass_to_pass.values()) and grade.pass_to_pass, grade.run.log_tail[-3000:]
     assert os.environ["OPENAI_API_KEY"] == SECRET
+
+
+def test_the_local_sandbox_runs_tests_from_a_checkout_under_a_hidden_directory(env_store, commits):
+    """Issue 32: a checkout under a home or the temp directory is masked inside, and pytest died loading our
+    `hf_results` entry point (`No module named 'harnessforge'`). Here the checkout is masked as a home would be:
+    it stays hidden, but the package (only it) is bound back and the suite runs."""
+    from harnessforge.envs.local_sandbox import MASKED, PACKAGE
+
+    store, key, images = env_store
+    checkout = str(PACKAGE.parent)
+    spec = SandboxSpec(Path(store.git_cache(key)), commits["v0.3.0"], env=dict(LOCAL_ENV["python"]))
+    with LocalSandbox(spec, masked=(*MASKED, checkout)) as sandbox:
+        assert sandbox.exec(f"ls {checkout}/README.md {checkout}/tests").exit_code != 0  # the checkout is hidden
+        run = run_tests(sandbox, images.images[0].recipe.model_copy(update={"env": {}}), [], 300)
+        assert run.suite_ran and not run.collect_errors, run.log_tail
+        assert list(run.statuses.values()).count("passed") >= 10
+
+
+def test_the_local_sandbox_shows_nothing_of_the_store_the_clone_or_the_repository_added(example_repo):
+    """Issue 32: a store outside home and temp (here /var/tmp) was readable from the sandbox: the plan, the ground
+    truth and the bare clone with every future commit. Each is an empty directory inside; the workspace works."""
+    import shutil
+    import tempfile
+
+    from harnessforge.envs.environment import Environment
+    from harnessforge.mining.planner import plan
+    from harnessforge.store import Store
+
+    root = Path(tempfile.mkdtemp(prefix="hf-store-", dir="/var/tmp"))
+    try:
+        added = root / "tasklite"
+        shutil.copytree(example_repo, added)
+        store = Store(root / "store")
+        planned = plan(store, str(added), load_rules()).plan
+        environment = Environment(store, planned.repo.key, load_rules(), "local")
+        first = planned.milestones[0]
+        secrets = [
+            f"{store.repo_dir(planned.repo.key)}/plan.json",
+            f"{environment.repo.path}/HEAD",
+            f"{added}/.git/HEAD",
+        ]
+        assert all(Path(path).exists() for path in secrets)
+        with environment.opener(first)(first.base_commit) as sandbox:
+            for path in secrets:
+                assert sandbox.exec(f"cat {path}").exit_code != 0, path
+            listed = sandbox.exec(f"ls -A {store.root} {added}; ls -A {environment.repo.path}")
+            assert listed.stdout.split() == [f"{store.root}:", f"{added}:"], listed  # empty; the clone not there
+            assert (
+                sandbox.exec("git log --oneline | wc -l").stdout.strip()
+                == sandbox.exec("git rev-list --all | wc -l").stdout.strip()
+            )
+            assert sandbox.exec("python -c 'import tasklite'").exit_code == 0
+    finally:
+        shutil.rmtree(root, ignore_errors=True)

@@ -162,3 +162,22 @@ def test_workers_below_one_is_a_clear_error(planned, run_cli):
 
     with pytest.raises(EnvError, match="workers must be at least 1, got 0"):
         validate(store, result.plan.repo.key, load_rules(), backend="local", workers=0)
+
+
+def test_a_valid_verdict_of_the_other_sandbox_kind_is_kept_unless_forced(validated, run_cli, tmp_path):
+    """Issue 32: `validate --sandbox local` replaced a good Docker verdict with whatever the local sandbox said."""
+    import shutil
+
+    from harnessforge.store import Store
+
+    store, key, _ = validated
+    copy = Store(tmp_path / "store")
+    shutil.copytree(store.root, copy.root)
+    before = copy.validation_file(key, "m02").read_bytes()
+    kept = run_cli("validate", key, "--milestone", "m02", "--sandbox", "local", store=copy.root)
+    assert kept.returncode == 0 and "m02: kept its valid verdict" in kept.stdout + kept.stderr, kept.stderr
+    assert copy.validation_file(key, "m02").read_bytes() == before
+    forced = run_cli("validate", key, "--milestone", "m02", "--sandbox", "local", "--force", store=copy.root)
+    assert forced.returncode == 0, forced.stderr
+    replaced = copy.load_validation(key, "m02")
+    assert replaced.image == "local:local" and replaced.status == "valid"

@@ -244,3 +244,17 @@ def test_view_command_writes_the_page_of_a_run_directory_and_refuses_anything_el
     assert proc.stdout.strip().endswith("page.html") and 'class="ev' in (tmp_path / "page.html").read_text()
     proc = run_cli("view", str(tmp_path))
     assert proc.returncode == 1 and "not a finished milestone run" in proc.stderr
+
+
+def test_one_runs_damaged_files_do_not_stop_the_other_pages(tmp_path):
+    """Issue 32: one damaged log stopped the report for the whole store."""
+    store = Store(tmp_path / "store")
+    good = craft_viewed(store)
+    bad = CraftedRun(store, "torn").say("Looking.").finish("FAIL", OWN_DIFF)
+    summary = store.milestone_run(bad.repo, bad.run_id, bad.mid).dir / "summary.json"
+    summary.write_text('{"status": ')
+    said: list[str] = []
+    pages = {path.parent.name: path for path in write_viewers(store, tmp_path / "site", log=said.append)}
+    assert set(pages) == {good.run_id, bad.run_id}
+    assert render_run(store, good.repo, good.run_id, good.mid) == pages[good.run_id].read_text()
+    assert "summary.json" in pages[bad.run_id].read_text() and len(said) == 1 and "summary.json" in said[0]

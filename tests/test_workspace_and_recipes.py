@@ -74,3 +74,24 @@ def test_other_languages_and_overrides(rules):
     assert custom.test_cmd == "make test-json OUT={out}" and custom.runner == "go"
     with pytest.raises(ConfigError, match="environments.overrides: runner"):
         apply_override(go, {"runner": "maven"})
+
+
+def test_a_workspace_on_another_filesystem_than_the_clone_is_built(example_repo):
+    """Issue 32: `git pack-objects` writes its pack beside the source's objects and renames it into the
+    workspace: "Invalid cross-device link" for a store on a data disk or a tmpfs /tmp. /dev/shm is a tmpfs."""
+    import os
+    import shutil
+    import tempfile
+    from pathlib import Path
+
+    dest = Path(tempfile.mkdtemp(dir="/dev/shm")) / "ws"
+    try:
+        dest.parent.chmod(0o700)
+        assert os.stat(example_repo).st_dev != os.stat(dest.parent).st_dev  # the case under test
+        commit = git(example_repo, "rev-parse", "v0.3.0^{commit}")
+        make_workspace(Path(example_repo), commit, dest)
+        assert git(dest, "rev-parse", "HEAD") == commit
+        assert git(dest, "rev-list", "--all", "--count") == git(example_repo, "rev-list", "--count", commit)
+        assert git(dest, "status", "--porcelain") == ""
+    finally:
+        shutil.rmtree(dest.parent, ignore_errors=True)

@@ -13,8 +13,9 @@ from pathlib import Path
 
 import duckdb
 
+from ..atomic import disk_full
 from ..errors import ArtifactError
-from ..store import Store, disk_full
+from ..store import Store
 
 WAIT_ENV = "HARNESSFORGE_DB_WAIT_S"  # how long to wait for another process's write (default 300 s)
 

@@ -20,7 +20,8 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
-from ..store import Store, atomic_file
+from ..atomic import atomic_file
+from ..store import Store
 from .events import BadLine, read_events
 from .sqlmodels import literal
 

@@ -146,7 +146,8 @@ def read_events(root: Path, sources: list[str]) -> tuple[pa.Table, list[BadLine]
     rejects is read again line by line."""
     con = duckdb.connect()
     try:
-        return _with_full_outputs(with_neighbours(_read_json(con, root, sources)), root), []
+        bad: list[BadLine] = []
+        return _with_full_outputs(with_neighbours(_read_json(con, root, sources)), root, bad), bad
     except duckdb.Error:
         pass
     tables, bad = [], []
@@ -167,11 +168,12 @@ def read_events(root: Path, sources: list[str]) -> tuple[pa.Table, list[BadLine]
                 (Path(scratch) / source).parent.mkdir(parents=True)
                 (Path(scratch) / source).write_bytes(b"\n".join(good) + b"\n")
                 tables.append(_read_json(con, Path(scratch), [source]))
-    return _with_full_outputs(with_neighbours(pa.concat_tables(tables)), root), bad
+    return _with_full_outputs(with_neighbours(pa.concat_tables(tables)), root, bad), bad
 
 
-def _with_full_outputs(events: pa.Table, root: Path) -> pa.Table:
-    """`events` with the `full_observation` column: null, except where an observation was cut for the Dev."""
+def _with_full_outputs(events: pa.Table, root: Path, bad: list[BadLine]) -> pa.Table:
+    """`events` with the `full_observation` column: null, except where an observation was cut for the Dev. A
+    damaged record of an outputs sidecar is a bad line (its byte offset as the line)."""
     cut = pc.fill_null(events.column("observation_cut"), False)
     rows = pc.indices_nonzero(cut).to_pylist()
     values: list[str | None] = [None] * events.num_rows
@@ -180,7 +182,12 @@ def _with_full_outputs(events: pa.Table, root: Path) -> pa.Table:
     for row in rows:
         source = sources[row].as_py()
         if source not in outputs:
-            outputs[source] = read_outputs(RunFiles((root / source).parent).outputs)
+            sidecar, damaged = RunFiles((root / source).parent).outputs, []
+            outputs[source] = read_outputs(sidecar, damaged=damaged)
+            where = sidecar.relative_to(root).as_posix()
+            bad += [
+                BadLine(where, offset, "a damaged output record: its whole output is missing") for offset in damaged
+            ]
         values[row] = outputs[source].get(seqs[row].as_py())
     return events.append_column("full_observation", pa.array(values, pa.string()))
 

@@ -27,6 +27,7 @@ from pathlib import Path
 import duckdb
 import pyarrow as pa
 import pyarrow.compute as pc
+import pyarrow.parquet as pq
 
 from ..errors import ArtifactError
 from ..store import RUN_METADATA, RunFiles, Store
@@ -49,6 +50,15 @@ class LoadReport:
     removed: list[str] = field(default_factory=list)
     events: int = 0  # rows loaded this time
     bad_lines: list[BadLine] = field(default_factory=list)
+    rebuilt: list[str] = field(default_factory=list)  # events files that could not be read, rebuilt from the logs
+
+
+def _readable(path: Path) -> bool:
+    try:
+        pq.read_metadata(path)
+        return True
+    except (OSError, pa.ArrowException):
+        return False
 
 
 def load(
@@ -83,6 +93,14 @@ def _load(store: Store, con: duckdb.DuckDBPyConnection, progress, scope: set[Mil
         known[run][path] = (size, mtime)
         where[run][path] = file or _parquet_path(store, run).relative_to(store.analytics_events_dir()).as_posix()
     report = LoadReport()
+    for run, files in where.items():  # a damaged or deleted events file is rebuilt from its logs, and said
+        for file in sorted(set(files.values())):
+            path = store.analytics_events_dir() / file
+            if not _readable(path):
+                path.unlink(missing_ok=True)
+                report.rebuilt.append(str(path))
+                for source in [source for source, holder in files.items() if holder == file]:
+                    known[run][source] = (-1, -1)  # differs from any log: parsed again
     changes: dict[str, tuple[Sources, set[str]]] = {}
     for run in sorted(set(current) | {run for run, sources in known.items() if any(map(_in(scope), sources))}):
         before = {source: stat for source, stat in known[run].items() if _in(scope)(source)}

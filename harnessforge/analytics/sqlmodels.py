@@ -35,8 +35,8 @@ from typing import Any
 
 import duckdb
 
+from ..atomic import no_space
 from ..errors import ConfigError
-from ..store import no_space
 
 SQL_PACKAGE = "dbt_like_sql"
 SQL_DIR: Traversable = files(SQL_PACKAGE)

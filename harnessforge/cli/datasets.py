@@ -45,6 +45,8 @@ def distill(
     loaded = report.analytics.load
     for bad in loaded.bad_lines:
         warn(f"{bad} (left out)")
+    for path in loaded.rebuilt:
+        warn(f"{path}: could not be read; rebuilt from the trajectory logs")
     out.print(
         f"loaded {len(loaded.loaded)} trajectories ({loaded.events} events), {loaded.unchanged} unchanged, "
         f"{len(loaded.removed)} removed; {len(report.analytics.models)} SQL models built"
@@ -75,12 +77,13 @@ def export(
     tokenizer: Path | None = typer.Option(
         None, "--tokenizer", help="A local Hugging Face tokenizer: the card counts tokens with its chat template"
     ),
+    force: bool = typer.Option(False, "--force", help="Replace a non-empty --out folder that is no earlier export"),
 ) -> None:
     """Write distilled data in trainers' formats (JSONL + Parquet) with a dataset card."""
     from ..export import export as export_datasets
 
     report = export_datasets(
-        state.store, formats, out_dir, allow_synthetic=allow_synthetic, rules=state.rules, tokenizer=tokenizer
+        state.store, formats, out_dir, allow_synthetic, state.rules, tokenizer=tokenizer, force=force
     )
     out.print(counts_table("file", dict(sorted(report.rows.items()))))
     refused = sum(report.refused_synthetic.values())

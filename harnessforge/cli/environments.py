@@ -71,6 +71,7 @@ def validate(
     repeats: Optional[int] = typer.Option(None, "--repeats", min=1, help="Runs per side (default: rules)"),
     sandbox: str = sandbox_option(),
     workers: int = typer.Option(1, "--workers", min=1, help="Milestones validated at once, each in its own sandbox"),
+    force: bool = typer.Option(False, "--force", help="Replace a valid verdict the other sandbox kind gave"),
 ) -> None:
     """Prove each milestone's tests FAIL at base and PASS at verify; write validation.json."""
     from ..envs.environment import validate as validate_repo
@@ -84,7 +85,7 @@ def validate(
 
     with console.status(f"validating {repo}"):
         results = validate_repo(
-            state.store, repo, rules, milestone=milestone, backend=sandbox, log=console.print, workers=workers
+            state.store, repo, rules, milestone, sandbox, console.print, workers=workers, force=force
         )
 
         def again(milestone_id: str):

@@ -133,6 +133,8 @@ def plan(
             f"replaced {result.plan.repo.key}'s {result.replaced}-granularity plan "
             "(a repository holds one plan at a time)"
         )
+    if result.archived:
+        warn(f"the earlier plan (another range, clone or granularity), its verdicts and runs: {result.archived}")
     for note in result.plan.notes:
         console.print(f"[cyan]note:[/] {note}")
     for warning in result.plan.warnings:

@@ -8,7 +8,7 @@ from typing import Optional
 
 import typer
 
-from .context import console, out, state
+from .context import console, out, state, warn
 
 
 def report(
@@ -20,7 +20,7 @@ def report(
     from ..report.viewer import write_viewers
 
     target = out_path or state.store.report_file()
-    pages = write_viewers(state.store, target.parent)
+    pages = write_viewers(state.store, target.parent, log=warn)
     out.print(str(build_report(state.store, target)))
     console.print(f"{len(pages)} trajectory viewer page(s) in {target.parent / 'runs'}")
 

@@ -13,7 +13,9 @@ from rich.progress import Progress
 from ..agents.base import AgentBackend
 from ..agents.factory import make_agent, parse_profiles
 from ..agents.oracle import PROFILES
-from ..harness.jobs import ChainJob, expand_jobs
+from ..harness.jobs import ChainJob, check_milestone_ids, expand_jobs
+from ..harness.stopping import stop_on_signals
+from ..repos import spec_for
 from ..store import check_run_id
 from .context import console, out, state
 from .options import AGENT_HELP, MODEL_AGENTS, check_model_backend, sandbox_option
@@ -79,13 +81,18 @@ def run(
         return make_agent(agent, model, seed=job_seed, profiles=profiles)
 
     jobs = {job.name: job for job in expand_jobs(repos, run_id, seed, chains, new_run_id=fresh_run_id)}
-    wanted = milestones.split(",") if milestones else None
+    wanted = [part.strip() for part in milestones.split(",") if part.strip()] if milestones else None
+    for repo in dict.fromkeys(job.repo for job in jobs.values()):  # an id naming no milestone: before any work
+        plan = state.store.load_plan(spec_for(state.store, repo).key)
+        check_milestone_ids(plan, wanted or [], "--milestones")
+        check_milestone_ids(plan, profiles, "--profile")
     with progress_bars() as progress:
 
         def navigator(name: str) -> Navigator:
             return chain_navigator(jobs[name], make_dev, sandbox, progress, options)
 
-        results = run_chains(list(jobs), navigator, workers, wanted, log=lambda _: None)
+        with stop_on_signals(console.print):  # Ctrl-C, SIGTERM: after the current tool call, resumable
+            results = run_chains(list(jobs), navigator, workers, wanted, log=lambda _: None)
     report_chains(results)
 
 

@@ -25,11 +25,12 @@ from pydantic import BaseModel
 from ..analytics import AnalyticsReport, analyze
 from ..analytics.database import connect
 from ..analytics.rows import MilestoneSummaryRow, has_tables
+from ..atomic import write_together
 from ..errors import ArtifactError
 from ..models.common import utcnow
 from ..models.distill import Review, RunProvenance
 from ..rules import Rules
-from ..store import Store, atomic_write
+from ..store import Store
 from .chains import chain_order, chain_segments
 from .contamination import with_contamination
 from .outputs import (
@@ -92,14 +93,14 @@ def distill(
                 "(or materialize the analytics assets) first"
             )
         runs = load_runs(store, con, rules.hash, log=skip, only=only)
-    with_contamination(runs, store, rules.distill.contamination)
-    rows = _cut(store, rules, runs, reviewer or Reviewer(rules.distill.reviewer, rules.hash), only)
+    with_contamination(runs, store, rules.distill.contamination, skip)
+    rows = _cut(store, rules, runs, reviewer or Reviewer(rules.distill.reviewer, rules.hash), only, skip)
     if not only:  # a chain spans milestones, so one milestone's cut has none: `assemble` makes them
         rows[CHAINS.stem] = _chains(store, rows[SFT.stem], rows[REVIEWS.stem], rules)
-    for stem, items in rows.items():
-        atomic_write(
-            store.distilled_file(stem, only), b"".join(item.model_dump_json().encode() + b"\n" for item in items)
-        )
+    generation = {
+        store.distilled_file(stem, only): b"".join(item.model_dump_json().encode() + b"\n" for item in items)
+        for stem, items in rows.items()
+    }
     counts = {stem: len(items) for stem, items in rows.items()}
     manifest = {
         "rules_hash": rules.hash,
@@ -111,14 +112,16 @@ def distill(
     judged = [review.judge_cost_usd for review in rows[REVIEWS.stem] if review.judge_cost_usd is not None]
     if judged:  # an LLM judge graded the runs: what it cost
         manifest["judge_cost_usd"] = round(sum(judged), 6)
-    atomic_write(store.distilled_manifest(only), (json.dumps(manifest, indent=2) + "\n").encode())
+    generation[store.distilled_manifest(only)] = (json.dumps(manifest, indent=2) + "\n").encode()
+    write_together(generation)  # all or nothing: a full disk leaves the earlier generation whole
     return DistillReport(analytics, counts, skipped, store.distilled_dir(only), rows[REVIEWS.stem])
 
 
 def _cut(
-    store: Store, rules: Rules, runs: list[RunView], reviewer: Reviewer, only: Milestone | None
+    store: Store, rules: Rules, runs: list[RunView], reviewer: Reviewer, only: Milestone | None, skip=print
 ) -> dict[str, list[BaseModel]]:
-    """Every output's rows, by `DistilledOutput.stem`, in `DISTILLED_OUTPUTS` order."""
+    """Every output's rows, by `DistilledOutput.stem`, in `DISTILLED_OUTPUTS` order; `skip` says what is left
+    out and why."""
     rows: dict[str, list[BaseModel]] = {output.stem: [] for output in DISTILLED_OUTPUTS}
     for run in runs:
         rows[STUCK_SLICES.stem] += stuck_slices(run, rules.distill)
@@ -129,7 +132,7 @@ def _cut(
         review = reviewer.review(run.summary, flaky=_flaky(store, run.provenance), env_issue=env_issue, run=run)
         rows[REVIEWS.stem].append(review)
     rows[DPO_PAIRS.stem] += outcome_pairs(runs) + hint_level_pairs(runs, rules.distill.hint_level_pairs)
-    rows[TASK_CARDS.stem] = task_cards(store, rows[REVIEWS.stem], runs, rules.hash, rules.distill, only=only)
+    rows[TASK_CARDS.stem] = task_cards(store, rows[REVIEWS.stem], runs, rules.hash, rules.distill, only=only, log=skip)
     return rows
 
 
@@ -145,17 +148,19 @@ def assemble(store: Store, rules: Rules) -> dict[str, int]:
     if not folders:
         raise ArtifactError(f"{out}: no milestone is distilled yet; materialize the distilled assets")
     counts: dict[str, int] = {}
+    generation: dict[Path, bytes] = {}  # written together at the end: a failure leaves the earlier one whole
     for output in (*DISTILLED_OUTPUTS, VERIFIED_TASKS):
         files = [store.distilled_file(output.stem, folder) for folder in folders]
         parts = [path.read_bytes() for path in files if path.exists()]
-        atomic_write(store.distilled_file(output.stem), b"".join(parts))
+        generation[store.distilled_file(output.stem)] = b"".join(parts)
         counts[output.stem] = sum(len(part.splitlines()) for part in parts)
-    chains = _chains(store, read_distilled(store, SFT), read_distilled(store, REVIEWS), rules)
-    atomic_write(store.distilled_file(CHAINS.stem), b"".join(row.model_dump_json().encode() + b"\n" for row in chains))
+    sft, reviews = ([row for folder in folders for row in read_distilled(store, out, folder)] for out in (SFT, REVIEWS))
+    chains = _chains(store, sft, reviews, rules)
+    generation[store.distilled_file(CHAINS.stem)] = b"".join(row.model_dump_json().encode() + b"\n" for row in chains)
     counts[CHAINS.stem] = len(chains)
     verdicts = [store.task_checks_file(folder) for folder in folders if store.task_checks_file(folder).exists()]
     checks = [check for path in verdicts for check in json.loads(path.read_text())]
-    atomic_write(store.task_checks_file(), (json.dumps(checks, indent=2) + "\n").encode())
+    generation[store.task_checks_file()] = (json.dumps(checks, indent=2) + "\n").encode()
     manifests = [json.loads(store.distilled_manifest(folder).read_text()) for folder in folders]
     manifest = {
         "rules_hash": rules_hash,
@@ -166,7 +171,8 @@ def assemble(store: Store, rules: Rules) -> dict[str, int]:
         "milestones": [f"{key}/{milestone_id}" for key, milestone_id in folders],
         "stale_rules": sorted({part["rules_hash"] for part in manifests} - {rules_hash}),
     }
-    atomic_write(store.distilled_manifest(), (json.dumps(manifest, indent=2) + "\n").encode())
+    generation[store.distilled_manifest()] = (json.dumps(manifest, indent=2) + "\n").encode()
+    write_together(generation)
     return counts
 
 

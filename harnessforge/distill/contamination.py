@@ -18,13 +18,14 @@ from ..rules import ContaminationRules
 from ..store import Store
 
 
-def with_contamination(runs: list, store: Store, rules: ContaminationRules) -> None:
-    """Set each run's provenance dates and risk (one git lookup per repository and milestone)."""
+def with_contamination(runs: list, store: Store, rules: ContaminationRules, log=lambda message: None) -> None:
+    """Set each run's provenance dates and risk (one git lookup per repository and milestone); `log` says when a
+    damaged milestone.json was read from its plan instead."""
     dates: dict[tuple[str, str], tuple[str | None, str | None, str | None]] = {}
     for run in runs:
         where = (run.provenance.repo, run.provenance.milestone_id)
         if where not in dates:
-            dates[where] = _dates(store, *where)
+            dates[where] = _dates(store, *where, log)
         created, base, verify = dates[where]
         cutoff = model_cutoff(run.provenance.model, rules)
         update = {
@@ -52,13 +53,13 @@ def risk(verify_commit_date: str | None, cutoff: date | None, margin_days: int) 
     return "medium" if solved < cutoff + timedelta(days=margin_days) else "low"
 
 
-def _dates(store: Store, key: str, milestone_id: str) -> tuple[str | None, str | None, str | None]:
+def _dates(store: Store, key: str, milestone_id: str, log) -> tuple[str | None, str | None, str | None]:
     """(repository created, base commit, verify commit) as ISO dates; None where the store cannot say.
     The creation date is GitHub's when screening fetched it, else the first commit's."""
     if not store.git_cache(key).exists():
         return None, None, None
     try:
-        milestone = store.load_milestone(key, milestone_id)
+        milestone = _milestone(store, key, milestone_id, log)
         repo = GitRepo(store.git_cache(key))
         base, verify = (
             repo.text("log", "-1", "--format=%cI", c) for c in (milestone.base_commit, milestone.verify_commit)
@@ -75,3 +76,14 @@ def _dates(store: Store, key: str, milestone_id: str) -> tuple[str | None, str |
         roots = repo.text("log", "--max-parents=0", "--format=%cI", milestone.base_commit).split()
         created = min(roots) if roots else None
     return created, base, verify
+
+
+def _milestone(store: Store, key: str, milestone_id: str, log):
+    """The milestone's file, or (damaged) its entry in the plan it was written from, said with its path."""
+    try:
+        return store.load_milestone(key, milestone_id)
+    except ArtifactError as e:
+        if not store.milestone_file(key, milestone_id).exists():
+            raise
+        log(f"{e}; its commits are read from {store.plan_file(key)}")
+        return store.load_plan(key).milestone(milestone_id)

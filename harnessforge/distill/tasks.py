@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import shlex
 from collections import Counter
+from collections.abc import Callable
 
 from .. import __version__
 from ..envs.images import OFFLINE_VARS
@@ -80,17 +81,22 @@ def task_cards(
     gates: DistillRules,
     allow_synthetic: bool = True,
     only: tuple[str, str] | None = None,
+    log: Callable[[str], None] = lambda message: None,
 ) -> list[TaskCard]:
     """A card for every valid milestone with an accepted passing run, of every planned repo (or of
-    milestone `only`: (repo, id)). Its hint statistics count the accepted passing runs only."""
+    milestone `only`: (repo, id)). Its hint statistics count the accepted passing runs only. A plan or
+    images file that exists but cannot be read is said (`log`, naming it), never silently no cards."""
     cards = []
     views = {run.key: run for run in runs}
     for key in [only[0]] if only else store.repo_keys():
+        if not (store.plan_file(key).exists() and store.images_file(key).exists()):
+            continue  # not planned, or no environment built: no task to pose
         try:
             plan = store.load_plan(key)
             images = store.load_images(key)
-        except ArtifactError:
-            continue  # not planned, or no environment built: no task to pose
+        except ArtifactError as e:
+            log(f"{e}; {key} gets no task cards until it is fixed (re-run `plan` or `env build`)")
+            continue
         for milestone in plan.milestones:
             record = images.for_milestone(milestone.id)
             if milestone.status != "valid" or record is None or (only and milestone.id != only[1]):

@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import replace
+from pathlib import Path
 from typing import get_args
 
 from ..errors import ConfigError, EnvError
@@ -131,6 +132,7 @@ class Environment:
         spec = spec_for(store, repo)
         key = spec.key
         self.store, self.key, self.rules = store, key, rules
+        self.added_from = spec.url if spec.kind in ("worktree", "bare") else None  # a local repository's path
         self.repo = open_repo(store, spec)
         self.limits = Limits.from_rules(rules.environments)
         has_images = store.has_images(key)
@@ -185,7 +187,14 @@ class Environment:
             limits=self.limits,
             labels=labels,
             mounts=list(mounts),
+            hidden=self.hidden_paths(),
         )
+
+    def hidden_paths(self) -> list[str]:
+        """What no sandbox may show: the store, this repository's clone, and the local repository it was added
+        from (its history holds every future commit)."""
+        added = [self.added_from] if self.added_from else []
+        return [str(Path(path).resolve()) for path in (self.store.root, self.repo.path, *added)]
 
     def image_of(self, milestone: Milestone) -> str:
         record = self.images.for_milestone(milestone.id) if self.images else None
@@ -204,8 +213,11 @@ def validate(
     backend: Backend = "auto",
     log=print,
     workers: int = 1,
+    force: bool = False,
 ) -> list[Validation]:
-    """Validate each milestone (or one), write validation.json and record the verdict in the plan.
+    """Validate each milestone (or one), write validation.json and record the verdict in the plan. A valid
+    verdict of the other sandbox kind (Docker, local) is kept unless `force`: a local sandbox lacking what the
+    image has must not turn a good verdict into an env_error.
 
     With `workers` > 1 milestones are validated concurrently, each in its own sandboxes (the test
     runs wait on containers and processes, so they overlap). Verdicts are still saved, recorded and
@@ -224,6 +236,11 @@ def validate(
     if milestone and todo[0].status == "merged":
         raise EnvError(f"{key} {milestone} is merged into {todo[0].merged_into} (it had no test): validate that one")
     todo = [planned for planned in todo if planned.status != "merged"]  # their work is the next one's task
+    if not force:
+        kept = [planned for planned in todo if _other_kinds_verdict(store, key, planned, env)]
+        for planned in kept:
+            log(f"{planned.id}: kept its valid verdict from the other sandbox kind; --force replaces it")
+        todo = [planned for planned in todo if planned not in kept]
 
     def one(planned: Milestone) -> Validation:
         _, test_patch = store.read_patches(key, planned.id)
@@ -273,13 +290,25 @@ def _acceptance(planned: Milestone, validation: Validation) -> dict:
     return {"flags": sorted(flags | ({"weak_acceptance"} if validation.untested_headlines else set()))}
 
 
+def _other_kinds_verdict(store: Store, key: str, planned: Milestone, env: Environment) -> bool:
+    """`planned` holds a valid verdict that the other sandbox kind gave (its image says which)."""
+    if planned.status != "valid" or not store.validation_file(key, planned.id).exists():
+        return False
+    image = store.load_validation(key, planned.id).image
+    return bool(image) and image.startswith("local:") != (env.backend != "docker")
+
+
 def _verdict_line(validation: Validation) -> str:
+    """One console line per verdict; an environment failure says its real cause (the detail's last line, e.g.
+    `No module named 'harnessforge'`), not only its reason."""
     why = f" ({validation.reason})" if validation.reason else ""
-    return (
+    line = (
         f"{validation.milestone_id}: {validation.status}{why}: {len(validation.fail_to_pass)} FAIL_TO_PASS "
         f"of {len(validation.candidates)} candidates, {len(validation.pass_to_pass)} PASS_TO_PASS, "
         f"{len(validation.flaky)} flaky"
     )
+    cause = [text.strip() for text in (validation.detail or "").splitlines() if text.strip()]
+    return line + (f"; {cause[-1][:200]}" if validation.status == "env_error" and cause else "")
 
 
 def grade_patch(

@@ -16,10 +16,11 @@ from pathlib import Path
 import docker
 from docker.errors import APIError, ImageNotFound
 
+from ..atomic import file_lock
 from ..errors import EnvError
 from ..models.env import ImageRecord, Recipe
 from ..rules import EnvRules
-from ..store import Store, file_lock
+from ..store import Store
 from .engine import LABEL
 from .recipes import DEPS_DIR, PLUGINS, TOOLCHAIN_TOO_OLD, env_hash, results_plugin_steps
 from .runner_spec import PLUGIN_DIR

@@ -24,6 +24,9 @@ from .sandbox import Raw, Sandbox, SandboxSpec
 from .workspace import make_workspace
 
 PLUGINS = Path(__file__).parent / "plugins"
+# Our package: pytest loads its `hf_results` entry point (an editable install points into the checkout), so a
+# checkout under a hidden directory is bound back read-only: the package only, never the store beside it.
+PACKAGE = Path(__file__).resolve().parents[1]
 
 TIMEOUT_EXIT = 124
 # Coarse per-process rlimits (util-linux `prlimit`): no core dumps, no file over 2 GiB. Address-space
@@ -31,12 +34,12 @@ TIMEOUT_EXIT = 124
 RLIMITS = ["--core=0", f"--fsize={2 << 30}"]
 # Replaced by empty dirs inside (homes hold tokens and keys; /tmp is private); a toolchain installed
 # below one of them (pyenv, a venv in /tmp) is bound back read-only.
-HIDDEN = ("/root/", "/home/", "/tmp/")
+MASKED = ("/tmp", "/root", "/home")
 
 
-# Not bound into the sandbox at all: bubblewrap makes /dev and /proc, the HIDDEN dirs and /run are empty
+# Not bound into the sandbox at all: bubblewrap makes /dev and /proc, the MASKED dirs and /run are empty
 # tmpfs inside, and a container engine's state holds mounts that come and go while containers start and stop.
-LEFT_OUT = ("/dev", "/proc", "/tmp", "/root", "/home", "/run", "/var/lib/docker", "/var/lib/containerd")
+LEFT_OUT = ("/dev", "/proc", *MASKED, "/run", "/var/lib/docker", "/var/lib/containerd")
 
 
 def root_binds(left_out: tuple[str, ...] = LEFT_OUT) -> list[str]:
@@ -71,8 +74,10 @@ def isolation_available() -> str | None:
 
 
 class LocalSandbox(Sandbox):
-    def __init__(self, spec: SandboxSpec, isolation: str | None = None):
+    def __init__(self, spec: SandboxSpec, isolation: str | None = None, masked: tuple[str, ...] = MASKED):
+        """`masked`: the host directories that are empty inside (besides `spec.hidden`)."""
         super().__init__(spec)
+        self.masked = masked
         self.isolation = isolation or isolation_available()
         if self.isolation is None:
             raise EnvError("neither bubblewrap nor unshare is installed: no network isolation here", "sandbox_error")
@@ -98,8 +103,10 @@ class LocalSandbox(Sandbox):
     def _isolated(self, cmd: str, env: dict[str, str]) -> list[str]:
         if self.isolation == "bwrap":
             argv = ["bwrap", "--unshare-net", "--unshare-pid", "--unshare-ipc", "--unshare-uts", "--die-with-parent"]
-            argv += ["--new-session", "--cap-drop", "ALL", *root_binds(), "--dev", "/dev", "--proc", "/proc"]
-            argv += ["--tmpfs", "/tmp", "--tmpfs", "/root", "--tmpfs", "/home", "--tmpfs", "/run"]
+            left_out = tuple(dict.fromkeys((*LEFT_OUT, *self.masked)))
+            argv += ["--new-session", "--cap-drop", "ALL", *root_binds(left_out), "--dev", "/dev", "--proc", "/proc"]
+            for directory in (*self.masked, "/run", *self._hidden()):
+                argv += ["--tmpfs", directory]
             argv += ["--tmpfs", "/var/run"] if not os.path.islink("/var/run") else []
             for directory in self._toolchain_dirs(env):  # an interpreter installed under a hidden home stays usable
                 argv += ["--ro-bind", directory, directory]
@@ -110,11 +117,18 @@ class LocalSandbox(Sandbox):
         prefix = ["unshare", "-n"] if os.geteuid() == 0 else ["unshare", "-rn"]
         return [*prefix, "bash", "-c", f"ip link set lo up 2>/dev/null; cd {self.workdir} && {cmd}"]
 
+    def _hidden(self) -> list[str]:
+        """`spec.hidden`'s directories that the sandbox would otherwise show (not under a masked directory)."""
+        paths = {os.path.realpath(path) for path in self.spec.hidden}
+        paths = {path for path in paths if os.path.isdir(path) and not _under(path, self.masked)}
+        return sorted(path for path in paths if not _under(path, paths - {path}))  # the store holds the clone
+
     def _toolchain_dirs(self, env: dict[str, str]) -> list[str]:
-        """The interpreter, PATH entries and our pytest plugin, when a hidden directory holds them."""
-        dirs = {os.path.realpath(path) for path in (sys.prefix, sys.base_prefix, self.plugin_dir)}
+        """The interpreter, PATH entries, our package and its pytest plugin, when a hidden directory holds them."""
+        dirs = {os.path.realpath(path) for path in (sys.prefix, sys.base_prefix, PACKAGE, self.plugin_dir)}
         dirs |= {os.path.realpath(path) for path in env.get("PATH", "").split(":") if path}
-        return sorted(directory for directory in dirs if directory.startswith(HIDDEN) and os.path.isdir(directory))
+        hidden = (*self.masked, *self._hidden())
+        return sorted(directory for directory in dirs if _under(directory, hidden) and os.path.isdir(directory))
 
     def _run(self, cmd: str, timeout: int, env: dict[str, str]) -> Raw:
         start = time.monotonic()
@@ -155,3 +169,7 @@ class LocalSandbox(Sandbox):
 
     def close(self) -> None:
         shutil.rmtree(self.root, ignore_errors=True)
+
+
+def _under(path: str, directories) -> bool:
+    return any(path == directory or path.startswith(directory.rstrip("/") + "/") for directory in directories)

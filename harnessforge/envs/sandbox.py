@@ -91,6 +91,9 @@ class SandboxSpec:
     limits: Limits = field(default_factory=Limits)
     labels: dict[str, str] = field(default_factory=dict)
     mounts: list[Mount] = field(default_factory=list)
+    # host paths the Dev must never see: the store (ground truth, plans), the clone cache and the repository added
+    # (every future commit). The local sandbox hides them; a container sees nothing of the host anyway.
+    hidden: list[str] = field(default_factory=list)
 
 
 class Sandbox(ABC):

@@ -8,6 +8,7 @@ commit: no later commit, no tags, no remotes, no reflog naming the host.
 from __future__ import annotations
 
 import io
+import os
 import shutil
 import subprocess
 import tarfile
@@ -33,11 +34,7 @@ def make_workspace(source: Path, commit: str, dest: Path) -> Path:
     """Create at `dest` a repo whose only branch `main` is `commit`, with nothing after it."""
     dest.mkdir(parents=True, exist_ok=True)
     _git(dest, "init", "-q", "-b", "main")
-    # One pack of exactly the objects reachable from `commit`, written by the source straight into
-    # the new repo: unlike a fetch, nothing is re-indexed or re-checked on the receiving side.
-    pack = dest / ".git" / "objects" / "pack" / "pack"
-    args = ["pack-objects", "-q", "--revs", "--delta-base-offset", "--use-bitmap-index", str(pack)]
-    _git(Path(source), *args, stdin=f"{commit}\n".encode())
+    _copy_objects(Path(source), commit, dest)
     _git(dest, "update-ref", "refs/heads/main", commit)
     _git(dest, "reset", "-q", "--hard")
     for key, value in _IDENTITY:
@@ -45,6 +42,41 @@ def make_workspace(source: Path, commit: str, dest: Path) -> Path:
     _git(dest, "config", "core.fileMode", "false")
     shutil.rmtree(dest / ".git" / "logs", ignore_errors=True)  # the reflog names the host's clone
     return dest
+
+
+def _copy_objects(source: Path, commit: str, dest: Path) -> None:
+    """One pack of exactly the objects reachable from `commit`. On one filesystem the source writes it straight
+    into the new repo (nothing re-indexed); git writes the pack beside the source's objects and renames it, so
+    across filesystems (a store on a data disk, a tmpfs /tmp) or from a read-only store it is streamed and the
+    new repo indexes it."""
+    revs = f"{commit}\n".encode()
+    if _same_filesystem(source, dest) and os.access(source, os.W_OK):
+        pack = dest / ".git" / "objects" / "pack" / "pack"
+        _git(source, "pack-objects", "-q", "--revs", "--delta-base-offset", "--use-bitmap-index", str(pack), stdin=revs)
+        return
+    with tempfile.TemporaryFile() as errors:
+        producer = subprocess.Popen(
+            ["git", "pack-objects", "-q", "--revs", "--stdout", "--delta-base-offset"],
+            cwd=source,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=errors,
+            env=_GIT_ENV,
+        )
+        producer.stdin.write(revs)
+        producer.stdin.close()
+        consumer = subprocess.run(
+            ["git", "index-pack", "--stdin"], cwd=dest, stdin=producer.stdout, capture_output=True, env=_GIT_ENV
+        )
+        producer.stdout.close()
+        if producer.wait() != 0 or consumer.returncode != 0:
+            errors.seek(0)
+            said = (errors.read() + consumer.stderr).decode(errors="replace")[-500:]
+            raise RepoError(f"git pack-objects | index-pack failed in workspace: {said}")
+
+
+def _same_filesystem(source: Path, dest: Path) -> bool:
+    return os.stat(source).st_dev == os.stat(dest).st_dev
 
 
 def workspace_tar(source: Path, commit: str, prefix: str = WORKSPACE.strip("/")) -> bytes:

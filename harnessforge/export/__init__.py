@@ -27,6 +27,8 @@ pairs). Both are counted in the card, the discarded rows per dataset and per rea
 from __future__ import annotations
 
 import json
+import os
+import shutil
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -34,6 +36,7 @@ from typing import Any
 
 from ..analytics.database import connect_read_only
 from ..analytics.rows import MemorisationRateRow, has_tables, read_rows
+from ..atomic import atomic_write
 from ..distill.outputs import (
     CHAINS,
     DPO_PAIRS,
@@ -51,7 +54,7 @@ from ..harness import atif
 from ..harness.tools import TOOLS
 from ..models.distill import PreferencePair, Review, RunProvenance, TaskCard
 from ..rules import Rules, load_rules
-from ..store import Store, atomic_write
+from ..store import Store
 from . import rows as trainer
 from .card import dataset_card
 from .columns import write
@@ -101,8 +104,37 @@ def export(
     allow_synthetic: bool = False,
     rules: Rules | None = None,
     tokenizer: Any = None,
+    force: bool = False,
 ) -> ExportReport:
-    """`tokenizer`: a local tokenizer directory (or a loaded tokenizer) whose chat template counts the card's tokens."""
+    """The dataset, built beside `out` and swapped in whole: a failure leaves `out` as it was, and nothing of an
+    earlier export mixes in. A non-empty `out` that is no earlier export (it has no format checks) is refused
+    unless `force`. `tokenizer`: a local tokenizer directory (or a loaded tokenizer) whose chat template counts
+    the card's tokens."""
+    out = Path(out)
+    if out.exists() and not out.is_dir():
+        raise ArtifactError(f"{out}: exists and is not a directory")
+    if out.is_dir() and any(out.iterdir()) and not (out / FORMAT_CHECKS).exists() and not force:
+        raise ArtifactError(f"{out}: not empty and no earlier export; export into an empty folder, or --force")
+    out.parent.mkdir(parents=True, exist_ok=True)
+    building, replaced = (out.parent / f".{out.name}.{part}-{os.getpid()}" for part in ("partial", "replaced"))
+    shutil.rmtree(building, ignore_errors=True)
+    try:
+        report = _export(store, formats, building, allow_synthetic, rules, tokenizer)
+    except BaseException:
+        shutil.rmtree(building, ignore_errors=True)
+        raise
+    if out.exists():
+        out.rename(replaced)
+    building.rename(out)  # beside it: one filesystem, one rename
+    shutil.rmtree(replaced, ignore_errors=True)
+    report.out = out
+    report.files = [out / path.relative_to(building) for path in report.files]
+    return report
+
+
+def _export(
+    store: Store, formats: list[str], out: Path, allow_synthetic: bool, rules: Rules | None, tokenizer: Any
+) -> ExportReport:
     unknown = [name for name in formats if name not in (*FORMATS, "all")]
     if unknown:
         raise ConfigError(f"unknown export format(s) {', '.join(unknown)}; use {', '.join(FORMATS)} or all")

@@ -15,7 +15,7 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
-from ..store import atomic_file, atomic_write
+from ..atomic import atomic_file, atomic_write
 
 STRING, BOOL, INT = "string", "bool", "int64"
 CONVERSATION = "conversation"  # a list of messages (or of tool schemas): List(Json())

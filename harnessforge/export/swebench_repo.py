@@ -25,6 +25,7 @@ from typing import Any
 
 import yaml
 
+from ..atomic import atomic_write
 from ..diffs import split_diff
 from ..distill.tasks import WORKDIR as CARD_WORKDIR
 from ..distill.tasks import dockerfile
@@ -34,7 +35,7 @@ from ..errors import ArtifactError, ConfigError
 from ..gitio import GitRepo
 from ..models.env import Recipe
 from ..rules import Rules
-from ..store import Store, atomic_write
+from ..store import Store
 from .harbor import bundle
 from .swebench import graded_ids, image_name, instance
 

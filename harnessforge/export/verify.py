@@ -22,13 +22,14 @@ from pathlib import Path
 
 import docker
 
+from ..atomic import atomic_write
 from ..distill.outputs import TASK_CARDS, VERIFIED_TASKS, read_distilled
 from ..envs import engine
 from ..envs.images import CA_VARS, HOST_CA
 from ..errors import ArtifactError
 from ..models.distill import TaskCard
 from ..rules import Rules
-from ..store import Store, atomic_write
+from ..store import Store
 from .harbor import AGENT_PATCH, BASE_ARG, harbor_tasks, local_base
 
 LABEL = {"harnessforge": "verify-tasks"}

@@ -7,8 +7,11 @@ be resumed by its run id. The job's name labels its progress line and its rows i
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
+
+from ..errors import ConfigError
+from ..models import MilestonePlan
 
 
 @dataclass(frozen=True)
@@ -40,3 +43,13 @@ def expand_jobs(
         for repo in unique
         for index in range(1, chains + 1)
     ]
+
+
+def check_milestone_ids(plan: MilestonePlan, ids: Iterable[str], option: str) -> None:
+    """Refuses ids naming no milestone of `plan` before any work (`run --milestones m99` ran nothing and said so
+    with exit 0): a ConfigError naming the option, the ids and the plan's milestones."""
+    known = [milestone.id for milestone in plan.milestones]
+    unknown = sorted(set(ids) - set(known))
+    if unknown:
+        have = f"{known[0]}..{known[-1]}" if known else "none"
+        raise ConfigError(f"{option}: {', '.join(unknown)} name no milestone of {plan.repo.key} (it has {have})")

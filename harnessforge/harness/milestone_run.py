@@ -29,6 +29,7 @@ from ..models.run import MilestoneStatus, MilestoneSummary, RunMeta
 from ..models.trajectory import Action, Event, MentorDecision, Message, TestCounts, ToolCall, VerifierReport
 from ..rules import Rules
 from ..store import RunFiles, Store
+from . import stopping
 from .atif import to_atif
 from .conversation import NUDGE, assistant_message, system_prompt
 from .harness_profiles import HarnessProfile
@@ -171,6 +172,7 @@ class MilestoneRun:
                 )
                 if self.stopped_by:
                     break
+                stopping.check()  # Ctrl-C, SIGTERM: the sandbox closes on the way out, the log resumes
                 self._turn(sandbox, tools)
             # while the sandbox lives: a scaffold running inside it (the claude CLI) is interrupted there
             self.ending = context.agent.end_conversation() if not self.ended else {}
@@ -265,6 +267,7 @@ class MilestoneRun:
         for native in calls:
             call = agent.canonical(native)  # our vocabulary: what the profile, the counters and the log read
             refusal = self.profile.refusal(call)
+            started = time.monotonic()  # the call's real latency: a resumed milestone's wall budget adds it up
             if agent.executes(native):  # the scaffold runs it in the sandbox; the harness watches
                 result = tools.watched(call, lambda native=native, refusal=refusal: agent.execute(native, refusal))
                 result.ok = result.ok and not refusal
@@ -291,7 +294,9 @@ class MilestoneRun:
                 files_touched=result.files_touched,
                 test_status=result.test_status,
                 error_signature=result.error_signature,
+                latency_s=round(time.monotonic() - started, 3),
             )
+            stopping.check()
             self.profile.count_shell_edit(call, result.files_touched)
             if finished := self.profile.finished_module(result.files_touched):
                 self._checkpoint(tools, finished)

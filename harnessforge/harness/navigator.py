@@ -21,6 +21,7 @@ resumes the milestone.
 
 from __future__ import annotations
 
+import hashlib
 import uuid
 
 from .. import __version__
@@ -28,7 +29,7 @@ from ..agents.base import AgentBackend
 from ..agents.pricing import priced, unpriced_warning
 from ..envs.candidate_grading import filter_candidate
 from ..envs.environment import Environment
-from ..errors import SandboxLost
+from ..errors import ConfigError, SandboxLost
 from ..files import FileClassifier
 from ..mining.granularity import require_granularity
 from ..models.plan import Milestone
@@ -39,6 +40,7 @@ from ..store import Store
 from .chain import finished_summary
 from .conversation import NUDGE
 from .hint_rewriter import HintRewriter
+from .jobs import check_milestone_ids
 from .memory import MilestoneMemory, remember
 from .milestone_run import Inheritance, MilestoneRun, RunContext
 from .recorder import Recorder, read_summary, write_run_metadata
@@ -101,6 +103,7 @@ class Navigator:
 
     def run(self, milestones: list[str] | None = None) -> list[MilestoneSummary]:
         """Run the chain (only `milestones`, if given; the others' outcomes still feed the memory)."""
+        check_milestone_ids(self.plan, milestones or [], "milestones")
         self._write_metadata(milestones)
         if not self.agent.synthetic and self.agent.model and not priced(self.agent.model):
             self.log(unpriced_warning(self.agent.model))
@@ -138,15 +141,39 @@ class Navigator:
         return summaries
 
     def _write_metadata(self, milestones: list[str] | None) -> None:
-        if self.store.run_metadata(self.key, self.run_id).exists():
+        """The run's metadata, written when it starts; a resume must be the same policy (one log, one Dev)."""
+        metadata = self._metadata(milestones)
+        path = self.store.run_metadata(self.key, self.run_id)
+        if path.exists():
+            started = self.store.read_model(path, RunMeta)
+            # the Dev's policy: who, in which mode and profile, seeing what, under which harness rules (budgets,
+            # Mentor), on which plan (a rules change elsewhere, say in distill, leaves a run resumable)
+            fields = ("agent", "model", "mode", "harness_profile", "test_visibility", "plan_id", "harness_rules")
+            for field in fields:
+                before, now = (
+                    (started.config.get(field), metadata.config.get(field))
+                    if field == "harness_rules"
+                    else (getattr(started, field), getattr(metadata, field))
+                )
+                if before is None or before == "":  # written before the field was
+                    continue
+                if before != now:
+                    raise ConfigError(
+                        f"run {self.run_id} of {self.key} was started with {field} {before!r}, not {now!r}: resuming "
+                        "it so would mix two policies in one run; resume with the same settings, or another --run-id"
+                    )
             return
-        metadata = RunMeta(
+        write_run_metadata(self.run_dir, metadata)
+
+    def _metadata(self, milestones: list[str] | None) -> RunMeta:
+        return RunMeta(
             run_id=self.run_id,
             repo=self.key,
             agent=self.agent.name,
             model=self.agent.model,
             harness_version=__version__,
             rules_hash=self.rules.hash,
+            plan_id=self.plan.plan_id,
             synthetic=self.agent.synthetic,
             mode=self.context.mode,
             harness_profile=self.context.harness_profile,
@@ -155,10 +182,10 @@ class Navigator:
             config={
                 "backend": self.environment.backend,
                 "milestones": milestones or "all",
+                "harness_rules": hashlib.sha256(self.rules.harness.model_dump_json().encode()).hexdigest()[:12],
                 **({"mentor_model": f"{self.mentor.name}:{self.mentor.model}"} if self.mentor else {}),
             },
         )
-        write_run_metadata(self.run_dir, metadata)
 
     def _stop_for_budget(self, spent: float, index: int, milestones: list[str] | None) -> None:
         budget = self.rules.harness.max_cost_per_run_usd

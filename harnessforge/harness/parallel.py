@@ -40,7 +40,8 @@ def run_chains(
     def one(job: str) -> ChainResult:
         try:
             chain_navigator = navigator(job)
-            with chain_navigator.agent:
+            lock = chain_navigator.store.chain_lock(chain_navigator.key, chain_navigator.run_id, wait=False)
+            with lock, chain_navigator.agent:  # one writer per run: a second command is refused before it acts
                 return ChainResult(job, str(chain_navigator.run_dir), chain_navigator.run(milestones))
         except HarnessForgeError as e:
             log(f"{job}: {e}")

@@ -30,11 +30,12 @@ from typing import Any
 from pydantic import BaseModel, ValidationError
 
 from ..agents.pricing import priced
+from ..atomic import atomic_write, disk_full
 from ..errors import ArtifactError
 from ..models.common import first_error
 from ..models.run import MilestoneStatus, MilestoneSummary, RunMeta
 from ..models.trajectory import Event, Usage
-from ..store import RUN_METADATA, RunFiles, Store, atomic_write, disk_full
+from ..store import RUN_METADATA, RunFiles, Store
 
 log = logging.getLogger(__name__)
 
@@ -314,23 +315,36 @@ def read_run_metadata(run_dir: Path) -> RunMeta:
     return Store(path.parent).read_model(path, RunMeta)
 
 
-def read_outputs(path: Path, events: int | None = None) -> dict[int, str]:
+GZIP_MEMBER = b"\x1f\x8b\x08"  # what each record of the outputs sidecar starts with
+
+
+def read_outputs(path: Path, events: int | None = None, damaged: list[int] | None = None) -> dict[int, str]:
     """seq -> the whole tool output, from a milestone's outputs sidecar (none: {}). Only seqs below `events`
-    count when given (an output written just before a crash has no event); a torn last member is skipped."""
+    count when given (an output written just before a crash has no event); a torn last member is skipped. A
+    damaged member inside is skipped too, the reading going on at the next member; its byte offset goes to
+    `damaged`, so the caller can say so."""
     outputs: dict[int, str] = {}
     try:
         data = path.read_bytes()
     except FileNotFoundError:
         return outputs
-    while data:
-        decompressor = zlib.decompressobj(wbits=31)  # one gzip member at a time: a torn one ends the reading
+    offset = 0
+    while offset < len(data):
+        decompressor = zlib.decompressobj(wbits=31)  # one gzip member at a time
         try:
-            line = decompressor.decompress(data)
+            line = decompressor.decompress(data[offset:])
+            whole = decompressor.eof
         except zlib.error:
-            break
-        if not decompressor.eof:
-            break
-        data = decompressor.unused_data
+            whole = False
+        if not whole:
+            following = data.find(GZIP_MEMBER, offset + 1)
+            if following < 0:
+                break  # torn at the end: the output written as the run was killed
+            if damaged is not None:
+                damaged.append(offset)
+            offset = following
+            continue
+        offset = len(data) - len(decompressor.unused_data)
         try:
             record = json.loads(line)
             seq, observation = int(record["seq"]), str(record["observation"])

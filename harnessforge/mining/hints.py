@@ -16,10 +16,13 @@ from collections import Counter
 
 from unidiff import PatchedFile
 
+from ..files import FileClassifier
 from ..github import IssueText, PullText
 from ..gitio import display
-from ..models import Hint, HintLadder
+from ..models import Hint, HintLadder, Milestone
+from ..rules import PlanningRules
 from .describe import Withholding
+from .kinds import KindReader
 from .markup import render
 from .pulls import Unit
 from .refs import strip_refs
@@ -197,4 +200,51 @@ def build_ladder(
             level3(source_stats),
             level4(patch, centrality, max_chars, max_hunks),
         ],
+    )
+
+
+def milestone_ladder(
+    milestone: Milestone,
+    infos: list,
+    groups: list,
+    others: list,
+    text: dict,
+    context: tuple[PlanningRules, FileClassifier, dict[int, PullText]],
+    withholding: Withholding,
+) -> HintLadder:
+    """A milestone's hints from its described work (`infos`, `groups`: its units and feature groups; `others`,
+    `text`: its non-test file diffs and their parsed hunks): its issues, feature names, PRs, files (L3) and
+    code hunks (L4). `context`: the plan's planning rules, file classifier and PR texts."""
+    planning, classify, pulls = context
+    hint_units = [info.unit for info in infos if info.described] or [info.unit for info in infos]
+    issues = [issue for group in groups for issue in group.issues]
+    named = [
+        (KindReader(planning).without_prefix(unit.title), [unit])
+        for group in groups
+        for unit in (info.unit for info in group.infos if info.role == "feature")
+    ]
+    source_stats = []
+    for file in others:
+        parsed = text.get(display(file.path))
+        source_stats.append((file.path, parsed.added if parsed else 0, parsed.removed if parsed else 0))
+    work_paths = {file.path for unit in hint_units for file in unit.files}
+    # L3 lists what the work touched (source first): a reformatting chore riding along is not a hint.
+    files_hint = [
+        stat for stat in source_stats if stat[0] in work_paths and classify.is_source(stat[0])
+    ] or source_stats
+    hunks = [text[display(file.path)] for file in others if display(file.path) in text]
+    # code first: docs and config are no key
+    code_hint = [parsed for parsed in hunks if classify.is_source(parsed.path)] or hunks
+    return build_ladder(
+        milestone.id,
+        hint_units,
+        issues,
+        named,
+        pulls,
+        files_hint,
+        code_hint,
+        planning.hint_l4_max_chars,
+        planning.hint_l4_max_hunks,
+        description=f"{milestone.title}\n{milestone.description}",
+        withholding=withholding,
     )

@@ -10,6 +10,7 @@ coverage, type mix, size outliers).
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
+from pathlib import Path
 from typing import Callable
 
 from ..diffs import FileDiff, parse_text, split_diff
@@ -34,12 +35,12 @@ from ..repos import open_repo, spec_for
 from ..rules import PlanningRules, Rules
 from ..store import Store
 from .changelog import read_changelog
-from .describe import Withholding, describe
+from .describe import describe
 from .entry_commits import link_entry_commits
 from .features import cohesion, feature_groups, merged_back_feature, milestone_type
 from .footprint import unit_footprint
 from .granularity import effective_rules, flag_several, one_per_unit, replaced_granularity
-from .hints import build_ladder
+from .hints import milestone_ladder
 from .housekeeping import HousekeepingReader
 from .kinds import KindReader
 from .placement import EntryPlacer
@@ -62,6 +63,7 @@ class PlanResult:
     patches: dict[str, tuple[bytes, bytes]]  # mid -> (ground_truth.patch, test.patch)
     hints: dict[str, HintLadder]
     replaced: Granularity | None = None  # the granularity of a plan of another kind this one replaced
+    archived: Path | None = None  # where the plan this one replaced went (another clone, range or granularity)
 
 
 @dataclass
@@ -178,7 +180,9 @@ def _milestone(
         )
         quality = milestone.quality.model_copy(update={"warnings": [*milestone.quality.warnings, why]})
         milestone = milestone.model_copy(update={"quality": quality})
-    ladder = _hint_ladder(milestone, infos, groups, others, text, ctx, withholding)
+    ladder = milestone_ladder(
+        milestone, infos, groups, others, text, (ctx.planning, ctx.classify, ctx.pulls), withholding
+    )
     return milestone, b"".join(file.raw for file in others), b"".join(file.raw for file in tests), ladder
 
 
@@ -198,51 +202,6 @@ def _traced_tests(
         for file in info.unit.files:
             touched_by.setdefault(file.path, set()).add(info.unit.sha)
     return trace_tests(ctx.repo, base, verify, changed_lines, touched_by, described, labels)
-
-
-def _hint_ladder(
-    milestone: Milestone,
-    infos: list[UnitInfo],
-    groups,
-    others: list[FileDiff],
-    text: dict,
-    ctx: _Context,
-    withholding: Withholding,
-) -> HintLadder:
-    """The hints from the described work: its issues, feature names, PRs, files (L3) and code hunks (L4)."""
-    planning = ctx.planning
-    hint_units = [info.unit for info in infos if info.described] or [info.unit for info in infos]
-    issues = [issue for group in groups for issue in group.issues]
-    named = [
-        (KindReader(planning).without_prefix(unit.title), [unit])
-        for group in groups
-        for unit in (info.unit for info in group.infos if info.role == "feature")
-    ]
-    source_stats = []
-    for file in others:
-        parsed = text.get(display(file.path))
-        source_stats.append((file.path, parsed.added if parsed else 0, parsed.removed if parsed else 0))
-    work_paths = {file.path for unit in hint_units for file in unit.files}
-    # L3 lists what the work touched (source first): a reformatting chore riding along is not a hint.
-    files_hint = [
-        stat for stat in source_stats if stat[0] in work_paths and ctx.classify.is_source(stat[0])
-    ] or source_stats
-    hunks = [text[display(file.path)] for file in others if display(file.path) in text]
-    # code first: docs and config are no key
-    code_hint = [parsed for parsed in hunks if ctx.classify.is_source(parsed.path)] or hunks
-    return build_ladder(
-        milestone.id,
-        hint_units,
-        issues,
-        named,
-        ctx.pulls,
-        files_hint,
-        code_hint,
-        planning.hint_l4_max_chars,
-        planning.hint_l4_max_hunks,
-        description=f"{milestone.title}\n{milestone.description}",
-        withholding=withholding,
-    )
 
 
 @dataclass
@@ -495,5 +454,6 @@ def plan(
     mined = mine_history(repo, spec, rules, from_ref, to_ref, github, progress, granularity)
     result = build_plan(mined, spec, progress)
     result.replaced = replaced_granularity(store, spec.key, result.plan.granularity)
+    result.archived = store.archive_other_plan(result.plan)  # another clone, range or granularity: kept apart
     store.save_plan(result.plan, result.patches, result.hints)
     return result

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 from typing import Literal
 
 from pydantic import Field, field_validator, model_validator
@@ -303,6 +304,13 @@ class MilestonePlan(Model):
     notes: list[str] = Field([], description="What the planner chose and why (e.g. the default range).")
     warnings: list[str] = []
     provenance: Provenance = Field(default_factory=Provenance)
+
+    @property
+    def plan_id(self) -> str:
+        """What the plan is a plan of: its clone, its range and its granularity. A plan of another is archived
+        when it replaces this one (`Store.archive_plan`), its verdicts and runs with it."""
+        identity = f"{self.repo.url}\n{self.from_commit}..{self.to_commit}\n{self.granularity}"
+        return hashlib.sha256(identity.encode()).hexdigest()[:12]
 
     @model_validator(mode="after")
     def _chain_is_contiguous(self) -> "MilestonePlan":

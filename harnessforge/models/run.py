@@ -31,6 +31,7 @@ class RunMeta(Model):
     model: str = ""
     harness_version: str = __version__
     rules_hash: str = ""
+    plan_id: str = Field("", description="The plan whose milestones it ran (`MilestonePlan.plan_id`)")
     config: dict[str, Any] = Field(default_factory=dict, description="Budgets, seed, backend options: the run's knobs")
     mode: str = Field("standard", description="`run --mode`: what the Dev was given (rules: harness.modes)")
     harness_profile: str = Field("V0", description="`run --harness-profile` (rules: harness.harness_profiles)")

@@ -31,11 +31,12 @@ from ..analytics.rows import (
     has_tables,
     read_rows,
 )
+from ..atomic import atomic_write
 from ..distill.outputs import REVIEWS, read_distilled
 from ..distill.poc import criteria, funnel
 from ..errors import ArtifactError
 from ..rules import Rules, load_rules
-from ..store import Store, atomic_write
+from ..store import Store
 from . import plots
 from .exports import export_counts
 from .scaffolds import scaffold_comparison

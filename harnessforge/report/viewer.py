@@ -11,8 +11,10 @@ from __future__ import annotations
 
 import json
 import logging
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import cache
+from html import escape
 from pathlib import Path
 
 import duckdb
@@ -20,10 +22,12 @@ import jinja2
 
 from ..analytics.database import connect_read_only
 from ..analytics.rows import HintResponseRow, StuckPointRow, has_tables, read_rows
+from ..atomic import atomic_write
+from ..errors import ArtifactError
 from ..harness.recorder import Recorder, read_outputs, read_run_metadata, read_summary
 from ..models.run import MilestoneSummary
 from ..models.trajectory import Event, MentorDecision
-from ..store import RunFiles, Store, atomic_write
+from ..store import RunFiles, Store
 from .viewer_events import badges, blocks, when
 from .viewer_page import CSS, JS, TEMPLATE
 
@@ -264,14 +268,20 @@ def milestone_runs(store: Store) -> list[tuple[str, str, str]]:
     return [(files.repo_key, files.run_id, files.milestone_id) for files in store.milestone_runs(finished=True)]
 
 
-def write_viewers(store: Store, out_dir: Path) -> list[Path]:
-    """One viewer page per milestone run, at `out_dir/runs/<repo>/<run_id>/<mid>.html`; returns their paths."""
+def write_viewers(store: Store, out_dir: Path, log: Callable[[str], None] = lambda message: None) -> list[Path]:
+    """One viewer page per milestone run, at `out_dir/runs/<repo>/<run_id>/<mid>.html`; returns their paths. A run
+    whose files cannot be read gets a page saying so (and `log` names it): the other pages are still written."""
     con = connect_read_only(store) if store.analytics_database().exists() else None
     try:
         written = []
         for repo, run_id, milestone_id in milestone_runs(store):
             path = page_path(out_dir, repo, run_id, milestone_id)
-            atomic_write(path, render_run(store, repo, run_id, milestone_id, con).encode())
+            try:
+                page = render_run(store, repo, run_id, milestone_id, con)
+            except ArtifactError as e:
+                log(f"{e}; its viewer page says so, the other pages are written")
+                page = f"<!doctype html><title>{escape(run_id)} {escape(milestone_id)}</title><p>{escape(str(e))}</p>"
+            atomic_write(path, page.encode())
             written.append(path)
         return written
     finally:
