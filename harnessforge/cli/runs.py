@@ -13,6 +13,7 @@ from rich.progress import Progress
 from ..agents.base import AgentBackend
 from ..agents.factory import make_agent, parse_profiles
 from ..agents.oracle import PROFILES
+from ..errors import HarnessForgeError
 from ..harness.jobs import ChainJob, check_milestone_ids, expand_jobs
 from ..harness.stopping import stop_on_signals
 from ..repos import spec_for
@@ -83,7 +84,10 @@ def run(
     jobs = {job.name: job for job in expand_jobs(repos, run_id, seed, chains, new_run_id=fresh_run_id)}
     wanted = [part.strip() for part in milestones.split(",") if part.strip()] if milestones else None
     for repo in dict.fromkeys(job.repo for job in jobs.values()):  # an id naming no milestone: before any work
-        plan = state.store.load_plan(spec_for(state.store, repo).key)
+        try:
+            plan = state.store.load_plan(spec_for(state.store, repo).key)
+        except HarnessForgeError:
+            continue  # no such repository or plan: its chain says so, the others run
         check_milestone_ids(plan, wanted or [], "--milestones")
         check_milestone_ids(plan, profiles, "--profile")
     with progress_bars() as progress:
