@@ -41,7 +41,7 @@ WITH events AS (
 )
 SELECT m.repo, m.run_id, m.milestone_id, r.agent, coalesce(e.model, r.model) AS model, r.harness_version,
     coalesce(r.mode, 'standard') AS mode, coalesce(r.harness_profile, 'V0') AS harness_profile,
-    coalesce(r.test_visibility, 'visible') AS test_visibility,
+    coalesce(r.test_visibility, 'visible') AS test_visibility, coalesce(r.plan_id, '') AS plan_id,
     coalesce(r.scaffold, 'harnessforge') AS scaffold, coalesce(r.scaffold_version, r.harness_version) AS scaffold_version,
     m.status, m.turns,
     len(m.hints_released) AS hints, coalesce(list_max(m.hints_released), 0) AS max_hint_level,

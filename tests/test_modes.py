@@ -85,6 +85,9 @@ def test_probe_mode_gives_only_the_description_no_hints_and_a_short_budget_and_f
     run_rows = [path for kind in ("sft", "dpo", "kto", "stuck_slices") for path in (out / kind).glob("*.jsonl")]
     rows = [json.loads(line) for path in run_rows for line in path.read_text().splitlines()]
     assert rows and all(row["mode"] == "probe" and row["harness_profile"] == "V0" for row in rows)
+    # issue 32: every row names the plan whose milestone its run attempted (a re-plan archives the old one)
+    plan_id = store.load_plan(key).plan_id
+    assert row.plan_id == plan_id and all(row["plan_id"] == plan_id for row in rows)
 
 
 def test_hard_mode_has_no_l0_and_no_mentor_and_still_passes_on_its_own(local):  # noqa: F811
@@ -144,6 +147,14 @@ def test_one_writer_per_run_and_a_resume_keeps_the_runs_policy(local, run_cli): 
         resumed.run([MID])
     assert json.loads(store.run_metadata(key, "mixed").read_text())["mode"] == "hard"  # untouched
     assert [path.name for path in store.run_dir(key, "mixed").iterdir()] == ["metadata.json"]  # nothing ran
+    # the oracle's seed and profiles are its policy too
+    seeded = Navigator(store, key, make_agent("oracle", seed=7), _rules(), run_id="seeded", backend="local")
+    seeded._write_metadata([MID])
+    reseeded = Navigator(store, key, make_agent("oracle", seed=8), _rules(), run_id="seeded", backend="local")
+    with pytest.raises(ConfigError, match=r"run seeded of .* was started with agent_policy .*'seed': 7"):
+        reseeded.run([MID])
+    same = Navigator(store, key, make_agent("oracle", seed=7), _rules(), run_id="seeded", backend="local")
+    same._write_metadata([MID])  # the same policy resumes
 
 
 def test_a_tool_event_records_how_long_the_call_took(local):  # noqa: F811

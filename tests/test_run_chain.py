@@ -153,6 +153,7 @@ def test_only_accepted_verified_milestones_become_harbor_tasks_and_swebench_inst
     cards = {card.milestone_id: card for card in read_distilled(store, TASK_CARDS)}
     assert sorted(cards) == accepted and "m03" not in cards  # STUCK: no run to stand behind a task
     assert all(cards[mid].reference_run == "oracle-e2e" for mid in cards)
+    assert all(card.provenance["plan_id"] == store.load_plan(nav.key).plan_id for card in cards.values())
     # the reference run's solution and verification report, as seed 001's cards give them
     m02 = cards["m02"]
     assert m02.solution.run_id == "oracle-e2e" and m02.solution.turns == summaries["m02"].turns

@@ -49,6 +49,11 @@ class AgentBackend(ABC):
         milestone's end (default: nothing)."""
         return {}
 
+    def policy(self) -> dict[str, Any]:
+        """What besides its name and model decides this agent's moves (a seed, per-milestone profiles), so a
+        resume under another policy is refused (default: nothing; a model is its name and model)."""
+        return {}
+
     # ---- scaffolds: what a backend with its own agent loop and tools adds (defaults: ours) ------------
     def scaffold_info(self) -> dict[str, Any]:
         """The scaffold's name and version, for the run's metadata and every exported row; a scaffold

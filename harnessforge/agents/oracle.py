@@ -23,6 +23,7 @@ import random
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Any
 
 from ..diffs import split_diff
 from ..models.trajectory import AgentTurn, Message, ToolCall, Usage
@@ -78,6 +79,15 @@ class OracleAgent(AgentBackend):
     ) -> None:
         """The oracle's privileged knowledge: the final content of every file the ground truth changes."""
         self.milestone, self.task = milestone_id, task_from_patch(ground_truth, final_content)
+
+    def policy(self) -> dict[str, Any]:
+        return {
+            "seed": self.seed,
+            "profiles": dict(sorted(self.profiles.items())),
+            "default": self.default,
+            "detours": self.detours,
+            "solve_at_level": self.solve_at_level,
+        }
 
     # ---- one turn ---------------------------------------------------------------------------------
     def turn(self, messages: list[Message], tools: list[dict]) -> AgentTurn:

@@ -257,7 +257,7 @@ def _ensure_tables(con: duckdb.DuckDBPyConnection) -> None:
         con.register("_rows", schema.empty_table())
         con.execute(f"CREATE TABLE IF NOT EXISTS {name} AS SELECT * FROM _rows")
         con.unregister("_rows")
-    for column in ("scaffold", "scaffold_version", "test_visibility"):  # a database from before these
+    for column in ("scaffold", "scaffold_version", "test_visibility", "plan_id"):  # a database from before these
         con.execute(f"ALTER TABLE raw_runs ADD COLUMN IF NOT EXISTS {column} VARCHAR")
 
 
@@ -268,7 +268,7 @@ RUN_SCHEMA = pa.schema(
     ]
     + [("synthetic", pa.bool_()), ("config", pa.string())]
     + [("scaffold", pa.string()), ("scaffold_version", pa.string())]  # last: older tables gain them by ALTER
-    + [("test_visibility", pa.string())]
+    + [("test_visibility", pa.string()), ("plan_id", pa.string())]
 )
 MILESTONE_SCHEMA = pa.schema(
     [(name, pa.string()) for name in ("repo", "run_id", "milestone_id", "status")]
@@ -304,6 +304,7 @@ def _load_run_files(store: Store, con: duckdb.DuckDBPyConnection, scope: set[Mil
                 "mode": metadata.get("mode") or "standard",  # runs from before modes
                 "harness_profile": metadata.get("harness_profile") or "V0",
                 "test_visibility": metadata.get("test_visibility") or "visible",  # runs from before hidden tests
+                "plan_id": metadata.get("plan_id") or "",  # runs from before plan ids
                 "config": json.dumps(metadata.get("config")),
                 # whose loop and tools the Dev worked in (runs from before scaffolds: ours)
                 "scaffold": (metadata.get("scaffold") or {}).get("name") or "harnessforge",

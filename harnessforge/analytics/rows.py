@@ -46,6 +46,7 @@ class MilestoneSummaryRow(AnalyticsRow):
     mode: str
     harness_profile: str
     test_visibility: str = "visible"
+    plan_id: str = ""  # the plan whose milestone the run attempted ("" before plan ids)
     scaffold: str = "harnessforge"
     scaffold_version: str | None = None
     status: str

@@ -61,6 +61,7 @@ class Reviewer:
                 "mode",
                 "harness_profile",
                 "test_visibility",
+                "plan_id",
             }
         )
         quality, quality_why = self.quality(summary)

@@ -115,6 +115,7 @@ def load_runs(
             mode=summary.mode,
             harness_profile=summary.harness_profile,
             test_visibility=summary.test_visibility,
+            plan_id=summary.plan_id,
             scaffold=summary.scaffold,
             scaffold_version=summary.scaffold_version or "",
         )

@@ -25,7 +25,7 @@ from ..gitio import GitRepo
 from ..models.common import utcnow
 from ..models.distill import CardHint, CardSolution, CardVerification, Review, TaskCard
 from ..models.env import ImageRecord, Recipe, Validation
-from ..models.plan import Milestone
+from ..models.plan import Milestone, MilestonePlan
 from ..models.trajectory import VerifierReport
 from ..rules import DistillRules
 from ..store import Store
@@ -110,13 +110,13 @@ def task_cards(
                 and (allow_synthetic or not review.synthetic)
             ]
             if accepted:
-                cards.append(_card(store, key, milestone, record, accepted, views, rules_hash))
+                cards.append(_card(store, plan, milestone, record, accepted, views, rules_hash))
     return cards
 
 
 def _card(
     store: Store,
-    key: str,
+    plan: MilestonePlan,
     milestone: Milestone,
     record: ImageRecord,
     runs: list[Review],
@@ -124,6 +124,7 @@ def _card(
     rules_hash: str,
 ) -> TaskCard:
     """One valid milestone's card, its reference the easiest of its accepted passing `runs`."""
+    key = plan.repo.key
     validation = store.load_validation(key, milestone.id)
     repo, at = GitRepo(store.git_cache(key)), milestone.verify_commit
     deps = dependency_files(record.recipe, repo.files(at), lambda path: repo.show(at, path))
@@ -140,6 +141,7 @@ def _card(
         "commits": milestone.commits,
         "harness_version": __version__,
         "rules_hash": rules_hash,
+        "plan_id": plan.plan_id,
         "created_at": utcnow().isoformat(),
         "release": milestone.release,
     }

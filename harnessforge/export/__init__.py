@@ -305,6 +305,7 @@ def _atif(store: Store, report: ExportReport, directory: Path, reviews: list[Rev
             mode=review.mode,
             harness_profile=review.harness_profile,
             test_visibility=review.test_visibility,
+            plan_id=review.plan_id,
         )
         source = store.milestone_run(review.repo, review.run_id, review.milestone_id).atif
         if not source.exists() or not keep("atif", provenance):

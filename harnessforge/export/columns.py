@@ -31,6 +31,7 @@ COLUMNS: dict[str, str] = {
     "mode": STRING,
     "harness_profile": STRING,
     "test_visibility": STRING,
+    "plan_id": STRING,
     "scaffold": STRING,
     "scaffold_version": STRING,
     "split": STRING,

@@ -37,6 +37,7 @@ def meta(row: Segment | PreferencePair | KTORow) -> dict[str, Any]:
         "mode": provenance.mode,
         "harness_profile": provenance.harness_profile,
         "test_visibility": provenance.test_visibility,
+        "plan_id": provenance.plan_id,
         "scaffold": provenance.scaffold,  # whose loop and tools; `tools` holds that scaffold's schemas
         "scaffold_version": provenance.scaffold_version,
         # could the Dev model have seen the solution in training (distill/contamination.py)

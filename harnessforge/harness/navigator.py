@@ -148,12 +148,12 @@ class Navigator:
             started = self.store.read_model(path, RunMeta)
             # the Dev's policy: who, in which mode and profile, seeing what, under which harness rules (budgets,
             # Mentor), on which plan (a rules change elsewhere, say in distill, leaves a run resumable)
-            fields = ("agent", "model", "mode", "harness_profile", "test_visibility", "plan_id", "harness_rules")
-            for field in fields:
+            fields = ("agent", "model", "mode", "harness_profile", "test_visibility", "plan_id")
+            for field in (*fields, "agent_policy", "harness_rules"):
                 before, now = (
-                    (started.config.get(field), metadata.config.get(field))
-                    if field == "harness_rules"
-                    else (getattr(started, field), getattr(metadata, field))
+                    (getattr(started, field), getattr(metadata, field))
+                    if field in fields
+                    else (started.config.get(field), metadata.config.get(field))
                 )
                 if before is None or before == "":  # written before the field was
                     continue
@@ -183,6 +183,7 @@ class Navigator:
                 "backend": self.environment.backend,
                 "milestones": milestones or "all",
                 "harness_rules": hashlib.sha256(self.rules.harness.model_dump_json().encode()).hexdigest()[:12],
+                **({"agent_policy": self.agent.policy()} if self.agent.policy() else {}),
                 **({"mentor_model": f"{self.mentor.name}:{self.mentor.model}"} if self.mentor else {}),
             },
         )

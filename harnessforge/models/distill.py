@@ -29,6 +29,7 @@ class RunProvenance(Model):
     mode: str = Field("standard", description="The run's `--mode` (rules: harness.modes)")
     harness_profile: str = Field("V0", description="The run's `--harness-profile` (V0-V3)")
     test_visibility: str = Field("visible", description="The run's `--tests`: visible or hidden acceptance tests")
+    plan_id: str = Field("", description="The plan whose milestone the run attempted (`MilestonePlan.plan_id`)")
     scaffold: str = Field("harnessforge", description="Whose agent loop and tools the Dev worked in")
     scaffold_version: str = ""
     repo_created_at: str | None = Field(None, description="The repository's creation (GitHub's, else its first commit)")
@@ -121,6 +122,7 @@ class Review(Model):
     mode: str = "standard"  # the run's `--mode`, `--harness-profile` and `--tests`, carried to every row made from it
     harness_profile: str = "V0"
     test_visibility: str = "visible"
+    plan_id: str = ""
 
 
 class CardHint(Model):
