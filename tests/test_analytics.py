@@ -254,6 +254,40 @@ def test_a_damaged_or_deleted_events_file_is_rebuilt_from_the_logs_and_said(stor
         assert con.execute("SELECT count(*) FROM raw_events").fetchone()[0] == first.events
 
 
+@pytest.mark.parametrize("damage", ["truncated", "overwritten", "bad checksum"])
+def test_a_damaged_database_is_moved_aside_said_and_rebuilt_from_the_store(store, capsys, damage):
+    """Issue 32: a damaged `harnessforge.duckdb` stopped every `distill` with DuckDB's error. Everything in it comes
+    from the store, so a writer moves it aside (kept for a look), says so naming the path, and rebuilds; a reader
+    (report, viewer) says it in one line and points to `distill`."""
+    from harnessforge.analytics.database import connect_read_only
+    from harnessforge.errors import ArtifactError
+
+    CraftedRun(store, "a").say().test(0, 1).finish("STUCK")
+    first = analyze(store, load_rules()).load
+    path = store.analytics_database()
+    data = bytearray(path.read_bytes())
+    if damage == "truncated":
+        data = data[:5000]
+    elif damage == "overwritten":
+        data = bytearray(b"not a database" * 50)
+    else:
+        data[9000:12000] = b"x" * 3000
+    path.write_bytes(bytes(data))
+    with pytest.raises(
+        ArtifactError, match=r"harnessforge.duckdb: the analytics database is damaged .*run `harnessforge distill`"
+    ):
+        connect_read_only(store).close()
+    again = analyze(store, load_rules()).load
+    said = capsys.readouterr().err
+    assert (
+        f"warning: {path}: the analytics database is damaged" in said and "moved to harnessforge.duckdb.damaged" in said
+    )
+    assert path.with_name("harnessforge.duckdb.damaged").read_bytes() == bytes(data)  # kept as it was
+    assert again.events == first.events
+    with connect_read_only(store) as con:
+        assert con.execute("SELECT count(*) FROM raw_events").fetchone()[0] == first.events
+
+
 def test_a_corrupt_line_is_reported_with_file_and_line_and_the_rest_loads(store):
     CraftedRun(store, "torn").say().test(0, 1).say().test(1, 0).finish("PASS")
     log = store.root / "trajectories" / "acme__app" / "torn" / "m01" / "trajectory.jsonl"

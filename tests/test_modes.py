@@ -157,6 +157,32 @@ def test_one_writer_per_run_and_a_resume_keeps_the_runs_policy(local, run_cli): 
     same._write_metadata([MID])  # the same policy resumes
 
 
+def test_a_test_runner_that_cannot_start_stops_the_run_with_its_cause(local, monkeypatch):  # noqa: F811
+    """Issue 32: with pytest unable to load (`No module named 'harnessforge'`), every submission was graded
+    "not usable", and `run` burned every turn of every milestone, exiting 0. The Verifier now tries the base:
+    validated, its tests ran there, so a runner that starts on neither is the environment's failure: the
+    milestone is ENV_ERROR with the runner's own words, and the run stops (resumable once fixed)."""
+    from harnessforge.agents.factory import make_agent
+    from harnessforge.envs import candidate_grading
+    from harnessforge.errors import SandboxLost
+    from harnessforge.models.env import TestRun
+
+    store, key = local
+    calls = []
+
+    def broken(sandbox, recipe, tests, timeout_s):
+        calls.append(tests)
+        return TestRun(runner=recipe.runner, log_tail="ModuleNotFoundError: No module named 'harnessforge'")
+
+    monkeypatch.setattr(candidate_grading, "run_tests", broken)
+    navigator = Navigator(store, key, make_agent("oracle"), _rules(), run_id="broken", backend="local")
+    with pytest.raises(SandboxLost, match=r"ENV_ERROR: the test runner could not start.*No module named 'harnessforge'"):
+        navigator.run([MID])
+    summary = json.loads(store.milestone_run(key, "broken", MID).summary.read_text())
+    assert summary["status"] == "ENV_ERROR" and "could not start" in summary["error"]
+    assert len(calls) == 2  # the submission, then the base: one submission, not every turn
+
+
 def test_a_tool_event_records_how_long_the_call_took(local):  # noqa: F811
     """Issue 32: tool events said `latency_s: 0.0` for a 20 s call, so a resumed milestone undercounted its wall
     budget (it adds up the events' latencies)."""

@@ -5,9 +5,10 @@ from __future__ import annotations
 
 import os
 import re
+import sys
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -20,22 +21,49 @@ from ..store import Store
 WAIT_ENV = "HARNESSFORGE_DB_WAIT_S"  # how long to wait for another process's write (default 300 s)
 
 
-def connect(store: Store, wait_s: float | None = None) -> duckdb.DuckDBPyConnection:
+def connect(
+    store: Store, wait_s: float | None = None, log: Callable[[str], None] | None = None
+) -> duckdb.DuckDBPyConnection:
     """The analytics database for writing. DuckDB allows one writing process per file: a second
-    `distill` waits for the first, then fails with one clear line (see `_open`)."""
+    `distill` waits for the first, then fails with one clear line (see `_open`). A damaged file is moved
+    aside, said (`log`, default stderr), and started anew: everything in it is rebuilt from the store."""
     path = store.analytics_database()
     path.parent.mkdir(parents=True, exist_ok=True)
     if not path.exists():
         _create(path)
-    return _open(path, read_only=False, wait_s=wait_s)
+    try:
+        return _open(path, read_only=False, wait_s=wait_s)
+    except DamagedDatabase as e:
+        aside = path.with_name(f"{path.name}.damaged")
+        for damaged, target in ((path, aside), (Path(f"{path}.wal"), Path(f"{aside}.wal"))):
+            if damaged.exists():
+                damaged.replace(target)
+        (log or _stderr)(f"warning: {e}; moved to {aside.name} and rebuilt from the store's runs")
+        _create(path)
+        return _open(path, read_only=False, wait_s=wait_s)
 
 
 def connect_read_only(store: Store, wait_s: float | None = None) -> duckdb.DuckDBPyConnection:
-    """For readers (the report, the viewer): never creates or changes the database."""
+    """For readers (the report, the viewer): never creates or changes the database (a damaged one is
+    rebuilt by the next `distill`)."""
     path = store.analytics_database()
     if not path.exists():
         raise ArtifactError(f"{path}: no analytics database; run `harnessforge distill` first")
-    return _open(path, read_only=True, wait_s=wait_s)
+    try:
+        return _open(path, read_only=True, wait_s=wait_s)
+    except DamagedDatabase as e:
+        raise ArtifactError(f"{e}; run `harnessforge distill` to rebuild it from the store") from None
+
+
+class DamagedDatabase(ArtifactError):
+    """The file is not a readable DuckDB database (truncated, overwritten, a bad checksum)."""
+
+
+DAMAGE = re.compile(r"not a valid DuckDB database|Could not read enough bytes|Corrupt database|checksum", re.I)
+
+
+def _stderr(message: str) -> None:
+    print(message, file=sys.stderr)
 
 
 @contextmanager
@@ -87,6 +115,8 @@ def _open(path: Path, read_only: bool, wait_s: float | None) -> duckdb.DuckDBPyC
         try:
             return duckdb.connect(str(path), read_only=read_only)
         except duckdb.IOException as e:
+            if DAMAGE.search(str(e)):
+                raise DamagedDatabase(f"{path}: the analytics database is damaged ({e})") from None
             if "lock" not in str(e).lower():
                 raise disk_full(path, ArtifactError(f"{path}: cannot open the analytics database ({e})")) from None
             if time.monotonic() + delay > deadline:
@@ -99,4 +129,6 @@ def _open(path: Path, read_only: bool, wait_s: float | None) -> duckdb.DuckDBPyC
             time.sleep(delay)
             delay = min(delay * 2, 1.0)
         except duckdb.Error as e:
+            if DAMAGE.search(str(e)):
+                raise DamagedDatabase(f"{path}: the analytics database is damaged ({e})") from None
             raise disk_full(path, ArtifactError(f"{path}: cannot open the analytics database ({e})")) from None

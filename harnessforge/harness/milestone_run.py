@@ -22,7 +22,7 @@ from ..agents.base import AgentBackend
 from ..diffs import split_diff
 from ..envs.environment import Environment
 from ..envs.sandbox import Sandbox
-from ..errors import SandboxLost
+from ..errors import EnvError, SandboxLost
 from ..files import FileClassifier
 from ..models.plan import Milestone
 from ..models.run import MilestoneStatus, MilestoneSummary, RunMeta
@@ -117,6 +117,8 @@ class MilestoneRun:
             return self._attempt()
         except SandboxLost as e:
             lost = self._lost(e, attempt=1)
+        except EnvError as e:  # the sandbox stands but cannot grade (a test runner that cannot start): stop, said
+            return self._env_error(str(e))
         if not context.environment.recover(labels, wait_s):
             return self._env_error(f"{lost}; the Docker engine did not answer within {wait_s:.0f}s")
         context.log(f"{milestone.id}: retrying in a fresh sandbox from the event log")

@@ -7,6 +7,7 @@ import re
 from ..diffs import split_diff
 from ..envs.candidate_grading import grade_candidate
 from ..envs.environment import Environment
+from ..errors import EnvError
 from ..files import FileClassifier
 from ..models.plan import Milestone
 from ..models.trajectory import TestCounts, VerifierReport
@@ -27,6 +28,14 @@ class Verifier:
         opener = self.environment.opener(milestone, {"harnessforge.stage": "verify", **self.labels})
         recipe = self.environment.recipe(milestone)
         grade = grade_candidate(opener, milestone, validation, test_patch, candidate, recipe, self.environment.rules)
+        if grade.reason == "no_tests_ran":  # the candidate's doing, or a runner that cannot start at all?
+            base = grade_candidate(opener, milestone, validation, test_patch, b"", recipe, self.environment.rules)
+            if base.reason == "no_tests_ran":  # validation ran these tests at base: the environment broke since
+                tail = (base.run.log_tail if base.run else "").strip()[-600:]
+                raise EnvError(
+                    f"the test runner could not start, even on the milestone's base (validated, it ran there): {tail}",
+                    reason="no_tests_ran",
+                )
         failing = sorted(test for test, status in grade.fail_to_pass.items() if status != "passed")
         ground_truth_files = sorted(file_diff.path for file_diff in split_diff(ground_truth))
         carried = {file_diff.path: _result_blob(file_diff.raw) for file_diff in split_diff(start)}
