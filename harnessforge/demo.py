@@ -92,7 +92,7 @@ def run_demo(
         bootstrap_base(client, "python", rules.environments, log=log)
         build(store, key, rules, log=log)
     stage("validation")
-    if any(milestone.status is None for milestone in store.load_plan(key).milestones):
+    if any(milestone.status in (None, "env_error") for milestone in store.load_plan(key).milestones):
         validate(store, key, rules, backend=result.sandbox, log=log)
     stage("agent runs")
     with OracleAgent(profiles=PROFILES) as dev:

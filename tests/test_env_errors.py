@@ -88,3 +88,21 @@ def test_an_environment_failure_says_its_real_cause_on_the_console():
     assert _verdict_line(failed).endswith("flaky; ModuleNotFoundError: No module named 'harnessforge'")
     valid = Validation(milestone_id="m02", status="valid", detail="anything", repeats=1)
     assert _verdict_line(valid).endswith("0 flaky")
+
+
+def test_a_test_runner_that_starts_for_no_milestone_stops_validation_with_its_cause(planned, tmp_path):
+    """Issue 32: with pytest unable to start in the local sandbox every milestone became `env_error`, the stage
+    said ✓ and the demo went on to 0 rows. A runner that starts for no milestone stops the stage, saying why."""
+    from tests.helpers import one_run_per_side, validated_copy
+
+    store, key = validated_copy(planned, tmp_path, [])
+    rules = one_run_per_side()
+    broken = {key: {"test_cmd": "python -c 'import no_such_runner' {tests}"}}
+    rules = rules.model_copy(update={"environments": rules.environments.model_copy(update={"overrides": broken})})
+    said = []
+    with pytest.raises(
+        EnvError, match=r"could not start for any milestone \(local sandbox\): .*No module named 'no_such_runner'"
+    ):
+        validate(store, key, rules, backend="local", log=said.append)
+    assert len(said) == len(store.load_plan(key).milestones)  # each verdict was said, and saved
+    assert all(milestone.status == "env_error" for milestone in store.load_plan(key).milestones)

@@ -275,6 +275,13 @@ def validate(
     finally:
         if pool:
             pool.shutdown(cancel_futures=True)  # on an error, start no further milestone
+    if validations and all(validation.reason == "no_tests_ran" for validation in validations):
+        cause = _verdict_line(validations[-1]).split("; ")[-1]
+        raise EnvError(
+            f"{key}: the test runner could not start for any milestone ({env.backend} sandbox): {cause}. "
+            "Fix the environment and validate again",
+            reason="no_tests_ran",
+        )
     return validations
 
 
