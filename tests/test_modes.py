@@ -176,9 +176,7 @@ def test_a_test_runner_that_cannot_start_stops_the_run_with_its_cause(local, mon
 
     monkeypatch.setattr(candidate_grading, "run_tests", broken)
     navigator = Navigator(store, key, make_agent("oracle"), _rules(), run_id="broken", backend="local")
-    with pytest.raises(
-        SandboxLost, match=r"ENV_ERROR: the test runner could not start.*No module named 'harnessforge'"
-    ):
+    with pytest.raises(SandboxLost, match=r"ENV_ERROR: the test runner could not start.*No module named 'harness"):
         navigator.run([MID])
     summary = json.loads(store.milestone_run(key, "broken", MID).summary.read_text())
     assert summary["status"] == "ENV_ERROR" and "could not start" in summary["error"]
