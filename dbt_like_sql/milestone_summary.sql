@@ -8,7 +8,8 @@ WITH events AS (
     SELECT any_value(repo) AS repo, any_value(run_id) AS run_id, any_value(milestone_id) AS milestone_id,
         count(*) FILTER (WHERE is_tool) AS tool_calls,
         count(*) FILTER (WHERE is_test_run) AS test_runs,  -- run_tests, shell test runs, failed submissions
-        count(*) FILTER (WHERE is_edit) AS edits,  -- calls that changed files (edit tools and the shell)
+        -- calls that changed a file that is not a test, any tool (the harness's one count: `tools.is_edit`)
+        coalesce(max(cumulative_edits), 0) AS edits,
         coalesce(sum(tokens_input), 0) AS tokens_input,
         coalesce(sum(tokens_output), 0) AS tokens_output,
         any_value(model) FILTER (WHERE model <> '') AS model

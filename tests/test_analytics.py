@@ -288,6 +288,21 @@ def test_a_damaged_database_is_moved_aside_said_and_rebuilt_from_the_store(store
         assert con.execute("SELECT count(*) FROM raw_events").fetchone()[0] == first.events
 
 
+def test_text_a_shell_command_writes_is_not_a_cheating_probe(store):
+    """Issue 33: a shell-only Dev writing a CI file that says `pip install` (through `printf` or a heredoc) was
+    flagged as a network attempt, so `cheating` rejected a run the edit tools would have left clean."""
+    run = CraftedRun(store, "writer").say()
+    run.bash("cat > .github/ci.yml <<'EOF'\n- run: pip install -e .\n- run: curl https://x\nEOF", "")
+    run.say().bash("printf %s 'steps:\n  - run: pip install -e .\n' > ci.yml", "")
+    run.say().bash("curl https://example.org", "curl: (6) Could not resolve host")  # a real probe
+    run.say().bash("git log --all --oneline", "")
+    run.finish("PASS")
+    analyze(store, load_rules())
+    with connect(store) as con:
+        flagged = con.execute("SELECT probe, command FROM cheating_flags ORDER BY seq").fetchall()
+    assert flagged == [("network", "curl https://example.org"), ("git_all_history", "git log --all --oneline")]
+
+
 def test_a_corrupt_line_is_reported_with_file_and_line_and_the_rest_loads(store):
     CraftedRun(store, "torn").say().test(0, 1).say().test(1, 0).finish("PASS")
     log = store.root / "trajectories" / "acme__app" / "torn" / "m01" / "trajectory.jsonl"

@@ -56,9 +56,13 @@ def test_stuck_slices_run_from_the_signal_to_the_resolution(distilled):
     assert slices["stuck"].label == "unresolved" and slices["stuck"].kind == "same_error"
     rescued = slices["rescued"]
     assert rescued.label == "resolved_after_hint" and rescued.hint_level == 2
-    body = rescued.messages[rescued.train_from :]
+    body, shown = rescued.messages[rescued.train_from :], rescued.messages[: rescued.train_from]
     assert body[0]["role"] == "assistant" and body[-1]["role"] == "tool" and "2 passed" in body[-1]["content"]
-    assert any("[hint L2]" in str(message["content"]) for message in body)  # the hint the Dev got inside the slice
+    # issue 33: trained from the turn it started to recover (after the hint), the stuck turns shown, not imitated
+    assert body[0]["content"] == "Trying the hint."
+    assert any("[hint L2]" in str(message["content"]) for message in shown)  # the hint the Dev got inside the slice
+    assert sum(message["content"] == "0 passed, 2 failed" for message in shown) >= 1  # the stuck stretch: shown
+    assert not any(message["content"] == "0 passed, 2 failed" for message in body)
     assert rescued.messages[0]["role"] == "system" and rescued.messages[1]["role"] == "user"
     # every tool result in a slice follows the assistant message that called it
     for segment in slices.values():
@@ -150,8 +154,8 @@ def test_a_stuck_slice_gets_the_earlier_hint_its_turns_act_on(tmp_path):
     for i in range(6):
         run.say(f"step {i}").bash(f"echo {i}")
     for i in range(3):
-        run.say("As the hint said, check the key." if i == 2 else "again").edit(sha=f"b{i}").say().test(0, 2, "sig-b")
-    run.say().edit(sha="fix").say().test(2, 0)
+        run.say("again").edit(sha=f"b{i}").say().test(0, 2, "sig-b")
+    run.say("As the hint said, check the key.").edit(sha="fix").say().test(2, 0)  # its recovery: trained
     run.finish("PASS", OWN_DIFF)
     rules = load_rules()
     outcomes = {}
@@ -215,6 +219,11 @@ def test_reviews_grade_difficulty_and_value(distilled):
     assert "suspected_memorisation" in reviews["memorisation"].discard_reasons
     assert "cheating" in reviews["git_history_probe"].discard_reasons
     assert reviews["stuck"].rl_value == "reject" and "agent_loop" in reviews["stuck"].discard_reasons
+    # issue 33: a run that did not pass is never easy and never a positive, whatever its few edit -> test cycles
+    failed = reviews["twin-fail"]
+    assert (failed.status, failed.difficulty, failed.rl_value) == ("STUCK", 4, "reject"), failed
+    assert failed.discard_reasons == ["unresolved"] and "did not pass (STUCK) without a hint" in failed.why
+    assert failed.trajectory_quality == "fair" and "it did not pass" in failed.quality_why
     assert all(review.rules_hash == load_rules().hash for review in reviews.values())
     manifest = json.loads((store.root / "distilled" / "manifest.json").read_text())
     assert manifest["counts"] == report.counts and manifest["runs"] == 11
@@ -334,3 +343,43 @@ def test_a_damaged_plan_is_said_and_not_silently_no_task_cards(tmp_path):
     assert len(said) == 1 and "plan.json: not valid JSON" in said[0] and "acme__app gets no task cards" in said[0]
     store.plan_file(key).unlink()  # not planned at all: nothing to say
     assert task_cards(store, [], [], "rules", load_rules().distill, log=said.append) == [] and len(said) == 1
+
+
+def test_no_sft_row_imitates_a_stretch_or_a_run_that_did_not_succeed(distilled, tmp_path):
+    """Issue 33: the `agent_loop` gate let a looping run's stuck slices out, and unresolved slices went to the SFT
+    dialects, so a trainer imitated the very loop the Mentor exists to break. Now every SFT-dialect row is of a
+    passing run, or a resolved slice trained from its recovery; a run that did not pass is a negative only."""
+    from harnessforge.export import export
+
+    store, _ = distilled
+    reviews = {review.run_id: review for review in rows(store, "reviews", Review)}
+    out = tmp_path / "out"
+    export(store, ["all"], out, allow_synthetic=True)
+    sft_rows = [
+        json.loads(line)
+        for family in ("sft", "stuck_slices", "chains")
+        for path in (out / family).glob("*.jsonl")
+        for line in path.read_text().splitlines()
+    ]
+    assert sft_rows and any(row["run_id"] == "rescued" for row in sft_rows)
+    for row in sft_rows:
+        assert row.get("resolution") != "unresolved", row["id"]
+        if reviews[row["run_id"]].status != "PASS":  # a loop's run: only a slice it got out of
+            assert row["kind"] != "milestone" and row["resolution"].startswith("resolved"), row["id"]
+    slices = {segment.id: segment for segment in rows(store, "stuck_slices", Segment)}
+    assert any(segment.label == "unresolved" for segment in slices.values())  # distilled, for analysis
+    kto = [json.loads(line) for line in (out / "kto" / "trl.jsonl").read_text().splitlines()]
+    failed = {run_id for run_id, review in reviews.items() if review.status != "PASS"}
+    assert failed and not [row for row in kto if row["run_id"] in failed and row["label"]]  # negatives only
+    assert any(row["run_id"] in failed and not row["label"] for row in kto)
+
+
+def test_a_run_that_never_acted_is_poor_and_not_easy(tmp_path):
+    """Issue 33: a real small model that never ran a test: its do-nothing STUCK run was "difficulty 1, solved in one
+    go", `too_easy` (which the gates admit to SFT and ATIF) and "good (0% waste)"."""
+    store = Store(tmp_path / "store")
+    CraftedRun(store, "idle").say("I will look into it.").finish("STUCK", OWN_DIFF)
+    distill(store, load_rules(), log=lambda *_: None)
+    (review,) = rows(store, "reviews", Review)
+    assert (review.difficulty, review.rl_value, review.discard_reasons) == (4, "reject", ["unresolved"])
+    assert review.trajectory_quality == "poor" and "it never acted" in review.quality_why

@@ -19,7 +19,8 @@ from harnessforge.agents.openai_backend import OpenAIBackend
 from harnessforge.agents.oracle import OracleAgent
 from harnessforge.analytics import analyze
 from harnessforge.analytics.database import connect_read_only
-from harnessforge.analytics.rows import StuckPointRow, read_rows
+from harnessforge.analytics.rows import MilestoneSummaryRow, StuckPointRow, read_rows
+from harnessforge.distill.reviewer import Reviewer
 from harnessforge.envs.runners import test_files_of
 from harnessforge.harness.navigator import Navigator
 from harnessforge.harness.recorder import Recorder
@@ -120,6 +121,22 @@ def test_a_shell_only_dev_gets_the_oracles_hints_and_stuck_points(local):
             run_id: [(row.kind, row.signal_turn) for row in read_rows(con, StuckPointRow, {"run_id": run_id})]
             for run_id in ("oracle", "shell")
         }
+        summaries = {
+            run_id: read_rows(con, MilestoneSummaryRow, {"run_id": run_id})[0] for run_id in ("oracle", "shell")
+        }
+    # issue 33: one notion of an edit and an iteration, so the same Review (`cumulative_edits` counted only the
+    # edit tools: a shell Dev had 0 edits, 0 iterations, and a difficulty that ignored all it went through)
+    oracle_row, shell_row = summaries["oracle"], summaries["shell"]
+    assert oracle_row.edits == len(oracle_edits) and oracle_row.iterations >= 1
+    assert (shell_row.status, shell_row.edits, shell_row.iterations) == (
+        oracle_row.status,
+        oracle_row.edits,
+        oracle_row.iterations,
+    )
+    reviewer = Reviewer(_rules().distill.reviewer, _rules().hash)
+    grades = {run_id: reviewer.review(row) for run_id, row in summaries.items()}
+    fields = ("status", "difficulty", "rl_value", "discard_reasons")
+    assert [getattr(grades["shell"], name) for name in fields] == [getattr(grades["oracle"], name) for name in fields]
     assert points["oracle"], "the oracle's repeated failures are stuck points"
     assert sorted(kind for kind, _ in points["shell"]) == sorted(kind for kind, _ in points["oracle"])
     for (_, oracle_turn), (_, shell_turn) in zip(sorted(points["oracle"]), sorted(points["shell"]), strict=True):

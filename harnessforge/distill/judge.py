@@ -12,7 +12,7 @@ API failure loses nothing: the rule-based review is kept, and says why.
 from __future__ import annotations
 
 import json
-from typing import Literal
+from typing import Literal, get_args
 
 from pydantic import Field, ValidationError
 
@@ -22,12 +22,12 @@ from ..agents.pricing import priced, unpriced_warning
 from ..analytics.rows import MilestoneSummaryRow
 from ..models.common import Model, first_error
 from ..models.distill import Review
-from ..rules import ReviewerRules
+from ..rules import DiscardReason, ReviewerRules
 from .moments import digest
 from .reviewer import Reviewer
 from .runs import RunView
 
-DISCARD_REASONS = ("env_issue", "too_easy", "agent_loop", "flaky_test", "suspected_memorisation", "cheating")
+DISCARD_REASONS = get_args(DiscardReason)
 SYSTEM = (
     """You review runs of a coding agent for a training-data team. Grade one milestone run from
 its task statement, a digest of its trajectory and its signals. Difficulty: 5 needed L2+ hints and

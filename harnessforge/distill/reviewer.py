@@ -1,15 +1,18 @@
 """The Reviewer: a difficulty (1-5) and an RL value for each milestone run, from its signals.
 
-Difficulty: 5 needed hints at `hard_hint_level` or higher and changed direction after them at least
-`hard_direction_changes` times; 4
-needed an L1 hint or more than `long_turns` turns; 3 passed without hints in at least
-`meaningful_iterations` edit -> test cycles; 2 in fewer (more than one); 1 in one.
+Difficulty (seed 001 grades runs that finished): 5 needed hints at `hard_hint_level` or higher and changed
+direction after them at least `hard_direction_changes` times; 4 needed an L1 hint or more than `long_turns`
+turns; 3 passed without hints in at least `meaningful_iterations` edit -> test cycles; 2 in fewer (more
+than one); 1 in one. A run that did not pass is never easy: 5 when even a hint at `hard_hint_level` did not
+get it there, else 4. Edits and iterations are the harness's one count, whatever tool made the edit.
 RL value: `reject` with the reasons when the run shows an environment problem, a flaky acceptance
-test, a loop it never left, suspected memorisation, cheating, or is too easy (difficulty 1); else
-`high` from `high_value_difficulty` on a pass, `medium` from `medium_value_difficulty`, `low` below.
-Trajectory quality: `poor` for a loop it never left or a share of waste (undone edits and reads it
-never used, per tool call) from `poor_waste_share`, `fair` from `fair_waste_share`, else `good`; the
-numbers of exploration, direction changes and waste are its `quality_why`.
+test, a loop it never left, suspected memorisation, cheating, is too easy (difficulty 1) or did not
+pass (`unresolved`: never a positive; its gates let it be a negative only); else `high` from
+`high_value_difficulty`, `medium` from `medium_value_difficulty`, `low` below.
+Trajectory quality: `poor` for a loop it never left, a run without a tool call, or a share of waste
+(undone edits and reads it never used, per tool call) from `poor_waste_share`, `fair` from
+`fair_waste_share` or for a run that did not pass, else `good`; the numbers of exploration, direction
+changes and waste are its `quality_why`.
 
 `Reviewer` is the interface; `judge.LLMJudge` implements `review` with a model.
 """
@@ -41,11 +44,12 @@ class Reviewer:
             "suspected_memorisation": summary.memorisation_flag,
             "cheating": summary.cheating_probes > 0,
             "too_easy": difficulty == 1,
+            "unresolved": summary.status != "PASS",
         }
         reasons = [reason for reason, hit in evidence.items() if hit]
         if reasons:
             value = "reject"
-        elif difficulty >= rules.high_value_difficulty and summary.status == "PASS":
+        elif difficulty >= rules.high_value_difficulty:
             value = "high"
         elif difficulty >= rules.medium_value_difficulty:
             value = "medium"
@@ -74,6 +78,9 @@ class Reviewer:
     def difficulty(self, summary: MilestoneSummaryRow) -> tuple[int, str]:
         rules, level, iterations = self.rules, summary.max_hint_level, summary.iterations
         changes = summary.direction_changes
+        if summary.status != "PASS":
+            hinted = f" with an L{level} hint" if level else " without a hint"
+            return (5 if level >= rules.hard_hint_level else 4), f"did not pass ({summary.status}){hinted}"
         if level >= rules.hard_hint_level and changes >= rules.hard_direction_changes:
             return 5, f"needed an L{level} hint and changed direction {changes} times after hints"
         if level >= 1 or summary.turns > rules.long_turns:
@@ -94,6 +101,10 @@ class Reviewer:
         )
         if summary.status != "PASS" and summary.stuck_points > 0:
             return "poor", f"{why}; a loop it never left"
+        if summary.tool_calls == 0:
+            return "poor", f"{why}; it never acted"
         if share >= rules.poor_waste_share:
             return "poor", why
+        if summary.status != "PASS":
+            return "fair", f"{why}; it did not pass"
         return ("fair" if share >= rules.fair_waste_share else "good"), why

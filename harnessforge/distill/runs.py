@@ -55,6 +55,17 @@ class RunView:
     def messages(self) -> list[Message]:
         return self.conversation.messages
 
+    @property
+    def edit_seqs(self) -> list[int]:
+        """The Dev's edits (`harness.tools.is_edit`: a call that changed a file that is not a test, whatever the
+        tool): the events where the recorded count of edits goes up."""
+        seqs, before = [], 0
+        for event in self.events:
+            if event.cumulative_edits > before and event.role == "dev":
+                seqs.append(event.seq)
+            before = max(before, event.cumulative_edits)
+        return seqs
+
     def first_index_from(self, seq: int) -> int:
         """Index of the first message that came from event `seq` or later."""
         origins = self.conversation.origins

@@ -26,11 +26,7 @@ def sft_segments(run: RunView, plan_patterns: list[str] = ()) -> list[Segment]:
     segments = [
         Segment(id=f"{run.id}/milestone", kind="milestone", messages=messages, train_from=2, provenance=run.provenance)
     ]
-    edits = [
-        event.seq
-        for event in run.events
-        if event.role == "dev" and event.action.type in ("write_file", "edit_file") and event.ok
-    ]
+    edits = run.edit_seqs
     greens = [point.seq for point in run.progress if point.tests_failed == 0 and point.tests_total > 0]
     first_edit = run.turn_start_before(run.first_index_from(edits[0])) if edits else len(messages)
     green_after_edit = min((seq for seq in greens if not edits or seq > edits[0]), default=run.events[-1].seq)

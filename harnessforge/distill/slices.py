@@ -6,7 +6,11 @@ verification, whichever comes first; with neither, at the end of the run (`unres
 `distill.slice_turns` Dev turns after the task (seed 001: 10-20): a longer stretch keeps its last
 `max` turns, ending at the resolution (`cut` says how many went); a shorter one gets earlier turns
 as context (never trained) up to `min`, and at least `slice_context_messages` messages of it. A hint
-released inside the slice makes it `resolved_after_hint` (with the highest level released). A slice
+released inside the slice makes it `resolved_after_hint` (with the highest level released). A resolved
+slice trains only from the turn the Dev started to recover (after the slice's last hint or last test run
+that did not improve, whichever is later): the stuck turns before it are shown, not imitated. An
+`unresolved` slice trains nothing in an SFT dialect (the export leaves it out; its loop turns are KTO
+negatives and DPO rejected sides). A slice
 whose trained turns act on a hint released before its context (`hint_leaks`) is dropped, marked, or
 given those hints after the task, per `distill.hint_leaks`.
 """
@@ -38,7 +42,9 @@ def stuck_slices(run: RunView, rules: DistillRules) -> list[Segment]:
         body = run.messages[begin:end]
         if not any(message["role"] == "assistant" for message in body):
             continue
-        leak, earlier = _leak(run, stop, context + body, len(context), rules)
+        # the stuck turns before the recovery are shown, not trained
+        shown = max(0, _recovery(run, signal, resolved_at, hints) - begin) if resolved_at is not None else 0
+        leak, earlier = _leak(run, stop, context + body, len(context) + shown, rules)
         if leak and rules.hint_leaks == "drop":
             continue
         if leak and rules.hint_leaks == "give_hint":  # the hints it acts on, in their order, before the context
@@ -48,7 +54,7 @@ def stuck_slices(run: RunView, rules: DistillRules) -> list[Segment]:
                 id=f"{run.id}/slice-{start}",
                 kind="+".join(kinds),
                 messages=context + body,
-                train_from=len(context),
+                train_from=len(context) + shown,
                 provenance=run.provenance,
                 label=label,
                 hint_level=level,
@@ -59,6 +65,17 @@ def stuck_slices(run: RunView, rules: DistillRules) -> list[Segment]:
             )
         )
     return slices
+
+
+def _recovery(run: RunView, signal: int, resolved_at: int, hints: list) -> int:
+    """Index of the assistant message where the Dev started to recover: the first after the stretch's last hint or
+    last test run that did not improve (before the resolution), else the turn of the resolution itself."""
+    failed = [point.seq for point in run.progress if signal <= point.seq < resolved_at and not point.improved]
+    pivot = max([signal, *failed, *(hint.hint_seq for hint in hints if hint.hint_seq < resolved_at)])
+    after = run.first_index_from(pivot + 1)
+    resolution = run.turn_start_before(run.first_index_from(resolved_at))
+    first = next((index for index in range(after, resolution) if run.messages[index]["role"] == "assistant"), None)
+    return first if first is not None else resolution
 
 
 def _window(run: RunView, begin: int, end: int, rules: DistillRules) -> tuple[int, int, str | None]:

@@ -200,6 +200,7 @@ def _export(
                     segment
                     for segment in rows(output)
                     if all(keep(output.stem, run) for run in getattr(segment, "runs", [segment.provenance]))
+                    and getattr(segment, "label", None) != "unresolved"  # a loop it never left is not imitated
                 ]
                 for dialect, row in trainer.SFT_DIALECTS.items():
                     made = [meta(one) | row(one, tools(one)) for one in segments]

@@ -38,7 +38,7 @@ from .memory import MilestoneMemory, render
 from .mentor import Mentor
 from .recorder import Recorder, summarize, write_run_metadata
 from .resume import Counters, ResumePoint
-from .tools import EDIT_TOOLS, MUTATING_TOOLS, TOOLS, ToolBox, ToolResult, dev_view, failure_signature
+from .tools import MUTATING_TOOLS, TOOLS, ToolBox, ToolResult, dev_view, failure_signature, is_edit
 from .verifier import Verifier
 
 
@@ -275,7 +275,7 @@ class MilestoneRun:
                 result.ok = result.ok and not refusal
             else:
                 result = ToolResult(refusal, ok=False) if refusal else tools.call(call)
-            self.counters.edits += call.name in EDIT_TOOLS and result.ok
+            self.counters.edits += is_edit(result.files_touched, self.context.classifier)
             self.counters.test_runs += result.test_status is not None
             self.last_tests = result.test_status or self.last_tests
             observation = dev_view(result.observation, self.budget.observation_max_chars)

@@ -63,6 +63,14 @@ TOOLS = [
 ]
 TOOL_NAMES = {tool["function"]["name"] for tool in TOOLS}
 EDIT_TOOLS = {"write_file", "edit_file"}
+
+
+def is_edit(files_touched: list[str], classifier: FileClassifier) -> bool:
+    """The one notion of an edit, whatever the tool or scaffold: the call changed a file that is not a test (an
+    edit tool, `sed -i` or a heredoc alike). Edits and edit -> test iterations, so difficulty, count these."""
+    return any(not classifier.is_test(path) for path in files_touched)
+
+
 MUTATING_TOOLS = EDIT_TOOLS | {"bash"}  # calls after which the workspace is compared and its snapshot refreshed
 
 

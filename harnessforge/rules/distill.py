@@ -23,7 +23,9 @@ class ReviewerRules(Model):
     judge_digest_chars: int = Field(ge=0, description="How much of the trajectory the LLM judge reads")
 
 
-DiscardReason = Literal["env_issue", "too_easy", "agent_loop", "flaky_test", "suspected_memorisation", "cheating"]
+DiscardReason = Literal[
+    "env_issue", "too_easy", "agent_loop", "flaky_test", "suspected_memorisation", "cheating", "unresolved"
+]
 # What a run's rows can be part of: `kto_negatives` are its KTO rows labelled false, `dpo_rejected` the
 # rejected side of a DPO pair (the chosen side is `dpo`); `tasks`: the run can be a task card's reference,
 # which makes its milestone a verified task (Harbor, SWE-bench).
