@@ -383,3 +383,17 @@ def test_a_run_that_never_acted_is_poor_and_not_easy(tmp_path):
     (review,) = rows(store, "reviews", Review)
     assert (review.difficulty, review.rl_value, review.discard_reasons) == (4, "reject", ["unresolved"])
     assert review.trajectory_quality == "poor" and "it never acted" in review.quality_why
+
+
+def test_the_poc_counts_only_runs_that_passed_and_were_kept(distilled):
+    """Issue 33: "≥ 50% of milestone runs pass the Reviewer" counted STUCK and too-easy runs (it read 100% over two
+    STUCK runs). A run passes the Reviewer when it passed its milestone and has no discard reason."""
+    from harnessforge.distill.poc import criteria
+
+    store, _ = distilled
+    reviews = rows(store, "reviews", Review)
+    kept = [review.run_id for review in reviews if review.status == "PASS" and review.rl_value != "reject"]
+    assert kept and len(kept) < len(reviews)
+    assert {"stuck", "twin-fail", "efficient_path"}.isdisjoint(kept)  # STUCK, STUCK, too easy
+    (share,) = [one for one in criteria(store, load_rules()) if one.name == "runs pass the Reviewer"]
+    assert share.measured.startswith(f"{len(kept)} of {len(reviews)} ")

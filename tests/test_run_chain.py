@@ -154,6 +154,8 @@ def test_only_accepted_verified_milestones_become_harbor_tasks_and_swebench_inst
     assert sorted(cards) == accepted and "m03" not in cards  # STUCK: no run to stand behind a task
     assert all(cards[mid].reference_run == "oracle-e2e" for mid in cards)
     assert all(card.provenance["plan_id"] == store.load_plan(nav.key).plan_id for card in cards.values())
+    # issue 33: the card's difficulty is its reference run's, the spread over every run beside it
+    assert all(card.difficulty == card.difficulty_by_run[card.reference_run] for card in cards.values())
     # the reference run's solution and verification report, as seed 001's cards give them
     m02 = cards["m02"]
     assert m02.solution.run_id == "oracle-e2e" and m02.solution.turns == summaries["m02"].turns

@@ -1,7 +1,8 @@
 """The proof of concept, measured: seed 001's criteria, and each repository's yield funnel.
 
-Criteria (rules' `distill.poc`): at least `accepted_share` of milestone runs pass the Reviewer (no
-discard reason that keeps a run out of the tasks: the gates' `tasks` column), at least one verified
+Criteria (rules' `distill.poc`): at least `accepted_share` of milestone runs pass the Reviewer (seed
+001: a run that passed its milestone and that the Reviewer kept, no discard reason at all: a STUCK or
+too-easy run does not count), at least one verified
 task of difficulty `min_task_difficulty` or more, every task card's environment rebuilt and
 reproduced by `verify-tasks`, and every exported format loaded by its own tool (the export records
 those checks; see `export.format_checks`). A criterion with nothing to measure yet is `None`, not a
@@ -55,9 +56,9 @@ def funnel(store: Store) -> dict[str, dict[str, int]]:
 def criteria(store: Store, rules: Rules, format_checks: dict[str, str | None] | None = None) -> list[Criterion]:
     """Seed 001's criteria over the store; `format_checks`: per exported file or folder, None when its
     tool loaded it, else why not (None for the whole argument: no export checked yet)."""
-    poc, gates = rules.distill.poc, rules.distill
+    poc = rules.distill.poc
     reviews = read_distilled(store, REVIEWS)
-    accepted = [review for review in reviews if gates.allows(review.discard_reasons, "tasks")]
+    accepted = [review for review in reviews if review.status == "PASS" and not review.discard_reasons]
     share = len(accepted) / len(reviews) if reviews else 0.0
     current = {card.task_id for card in read_distilled(store, TASK_CARDS)}
     verified = [card for card in read_distilled(store, VERIFIED_TASKS) if card.task_id in current]

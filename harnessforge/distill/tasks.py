@@ -110,7 +110,13 @@ def task_cards(
                 and (allow_synthetic or not review.synthetic)
             ]
             if accepted:
-                cards.append(_card(store, plan, milestone, record, accepted, views, rules_hash))
+                card = _card(store, plan, milestone, record, accepted, views, rules_hash)
+                card.difficulty_by_run = {
+                    review.run_id: review.difficulty
+                    for review in sorted(reviews, key=lambda review: review.run_id)
+                    if (review.repo, review.milestone_id) == (key, milestone.id)
+                }
+                cards.append(card)
     return cards
 
 

@@ -199,7 +199,11 @@ class TaskCard(Model):
         None, description="run_id of the easiest accepted passing run (None on older cards)."
     )
     hint_ladder: list[CardHint]
-    difficulty: int | None = None
+    difficulty: int | None = Field(None, description="The reference run's (the run whose solution the card carries)")
+    difficulty_by_run: dict[str, int] = Field(
+        default_factory=dict,
+        description="The spread: every reviewed run of the milestone (those that did not pass too), run_id -> difficulty",
+    )
     rl_value: str | None = None
     tags: list[str] = []
     provenance: dict[str, Any] = Field(default_factory=dict)
