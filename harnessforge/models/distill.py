@@ -202,7 +202,7 @@ class TaskCard(Model):
     difficulty: int | None = Field(None, description="The reference run's (the run whose solution the card carries)")
     difficulty_by_run: dict[str, int] = Field(
         default_factory=dict,
-        description="The spread: every reviewed run of the milestone (those that did not pass too), run_id -> difficulty",
+        description="The spread: every reviewed run of the milestone (failed ones too), run_id -> difficulty",
     )
     rl_value: str | None = None
     tags: list[str] = []
