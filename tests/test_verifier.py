@@ -113,3 +113,33 @@ def test_files_beyond_the_ground_truth_are_extra_and_carried_work_is_not_the_can
     classifier = FileClassifier(_rules().planning)
     sources = [path for path in report.ground_truth_files if classifier.is_source(path)]
     assert carried.missing_core_files == sources and "tasklite/serialize.py" in sources
+
+
+def test_a_regression_outside_the_pass_to_pass_sample_fails_the_submission(planned, tmp_path):
+    """Issue 33: grading checked only a sample of PASS_TO_PASS (`max_pass_to_pass`), so a solution could break the
+    rest of the suite unseen, and SFT rows and RL rewards rested on it. A submission that passes its graded tests
+    is checked on the whole suite that passed at base and verify; a test broken there fails it, by name."""
+    rules = _rules()
+    rules = rules.model_copy(update={"environments": rules.environments.model_copy(update={"max_pass_to_pass": 1})})
+    store, key = validated_copy(planned, tmp_path, [MID], rules)
+    validation, milestone = store.load_validation(key, MID), store.load_milestone(key, MID)
+    broken = "tests/test_store.py::test_remove_deletes_task_and_forgets_it"
+    assert broken in validation.suite_pass_to_pass and broken not in validation.pass_to_pass  # outside the sample
+    ground_truth, _ = store.read_patches(key, MID)
+    source = GitRepo(store.git_cache(key)).show(milestone.verify_commit, "tasklite/store.py").decode()
+    assert "del self._tasks[task_id]" in source
+    sabotaged = _edit(
+        store, key, milestone.base_commit, "tasklite/store.py", source.replace("del self._tasks[task_id]", "pass")
+    )
+    candidate = b"".join(file.raw for file in split_diff(ground_truth) if file.path != "tasklite/store.py") + sabotaged
+    verifier = Verifier(Environment(store, key, rules, "local"), store, {"harnessforge.run": "verifier-test"})
+    report = verifier.verify(milestone, candidate)
+    assert not report.passed and report.failing_acceptance == [] and report.regressions == [broken]
+    assert report.suite_checked == len(validation.suite_pass_to_pass) > len(validation.pass_to_pass)
+    assert f"REGRESSION {broken}" in Verifier.feedback(report)
+    # the same rules with the check off: the sample alone lets it through (what grading did before)
+    off = rules.model_copy(
+        update={"environments": rules.environments.model_copy(update={"regression_suite_max_tests": 0})}
+    )
+    assert Verifier(Environment(store, key, off, "local"), store).verify(milestone, candidate).passed
+    assert verifier.verify(milestone, ground_truth).passed  # the reference breaks nothing

@@ -210,6 +210,8 @@ def _verification(
         pass_to_pass=len(validation.pass_to_pass),
         regressions=len(report.regressions),
         regression_tests=report.regressions,
+        suite_checked=report.suite_checked,
+        suite_tests=len(validation.suite_pass_to_pass),
         same_core_files=not report.missing_core_files,
         missing_core_files=report.missing_core_files,
         additional_files=report.extra_files,

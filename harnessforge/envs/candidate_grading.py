@@ -95,11 +95,14 @@ def grade_candidate(
     candidate: bytes,
     recipe: Recipe,
     rules: Rules,
+    suite: list[str] | None = None,
 ) -> Grade:
     """Base checkout + the candidate's diff (tests and test config dropped) + the milestone's own
-    tests, in a fresh sandbox; the verdict comes from the structured report only."""
+    tests, in a fresh sandbox; the verdict comes from the structured report only. `suite`: the whole
+    suite runs, and these tests (not the PASS_TO_PASS sample) are the ones that must still pass."""
     kept, dropped = filter_candidate(candidate, rules)
-    tests = validation.fail_to_pass + validation.pass_to_pass
+    pass_to_pass = validation.pass_to_pass if suite is None else suite
+    tests = [] if suite is not None else validation.fail_to_pass + validation.pass_to_pass  # []: every test
     if recipe.runner in FILE_RUNNERS:  # whole files: one file that fails to import must not stop the rest
         tests = list(dict.fromkeys(test_files_of(recipe.runner, tests)))
     file_of = runner(recipe.runner).file_of
@@ -107,11 +110,11 @@ def grade_candidate(
         applied = sandbox.apply_patch(kept, check=False)
         if applied.exit_code != 0:
             empty = TestRun(runner=recipe.runner, log_tail=applied.stderr[-4000:])
-            grade = grade_run(milestone.id, empty, validation.fail_to_pass, validation.pass_to_pass, file_of, dropped)
+            grade = grade_run(milestone.id, empty, validation.fail_to_pass, pass_to_pass, file_of, dropped)
             return grade.model_copy(update={"reason": "patch_failed"})
         dropped += _restore_test_config(sandbox, milestone.base_commit, rules)
         sandbox.apply_patch(test_patch)
         sandbox.prepare()  # the candidate may change the project's metadata: install the workspace as it now is
         run = run_tests(sandbox, recipe, tests, rules.environments.test_timeout_s)
     excluded = sorted(set(dropped))
-    return grade_run(milestone.id, run, validation.fail_to_pass, validation.pass_to_pass, file_of, excluded)
+    return grade_run(milestone.id, run, validation.fail_to_pass, pass_to_pass, file_of, excluded)

@@ -69,9 +69,10 @@ class Classification:
     broken: list[str] = field(default_factory=list)
     rejected: dict[str, str] = field(default_factory=dict)  # candidate -> "kind: detail", for each non-F2P one
     collateral: list[str] = field(default_factory=list)  # F2P by their results, proving nothing (see `collateral`)
+    suite_pass_to_pass: list[str] = field(default_factory=list)  # every test passing at both ends (P2P: a sample)
 
 
-def _sample(tests: list[str], limit: int) -> list[str]:
+def sample(tests: list[str], limit: int) -> list[str]:
     """A deterministic, file-spread sample: order by a hash of the id, keep `limit`, sort back."""
     if len(tests) <= limit:
         return sorted(tests)
@@ -136,7 +137,8 @@ def classify(
             classification.rejected[test] = why
             if why.startswith("not_reproduced"):
                 classification.not_reproduced.append(test)
-    classification.pass_to_pass = _sample(p2p, max_pass_to_pass)
+    classification.pass_to_pass = sample(p2p, max_pass_to_pass)
+    classification.suite_pass_to_pass = sorted(p2p)
     return classification
 
 

@@ -180,6 +180,7 @@ def validate_milestone(
         flaky=verdict.flaky,
         not_reproduced=verdict.not_reproduced,
         broken=verdict.broken,
+        suite_pass_to_pass=verdict.suite_pass_to_pass,
         candidates=found.tests,
         collateral=verdict.collateral,
         untested_headlines=untested if verdict.fail_to_pass else [],

@@ -6,12 +6,24 @@ import re
 
 from ..diffs import split_diff
 from ..envs.candidate_grading import grade_candidate
+from ..envs.classification import sample
 from ..envs.environment import Environment
 from ..errors import EnvError
 from ..files import FileClassifier
+from ..models.env import Validation
 from ..models.plan import Milestone
 from ..models.trajectory import TestCounts, VerifierReport
 from ..store import Store
+
+
+def regression_suite(validation: Validation, most: int) -> list[str]:
+    """The tests a submission that passes its graded ones is checked on for regressions: every test that passed at
+    base and verify, or above `most` a sample of that many (by a hash of the id) with the PASS_TO_PASS tests; []
+    when that adds nothing to PASS_TO_PASS (a small suite, or validated before the suite was kept)."""
+    suite = validation.suite_pass_to_pass
+    if most == 0 or not set(suite) - set(validation.pass_to_pass):
+        return []
+    return suite if len(suite) <= most else sorted({*sample(suite, most), *validation.pass_to_pass})
 
 
 class Verifier:
@@ -27,9 +39,16 @@ class Verifier:
         ground_truth, test_patch = self.store.read_patches(self.environment.key, milestone.id)
         opener = self.environment.opener(milestone, {"harnessforge.stage": "verify", **self.labels})
         recipe = self.environment.recipe(milestone)
-        grade = grade_candidate(opener, milestone, validation, test_patch, candidate, recipe, self.environment.rules)
+        rules = self.environment.rules
+        grade = grade_candidate(opener, milestone, validation, test_patch, candidate, recipe, rules)
+        suite, checked = regression_suite(validation, rules.environments.regression_suite_max_tests), 0
+        if grade.resolved and suite:  # the graded tests pass: does it break the rest of the suite?
+            whole = grade_candidate(opener, milestone, validation, test_patch, candidate, recipe, rules, suite)
+            checked = len(suite) if whole.reason is None else 0  # a whole run that proves nothing changes nothing
+            if checked and any(status != "passed" for status in whole.pass_to_pass.values()):
+                grade = whole
         if grade.reason == "no_tests_ran":  # the candidate's doing, or a runner that cannot start at all?
-            base = grade_candidate(opener, milestone, validation, test_patch, b"", recipe, self.environment.rules)
+            base = grade_candidate(opener, milestone, validation, test_patch, b"", recipe, rules)
             if base.reason == "no_tests_ran":  # validation ran these tests at base: the environment broke since
                 tail = (base.run.log_tail if base.run else "").strip()[-600:]
                 raise EnvError(
@@ -69,6 +88,7 @@ class Verifier:
             ],
             excluded_files=grade.excluded_files,
             reason=grade.reason,
+            suite_checked=checked,
         )
 
     @staticmethod

@@ -174,6 +174,12 @@ class CardVerification(Model):
     pass_to_pass: int
     regressions: int
     regression_tests: list[str] = Field(default_factory=list)
+    suite_checked: int = Field(
+        0,
+        description="Tests of the whole suite its solution was checked on for regressions, beyond PASS_TO_PASS (0: "
+        "none; fewer than `suite_tests`: a sample by a hash of the test id, `environments.regression_suite_max_tests`)",
+    )
+    suite_tests: int = Field(0, description="Tests passing at base and verify: the suite PASS_TO_PASS samples")
     same_core_files: bool = Field(description="It changed every source file the ground truth changes")
     missing_core_files: list[str] = Field(default_factory=list)
     additional_files: list[str] = Field(default_factory=list, description="Files it changed beyond the ground truth")

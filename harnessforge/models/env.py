@@ -131,6 +131,11 @@ class Validation(Model):
     flaky: list[str] = []
     not_reproduced: list[str] = Field([], description="Candidate tests that already pass at base.")
     broken: list[str] = Field([], description="Tests that pass at base but fail at verify.")
+    suite_pass_to_pass: list[str] = Field(
+        [],
+        description="Every test passing in every base and verify run (PASS_TO_PASS is a sample of it): what a "
+        "passing submission is checked on for regressions",
+    )
     candidates: list[str] = Field(
         [],
         description="The runner's test ids in the milestone's changed test files, and the tests other files "

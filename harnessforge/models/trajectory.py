@@ -189,6 +189,9 @@ class VerifierReport(Model):
     acceptance: TestCounts
     failing_acceptance: list[str] = []
     regressions: list[str] = Field([], description="PASS_TO_PASS tests (passing at base) that now fail.")
+    suite_checked: int = Field(
+        0, description="Tests of the whole passing suite checked for regressions once the graded ones passed (0: none)"
+    )
     messages: dict[str, str] = Field(
         {}, description="What each failing acceptance test and regression said (its assertion), when the runner tells."
     )

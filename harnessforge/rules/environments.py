@@ -33,6 +33,12 @@ class EnvRules(Model):
     test_case_timeout_s: int = Field(0, ge=0)
     repeats: int = Field(ge=1)
     max_pass_to_pass: int = Field(ge=0)
+    regression_suite_max_tests: int = Field(
+        5000,
+        ge=0,
+        description="A submission that passes its graded tests is checked on the whole passing suite for regressions;"
+        " above this many tests on a sample of this many (by a hash of the test id); 0: no whole-suite check",
+    )
     collateral_tests: CollateralTests = "set_aside"
     merge_untested: list[Literal["no_fail_to_pass", "does_not_reproduce", "env_error"]] = Field(
         ["no_fail_to_pass", "does_not_reproduce"],
