@@ -46,7 +46,13 @@ def test_every_row_carries_the_dates_and_the_risk_of_its_model(planned, tmp_path
     rules = load_rules()
     contamination = rules.distill.contamination.model_copy(update={"cutoffs": cutoffs})
     rules = rules.model_copy(update={"distill": rules.distill.model_copy(update={"contamination": contamination})})
-    distill(store, rules, log=lambda *_: None)
+    warned: list[str] = []
+    distill(store, rules, log=warned.append)
+    # issue 33: a model without a cutoff is said, once
+    assert [line for line in warned if "no training-data cutoff" in line] == [
+        "warning: no training-data cutoff for model unlisted: its rows' contamination_risk is unknown; add it to the "
+        "rules' distill.contamination.cutoffs"
+    ]
     by_model = {row.provenance.model: row.provenance for row in read_distilled(store, SFT)}
     expected = {"trained-after": "high", "just-before": "medium", "long-before": "low", "unlisted": "unknown"}
     assert {model: p.contamination_risk for model, p in by_model.items()} == expected
@@ -75,3 +81,29 @@ def test_a_run_of_a_repository_not_in_the_store_is_unknown(tmp_path):
     distill(store, load_rules(), log=lambda *_: None)
     (row, *_) = read_distilled(store, SFT)
     assert row.provenance.contamination_risk == "unknown" and row.provenance.verify_commit_date is None
+
+
+def test_every_priced_and_default_model_has_a_cutoff():
+    """Issue 33: the default Dev models had no cutoff, so their rows said `unknown`."""
+    from harnessforge.agents.factory import DEFAULT_MODELS
+    from harnessforge.agents.pricing import PRICES
+
+    rules = load_rules().distill.contamination
+    models = {*PRICES, *(model.rsplit("/", 1)[-1] for model in DEFAULT_MODELS.values())}
+    assert [model for model in sorted(models) if model_cutoff(model, rules) is None] == []
+    assert model_cutoff("claude-sonnet-4-5-20250929", rules) == date(2025, 7, 31)
+    assert model_cutoff("gpt-4o-mini", rules) == model_cutoff("gpt-4o", rules)
+
+
+def test_a_synthetic_run_read_the_solution_so_its_risk_is_high(planned, tmp_path):
+    """The offline oracle reads the ground truth: its rows are as contaminated as rows can be (the demo's rows)."""
+    source, result = planned
+    store = Store(tmp_path / "store")
+    shutil.copytree(source.root, store.root)
+    key, milestone = result.plan.repo.key, result.plan.milestones[0]
+    run = explore(CraftedRun(store, "oracle", mid=milestone.id, repo=key, model="oracle-v1", synthetic=True))
+    run.say().edit(sha="e1").say().test(1, 0).finish("PASS", OWN_DIFF)
+    warned: list[str] = []
+    distill(store, load_rules(), log=warned.append)
+    (row, *_) = read_distilled(store, SFT)
+    assert row.provenance.contamination_risk == "high" and not [line for line in warned if "cutoff" in line]

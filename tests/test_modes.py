@@ -52,7 +52,8 @@ def test_probe_mode_gives_only_the_description_no_hints_and_a_short_budget_and_f
     with OpenAIServer() as server:
         _turn(server, 1, *[("bash", {"command": f"cat {shlex.quote(path)}"}) for path in core])
         _turn(server, 2, ("request_hint", {"reason": "which file?"}), text="I am stuck.")
-        for number in range(3, 12):
+        _turn(server, 3, ("bash", {"command": "ls -R tests"}))
+        for number in range(4, 12):
             _turn(server, number, ("bash", {"command": "ls"}))
         events = _run(store, key, server, "probe", "probe")
     task = events[0].action.content
@@ -63,6 +64,11 @@ def test_probe_mode_gives_only_the_description_no_hints_and_a_short_budget_and_f
     assert summary["status"] == "STUCK" and summary["stopped_by"] == "max_turns: 10 turns"
     metadata = json.loads(store.run_metadata(key, "probe").read_text())
     assert (metadata["mode"], metadata["harness_profile"]) == ("probe", "V0")
+    # issue 33: the new tests in the workspace would name the feature's files: the probe runs with them hidden
+    assert metadata["test_visibility"] == "hidden"
+    new_files = {test.split("::")[0].rsplit("/", 1)[-1] for test in milestone.fail_to_pass} - {"test_store.py"}
+    listed = next(event.observation for event in events if event.action.args.get("command") == "ls -R tests")
+    assert "test_store.py" in listed and new_files and not any(name in listed for name in new_files)
 
     analyze(store, _rules())
     with connect_read_only(store) as con:

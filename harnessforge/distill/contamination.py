@@ -5,7 +5,8 @@ dates and the Dev model's training-data cutoff (the rules' `distill.contaminatio
 longest model-name prefix). The risk is `high` when the verify commit (the solution) is older than
 the cutoff, `medium` when it is newer by less than `margin_days` (cutoffs are fuzzy, and code spreads
 through forks and mirrors), `low` when newer still, and `unknown` with no cutoff or no dates (an
-unlisted model, the offline oracle, a run whose repository is not in the store).
+unlisted model, which is warned about once; a run whose repository is not in the store). A synthetic
+run (the offline oracle) read the solution itself: `high`.
 """
 
 from __future__ import annotations
@@ -22,6 +23,18 @@ def with_contamination(runs: list, store: Store, rules: ContaminationRules, log=
     """Set each run's provenance dates and risk (one git lookup per repository and milestone); `log` says when a
     damaged milestone.json was read from its plan instead."""
     dates: dict[tuple[str, str], tuple[str | None, str | None, str | None]] = {}
+    unlisted = sorted(
+        {
+            run.provenance.model
+            for run in runs
+            if not run.provenance.synthetic and not model_cutoff(run.provenance.model, rules)
+        }
+    )
+    for model in unlisted:
+        log(
+            f"warning: no training-data cutoff for model {model or '(none)'}: its rows' contamination_risk is unknown; "
+            "add it to the rules' distill.contamination.cutoffs"
+        )
     for run in runs:
         where = (run.provenance.repo, run.provenance.milestone_id)
         if where not in dates:
@@ -33,7 +46,7 @@ def with_contamination(runs: list, store: Store, rules: ContaminationRules, log=
             "base_commit_date": base,
             "verify_commit_date": verify,
             "model_cutoff": cutoff.isoformat() if cutoff else None,
-            "contamination_risk": risk(verify, cutoff, rules.margin_days),
+            "contamination_risk": "high" if run.provenance.synthetic else risk(verify, cutoff, rules.margin_days),
         }
         run.provenance = run.provenance.model_copy(update=update)
 

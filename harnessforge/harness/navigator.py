@@ -71,7 +71,11 @@ class Navigator:
         `harness_profile` name entries of the rules' harness.modes and harness.harness_profiles; `test_visibility`
         (visible or hidden; default: the rules' harness.test_visibility) whether the acceptance tests are in the
         Dev's workspace."""
-        wanted = rules.harness.mode(mode).granularity
+        wanted, needs = rules.harness.mode(mode).granularity, rules.harness.mode(mode).test_visibility
+        if needs and test_visibility and test_visibility != needs:
+            raise ConfigError(
+                f"--mode {mode} runs with the acceptance tests {needs} (rules harness.modes), not {test_visibility}"
+            )
         rules.harness.harness_profile(harness_profile)  # an unknown name fails before any work
         self.store, self.agent, self.rules, self.log = store, agent, rules, log
         spec = spec_for(store, repo)
@@ -95,7 +99,7 @@ class Navigator:
             hint_rewriter=HintRewriter(mentor, log) if mentor is not None else None,
             mode=mode,
             harness_profile=harness_profile,
-            test_visibility=test_visibility or rules.harness.test_visibility,
+            test_visibility=needs or test_visibility or rules.harness.test_visibility,
         )
         self.mentor = mentor
         self.memory: list[MilestoneMemory] = []  # each milestone that ran: what the next one's task recalls

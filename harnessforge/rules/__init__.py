@@ -314,6 +314,9 @@ class ModeRules(Model):
     mentor: bool = Field(True, description="the Mentor releases hints")
     max_turns: int | None = Field(None, gt=0, description="the turn budget (default: harness.max_turns)")
     granularity: Literal["feature", "pr"] = Field("feature", description="the plan it needs (`plan --granularity`)")
+    test_visibility: Literal["visible", "hidden"] | None = Field(
+        None, description="the acceptance tests' visibility it needs (None: the run's `--tests`)"
+    )
 
 
 class HarnessProfileRules(Model):
