@@ -140,13 +140,14 @@ def test_atif_and_bad_requests(exported, tmp_path):
 
 
 def test_a_rejected_run_feeds_only_what_the_gates_table_allows(exported, tmp_path):
-    """distill.gates: an agent loop (`stuck`) keeps its KTO negatives, its stuck slices and the rejected side of
-    pairs; cheating (`git_history_probe`) and memorisation give nothing; the card counts per reason."""
+    """distill.gates: an agent loop (`stuck`) keeps its KTO negatives and the rejected side of pairs (its only stuck
+    slice was never resolved: no SFT file imitates it); cheating (`git_history_probe`) and memorisation give nothing;
+    the card counts per reason."""
     store, out, report = exported
     kto = jsonl(out / "kto" / "trl.jsonl")
     stuck_kto = [row for row in kto if row["run_id"] == "stuck"]
     assert stuck_kto and not any(row["label"] for row in stuck_kto)  # negatives only
-    assert "stuck" in {row["run_id"] for row in jsonl(out / "stuck_slices" / "trl.jsonl")}
+    assert "stuck" not in {row["run_id"] for row in jsonl(out / "stuck_slices" / "trl.jsonl")}
     every_row = [row for path in out.rglob("*.jsonl") if path.parent.name != "swebench" for row in jsonl(path)]
     assert not {"git_history_probe", "memorisation"} & {row["run_id"] for row in every_row}
     dpo = jsonl(out / "dpo" / "trl.jsonl")
@@ -258,3 +259,44 @@ def test_an_export_is_swapped_in_whole_and_never_mixes_with_a_folder_it_did_not_
     assert [path.name for path in tmp_path.iterdir() if path.name.startswith(".out.")] == []
     forced = export(store, ["sft"], foreign, force=True)
     assert not (foreign / "holiday.jpg").exists() and forced.files
+
+
+def test_the_folder_is_a_hub_dataset_one_config_per_file_family_and_dialect(exported):
+    """Issue 33: `load_dataset(<export dir>)` returned a `test` split of 2 rows of task metadata (no `configs:` in the
+    card). The card's front matter declares a config per family and dialect; each loads exactly its file's rows."""
+    from huggingface_hub import DatasetCard
+
+    _, out, report = exported
+    card = DatasetCard.load(out / "README.md")
+    configs = {config["config_name"]: config for config in card.data.configs}
+    with_rows = {name for name, count in report.rows.items() if count and "/" in name and name.count("/") == 1}
+    expected = {
+        name.replace("/", "-")
+        for name in with_rows
+        if name.split("/")[0] in ("sft", "stuck_slices", "chains", "dpo", "kto")
+    }
+    assert set(configs) == expected and {"sft-trl", "dpo-swift", "kto-trl", "stuck_slices-openrlhf"} <= set(configs)
+    for name in sorted(configs):
+        loaded = datasets.load_dataset(str(out), name)
+        assert list(loaded) == ["train"], name
+        family, dialect = name.split("-")
+        assert loaded["train"].to_list() == jsonl(out / family / f"{dialect}.jsonl"), name
+    assert card.data.task_categories == ["text-generation"] and card.data.size_categories == ["n<1K"]
+    # crafted runs of a repository the store has no clone of: no license to read, said, and `other`
+    assert card.data.license == "other" and report.warnings
+    assert all("no license identified" in warning for warning in report.warnings)
+
+
+def test_the_card_carries_the_repositories_license(planned, tmp_path):
+    """The example repository is MIT licensed (its LICENSE file): the card says `mit`, with no warning; a second
+    repository under another license makes it `other`, naming each."""
+    from harnessforge.export.hub import front_matter, repository_license
+
+    store, result = planned
+    key = result.plan.repo.key
+    assert repository_license(store, key) == "MIT"
+    front, warnings = front_matter(store, tmp_path, {}, [key])
+    assert "license: mit\n" in front and warnings == []
+    front, warnings = front_matter(store, tmp_path, {}, [key, "acme__unplanned"])
+    assert "license: other\n" in front and "license_details: 'acme__unplanned: unknown; " in front.replace('"', "'")
+    assert warnings == ["acme__unplanned: no license identified in its license files; the dataset card says `other`"]

@@ -98,6 +98,8 @@ def export(
         console.print(
             f"[yellow]{len(report.unverified_cards)} task cards not verified[/]: run `harnessforge verify-tasks`"
         )
+    for warning in report.warnings:
+        console.print(f"[yellow]warning[/]: {warning}", markup=True, highlight=False)
     out.print(str(out_dir / "README.md"))
 
 

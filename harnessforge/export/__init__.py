@@ -60,6 +60,7 @@ from .card import dataset_card
 from .columns import write
 from .format_checks import format_checks
 from .harbor import harbor_tasks
+from .hub import front_matter
 from .splits import HELDOUT, TRAIN, split_of
 from .swebench_repo import write_task_repo
 from .tokens import TokenCount, TokenCounter
@@ -95,6 +96,7 @@ class ExportReport:
     format_checks: dict[str, str | None] = field(default_factory=dict)  # per file: None if its tool loads it
     poc: list[Criterion] = field(default_factory=list)  # seed 001's criteria (distill/poc.py)
     funnel: dict[str, dict[str, int]] = field(default_factory=dict)  # per repo: milestones at each stage
+    warnings: list[str] = field(default_factory=list)  # said on the console and in the card (licenses)
 
 
 def export(
@@ -240,7 +242,10 @@ def _export(
     report.poc = criteria(store, rules or load_rules(), report.format_checks)
     report.funnel = funnel(store)
     card = dataset_card(report, reviews, manifest, allow_synthetic, _memorisation_rates(store))
-    atomic_write(out / "README.md", card.encode())
+    repos = {review.repo for review in reviews if allow_synthetic or not review.synthetic}
+    front, report.warnings = front_matter(store, out, report.rows, sorted(repos))
+    warned = ["## Warnings", "", *[f"- {warning}" for warning in report.warnings], ""] if report.warnings else []
+    atomic_write(out / "README.md", (front + card + "\n" + "\n".join(warned)).encode())
     report.files.append(out / "README.md")
     return report
 
