@@ -31,6 +31,36 @@ def card_counts_match_the_files(datasets) -> dict[str, int]:
     return counts
 
 
+def check_training_rows(datasets, summaries: dict[str, MilestoneSummary]) -> None:
+    """Issue 33 on the demo's export: no SFT-dialect row imitates a stretch or a run that did not succeed (m03 is
+    STUCK: only slices it got out of, trained from the recovery); every row carries a contamination risk (the
+    oracle read the solution: high); every config of the card loads its file's rows with `load_dataset`."""
+    import datasets as hf_datasets
+    from huggingface_hub import DatasetCard
+
+    rows = {
+        path.relative_to(datasets).with_suffix("").as_posix(): [
+            json.loads(line) for line in path.read_text().splitlines()
+        ]
+        for family in ("sft", "stuck_slices", "chains", "dpo", "kto")
+        for path in (datasets / family).glob("*.jsonl")
+    }
+    for name, file_rows in rows.items():
+        if name.split("/")[0] in ("sft", "stuck_slices", "chains"):
+            for row in file_rows:
+                assert row.get("resolution") != "unresolved", (name, row["id"])
+                ran = summaries.get(row["milestone_id"])  # a chain's is a range of passing milestones
+                if ran is not None and ran.status != "PASS":
+                    assert row["resolution"].startswith("resolved"), (name, row["id"])
+        assert all(row["contamination_risk"] == "high" for row in file_rows), name
+    configs = [config["config_name"] for config in DatasetCard.load(datasets / "README.md").data.configs]
+    assert "sft-trl" in configs and "kto-swift" in configs
+    for config in configs:
+        family, dialect = config.split("-")
+        loaded = hf_datasets.load_dataset(str(datasets), config)
+        assert loaded["train"].to_list() == rows[f"{family}/{dialect}"], config
+
+
 def check_demo_store(store: Store) -> dict[str, MilestoneSummary]:
     """Every stage's artifacts exist and validate; the run shows each behaviour the demo promises."""
     assert store.load_screening(KEY).repo.key == KEY
@@ -52,6 +82,7 @@ def check_demo_store(store: Store) -> dict[str, MilestoneSummary]:
     chains = [json.loads(line) for line in (store.root / "distilled" / "chains.jsonl").read_text().splitlines()]
     assert chains[0]["milestones"] == ["m01", "m02"] and chains[0]["cut"] == "ends before m03 (STUCK)"
     card_counts_match_the_files(store.root / "datasets")
+    check_training_rows(store.root / "datasets", summaries)
     # every file the demo exported loads in the tool that reads it (datasets, Harbor, swebench)
     checks = json.loads((store.root / "datasets" / "format_checks.json").read_text())
     assert checks and not {name: why for name, why in checks.items() if why}, checks

@@ -141,3 +141,36 @@ def test_a_shell_only_dev_gets_the_oracles_hints_and_stuck_points(local):
     assert sorted(kind for kind, _ in points["shell"]) == sorted(kind for kind, _ in points["oracle"])
     for (_, oracle_turn), (_, shell_turn) in zip(sorted(points["oracle"]), sorted(points["shell"]), strict=True):
         assert abs(oracle_turn - shell_turn) <= 1
+
+
+def test_a_shell_only_dev_that_stays_stuck_is_neither_easy_nor_a_positive(local):
+    """Issue 33: the Reviewer never read the outcome: a STUCK run with no hint and at most one edit -> test cycle was
+    "difficulty 1, solved in one go", `too_easy`, which the gates admit to SFT, DPO, KTO, ATIF and tasks. A Dev that
+    edits through `sed` and runs pytest from the shell, and never gets there, is a hard, unresolved run."""
+    store, key = local
+    rules = _rules()
+    harness = rules.harness.model_copy(update={"max_turns": 6})
+    rules = rules.model_copy(update={"harness": harness})
+    milestone = store.load_milestone(key, MID)
+    test_files = sorted(set(test_files_of("pytest", milestone.fail_to_pass)))
+    pytest_command = "python -m pytest -q " + " ".join(map(shlex.quote, test_files))
+    with OpenAIServer() as server:
+        server.push(
+            OpenAIServer.completion(
+                content="Look.", tool_calls=[OpenAIServer.tool_call("c1", "bash", {"command": "ls tasklite"})]
+            )
+        )
+        edit = {"command": "sed -i '1i # edited' tasklite/store.py"}  # a source file's edit, through the shell
+        server.push(OpenAIServer.completion(content="Edit.", tool_calls=[OpenAIServer.tool_call("c2", "bash", edit)]))
+        for number in range(3, 8):
+            call = OpenAIServer.tool_call(f"c{number}", "bash", {"command": pytest_command})
+            server.push(OpenAIServer.completion(content="Test.", tool_calls=[call]))
+        agent = OpenAIBackend("gpt-4.1", api_key="EMPTY", base_url=server.base_url, max_retries=0, timeout=30.0)
+        Navigator(store, key, agent, rules, run_id="shell-stuck", backend="local", log=lambda *_: None).run([MID])
+    analyze(store, rules)
+    with connect_read_only(store) as con:
+        (row,) = read_rows(con, MilestoneSummaryRow, {"run_id": "shell-stuck"})
+    assert row.status == "STUCK" and row.edits == 1 and row.iterations == 1 and row.max_hint_level == 0
+    review = Reviewer(rules.distill.reviewer, rules.hash).review(row)
+    assert review.difficulty >= 4 and "too_easy" not in review.discard_reasons, review
+    assert "unresolved" in review.discard_reasons and review.rl_value == "reject"
