@@ -324,7 +324,7 @@ CASES = [
         put("{store}/analytics/harnessforge.duckdb", "not a database"),
         ("report",),
         1,
-        "{store}/analytics/harnessforge.duckdb: cannot open the analytics database",
+        "{store}/analytics/harnessforge.duckdb: the analytics database is damaged",
     ),
     (
         "manifest-damaged",

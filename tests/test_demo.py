@@ -57,7 +57,7 @@ def check_training_rows(datasets, summaries: dict[str, MilestoneSummary]) -> Non
     assert "sft-trl" in configs and "kto-swift" in configs
     for config in configs:
         family, dialect = config.split("-")
-        loaded = hf_datasets.load_dataset(str(datasets), config)
+        loaded = hf_datasets.load_dataset(str(datasets), config, cache_dir=str(datasets.parent / "hf-cache"))
         assert loaded["train"].to_list() == rows[f"{family}/{dialect}"], config
 
 

@@ -277,7 +277,7 @@ def test_the_folder_is_a_hub_dataset_one_config_per_file_family_and_dialect(expo
     }
     assert set(configs) == expected and {"sft-trl", "dpo-swift", "kto-trl", "stuck_slices-openrlhf"} <= set(configs)
     for name in sorted(configs):
-        loaded = datasets.load_dataset(str(out), name)
+        loaded = datasets.load_dataset(str(out), name, cache_dir=str(out.parent / "hf-cache"))  # not a stale cache
         assert list(loaded) == ["train"], name
         family, dialect = name.split("-")
         assert loaded["train"].to_list() == jsonl(out / family / f"{dialect}.jsonl"), name

@@ -217,8 +217,9 @@ def test_a_long_stuck_stretch_keeps_its_last_turns_up_to_the_resolution(tmp_path
     quiet(store)
     (stuck,) = rows(store, "stuck_slices", Segment)
     body = stuck.messages[stuck.train_from :]
-    assert assistant_turns(body) == 20 and stuck.train_from == 2  # at max: no room for context
-    assert body[0]["role"] == "assistant" and "2 passed" in body[-1]["content"]  # the resolution stays
+    assert assistant_turns(stuck.messages[2:]) == 20  # at max: no room for context
+    # issue 33: trained only from the recovery (the fix and the test that shows it), the loop before it shown
+    assert assistant_turns(body) == 2 and body[0]["role"] == "assistant" and "2 passed" in body[-1]["content"]
     assert stuck.cut == "the first 11 of its 31 turns (slice_turns.max 20)"
     tool_results_follow_their_calls(stuck.messages)
     narrow = with_distill(load_rules(), slice_turns={"min": 1, "max": 4})
