@@ -165,3 +165,43 @@ def test_the_latest_failure_and_the_recent_outputs_survive(keep):
     compaction = budget.fit(messages, protect=["c0"])
     assert compaction is not None and "c0" not in compaction.elided
     assert not {f"c{number}" for number in range(6 - keep, 6)} & set(compaction.elided)
+
+
+def test_sampling_settings_reach_the_wire_from_the_rules_and_the_command_line(local, tmp_path):  # noqa: F811
+    """Issue 34: temperature, max_tokens, timeout and extra_body existed on the backend but nothing reached them, so a
+    self-hosted server could write until its own limit. The rules set them per model prefix, `run` overrides them,
+    the output cap is always sent (the model's window cap by default), and a resume under others is refused."""
+    import os
+    import subprocess
+
+    import yaml
+
+    from tests.conftest import BIN
+
+    store, key = local
+    rules = tmp_path / "rules.yaml"
+    harness = {
+        "max_turns": 1,
+        "context": {"windows": {MODEL: {"context": 50_000, "output": 777}}},
+        "sampling": {"models": {"local": {"temperature": 0.7, "extra_body": {"top_k": 20}}}},
+    }
+    rules.write_text(yaml.safe_dump({"environments": {"repeats": 1}, "harness": harness}))
+    base = [str(BIN / "harnessforge"), "--store", str(store.root), "--rules", str(rules), "run", key]
+    base += ["--agent", "openai", "--model", MODEL, "--sandbox", "local", "--milestones", MID, "--run-id", "tuned"]
+    with OpenAIServer() as server:
+        env = {**os.environ, "OPENAI_API_KEY": "EMPTY", "OPENAI_BASE_URL": server.base_url, "COLUMNS": "200"}
+        _script(server, 1, 10)
+        done = subprocess.run(
+            [*base, "--temperature", "0.2", "--top-p", "0.9", "--timeout", "30"],
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=300,
+        )
+        assert done.returncode == 0, done.stdout + done.stderr
+        (body,) = server.bodies
+        assert (body["temperature"], body["top_p"], body["max_completion_tokens"], body["top_k"]) == (0.2, 0.9, 777, 20)
+        again = subprocess.run([*base, "--temperature", "1.0"], env=env, capture_output=True, text=True, timeout=300)
+    assert again.returncode == 1 and "was started with agent_policy" in again.stdout + again.stderr
+    refused = subprocess.run([*base, "--top-p", "0"], env=env, capture_output=True, text=True, timeout=300)
+    assert refused.returncode == 2 and "top_p" in refused.stderr  # a bad value: a usage error, one line

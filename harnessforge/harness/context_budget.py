@@ -43,14 +43,10 @@ class Compaction:
 
 
 def window_of(model: str, rules: ContextRules) -> tuple[int, int, bool]:
-    """(context tokens, output cap, known) of `model`: the longest prefix listed in `harness.context.windows`
-    (a provider prefix such as `anthropic/` and the case ignored), else the rules' default."""
-    name = model.rsplit("/", 1)[-1].lower()
-    matches = [prefix for prefix in rules.windows if name.startswith(prefix)]
-    if not matches:
-        return rules.default.context, rules.default.output, False
-    window = rules.windows[max(matches, key=len)]
-    return window.context, window.output, True
+    """(context tokens, output cap, known) of `model`: the longest prefix listed in `harness.context.windows`, else
+    the rules' default."""
+    window, known = rules.window(model)
+    return window.context, window.output, known
 
 
 def overflowed(error: Exception) -> bool:

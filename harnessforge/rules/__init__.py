@@ -21,7 +21,7 @@ from pydantic import Field, ValidationError, computed_field, field_validator, mo
 from ..errors import ConfigError
 from ..models.common import Model, first_error
 from ..models.plan import Granularity
-from .context import ContextRules, Window
+from .context import ContextRules, Sampling, SamplingRules, Window
 from .distill import (
     ChainRules,
     ContaminationRules,
@@ -39,6 +39,8 @@ from .patterns import compiles
 
 __all__ = [  # the sections that live in their own modules, importable from here like the rest
     "ContextRules",
+    "Sampling",
+    "SamplingRules",
     "Window",
     "BootstrapRules",
     "CollateralTests",
@@ -359,6 +361,7 @@ class HarnessRules(Model):
     memory: MemoryRules
     mentor: MentorRules
     context: ContextRules = Field(default_factory=ContextRules)
+    sampling: SamplingRules = Field(default_factory=SamplingRules)
     modes: dict[str, ModeRules] = Field(default_factory=lambda: {"standard": ModeRules()})
     harness_profiles: dict[str, HarnessProfileRules] = Field(default_factory=lambda: {"V0": HarnessProfileRules()})
     plan_pattern: str = Field(r"(?im)^\W*plan\s*:", description="how a Dev message states its plan (V1-V3)")
