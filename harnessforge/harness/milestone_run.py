@@ -29,6 +29,7 @@ from .atif import to_atif
 from .context_budget import ContextBudget, ContextExhausted, elide, overflowed
 from .conversation import NUDGE, assistant_message, system_prompt
 from .harness_profiles import HarnessProfile
+from .loops import LoopThresholds
 from .memory import render
 from .mentor import Mentor
 from .recorder import Recorder, summarize, with_scaffold
@@ -105,7 +106,10 @@ class MilestoneRun:
         )
         events = self.recorder.events()
         ladder = context.store.load_hints(context.repo_key, milestone.id)
-        self.mentor = Mentor.replay(milestone.id, ladder, self.budget.mentor, events, enabled=self.mode.mentor)
+        loops = LoopThresholds.of(context.rules.analytics)
+        self.mentor = Mentor.replay(
+            milestone.id, ladder, self.budget.mentor, events, enabled=self.mode.mentor, loops=loops
+        )
         self.profile = HarnessProfile(
             context.harness_profile,
             self.budget.harness_profile(context.harness_profile),
@@ -247,12 +251,11 @@ class MilestoneRun:
             except AgentError as e:
                 if not (budget and overflowed(e)):
                     raise
-                if attempt == 1:
-                    self.stopped_by = f"context_window: the API refused the compacted conversation too ({e})"
-                    return None
+                self.stopped_by = f"context_window: the API refused the compacted conversation too ({e})"
                 continue
             if budget:
                 budget.calibrate(self.messages, answer.usage.input + answer.usage.cached)
+            self.stopped_by = None  # (an overflow the retry got past)
             return answer
         return None
 
@@ -262,10 +265,8 @@ class MilestoneRun:
         compaction = budget.fit(self.messages, self.last_failure, limit=limit, keep_recent=keep_recent)
         if compaction is not None:
             self.messages = elide(self.messages, compaction.elided)
-            args = compaction.args(budget.rules.policy, budget.window)
-            self.record(
-                "navigator", Action(type="compaction", content=f"{len(compaction.elided)} outputs elided", args=args)
-            )
+            said, args = f"{len(compaction.elided)} outputs elided", compaction.args(budget.rules.policy, budget.window)
+            self.record("navigator", Action(type="compaction", content=said, args=args))
 
     def _calls(self, sandbox: Sandbox, tools: ToolBox, calls: list[ToolCall]) -> None:
         """Run the calls in order, each recorded as it returns; a passing `submit` ends the turn."""

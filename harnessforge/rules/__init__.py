@@ -402,6 +402,7 @@ class AnalyticsRules(Model):
     repeat_action_observation: int = Field(ge=2)
     repeat_action_error: int = Field(ge=2)
     alternating_steps: int = Field(ge=4)
+    turns_without_tool_calls: int = Field(3, ge=1)
     hint_response_turns: int = Field(ge=1)
     efficient_max_turns: int = Field(ge=1)
     memorisation_ngram: int = Field(ge=1)
