@@ -55,7 +55,7 @@ def _rules_for(window: int, output: int = 1000, turns: int = 100):
 
 def _script(server: OpenAIServer, turns: int, chars: int) -> None:
     for number in range(1, turns + 1):
-        command = f"head -c {chars} /dev/zero | tr '\\0' x; echo"
+        command = f"head -c {chars} /dev/zero | tr '\\0' x; echo {number}"  # each its own (no loop, no hint)
         call = OpenAIServer.tool_call(f"call_{number}", "bash", {"command": command})
         server.push(OpenAIServer.completion(content=f"Step {number}.", tool_calls=[call], model=MODEL))
 
@@ -95,7 +95,9 @@ def test_a_long_milestone_stays_inside_the_window_and_the_log_is_what_the_model_
     # the log's view, at each model call, is the request the model got (its messages, role and text)
     calls = [event.seq for event in events if event.role == "dev" and event.action.type == "message"]
     for body, seq in zip(requests, calls, strict=True):
-        seen = rebuild([event for event in events if event.seq < seq]).messages
+        conversation = rebuild([event for event in events if event.seq < seq])
+        conversation.deliver()  # what the turn's end delivered (hints)
+        seen = conversation.messages
         assert _view(seen) == _view(body["messages"]), seq
     last = requests[-1]["messages"]
     assert last[1]["role"] == "user" and "Step" not in last[1]["content"]  # the task survives

@@ -8,8 +8,10 @@ import json
 import pytest
 
 from harnessforge.agents.openai_backend import OpenAIBackend
+from harnessforge.harness.conversation import rebuild
 from harnessforge.harness.loops import LoopThresholds, LoopWatch
 from harnessforge.harness.navigator import Navigator
+from harnessforge.harness.recorder import Recorder
 from harnessforge.models.trajectory import Action, Event
 from tests.llm_servers import OpenAIServer
 from tests.test_shell_dev import MID, _rules, local  # noqa: F401  (fixture)
@@ -40,7 +42,17 @@ def test_a_dev_that_loops_without_running_tests_gets_a_hint(local, behaviour, ru
             else:
                 server.push(OC.completion("I think the store needs a change somewhere, let me think more."))
         decisions = _run(store, key, server, f"loop-{behaviour}", 15)
+        last = server.bodies[-1]["messages"]
     assert decisions, "no hint for a Dev that loops"
+    # the log is what the model saw: the nudges after prose, the hints, in order; each answer's finish_reason kept
+    events = Recorder.open(store.milestone_run(key, f"loop-{behaviour}", MID).dir).events()
+    calls = [event for event in events if event.action.type == "message"]
+    conversation = rebuild([event for event in events if event.seq < calls[-1].seq])
+    conversation.deliver()  # what the turn's end delivered (a hint)
+    seen = conversation.messages
+    assert [(m["role"], m.get("content") or "") for m in seen] == [(m["role"], m.get("content") or "") for m in last]
+    reason = "stop" if behaviour == "prose" else "tool_calls"
+    assert all(event.action.args["finish_reason"] == reason for event in calls)
     first = decisions[0]
     assert first["rule"] == rule and first["level"] == 1
     assert first["turn_id"] == _rules().harness.mentor.cooldown_turns  # as soon as the cooldown's turns are over

@@ -80,7 +80,7 @@ def rebuild(events: list[Event], workdir: str | None = None) -> Conversation:
             conversation.deliver()
             turn = turn_of(event)
             conversation.add(assistant_message(turn), event.seq)
-            if not turn.tool_calls:
+            if not turn.tool_calls and event.action.args.get("nudged", True):  # (logs before `nudged`: every one)
                 conversation.add({"role": "user", "content": NUDGE}, None)
         elif event.action.type == "compaction":  # the outputs the model saw as stubs from here on
             conversation.messages = elide(conversation.messages, event.action.args.get("elided", []))

@@ -211,9 +211,12 @@ class MilestoneRun:
             return
         counters.usage, counters.cost = counters.usage + answer.usage, counters.cost + answer.cost_usd
         self.messages.append(assistant_message(answer))
+        agent = self.context.agent
+        nudged = not answer.tool_calls and not agent.ends_with_answer and agent.scaffold == "harnessforge"
         args = {"reasoning": answer.reasoning, "tool_calls": [call.model_dump() for call in answer.tool_calls]}
-        if answer.extra:
-            args["backend"] = answer.extra
+        args |= {"finish_reason": answer.stop_reason, "nudged": nudged} | (
+            {"backend": answer.extra} if answer.extra else {}
+        )
         message = self.record(
             "dev",
             Action(type="message", content=answer.text, args=args),
@@ -223,10 +226,9 @@ class MilestoneRun:
             cost_usd=answer.cost_usd,
         )
         self._plan(message)
-        agent = self.context.agent
         if not answer.tool_calls and agent.ends_with_answer:  # the scaffold's final answer: its submission
             self._submission(sandbox, answer.text)
-        elif not answer.tool_calls and agent.scaffold == "harnessforge":  # (a scaffold answers format slips itself)
+        elif nudged:  # (a scaffold answers format slips itself)
             self.messages.append({"role": "user", "content": NUDGE})
         self._calls(sandbox, tools, answer.tool_calls)
         self._end_turn()
