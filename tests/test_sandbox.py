@@ -16,6 +16,8 @@ from tests.test_sandbox_attacks import BOTH, commits, open_sandbox  # noqa: F401
 def test_files_patches_diff_and_reset(open_sandbox, commits, backend):  # noqa: F811
     with open_sandbox(backend, commits["v0.2.0"]) as sandbox:
         assert "tasklite/" in sandbox.list_dir(".") and "store.py" in sandbox.list_dir("tasklite")
+        with pytest.raises(EnvError, match="cannot list no/such/dir"):  # issue 34: an empty "ok" listing before
+            sandbox.list_dir("no/such/dir")
         sandbox.write_file("notes/todo.txt", "one\n")
         assert sandbox.read_file("notes/todo.txt") == b"one\n"
         sandbox.exec("sed -i 's/^# tasklite$/# tasklite (patched)/' README.md")

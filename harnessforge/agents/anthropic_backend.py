@@ -22,7 +22,7 @@ from typing import Any
 import anthropic
 
 from ..models.trajectory import AgentTurn, Message, ToolCall, Usage
-from .base import AgentBackend, parse_tool_args, sdk_options, tool_results_first
+from .base import AgentBackend, parse_tool_args, sampling_policy, sdk_options, tool_results_first
 from .errors import AgentError, api_error, bad_answer
 from .pricing import cost_usd
 
@@ -46,12 +46,16 @@ class AnthropicBackend(AgentBackend):
         model: str,
         api_key: str | None = None,
         base_url: str | None = None,
-        max_tokens: int = 8192,
+        max_tokens: int | None = 8192,
         thinking_budget: int | None = None,
         max_retries: int = 4,
         timeout: float = 600.0,
         max_retry_after_s: float = 60.0,
+        temperature: float | None = None,
+        top_p: float | None = None,
+        extra_body: dict[str, Any] | None = None,
     ):
+        max_tokens = max_tokens or 8192  # the Messages API needs a cap
         options = sdk_options(
             "Anthropic",
             "ANTHROPIC_API_KEY",
@@ -67,6 +71,7 @@ class AnthropicBackend(AgentBackend):
             raise AgentError(f"thinking_budget must be >= 1024 and < max_tokens ({max_tokens}), got {thinking_budget}")
         self.model, self.max_tokens, self.thinking_budget = model, max_tokens, thinking_budget
         self.max_retries, self.timeout = max_retries, timeout
+        self.temperature, self.top_p, self.extra_body = temperature, top_p, extra_body or {}
         self.client = anthropic.Anthropic(**options)
         self.base_url = str(self.client.base_url)
         self._thinking: dict[str, list[dict]] = {}  # answer key -> its signed thinking blocks
@@ -130,7 +135,17 @@ class AnthropicBackend(AgentBackend):
             out[-1]["content"][-1]["cache_control"] = CACHE
         if self.thinking_budget:
             params["thinking"] = {"type": "enabled", "budget_tokens": self.thinking_budget}
+        params |= {
+            name: value
+            for name, value in (("temperature", self.temperature), ("top_p", self.top_p))
+            if value is not None
+        }
+        if self.extra_body:
+            params["extra_body"] = self.extra_body
         return params
+
+    def policy(self) -> dict[str, Any]:
+        return sampling_policy(self)
 
     def _convert(self, messages: list[Message]) -> tuple[list[dict], list[dict]]:
         """OpenAI-style messages -> (system blocks, Anthropic messages with content-block lists).

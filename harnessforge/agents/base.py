@@ -207,3 +207,9 @@ def function_schemas(tools: list[dict]) -> list[dict]:
             }
             out.append({"type": "function", "function": function})
     return out
+
+
+def sampling_policy(backend: Any) -> dict[str, Any]:
+    """A model backend's settings that change its answers (a resume under others is refused)."""
+    names = ("temperature", "top_p", "max_tokens", "extra_body")
+    return {"sampling": {name: getattr(backend, name) for name in names if getattr(backend, name, None)}}

@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 
 from ..errors import ConfigError
+from ..rules import HarnessRules, Sampling
 from .base import AgentBackend
 from .oracle import PROFILES, OracleAgent
 
@@ -30,9 +31,11 @@ def make_agent(
     profiles: dict[str, str] | None = None,
     api_key: str | None = None,
     base_url: str | None = None,
+    sampling: Sampling | None = None,
 ) -> AgentBackend:
     """`oracle` takes `seed` and per-milestone `profiles`; the API backends take `api_key` and `base_url`,
-    each falling back to the provider's environment variables."""
+    each falling back to the provider's environment variables, and `sampling` (`sampling_of`)."""
+    tuning = _tuning(sampling) if sampling else {}
     if name == "oracle":
         try:
             return OracleAgent(seed=seed, profiles=profiles)
@@ -41,11 +44,11 @@ def make_agent(
     if name == "anthropic":
         from .anthropic_backend import AnthropicBackend
 
-        return AnthropicBackend(model or DEFAULT_MODELS["anthropic"], api_key=api_key, base_url=base_url)
+        return AnthropicBackend(model or DEFAULT_MODELS["anthropic"], api_key=api_key, base_url=base_url, **tuning)
     if name == "openai":
         from .openai_backend import OpenAIBackend
 
-        return OpenAIBackend(model or DEFAULT_MODELS["openai"], api_key=api_key, base_url=base_url)
+        return OpenAIBackend(model or DEFAULT_MODELS["openai"], api_key=api_key, base_url=base_url, **tuning)
     if name == "claude-code":
         from .claude_code_backend import ClaudeCodeAgent
 
@@ -64,6 +67,20 @@ def make_agent(
             from .openharness_backend import OpenHarnessAgent as scaffold
         return scaffold(bare, provider, api_key=api_key, base_url=base_url)
     raise ConfigError(f"unknown agent {name!r}; use one of {', '.join(BACKENDS)}")
+
+
+def sampling_of(name: str, model: str | None, harness: HarnessRules, asked: Sampling | None = None) -> Sampling | None:
+    """How backend `name` asks `model` (the rules' `harness.sampling`, then `asked`); None for a Dev that is no
+    plain model call (the oracle, a CLI or scaffold with its own settings)."""
+    if name not in ("openai", "anthropic"):
+        return None
+    return harness.sampling.of(model or DEFAULT_MODELS[name], harness.context, asked)
+
+
+def _tuning(sampling: Sampling) -> dict:
+    tuning = {"temperature": sampling.temperature, "top_p": sampling.top_p, "extra_body": sampling.extra_body}
+    tuning["max_tokens"] = sampling.max_output_tokens
+    return tuning | ({"timeout": sampling.timeout_s} if sampling.timeout_s else {})
 
 
 def parse_profiles(items: Iterable[str]) -> dict[str, str]:

@@ -15,7 +15,7 @@ from typing import Any
 import openai
 
 from ..models.trajectory import AgentTurn, Message, ToolCall, Usage
-from .base import AgentBackend, parse_tool_args, sdk_options, tool_results_first
+from .base import AgentBackend, parse_tool_args, sampling_policy, sdk_options, tool_results_first
 from .errors import AgentError, api_error, bad_answer
 from .pricing import cost_usd
 
@@ -40,6 +40,7 @@ class OpenAIBackend(AgentBackend):
         max_retries: int = 4,
         timeout: float = 600.0,
         temperature: float | None = None,
+        top_p: float | None = None,
         max_tokens: int | None = None,
         send_reasoning: bool = False,
         extra_body: dict[str, Any] | None = None,
@@ -60,9 +61,13 @@ class OpenAIBackend(AgentBackend):
         )
         self.model, self.max_retries, self.timeout = model, max_retries, timeout
         self.temperature, self.max_tokens, self.send_reasoning = temperature, max_tokens, send_reasoning
+        self.top_p = top_p
         self.extra_body = extra_body or {}
         self.client = openai.OpenAI(**options)
         self.base_url = str(self.client.base_url)
+
+    def policy(self) -> dict[str, Any]:
+        return sampling_policy(self)
 
     def turn(self, messages: list[Message], tools: list[dict]) -> AgentTurn:
         params: dict[str, Any] = {"model": self.model, "messages": self.wire_messages(messages)}
@@ -70,6 +75,8 @@ class OpenAIBackend(AgentBackend):
             params["tools"] = tools
         if self.temperature is not None:
             params["temperature"] = self.temperature
+        if self.top_p is not None:
+            params["top_p"] = self.top_p
         if self.max_tokens is not None:
             params["max_completion_tokens"] = self.max_tokens
         if self.extra_body:

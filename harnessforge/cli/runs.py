@@ -8,15 +8,18 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Optional
 
 import typer
+from pydantic import ValidationError
 from rich.progress import Progress
 
 from ..agents.base import AgentBackend
-from ..agents.factory import make_agent, parse_profiles
+from ..agents.factory import make_agent, parse_profiles, sampling_of
 from ..agents.oracle import PROFILES
 from ..errors import HarnessForgeError
 from ..harness.jobs import ChainJob, check_milestone_ids, expand_jobs
 from ..harness.stopping import stop_on_signals
+from ..models.common import first_error
 from ..repos import spec_for
+from ..rules import Sampling
 from ..store import check_run_id
 from .context import console, out, state
 from .options import AGENT_HELP, MODEL_AGENTS, check_model_backend, sandbox_option
@@ -58,6 +61,12 @@ def run(
         help="visible: the acceptance tests in the workspace; hidden: applied only when grading "
         "(default: rules harness.test_visibility)",
     ),
+    temperature: Optional[float] = typer.Option(None, "--temperature", help="openai, anthropic (harness.sampling)"),
+    top_p: Optional[float] = typer.Option(None, "--top-p", help="openai/anthropic (rules harness.sampling)"),
+    max_output_tokens: Optional[int] = typer.Option(
+        None, "--max-output-tokens", help="An answer's cap (default: the model's, rules harness.context.windows)"
+    ),
+    timeout: Optional[float] = typer.Option(None, "--timeout", help="One model call's timeout in seconds"),
 ) -> None:
     """Run a Dev agent through each repo's milestone chain (repos in parallel, each chain in order);
     trajectories go to trajectories/<key>/<run_id>/. With --chains N, N independent runs of each repo."""
@@ -66,7 +75,12 @@ def run(
     profiles = parse_profiles(profile)
     if run_id is not None:
         check_run_id(run_id)  # it names a folder: refused before any work
-    make_agent(agent, model, seed=seed, profiles=profiles).close()  # a bad agent setting fails before any work
+    try:
+        asked = Sampling(temperature=temperature, top_p=top_p, max_output_tokens=max_output_tokens, timeout_s=timeout)
+    except ValidationError as e:
+        raise typer.BadParameter(first_error(e)) from None
+    sampling = sampling_of(agent, model, state.rules.harness, asked)
+    make_agent(agent, model, seed=seed, profiles=profiles, sampling=sampling).close()  # a bad setting: before work
     state.rules.harness.mode(mode), state.rules.harness.harness_profile(harness_profile)
     if mentor:
         check_model_backend(mentor, "--mentor")
@@ -79,7 +93,7 @@ def run(
         return f"{agent}-{uuid.uuid4().hex[:8]}"
 
     def make_dev(job_seed: int) -> AgentBackend:
-        return make_agent(agent, model, seed=job_seed, profiles=profiles)
+        return make_agent(agent, model, seed=job_seed, profiles=profiles, sampling=sampling)
 
     jobs = {job.name: job for job in expand_jobs(repos, run_id, seed, chains, new_run_id=fresh_run_id)}
     wanted = [part.strip() for part in milestones.split(",") if part.strip()] if milestones else None

@@ -177,9 +177,10 @@ class Sandbox(ABC):
 
     def list_dir(self, rel: str = ".") -> list[str]:
         """Entries of a directory, directories with a trailing slash."""
-        result = self.exec(f"find {shlex.quote(self.path(rel))} -mindepth 1 -maxdepth 1 -printf '%P%y\\n' | sort")
+        where = shlex.quote(self.path(rel))  # a pipeline's status is its last command's: the path is tested first
+        result = self.exec(f"test -d {where} && find {where} -mindepth 1 -maxdepth 1 -printf '%P%y\\n' | sort")
         if result.exit_code != 0:
-            raise EnvError(f"cannot list {rel}: {result.stderr.strip()}")
+            raise EnvError(f"cannot list {rel}: {result.stderr.strip() or 'no such directory'}")
         return [line[:-1] + ("/" if line[-1] == "d" else "") for line in result.stdout.splitlines() if line]
 
     def apply_patch(self, patch: bytes, *, check: bool = True) -> ExecResult:

@@ -12,6 +12,7 @@ import json
 from dataclasses import dataclass, field
 
 from ..models.trajectory import AgentTurn, Event, Message, ToolCall
+from .context_budget import elide
 
 SYSTEM = """You are a software engineer working in a git repository at {workdir}.
 Implement the feature described by the user. Use the tools to explore, edit and run the tests;
@@ -79,8 +80,10 @@ def rebuild(events: list[Event], workdir: str | None = None) -> Conversation:
             conversation.deliver()
             turn = turn_of(event)
             conversation.add(assistant_message(turn), event.seq)
-            if not turn.tool_calls:
+            if not turn.tool_calls and event.action.args.get("nudged", True):  # (logs before `nudged`: every one)
                 conversation.add({"role": "user", "content": NUDGE}, None)
+        elif event.action.type == "compaction":  # the outputs the model saw as stubs from here on
+            conversation.messages = elide(conversation.messages, event.action.args.get("elided", []))
         elif event.role == "dev" and event.call_id:
             conversation.add({"role": "tool", "tool_call_id": event.call_id, "content": event.observation}, event.seq)
         elif (event.action.type in DELIVERED and event.action.content) or (

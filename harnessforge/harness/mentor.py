@@ -47,6 +47,8 @@ from harnessforge.models.plan import HintLadder
 from harnessforge.models.trajectory import Event, MentorDecision
 from harnessforge.rules import MentorRules
 
+from .loops import LoopThresholds, LoopWatch
+
 EXPLICIT_REQUEST = "explicit_request"
 SAME_ERROR = "same_error"
 THRASHING = "thrashing"
@@ -188,9 +190,11 @@ class Mentor:
         rules: MentorRules,
         stuck_patterns: Sequence[str] | None = None,
         enabled: bool = True,
+        loops: LoopThresholds | None = None,
     ) -> None:
         """`stuck_patterns` replaces the rules' `stuck_phrases`; a Mentor not `enabled` (the probe and hard
-        modes) watches as always and releases nothing."""
+        modes) watches as always and releases nothing; `loops`: the live loop detectors' thresholds (`loops.py`),
+        which release a hint once the cooldown's turns are over, test runs or not (a Dev that never runs one)."""
         if ladder.milestone_id != milestone_id:
             raise ValueError(f"hint ladder is for {ladder.milestone_id}, not {milestone_id}")
         self.milestone_id = milestone_id
@@ -216,6 +220,7 @@ class Mentor:
         self._answered_request_turn = -1  # the turn whose explicit request released a hint
         self._watches: list[_Watch] = []
         self._settled: list[MentorDecision] = []  # responses filled since `settled()` was last called
+        self._loops = LoopWatch(loops) if loops else None
 
     @classmethod
     def replay(
@@ -298,6 +303,8 @@ class Mentor:
         """Update the Dev's state and the rules' evidence with one Dev event; True when it asks for a hint."""
         kind = canonical_action(event.action.name)
         files = _files(event)
+        if self._loops:
+            self._loops.take(event)
         self._touched |= files
         for watch in self._watches:
             if event.turn_id > watch.decision.turn_id:
@@ -360,11 +367,16 @@ class Mentor:
 
     def _fired(self, event: Event, requested: bool) -> tuple[str, dict[str, Any]] | None:
         """The first rule that holds now, with its evidence; None during the cooldown or with no level left."""
-        if self.next_level is None or not self.cooldown_over or not self.enabled:
+        if self.next_level is None or not self.enabled:
             return None
-        if requested:
+        if requested and self.cooldown_over:
             text = event.action.content or str(event.action.args.get("reasoning") or "")
             return EXPLICIT_REQUEST, {"action": canonical_action(event.action.name), "text": text[:500]}
+        turns_over = self.rules.ladder == "seed000" or self._turn >= self.rules.cooldown_turns
+        if self._loops and turns_over and (loop := self._loops.fired()):
+            return loop
+        if not self.cooldown_over:
+            return None
         if self.rules.ladder == "seed000":
             return self._seed000_fired()
         return self._escalation_fired(event)
@@ -422,6 +434,8 @@ class Mentor:
         self.decisions.append(decision)
         self._watches.append(_Watch(decision, touched_before=set(self._touched), passed_before=self._best_passed))
         self._evidence = _Evidence()
+        if self._loops:
+            self._loops.reset()
         if rule == SAME_FILE_EDITS:
             self._streak.edits = {}  # those edits released a level; the failure count goes on
         self._file_states = {path: states[-1:] for path, states in self._file_states.items()}

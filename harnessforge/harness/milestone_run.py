@@ -13,64 +13,30 @@ summary is ENV_ERROR (no `milestone_end`: a rerun resumes it).
 
 from __future__ import annotations
 
-import json
 import time
-from collections.abc import Callable
-from dataclasses import dataclass, replace
+from dataclasses import replace
 
-from ..agents.base import AgentBackend
+from ..agents.errors import AgentError
 from ..diffs import split_diff
-from ..envs.environment import Environment
 from ..envs.sandbox import Sandbox
 from ..errors import EnvError, SandboxLost
-from ..files import FileClassifier
 from ..models.plan import Milestone
-from ..models.run import MilestoneStatus, MilestoneSummary, RunMeta
-from ..models.trajectory import Action, Event, MentorDecision, Message, TestCounts, ToolCall, VerifierReport
-from ..rules import Rules
-from ..store import RunFiles, Store
+from ..models.run import MilestoneStatus, MilestoneSummary
+from ..models.trajectory import Action, AgentTurn, Event, MentorDecision, Message, TestCounts, ToolCall, VerifierReport
+from ..store import RunFiles
 from . import stopping
 from .atif import to_atif
+from .context_budget import ContextBudget, ContextExhausted, elide, overflowed
 from .conversation import NUDGE, assistant_message, system_prompt
 from .harness_profiles import HarnessProfile
-from .hint_rewriter import HintRewriter
-from .memory import MilestoneMemory, render
+from .loops import LoopThresholds
+from .memory import render
 from .mentor import Mentor
-from .recorder import Recorder, summarize, write_run_metadata
+from .recorder import Recorder, summarize, with_scaffold
 from .resume import Counters, ResumePoint
+from .run_context import Inheritance, RunContext
 from .tools import MUTATING_TOOLS, TOOLS, ToolBox, ToolResult, dev_view, failure_signature, is_edit
 from .verifier import Verifier
-
-
-@dataclass(frozen=True)
-class RunContext:
-    """What every milestone of one run shares: the run, its collaborators and its rules."""
-
-    run_id: str
-    repo_key: str
-    store: Store
-    environment: Environment
-    verifier: Verifier
-    agent: AgentBackend
-    rules: Rules
-    classifier: FileClassifier
-    log: Callable[[str], None]
-    # after every Dev turn: (milestone id, turn, max turns, hint level, last TestCounts or None)
-    on_turn: Callable[[str, int, int, int, TestCounts | None], None] | None = None
-    hint_rewriter: HintRewriter | None = None  # the model Mentor that words each hint for the Dev's situation
-    mode: str = "standard"  # `run --mode` (rules: harness.modes)
-    harness_profile: str = "V0"  # `run --harness-profile` (rules: harness.harness_profiles)
-    test_visibility: str = "visible"  # `run --tests`: hidden applies the acceptance tests only when grading
-
-
-@dataclass(frozen=True)
-class Inheritance:
-    """What a milestone takes from the chain before it."""
-
-    memory: list[MilestoneMemory]  # each earlier milestone that ran: what it built, its outcome, its key errors
-    carried_from: str | None = None  # the passed milestone whose Dev's final state this one starts from
-    start_patch: bytes = b""  # that state, as a patch on this milestone's base
-    spent_usd: float = 0.0  # what the run spent before this milestone: the run budget's counter
 
 
 class MilestoneRun:
@@ -89,6 +55,7 @@ class MilestoneRun:
         self.ended = False  # milestone_end is recorded
         self.report: VerifierReport | None = None  # the last grading
         self.stopped_by: str | None = None  # the budget a STUCK milestone ran out of
+        self.last_failure: list[str] = []  # the tool call of the latest failing test run
         self.last_tests: TestCounts | None = None  # the Dev's latest run_tests, for progress displays
         self.messages: list[Message] = []
         self.pending: list[str] = []  # user messages (hints, verifier feedback) held until the turn ends
@@ -139,7 +106,10 @@ class MilestoneRun:
         )
         events = self.recorder.events()
         ladder = context.store.load_hints(context.repo_key, milestone.id)
-        self.mentor = Mentor.replay(milestone.id, ladder, self.budget.mentor, events, enabled=self.mode.mentor)
+        loops = LoopThresholds.of(context.rules.analytics)
+        self.mentor = Mentor.replay(
+            milestone.id, ladder, self.budget.mentor, events, enabled=self.mode.mentor, loops=loops
+        )
         self.profile = HarnessProfile(
             context.harness_profile,
             self.budget.harness_profile(context.harness_profile),
@@ -169,7 +139,7 @@ class MilestoneRun:
                 self._prepare(sandbox)
                 self._start(sandbox)
             while not self.passed:
-                self.stopped_by = self.counters.spent(
+                self.stopped_by = self.stopped_by or self.counters.spent(
                     self.budget, time.monotonic() - self.started_at, self.inherited.spent_usd
                 )
                 if self.stopped_by:
@@ -236,12 +206,17 @@ class MilestoneRun:
         """One model call, its tool calls, then what the turn delivers."""
         counters = self.counters
         counters.turn += 1
-        answer = self.context.agent.turn(self.messages, TOOLS)
+        answer = self._ask()
+        if answer is None:  # it cannot fit the context window: the milestone ends (stopped_by)
+            return
         counters.usage, counters.cost = counters.usage + answer.usage, counters.cost + answer.cost_usd
         self.messages.append(assistant_message(answer))
+        agent = self.context.agent
+        nudged = not answer.tool_calls and not agent.ends_with_answer and agent.scaffold == "harnessforge"
         args = {"reasoning": answer.reasoning, "tool_calls": [call.model_dump() for call in answer.tool_calls]}
-        if answer.extra:
-            args["backend"] = answer.extra
+        args |= {"finish_reason": answer.stop_reason, "nudged": nudged} | (
+            {"backend": answer.extra} if answer.extra else {}
+        )
         message = self.record(
             "dev",
             Action(type="message", content=answer.text, args=args),
@@ -251,10 +226,9 @@ class MilestoneRun:
             cost_usd=answer.cost_usd,
         )
         self._plan(message)
-        agent = self.context.agent
         if not answer.tool_calls and agent.ends_with_answer:  # the scaffold's final answer: its submission
             self._submission(sandbox, answer.text)
-        elif not answer.tool_calls and agent.scaffold == "harnessforge":  # (a scaffold answers format slips itself)
+        elif nudged:  # (a scaffold answers format slips itself)
             self.messages.append({"role": "user", "content": NUDGE})
         self._calls(sandbox, tools, answer.tool_calls)
         self._end_turn()
@@ -262,6 +236,39 @@ class MilestoneRun:
             self.context.on_turn(
                 self.milestone.id, counters.turn, self.budget.max_turns, self.mentor.level, self.last_tests
             )
+
+    def _ask(self) -> AgentTurn | None:
+        """The model's answer to a conversation that fits its context window: compacted before the call when it
+        would not fit, and once more (the latest output alone kept whole) when the API says it overflowed. None,
+        with `stopped_by` set, when it cannot fit: the milestone ends STUCK and the chain goes on."""
+        budget, agent = self.context.context_budget, self.context.agent
+        for attempt in range(2 if budget else 1):
+            try:
+                if budget:
+                    self._compact(budget, keep_recent=None if attempt == 0 else 1, shrink=attempt == 1)
+                answer = agent.turn(self.messages, TOOLS)
+            except ContextExhausted as e:
+                self.stopped_by = f"context_window: {e}"
+                return None
+            except AgentError as e:
+                if not (budget and overflowed(e)):
+                    raise
+                self.stopped_by = f"context_window: the API refused the compacted conversation too ({e})"
+                continue
+            if budget:
+                budget.calibrate(self.messages, answer.usage.input + answer.usage.cached)
+            self.stopped_by = None  # (an overflow the retry got past)
+            return answer
+        return None
+
+    def _compact(self, budget: ContextBudget, keep_recent: int | None, shrink: bool) -> None:
+        """Elide old tool outputs so the conversation fits (after an overflow, to half its size), as an event."""
+        limit = budget.tokens(self.messages) // 2 if shrink else None
+        compaction = budget.fit(self.messages, self.last_failure, limit=limit, keep_recent=keep_recent)
+        if compaction is not None:
+            self.messages = elide(self.messages, compaction.elided)
+            said, args = f"{len(compaction.elided)} outputs elided", compaction.args(budget.rules.policy, budget.window)
+            self.record("navigator", Action(type="compaction", content=said, args=args))
 
     def _calls(self, sandbox: Sandbox, tools: ToolBox, calls: list[ToolCall]) -> None:
         """Run the calls in order, each recorded as it returns; a passing `submit` ends the turn."""
@@ -277,6 +284,8 @@ class MilestoneRun:
                 result = ToolResult(refusal, ok=False) if refusal else tools.call(call)
             self.counters.edits += is_edit(result.files_touched, self.context.classifier)
             self.counters.test_runs += result.test_status is not None
+            if result.test_status is not None and result.test_status.failed:
+                self.last_failure = [call.id]  # the latest failing test run survives compaction
             self.last_tests = result.test_status or self.last_tests
             observation = dev_view(result.observation, self.budget.observation_max_chars)
             cut = observation != result.observation
@@ -466,14 +475,12 @@ class MilestoneRun:
         summary = self._summary(status, reset_to=reset_to, stopped_by=self.stopped_by)
         recorder.write_patch(RunFiles.FINAL_DIFF, final_diff)
         recorder.write_patch(RunFiles.GROUND_TRUTH, self.ground_truth)
-        report = self.report.model_dump(mode="json") if self.report else self._unsubmitted()
+        unsubmitted = Verifier.unsubmitted(self.profile.ground_truth_files, self.context.classifier)
+        report = self.report.model_dump(mode="json") if self.report else unsubmitted
         recorder.write_json(RunFiles.TEST_RESULTS, report)
         recorder.write_json(RunFiles.MENTOR_LOG, self.mentor.log())
-        metadata = json.loads(self.files.metadata.read_text())
         scaffold = self.context.agent.scaffold_info()
-        if scaffold != metadata.get("scaffold"):  # a scaffold states its tool schemas once it has run
-            metadata["scaffold"] = scaffold
-            write_run_metadata(self.files.run_dir, RunMeta.model_validate(metadata))
+        metadata = with_scaffold(self.files.run_dir, scaffold)
         tools = scaffold.get("tools") or TOOLS  # the scaffold's own, if it has them
         recorder.write_json(RunFiles.ATIF, to_atif(recorder.events(), self.messages, metadata, tools))
         recorder.write_summary(summary)  # last: its presence marks the milestone finished
@@ -483,12 +490,6 @@ class MilestoneRun:
         hints = summary.hints_released or "none"
         self.context.log(f"{milestone.id}: {status}{why} in {summary.turns} turns, hints {hints}")
         return summary
-
-    def _unsubmitted(self) -> dict:
-        """`test_results.json` of a milestone never submitted: what the ground truth changes, for the analytics."""
-        files = sorted(self.profile.ground_truth_files)
-        core = [path for path in files if self.context.classifier.is_source(path)]
-        return {"submitted": False, "ground_truth_files": files, "core_files": core}
 
     def _env_error(self, error: str) -> MilestoneSummary:
         """The milestone could not finish for the environment's sake: a summary saying so. No

@@ -38,12 +38,14 @@ from ..repos import spec_for
 from ..rules import Rules
 from ..store import Store
 from .chain import finished_summary
+from .context_budget import ContextBudget
 from .conversation import NUDGE
 from .hint_rewriter import HintRewriter
 from .jobs import check_milestone_ids
 from .memory import MilestoneMemory, remember
-from .milestone_run import Inheritance, MilestoneRun, RunContext
+from .milestone_run import MilestoneRun
 from .recorder import Recorder, read_summary, write_run_metadata
+from .run_context import Inheritance, RunContext
 from .verifier import Verifier
 
 __all__ = ["NUDGE", "MilestoneRun", "Navigator"]
@@ -100,6 +102,9 @@ class Navigator:
             mode=mode,
             harness_profile=harness_profile,
             test_visibility=needs or test_visibility or rules.harness.test_visibility,
+            context_budget=None
+            if agent.synthetic or agent.scaffold != "harnessforge"  # a scaffold keeps its own context
+            else ContextBudget(agent.model, rules.harness.context, log),
         )
         self.mentor = mentor
         self.memory: list[MilestoneMemory] = []  # each milestone that ran: what the next one's task recalls

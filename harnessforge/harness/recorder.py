@@ -310,6 +310,16 @@ def write_run_metadata(run_dir: Path, metadata: RunMeta) -> Path:
     return path
 
 
+def with_scaffold(run_dir: Path, scaffold: dict) -> dict:
+    """The run's metadata (as JSON), its scaffold updated if it changed: a scaffold states its tool schemas
+    once it has run."""
+    metadata = json.loads((Path(run_dir) / RUN_METADATA).read_text())
+    if scaffold != metadata.get("scaffold"):
+        metadata["scaffold"] = scaffold
+        write_run_metadata(run_dir, RunMeta.model_validate(metadata))
+    return metadata
+
+
 def read_run_metadata(run_dir: Path) -> RunMeta:
     path = Path(run_dir) / RUN_METADATA
     return Store(path.parent).read_model(path, RunMeta)

@@ -92,6 +92,16 @@ class Verifier:
         )
 
     @staticmethod
+    def unsubmitted(ground_truth_files, classifier: FileClassifier) -> dict:
+        """`test_results.json` of a milestone never submitted: what the ground truth changes, for the analytics."""
+        files = sorted(ground_truth_files)
+        return {
+            "submitted": False,
+            "ground_truth_files": files,
+            "core_files": [f for f in files if classifier.is_source(f)],
+        }
+
+    @staticmethod
     def feedback(report: VerifierReport) -> str:
         """What the Dev is told after a failed submission: which acceptance tests fail, which broke, and what
         each said (its assertion): with the tests hidden, this is all the Dev sees of them."""

@@ -21,7 +21,8 @@ ToolName = Literal[
 ]
 # Events that are not tool calls: the navigator's milestone_start / milestone_end / env_error, the Dev's
 # message (one per model call), the Mentor's hint and hint_response (what the Dev did in the hint's response
-# window, written when it closes), the Verifier's verify; the harness profiles' plan / plan_review / checkpoint.
+# window, written when it closes), the Verifier's verify; the harness profiles' plan / plan_review / checkpoint; the
+# navigator's compaction (tool outputs elided to fit the Dev's context window: `args.elided`, their call ids).
 EventKind = Literal[
     "milestone_start",
     "message",
@@ -33,6 +34,7 @@ EventKind = Literal[
     "plan",
     "plan_review",
     "checkpoint",
+    "compaction",
 ]
 # A call to a tool the harness does not have (a model's invention): the name called is kept beside it.
 UNKNOWN_TOOL = "unknown_tool"

@@ -21,6 +21,7 @@ from pydantic import Field, ValidationError, computed_field, field_validator, mo
 from ..errors import ConfigError
 from ..models.common import Model, first_error
 from ..models.plan import Granularity
+from .context import ContextRules, Sampling, SamplingRules, Window
 from .distill import (
     ChainRules,
     ContaminationRules,
@@ -37,6 +38,10 @@ from .exports import ExportRules, HeldoutRules, SwebenchRules
 from .patterns import compiles
 
 __all__ = [  # the sections that live in their own modules, importable from here like the rest
+    "ContextRules",
+    "Sampling",
+    "SamplingRules",
+    "Window",
     "BootstrapRules",
     "CollateralTests",
     "EnvRules",
@@ -355,6 +360,8 @@ class HarnessRules(Model):
     )
     memory: MemoryRules
     mentor: MentorRules
+    context: ContextRules = Field(default_factory=ContextRules)
+    sampling: SamplingRules = Field(default_factory=SamplingRules)
     modes: dict[str, ModeRules] = Field(default_factory=lambda: {"standard": ModeRules()})
     harness_profiles: dict[str, HarnessProfileRules] = Field(default_factory=lambda: {"V0": HarnessProfileRules()})
     plan_pattern: str = Field(r"(?im)^\W*plan\s*:", description="how a Dev message states its plan (V1-V3)")
@@ -395,6 +402,7 @@ class AnalyticsRules(Model):
     repeat_action_observation: int = Field(ge=2)
     repeat_action_error: int = Field(ge=2)
     alternating_steps: int = Field(ge=4)
+    turns_without_tool_calls: int = Field(3, ge=1)
     hint_response_turns: int = Field(ge=1)
     efficient_max_turns: int = Field(ge=1)
     memorisation_ngram: int = Field(ge=1)

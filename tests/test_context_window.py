@@ -1,0 +1,209 @@
+"""Long milestones inside the Dev model's context window (issue 34): the real `openai` SDK against a local server
+that, like llama.cpp or vLLM, counts each request's prompt and refuses one over its window with HTTP 400."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+
+from harnessforge.agents.openai_backend import OpenAIBackend
+from harnessforge.harness.context_budget import STUB, ContextBudget, window_of
+from harnessforge.harness.conversation import rebuild
+from harnessforge.harness.navigator import Navigator
+from harnessforge.harness.recorder import Recorder
+from harnessforge.rules import ContextRules, Window
+from tests.llm_servers import OpenAIServer, Reply
+from tests.test_shell_dev import MID, _rules, local  # noqa: F401  (fixture)
+
+MODEL = "local-model"
+CHARS_PER_TOKEN = 3  # how the server counts
+
+
+class WindowedServer(OpenAIServer):
+    """Answers the script while the prompt fits `window` tokens; past it, HTTP 400 as a real server says it
+    (the scripted answer waits for the next request)."""
+
+    def __init__(self, window: int):
+        super().__init__()
+        self.window, self.overflows = window, 0
+
+    @staticmethod
+    def tokens(body: dict) -> int:
+        return len(json.dumps(body["messages"], ensure_ascii=False)) // CHARS_PER_TOKEN
+
+    def answer(self, body: Any, reply: Reply) -> Reply:
+        used = self.tokens(body)
+        if used > self.window:
+            self.overflows += 1
+            with self._lock:
+                self._queue.appendleft(reply)
+            message = f"This model's maximum context length is {self.window} tokens. However, you requested {used}"
+            return self.error(400, message)
+        if reply.status == 200 and isinstance(reply.body, dict):
+            reply.body["usage"]["prompt_tokens"] = used
+        return reply
+
+
+def _rules_for(window: int, output: int = 1000, turns: int = 100):
+    rules = _rules()
+    context = rules.harness.context.model_copy(update={"windows": {MODEL: Window(context=window, output=output)}})
+    harness = rules.harness.model_copy(update={"context": context, "max_turns": turns})
+    return rules.model_copy(update={"harness": harness})
+
+
+def _script(server: OpenAIServer, turns: int, chars: int) -> None:
+    for number in range(1, turns + 1):
+        command = f"head -c {chars} /dev/zero | tr '\\0' x; echo {number}"  # each its own (no loop, no hint)
+        call = OpenAIServer.tool_call(f"call_{number}", "bash", {"command": command})
+        server.push(OpenAIServer.completion(content=f"Step {number}.", tool_calls=[call], model=MODEL))
+
+
+def _run(store, key, server, rules, run_id: str, said: list[str]) -> list:
+    agent = OpenAIBackend(MODEL, api_key="EMPTY", base_url=server.base_url, max_retries=0, timeout=30.0)
+    Navigator(store, key, agent, rules, run_id=run_id, backend="local", log=said.append).run([MID])
+    return Recorder.open(store.milestone_run(key, run_id, MID).dir).events()
+
+
+def _view(messages: list[dict]) -> list[tuple[str, str]]:
+    return [(message["role"], message.get("content") or "") for message in messages]
+
+
+def test_a_long_milestone_stays_inside_the_window_and_the_log_is_what_the_model_saw(local):  # noqa: F811
+    """100 turns whose outputs total about 5x the window: every request fits (no 400 reaches the run), the oldest
+    outputs became stubs by `compaction` events, and the conversation rebuilt from the log (what resume, the
+    distilled rows and ATIF read) is, request by request, the one the server received."""
+    store, key = local
+    window = 20_000
+    with WindowedServer(window) as server:
+        _script(server, 100, 3000)
+        said: list[str] = []
+        events = _run(store, key, server, _rules_for(window), "long", said)
+        requests = [request.body for request in server.requests]
+    summary = json.loads(store.milestone_run(key, "long", MID).summary.read_text())
+    assert summary["status"] == "STUCK" and summary["stopped_by"] == "max_turns: 100 turns"  # it ran to its budget
+    outputs = sum(len(event.observation) for event in events if event.action.type == "bash")
+    assert outputs / CHARS_PER_TOKEN > 4 * window  # what the turns produced: several windows' worth
+    assert server.overflows == 0 and len(requests) == 100
+    assert all(WindowedServer.tokens(body) <= window for body in requests)
+    compactions = [event for event in events if event.action.type == "compaction"]
+    assert len(compactions) >= 3 and all(
+        c.action.args["after_tokens"] < c.action.args["before_tokens"] for c in compactions
+    )
+    assert all(c.action.args["policy"] == "mask" and c.action.args["elided"] for c in compactions)
+    # the log's view, at each model call, is the request the model got (its messages, role and text)
+    calls = [event.seq for event in events if event.role == "dev" and event.action.type == "message"]
+    for body, seq in zip(requests, calls, strict=True):
+        conversation = rebuild([event for event in events if event.seq < seq])
+        conversation.deliver()  # what the turn's end delivered (hints)
+        seen = conversation.messages
+        assert _view(seen) == _view(body["messages"]), seq
+    last = requests[-1]["messages"]
+    assert last[1]["role"] == "user" and "Step" not in last[1]["content"]  # the task survives
+    stubs = [
+        message for message in last if message["role"] == "tool" and message["content"].startswith("[output elided")
+    ]
+    said = {event.call_id: event.observation for event in events if event.call_id}
+    assert stubs and all(
+        message["content"] == STUB.format(chars=len(said[message["tool_call_id"]])) for message in stubs
+    )
+    assert [m["role"] for m in last[-8:] if m["role"] == "tool"] and all(
+        "x" * 100 in m["content"] for m in last[-8:] if m["role"] == "tool"
+    )  # the latest outputs whole
+
+
+def test_a_server_smaller_than_the_rules_say_gets_one_compaction_and_a_retry(local):  # noqa: F811
+    """The rules think the window is 40,000 tokens; the server holds 12,000. Its 400 ("maximum context length")
+    makes the harness compact to half and ask again: the run goes on and no 400 ends it."""
+    store, key = local
+    with WindowedServer(12_000) as server:
+        _script(server, 14, 3000)
+        said: list[str] = []
+        events = _run(store, key, server, _rules_for(40_000, turns=14), "smaller", said)
+    summary = json.loads(store.milestone_run(key, "smaller", MID).summary.read_text())
+    assert summary["status"] == "STUCK" and summary["stopped_by"] == "max_turns: 14 turns"
+    assert server.overflows >= 1
+    assert [event for event in events if event.action.type == "compaction"]
+    assert len([event for event in events if event.action.type == "message"]) == 14
+
+
+def test_a_task_that_cannot_fit_ends_the_milestone_as_context_window_and_the_chain_goes_on(local):  # noqa: F811
+    """A window smaller than the task itself: nothing can be elided, so the milestone ends STUCK with
+    `stopped_by: context_window` (one line), never a run that errors out and fails the same way on every resume."""
+    store, key = local
+    with WindowedServer(300) as server:
+        _script(server, 3, 10)
+        said: list[str] = []
+        _run(store, key, server, _rules_for(400, output=100, turns=3), "tiny", said)
+        assert server.requests == []  # nothing was sent that could not fit
+    summary = json.loads(store.milestone_run(key, "tiny", MID).summary.read_text())
+    assert summary["status"] == "STUCK" and summary["stopped_by"].startswith("context_window: the conversation needs")
+    assert [line for line in said if "context_window" in line]
+
+
+def test_an_unknown_model_gets_the_default_window_and_a_warning():
+    rules = ContextRules(windows={"gpt-4o": Window(context=128000, output=16384)})
+    said: list[str] = []
+    budget = ContextBudget("my-finetune-7b", rules, said.append)
+    assert (budget.window, budget.output) == (rules.default.context, rules.default.output)
+    assert said == [
+        "warning: no context window known for model my-finetune-7b: using 32768 tokens (4096 for output); set it in "
+        "the rules' harness.context.windows"
+    ]
+    assert window_of("openai/GPT-4o-2024-08-06", rules) == (128000, 16384, True)
+    budget.calibrate([{"role": "user", "content": "x" * 3000}], prompt_tokens=1)  # a server's nonsense count
+    assert 1 <= budget.chars_per_token <= 8
+
+
+@pytest.mark.parametrize("keep", [0, 2])
+def test_the_latest_failure_and_the_recent_outputs_survive(keep):
+    rules = ContextRules(keep_recent_outputs=keep, margin_tokens=0, chars_per_token=1.0)
+    budget = ContextBudget(MODEL, rules.model_copy(update={"windows": {MODEL: Window(context=4000, output=1)}}))
+    messages: list[dict] = [{"role": "system", "content": "s"}, {"role": "user", "content": "task"}]
+    for number in range(6):
+        messages.append({"role": "assistant", "content": "", "tool_calls": [{"id": f"c{number}"}]})
+        messages.append({"role": "tool", "tool_call_id": f"c{number}", "content": "y" * 1000})
+    compaction = budget.fit(messages, protect=["c0"])
+    assert compaction is not None and "c0" not in compaction.elided
+    assert not {f"c{number}" for number in range(6 - keep, 6)} & set(compaction.elided)
+
+
+def test_sampling_settings_reach_the_wire_from_the_rules_and_the_command_line(local, tmp_path):  # noqa: F811
+    """Issue 34: temperature, max_tokens, timeout and extra_body existed on the backend but nothing reached them, so a
+    self-hosted server could write until its own limit. The rules set them per model prefix, `run` overrides them,
+    the output cap is always sent (the model's window cap by default), and a resume under others is refused."""
+    import os
+    import subprocess
+
+    import yaml
+
+    from tests.conftest import BIN
+
+    store, key = local
+    rules = tmp_path / "rules.yaml"
+    harness = {
+        "max_turns": 1,
+        "context": {"windows": {MODEL: {"context": 50_000, "output": 777}}},
+        "sampling": {"models": {"local": {"temperature": 0.7, "extra_body": {"top_k": 20}}}},
+    }
+    rules.write_text(yaml.safe_dump({"environments": {"repeats": 1}, "harness": harness}))
+    base = [str(BIN / "harnessforge"), "--store", str(store.root), "--rules", str(rules), "run", key]
+    base += ["--agent", "openai", "--model", MODEL, "--sandbox", "local", "--milestones", MID, "--run-id", "tuned"]
+    with OpenAIServer() as server:
+        env = {**os.environ, "OPENAI_API_KEY": "EMPTY", "OPENAI_BASE_URL": server.base_url, "COLUMNS": "200"}
+        _script(server, 1, 10)
+        done = subprocess.run(
+            [*base, "--temperature", "0.2", "--top-p", "0.9", "--timeout", "30"],
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=300,
+        )
+        assert done.returncode == 0, done.stdout + done.stderr
+        (body,) = server.bodies
+        assert (body["temperature"], body["top_p"], body["max_completion_tokens"], body["top_k"]) == (0.2, 0.9, 777, 20)
+        again = subprocess.run([*base, "--temperature", "1.0"], env=env, capture_output=True, text=True, timeout=300)
+    assert again.returncode == 1 and "was started with agent_policy" in again.stdout + again.stderr
+    refused = subprocess.run([*base, "--top-p", "0"], env=env, capture_output=True, text=True, timeout=300)
+    assert refused.returncode == 2 and "top_p" in refused.stderr  # a bad value: a usage error, one line
