@@ -175,7 +175,7 @@ def _run_chain(context, store, rules, key, asked, run_id, sandbox, agent, outcom
     attempts = {
         milestone_id: chain.attempt_kind(store.milestone_run(key, run_id, milestone_id)) for milestone_id in valid
     }
-    with agent.build() as dev:
+    with agent.build(sandbox.rules(rules)) as dev:
         navigator = Navigator(
             store,
             key,

@@ -6,9 +6,10 @@ import dagster as dg
 from pydantic import Field, field_validator
 
 from harnessforge.agents.base import AgentBackend
-from harnessforge.agents.factory import BACKENDS, MODEL_BACKENDS, SCAFFOLDS, check_profiles, make_agent
+from harnessforge.agents.factory import BACKENDS, MODEL_BACKENDS, SCAFFOLDS, check_profiles, make_agent, sampling_of
 from harnessforge.agents.oracle import PROFILES
 from harnessforge.errors import ConfigError
+from harnessforge.rules import Rules
 from harnessforge.store import check_run_id
 
 from .choices import one_of
@@ -74,8 +75,10 @@ class AgentResource(dg.ConfigurableResource):
         """The run id every milestone of this chain is recorded under."""
         return self.run_id or f"dagster-{self.backend}"
 
-    def build(self) -> AgentBackend:
-        """A fresh Dev backend (raises the core's ConfigError/AgentError when it cannot be built)."""
+    def build(self, rules: Rules | None = None) -> AgentBackend:
+        """A fresh Dev backend (raises the core's ConfigError/AgentError when it cannot be built); a model backend
+        asks as the rules' `harness.sampling` says, as `harnessforge run` does (one policy, whichever resumes)."""
+        sampling = sampling_of(self.backend, self.model, rules.harness) if rules else None
         return make_agent(
             self.backend,
             self.model,
@@ -83,4 +86,5 @@ class AgentResource(dg.ConfigurableResource):
             profiles=self.profiles or None,
             api_key=self.api_key,
             base_url=self.base_url,
+            sampling=sampling,
         )

@@ -490,6 +490,11 @@ def test_agent_resource_is_validated_and_builds_the_agent():
         assert api.client.api_key == "sk-test" and api.base_url == "http://127.0.0.1:9/"
     with AgentResource(backend="openai", api_key="sk-o", base_url="http://127.0.0.1:9/v1").build() as api:
         assert api.client.api_key == "sk-o" and str(api.client.base_url) == "http://127.0.0.1:9/v1/"
+    # with the rules, as `raw_trajectories` builds it: the rules' sampling, as `harnessforge run` asks (one policy)
+    from harnessforge.rules import load_rules
+
+    with AgentResource(backend="openai", model="gpt-4o", api_key="sk-o").build(load_rules()) as api:
+        assert api.max_tokens == 16384 and api.policy() == {"sampling": {"max_tokens": 16384}}
     with pytest.raises(ValidationError, match="not one of oracle, anthropic, openai, claude-code"):
         AgentResource(backend="claude")
     with pytest.raises(ValidationError, match="unknown oracle profile"):

@@ -18,6 +18,7 @@ import yaml
 
 from harnessforge.agents.anthropic_backend import AnthropicBackend
 from harnessforge.agents.errors import AgentError
+from harnessforge.agents.factory import make_agent, sampling_of
 from harnessforge.agents.openai_backend import OpenAIBackend
 from harnessforge.diffs import split_diff
 from harnessforge.gitio import GitRepo
@@ -274,7 +275,8 @@ def test_the_cli_run_survives_faults_stops_clearly_on_a_bad_answer_and_resumes(l
             OC.completion("Done.", [OC.tool_call("call_s", "submit", {})]),
         )
         logs: list[str] = []
-        agent = OpenAIBackend("gpt-4.1", api_key="EMPTY", base_url=server.base_url)
+        sampling = sampling_of("openai", None, load_rules(rules).harness)  # as `run` asks: the same policy
+        agent = make_agent("openai", api_key="EMPTY", base_url=server.base_url, sampling=sampling)
         (summary,) = Navigator(
             store, key, agent, load_rules(rules), run_id="openai-faults", backend="local", log=logs.append
         ).run(["m01"])
