@@ -88,9 +88,10 @@ def test_a_long_milestone_stays_inside_the_window_and_the_log_is_what_the_model_
     assert server.overflows == 0 and len(requests) == 100
     assert all(WindowedServer.tokens(body) <= window for body in requests)
     compactions = [event for event in events if event.action.type == "compaction"]
-    assert len(compactions) >= 3 and all(
-        c.action.args["after_tokens"] < c.action.args["before_tokens"] for c in compactions
-    )
+    # rare, each down to `compact_to` of the budget (not one output a turn: a prompt cache holds between them)
+    assert 3 <= len(compactions) <= 30, len(compactions)
+    assert all(c.action.args["after_tokens"] < c.action.args["before_tokens"] for c in compactions)
+    assert compactions[0].action.args["after_tokens"] <= 0.6 * (window - 1000 - 512)  # the Dev's own turns then grow
     assert all(c.action.args["policy"] == "mask" and c.action.args["elided"] for c in compactions)
     # the log's view, at each model call, is the request the model got (its messages, role and text)
     calls = [event.seq for event in events if event.role == "dev" and event.action.type == "message"]

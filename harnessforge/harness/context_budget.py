@@ -66,6 +66,10 @@ def elide(messages: list[Message], call_ids: Iterable[str]) -> list[Message]:
     ]
 
 
+def _chars(content: object) -> int:
+    return len(json.dumps(content, ensure_ascii=False))
+
+
 def _is_stub(message: Message) -> bool:
     return str(message.get("content", "")).startswith(STUB.split("{")[0])
 
@@ -107,6 +111,7 @@ class ContextBudget:
         the rules', outputs kept whole); None when it fits already. Raises ContextExhausted when eliding every output
         it may does not get it under."""
         limit = self.limit if limit is None else limit
+        target = max(1, int(limit * self.rules.compact_to))  # well under: the next compaction is turns away
         keep = self.rules.keep_recent_outputs if keep_recent is None else keep_recent
         before = self.tokens(messages)
         if before <= limit or self.rules.policy == "none":
@@ -114,14 +119,17 @@ class ContextBudget:
         outputs = [message for message in messages if message.get("role") == "tool" and not _is_stub(message)]
         recent = {message.get("tool_call_id") for message in outputs[max(0, len(outputs) - keep) :]} if keep else set()
         kept = recent | set(protect)
-        candidates = [m["tool_call_id"] for m in outputs if m.get("tool_call_id") not in kept]
         elided: list[str] = []
         now = before
-        for call_id in candidates:
-            elided.append(call_id)
-            now = self.tokens(elide(messages, elided))
-            if now <= limit:
-                return Compaction(before, now, elided)
+        for message in (m for m in outputs if m.get("tool_call_id") not in kept):
+            elided.append(message["tool_call_id"])
+            (stubbed,) = elide([message], elided[-1:])  # what eliding it saves, without measuring all again
+            now -= (_chars(message["content"]) - _chars(stubbed["content"])) / self.chars_per_token
+            if now <= target:
+                break
+        now = self.tokens(elide(messages, elided))
+        if now <= limit:  # down to the target, or at least under the budget
+            return Compaction(before, now, elided)
         raise ContextExhausted(
             f"the conversation needs {now} tokens with {len(elided)} tool outputs elided, over the {limit} the "
             f"context window of {self.window} tokens leaves"

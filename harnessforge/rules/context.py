@@ -20,6 +20,13 @@ class ContextRules(Model):
     )
     keep_recent_outputs: int = Field(4, ge=0, description="The latest tool outputs never elided")
     margin_tokens: int = Field(512, ge=0, description="Kept free besides the output cap: estimates are estimates")
+    compact_to: float = Field(
+        0.6,
+        gt=0,
+        le=1,
+        description="A compaction brings the conversation to this share of the budget: rare ones, "
+        "so a prompt cache holds between them",
+    )
     chars_per_token: float = Field(3.0, gt=0, description="The estimate before the API has counted a prompt")
     default: Window = Field(Window(context=32768, output=4096), description="A model the table does not know")
     windows: dict[str, Window] = Field(
