@@ -5,6 +5,8 @@ scaffold's name and version are on the run."""
 
 import base64
 import json
+import subprocess
+import sys
 
 import pytest
 
@@ -12,10 +14,12 @@ from harnessforge.agents.claude_code_native import ClaudeCodeNative, cli_version
 from harnessforge.agents.errors import AgentError
 from harnessforge.agents.mini_swe_agent_backend import MiniSweAgent
 from harnessforge.agents.openharness_backend import OpenHarnessAgent
+from harnessforge.agents.scaffold_link import DRIVERS
 from harnessforge.diffs import split_diff
 from harnessforge.distill import distill
 from harnessforge.export import export
 from harnessforge.gitio import GitRepo
+from harnessforge.harness.conversation import rebuild
 from harnessforge.harness.navigator import Navigator
 from harnessforge.harness.recorder import Recorder
 from harnessforge.report.report import build_report
@@ -104,6 +108,61 @@ def test_mini_swe_agent_passes_a_milestone_with_a_hint_mid_run(validated):
     own = json.loads((nav.run_dir / "m01" / "scaffold_trajectory.json").read_text())
     assert own["trajectory_format"] == "mini-swe-agent-1.1"
     assert any("[hint L1]" in str(m.get("content")) for m in own["messages"])
+    # the model's view is the record: mini's format-error feedback is an event, and at every call the user and
+    # assistant texts the model got are those the log rebuilds (the system prompt, the task's wrapper and the tool
+    # output format are mini's own)
+    feedback = [e for e in events if e.action.type == "scaffold_message"]
+    assert len(feedback) == 1 and "No tool calls found" in feedback[0].action.content
+    assert feedback[0].action.args == {"scaffold": "mini-swe-agent"}
+    for body, turn in zip(bodies, turns, strict=True):
+        view = rebuild([e for e in events if e.seq < turn.seq])
+        view.deliver()
+        said = [(m["role"], m["content"]) for m in body["messages"][2:] if m["role"] in ("user", "assistant")]
+        recorded = [(m["role"], m["content"]) for m in view.messages[2:] if m["role"] in ("user", "assistant")]
+        assert said == recorded, turn.turn_id
+    assert [m["content"] for m in own["messages"] if m["role"] == "assistant"][1] == "I will run the tests next."
+    assert not list((nav.run_dir / "m01").glob(".partial-*"))  # saved atomically, nothing left behind
+
+
+def test_a_budget_that_ends_mid_run_leaves_minis_record_complete_with_its_last_answer(validated):
+    """The harness stops mini right after an answer (max_turns 2): it closes the link, mini saves its record as it
+    ends, so the record holds the last answer (a kill at once left 0 bytes, or the save before it)."""
+    store, key, _ = validated
+    rules = load_rules()
+    rules = rules.model_copy(update={"harness": rules.harness.model_copy(update={"max_turns": 2})})
+    with OpenAIServer() as server:
+        for number in (1, 2):
+            server.push(O.completion(f"Look {number}.", [O.tool_call(f"call_{number}", "bash", {"command": "ls"})]))
+        with MiniSweAgent("gpt-4.1", "openai", api_key="test", base_url=server.base_url, timeout=120) as agent:
+            nav = Navigator(store, key, agent, rules, run_id="mini-budget", log=lambda *_: None)
+            (summary,) = nav.run(["m01"])
+    assert summary.status == "STUCK" and summary.stopped_by.startswith("max_turns")
+    own = json.loads((nav.run_dir / "m01" / "scaffold_trajectory.json").read_text())
+    assert [m["content"] for m in own["messages"] if m["role"] == "assistant"] == ["Look 1.", "Look 2."]
+    assert not list((nav.run_dir / "m01").glob(".partial-*"))
+
+
+def test_a_scaffold_killed_mid_save_leaves_its_last_complete_record(tmp_path):
+    """The drivers' save (`link.save_atomically`): SIGKILL while the new record is half written (mini's own
+    `Path.write_text` had truncated the file by then) leaves the previous record whole."""
+    record = tmp_path / "scaffold_trajectory.json"
+    script = f"""
+import sys, time
+sys.path.insert(0, {str(DRIVERS)!r})
+from link import save_atomically
+save_atomically(sys.argv[1], {{"messages": ["first"]}})
+def slow(value):
+    print("saving", flush=True)
+    time.sleep(60)
+save_atomically(sys.argv[1], {{"messages": ["first", "x" * 100_000], "late": object()}}, default=slow)
+"""
+    process = subprocess.Popen([sys.executable, "-c", script, str(record)], stdout=subprocess.PIPE, text=True)
+    assert process.stdout.readline().strip() == "saving"  # half of the new record is written
+    (partial,) = tmp_path.glob(".partial-*")
+    assert partial.stat().st_size > 100_000
+    process.kill()
+    process.wait()
+    assert json.loads(record.read_text()) == {"messages": ["first"]}
 
 
 def test_a_missing_scaffold_and_a_wrong_version_are_one_clear_line(tmp_path, monkeypatch):

@@ -47,6 +47,7 @@ PROVIDER_KEYS = {
 }
 EXIT_CODE = re.compile(r"\n\[exit code (-?\d+)( \(timed out\))?\]$")  # the trailer of our bash tool's output
 GO_ON = "The milestone is not done yet: keep working, then finish as before."
+STOP_GRACE_S = 5.0  # how long a stopped scaffold may take to save its record and exit
 
 
 def scaffold_python(name: str, explicit: str | None = None) -> str:
@@ -128,6 +129,7 @@ class ScaffoldLink(AgentBackend):
         self.seen = 0
         self.results: dict[str, str] = {}
         self.outbox: list[str] = []
+        self.went_on: list[str] = []  # what the link said to the model on its own (GO_ON) since the last answer
         self.request: dict | None = None  # the driver's request not answered yet
 
     # ---- what the harness asks ------------------------------------------------------------------
@@ -157,11 +159,13 @@ class ScaffoldLink(AgentBackend):
             resumed = any(message["role"] == "assistant" for message in messages)
             self._start(transcript(messages) if resumed else opening)
             self.seen = len(messages)
-        for message in messages[self.seen :]:
+        new = messages[self.seen :]
+        answered = max((index for index, message in enumerate(new) if message["role"] == "assistant"), default=-1)
+        for index, message in enumerate(new):
             if message["role"] == "tool":
                 self.results[message["tool_call_id"]] = message["content"]
-            elif message["role"] == "user" and message["content"]:
-                self.outbox.append(message["content"])
+            elif message["role"] == "user" and message["content"] and index > answered:  # (before its answer: the
+                self.outbox.append(message["content"])  # scaffold's own words, recorded, not sent back to it)
         self.seen = len(messages)
         return self._serve()
 
@@ -239,7 +243,9 @@ class ScaffoldLink(AgentBackend):
             op = request.get("op")
             if op == "answer":
                 self.conn.send({})
-                return self._turn(request)
+                turn = self._turn(request)
+                self.went_on = []
+                return turn
             if op == "hello":
                 self.tools = function_schemas(request.get("tools") or []) or None
                 self.conn.send({})
@@ -249,6 +255,7 @@ class ScaffoldLink(AgentBackend):
                 self.conn.send({"messages": self.outbox})
                 self.outbox = []
             elif op == "done":  # its own loop ended; the harness wants more (else it would not ask for a turn)
+                self.went_on += [] if self.outbox else [GO_ON]
                 self.conn.send({"messages": self.outbox or [GO_ON]})
                 self.outbox = []
             elif op == "error":  # the scaffold gave up on the model call (its own retries spent)
@@ -307,6 +314,7 @@ class ScaffoldLink(AgentBackend):
             latency_s=float(answer.get("latency_s") or 0.0),
             model=self.model,
             stop_reason=answer.get("stop_reason") or "",
+            received=[*(answer.get("received") or []), *self.went_on],
             cost_usd=cost_usd(model.split("/")[-1], usage),
             extra={"scaffold": self.scaffold, **({"served_by": model} if model != self.model else {})},
         )
@@ -318,12 +326,17 @@ class ScaffoldLink(AgentBackend):
         return f"{self.scaffold} exited (code {code}) before answering: {last.strip()}"
 
     def _stop(self) -> None:
+        """Close the link, which the driver takes as the end (it saves its record and exits); killed if it has
+        not exited within STOP_GRACE_S (a model call under way). Its record is written atomically either way."""
         if self.conn is not None:
             self.conn.close()
             self.conn = None
         if self.proc is not None and self.proc.poll() is None:
-            os.killpg(self.proc.pid, signal.SIGKILL)
-            self.proc.wait()
+            try:
+                self.proc.wait(timeout=STOP_GRACE_S)
+            except subprocess.TimeoutExpired:
+                os.killpg(self.proc.pid, signal.SIGKILL)
+                self.proc.wait()
         self.proc = None
 
     def close(self) -> None:

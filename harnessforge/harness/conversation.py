@@ -62,6 +62,13 @@ def assistant_message(turn: AgentTurn) -> Message:
     return message
 
 
+def message_args(turn: AgentTurn, nudged: bool) -> dict:
+    """What a Dev `message` event keeps of its turn besides the text (`turn_of` reads it back)."""
+    args = {"reasoning": turn.reasoning, "tool_calls": [call.model_dump() for call in turn.tool_calls]}
+    args |= {"finish_reason": turn.stop_reason, "nudged": nudged}
+    return args | ({"backend": turn.extra} if turn.extra else {})
+
+
 def turn_of(event: Event) -> AgentTurn:
     """A recorded Dev `message` event as the AgentTurn it came from."""
     calls = [ToolCall.model_validate(call) for call in event.action.args.get("tool_calls", [])]
@@ -82,6 +89,8 @@ def rebuild(events: list[Event], workdir: str | None = None) -> Conversation:
             conversation.add(assistant_message(turn), event.seq)
             if not turn.tool_calls and event.action.args.get("nudged", True):  # (logs before `nudged`: every one)
                 conversation.add({"role": "user", "content": NUDGE}, None)
+        elif event.action.type == "scaffold_message":  # a scaffold's own words to its model, before its answer
+            conversation.add({"role": "user", "content": event.action.content}, event.seq)
         elif event.action.type == "compaction":  # the outputs the model saw as stubs from here on
             conversation.messages = elide(conversation.messages, event.action.args.get("elided", []))
         elif event.role == "dev" and event.call_id:

@@ -1,13 +1,11 @@
 """One milestone of a run: start it (or resume it from its log), let the Dev work in turns, finish it.
 
-The loop, as mini-swe-agent's: while the milestone has not passed and no budget is spent, ask the
-agent for a turn, run its tool calls in the sandbox, deliver what the turn produced (tool results,
-then held hints and Verifier feedback). Every action is recorded before the next one happens; the
-Mentor watches each recorded event; `submit` is graded by the Verifier in a fresh sandbox.
-
-A resumed milestone starts from its `ResumePoint` (conversation, counters, workspace snapshot),
-finishes the interrupted turn and goes on with the same loop. A lost sandbox is recorded and the
-milestone retried once in a fresh sandbox by that same path; if that is lost too, the milestone's
+The loop, as mini-swe-agent's: while the milestone has not passed and no budget is spent, ask the agent for a
+turn, run its tool calls in the sandbox, deliver what the turn produced (tool results, then held hints and Verifier
+feedback). Every action is recorded before the next one happens; the Mentor watches each recorded event; `submit`
+is graded by the Verifier in a fresh sandbox. A resumed milestone starts from its `ResumePoint` (conversation,
+counters, workspace snapshot), finishes the interrupted turn and goes on with the same loop. A lost sandbox is
+recorded and the milestone retried once in a fresh sandbox by that path; if that is lost too, the milestone's
 summary is ENV_ERROR (no `milestone_end`: a rerun resumes it).
 """
 
@@ -27,7 +25,7 @@ from ..store import RunFiles
 from . import stopping
 from .atif import to_atif
 from .context_budget import ContextBudget, ContextExhausted, elide, overflowed
-from .conversation import NUDGE, assistant_message, system_prompt
+from .conversation import NUDGE, assistant_message, message_args, rebuild, system_prompt
 from .harness_profiles import HarnessProfile
 from .loops import LoopThresholds
 from .memory import render
@@ -210,16 +208,15 @@ class MilestoneRun:
         if answer is None:  # it cannot fit the context window: the milestone ends (stopped_by)
             return
         counters.usage, counters.cost = counters.usage + answer.usage, counters.cost + answer.cost_usd
-        self.messages.append(assistant_message(answer))
         agent = self.context.agent
+        for text in answer.received:  # a scaffold's own words to its model (format-error feedback): events too
+            self.messages.append({"role": "user", "content": text})
+            self.record("navigator", Action(type="scaffold_message", content=text, args={"scaffold": agent.scaffold}))
+        self.messages.append(assistant_message(answer))
         nudged = not answer.tool_calls and not agent.ends_with_answer and agent.scaffold == "harnessforge"
-        args = {"reasoning": answer.reasoning, "tool_calls": [call.model_dump() for call in answer.tool_calls]}
-        args |= {"finish_reason": answer.stop_reason, "nudged": nudged} | (
-            {"backend": answer.extra} if answer.extra else {}
-        )
         message = self.record(
             "dev",
-            Action(type="message", content=answer.text, args=args),
+            Action(type="message", content=answer.text, args=message_args(answer, nudged)),
             model=answer.model,
             usage=answer.usage,
             latency_s=answer.latency_s,
@@ -482,7 +479,10 @@ class MilestoneRun:
         scaffold = self.context.agent.scaffold_info()
         metadata = with_scaffold(self.files.run_dir, scaffold)
         tools = scaffold.get("tools") or TOOLS  # the scaffold's own, if it has them
-        recorder.write_json(RunFiles.ATIF, to_atif(recorder.events(), self.messages, metadata, tools))
+        events = recorder.events()
+        view = rebuild(events)
+        view.deliver()  # ATIF is the model's view as the log records it, as the distilled rows read it
+        recorder.write_json(RunFiles.ATIF, to_atif(events, view.messages, metadata, tools))
         recorder.write_summary(summary)  # last: its presence marks the milestone finished
         for _, snapshot in self.files.snapshots():
             snapshot.unlink(missing_ok=True)

@@ -7,7 +7,8 @@ call in the milestone's sandbox, and asks before each model call for the message
 for it (Mentor hints, Verifier feedback). The requests, as `ScaffoldLink` in the harness serves them:
 
 - {"op": "hello", "scaffold", "version", "tools"}            -> {}
-- {"op": "answer", "text", "reasoning", "calls", "usage", "model", "stop_reason", "latency_s"} -> {}
+- {"op": "answer", "text", "reasoning", "calls", "usage", "model", "stop_reason", "latency_s",
+   "received": [text, ...]}  (what the scaffold itself told its model since its last answer)   -> {}
 - {"op": "tool", "id", "name", "args"}                       -> {"output", "ok", "exit_code"}
 - {"op": "next"}                                             -> {"messages": [text, ...]}
 - {"op": "done", "reason"}   (its loop ended)                -> {"messages": [...]} to go on, or {"stop": true}
@@ -15,7 +16,9 @@ for it (Mentor hints, Verifier feedback). The requests, as `ScaffoldLink` in the
 
 from __future__ import annotations
 
+import json
 import os
+import tempfile
 from multiprocessing.connection import Client
 
 
@@ -39,3 +42,18 @@ def settings() -> dict:
         "workdir": os.environ.get("HF_WORKDIR", "/workspace"),
         "trajectory": os.environ.get("HF_TRAJECTORY") or None,
     }
+
+
+def save_atomically(path: str, data, **dump) -> None:
+    """Write the scaffold's record as JSON so that a kill mid-save leaves the last complete one (the harness
+    stops a scaffold when a budget ends, whatever it is doing): a temporary file beside it, then a rename."""
+    folder = os.path.dirname(os.path.abspath(path))
+    os.makedirs(folder, exist_ok=True)
+    handle, temporary = tempfile.mkstemp(dir=folder, prefix=".partial-", suffix=".json")
+    try:
+        with os.fdopen(handle, "w") as f:
+            json.dump(data, f, **dump)
+        os.replace(temporary, path)
+    except BaseException:
+        os.unlink(temporary)
+        raise

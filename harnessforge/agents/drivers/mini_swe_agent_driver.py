@@ -7,7 +7,11 @@ sandbox. Run by the harness with mini-swe-agent's own Python: `python mini_swe_a
   ends the agent's run (the harness grades it as the submission).
 - Before every model call the agent takes the messages the harness holds (hints, feedback) as user
   messages (`next`); after its run ended it asks whether to go on (`done`).
-- Its trajectory, in its own format (`mini-swe-agent-1.1`), is saved where the harness says.
+- An answer mini cannot parse (no tool call, malformed arguments) stays in its conversation before mini's
+  format-error feedback, as our own loop keeps one before its nudge (mini alone would drop it): the record is then
+  what the model saw, and the feedback reaches the harness with the next answer (`received`) as an event.
+- Its trajectory, in its own format (`mini-swe-agent-1.1`), is saved where the harness says, atomically: a kill
+  mid-save (a budget ended) leaves the last complete record.
 """
 
 from __future__ import annotations
@@ -24,7 +28,7 @@ os.environ.setdefault("LITELLM_TELEMETRY", "False")
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import yaml  # noqa: E402
-from link import Link, settings  # noqa: E402
+from link import Link, save_atomically, settings  # noqa: E402
 from minisweagent import __version__  # noqa: E402
 from minisweagent.agents.default import DefaultAgent  # noqa: E402
 from minisweagent.config import builtin_config_dir  # noqa: E402
@@ -69,23 +73,44 @@ class HarnessEnvironment:
 class HarnessAgent(DefaultAgent):
     """DefaultAgent whose model calls are reported to the harness, each after the messages it holds."""
 
+    told = 2  # messages[told:] were added since the last answer was reported (the system prompt and task before)
+
     def query(self) -> dict:
-        for text in link.ask("next")["messages"]:
-            self.add_messages(self.model.format_message(role="user", content=text))
+        received = [  # what mini itself said to the model since its last answer (its format-error feedback)
+            message["content"]
+            for message in self.messages[self.told :]
+            if message.get("role") == "user" and not message.get("extra", {}).get("harnessforge")
+        ]
+        self.take(link.ask("next")["messages"])
         started = time.monotonic()
         try:
             message = super().query()
-        except FormatError as e:  # a model call all the same: reported (no calls), then mini answers it itself
+        except FormatError as e:  # a model call all the same: reported (no calls), kept, then mini answers it
             message = {"content": "", "extra": e.messages[0].get("extra", {})}
             response = message["extra"].get("response")
             if isinstance(response, dict):
                 message["content"] = ((response.get("choices") or [{}])[0].get("message") or {}).get("content") or ""
-            self._report(message, time.monotonic() - started)
+            self.add_messages({"role": "assistant", "content": message["content"]})
+            self._report(message, time.monotonic() - started, received)
             raise
-        self._report(message, time.monotonic() - started)
+        self._report(message, time.monotonic() - started, received)
         return message
 
-    def _report(self, message: dict, latency: float) -> None:
+    def take(self, texts: list[str]) -> None:
+        """The harness's messages (hints, feedback, its go-on) as user messages, marked as the harness's."""
+        for text in texts:
+            message = self.model.format_message(role="user", content=text)
+            message["extra"] = {"harnessforge": True}  # (mini sends no `extra` to the model)
+            self.add_messages(message)
+
+    def save(self, path: Path | None, *extra_dicts) -> dict:
+        data = self.serialize(*extra_dicts)
+        if path:
+            save_atomically(str(path), data, indent=2)
+        return data
+
+    def _report(self, message: dict, latency: float, received: list[str]) -> None:
+        self.told = len(self.messages)
         response = message.get("extra", {}).get("response") or {}
         usage = response.get("usage") or {}
         details = usage.get("prompt_tokens_details") or {}
@@ -113,6 +138,7 @@ class HarnessAgent(DefaultAgent):
             model=response.get("model") or self.model.config.model_name,
             stop_reason=choice.get("finish_reason") or "",
             latency_s=latency,
+            received=received,
         )
 
 
@@ -138,15 +164,17 @@ def main() -> None:
     env = HarnessEnvironment(run["workdir"], config.get("environment", {}).get("env"))
     agent = HarnessAgent(model, env, **agent_config)
     link.ask("hello", scaffold="mini-swe-agent", version=__version__, tools=[BASH_TOOL])
-    exit_info = agent.run(run["task"])
-    while True:  # its run ended (a submission the harness did not accept): go on if the harness says so
-        reply = link.ask("done", reason=exit_info.get("exit_status", ""))
-        if reply.get("stop"):
-            return
-        agent.messages = [message for message in agent.messages if message.get("role") != "exit"]
-        for text in reply["messages"]:
-            agent.add_messages(model.format_message(role="user", content=text))
-        exit_info = resume(agent)
+    try:
+        exit_info = agent.run(run["task"])
+        while True:  # its run ended (a submission the harness did not accept): go on if the harness says so
+            reply = link.ask("done", reason=exit_info.get("exit_status", ""))
+            if reply.get("stop"):
+                return
+            agent.messages = [message for message in agent.messages if message.get("role") != "exit"]
+            agent.take(reply["messages"])
+            exit_info = resume(agent)
+    except (EOFError, OSError):  # the harness closed the link (a budget ended): the record is saved, stop
+        return
 
 
 def resume(agent: HarnessAgent) -> dict:

@@ -14,7 +14,6 @@ the milestone's sandbox. Run by the harness with OpenHarness' own Python: `pytho
 from __future__ import annotations
 
 import asyncio
-import json
 import os
 import sys
 import tempfile
@@ -29,7 +28,7 @@ os.environ.setdefault("OPENHARNESS_TOOL_OUTPUT_INLINE_CHARS", "1000000")  # neve
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from importlib.metadata import version  # noqa: E402
 
-from link import Link, settings  # noqa: E402
+from link import Link, save_atomically, settings  # noqa: E402
 from openharness.api.client import AnthropicApiClient  # noqa: E402
 from openharness.api.openai_client import OpenAICompatibleClient  # noqa: E402
 from openharness.config.settings import PermissionSettings  # noqa: E402
@@ -178,9 +177,11 @@ def save(engine: QueryEngine, run: dict) -> None:
             "version": version("openharness-ai"),
             "messages": [message.model_dump(mode="json") for message in engine.messages],
         }
-        with open(run["trajectory"], "w") as f:
-            json.dump(record, f, indent=1)
+        save_atomically(run["trajectory"], record, indent=1)  # a kill mid-save leaves the last complete one
 
 
 if __name__ == "__main__":
-    asyncio.run(main())
+    try:
+        asyncio.run(main())
+    except (EOFError, OSError):  # the harness closed the link (a budget ended): stop quietly
+        pass
