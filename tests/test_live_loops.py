@@ -103,3 +103,38 @@ def test_the_detectors_count_as_the_analytics_do():
     assert watch.fired() == ("turns_without_tool_calls", {"turns": 3})
     watch.take(_event(4, "message", {"tool_calls": [{"id": "x"}]}))
     assert watch.fired() is None
+
+
+def test_answers_cut_at_the_token_cap_and_malformed_calls_are_recorded_as_the_model_sent_them(local):  # noqa: F811
+    """A weak model's answers: cut at the output cap mid tool call (`finish_reason: length`, arguments cut off) and
+    malformed arguments again and again. The run ends by its budget (not an error), each answer keeps its
+    finish_reason, each malformed call is an error the Dev reads, a live rule hints, and at every model call the
+    conversation the log rebuilds is the request the model got."""
+    store, key = local
+    cut = OC.tool_call("c1", "bash", '{"command": "python -m pytest -q tes')  # cut off at the cap
+    with OpenAIServer() as server:
+        server.push(OC.completion("I will run the tests and then ed", [cut], finish_reason="length"))
+        for number in range(2, 11):
+            server.push(OC.completion("Reading it.", [OC.tool_call(f"c{number}", "read_file", "{path: tasklite}")]))
+        decisions = _run(store, key, server, "malformed", 10)
+        bodies = server.bodies
+    summary = json.loads(store.milestone_run(key, "malformed", MID).summary.read_text())
+    assert summary["status"] == "STUCK" and summary["stopped_by"].startswith("max_turns")
+    events = Recorder.open(store.milestone_run(key, "malformed", MID).dir).events()
+    answers = [event for event in events if event.action.type == "message"]
+    assert [event.action.args["finish_reason"] for event in answers] == ["length"] + ["tool_calls"] * 9
+    calls = [event for event in events if event.call_id]
+    assert len(calls) == 10 and not any(event.ok for event in calls)
+    assert all("not a valid JSON object" in event.observation for event in calls)
+    assert [(d["level"], d["rule"]) for d in decisions] == [
+        (1, "repeat_action_observation"),
+        (2, "repeat_action_error"),
+    ]
+    for body, answer in zip(bodies, answers, strict=True):
+        conversation = rebuild([event for event in events if event.seq < answer.seq])
+        conversation.deliver()
+        assert [(m["role"], m.get("content") or "") for m in conversation.messages] == [
+            (m["role"], m.get("content") or "") for m in body["messages"]
+        ], answer.turn_id
+    sent = bodies[1]["messages"][2]["tool_calls"][0]["function"]["arguments"]
+    assert sent == "{}"  # a malformed call goes back as `{}` (servers json-load earlier calls' arguments)

@@ -142,6 +142,24 @@ def test_a_budget_that_ends_mid_run_leaves_minis_record_complete_with_its_last_a
     assert not list((nav.run_dir / "m01").glob(".partial-*"))
 
 
+@pytest.mark.parametrize("scaffold", [MiniSweAgent, OpenHarnessAgent])
+def test_a_scaffold_whose_conversation_outgrows_the_window_ends_the_milestone_stuck(validated, scaffold):
+    """The model's server answers 400 "maximum context length" (a scaffold keeps its own context): the milestone
+    ends STUCK `stopped_by: context_window` with the turns before it, not an error that stops the chain."""
+    store, key, _ = validated
+    overflow = "This model's maximum context length is 8192 tokens. However, you requested 9000 tokens."
+    with OpenAIServer() as server:
+        server.push(O.completion("Look.", [O.tool_call("call_1", "bash", {"command": "ls"})]))
+        server.push(*[server.error(400, overflow) for _ in range(8)])  # (its client may retry)
+        with scaffold("gpt-4.1", "openai", api_key="test", base_url=server.base_url, timeout=120) as agent:
+            nav = Navigator(store, key, agent, load_rules(), run_id=f"{agent.scaffold}-window", log=lambda *_: None)
+            (summary,) = nav.run(["m01"])
+    assert summary.status == "STUCK" and summary.stopped_by.startswith("context_window: the scaffold's"), summary
+    assert "maximum context length" in summary.stopped_by and summary.turns == 2
+    events = Recorder.open(nav.run_dir / "m01").events()
+    assert [e.call_id for e in events if e.call_id] == ["call_1"] and events[-1].action.type == "milestone_end"
+
+
 def test_a_scaffold_killed_mid_save_leaves_its_last_complete_record(tmp_path):
     """The drivers' save (`link.save_atomically`): SIGKILL while the new record is half written (mini's own
     `Path.write_text` had truncated the file by then) leaves the previous record whole."""

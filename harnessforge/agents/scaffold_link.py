@@ -47,6 +47,7 @@ PROVIDER_KEYS = {
 }
 EXIT_CODE = re.compile(r"\n\[exit code (-?\d+)( \(timed out\))?\]$")  # the trailer of our bash tool's output
 GO_ON = "The milestone is not done yet: keep working, then finish as before."
+HTTP_STATUS = re.compile(r"\b(?:HTTP|[Ee]rror code:?|status(?: code)?:?) ?(4\d\d|5\d\d)\b")  # in a scaffold's words
 STOP_GRACE_S = 5.0  # how long a stopped scaffold may take to save its record and exit
 
 
@@ -260,7 +261,9 @@ class ScaffoldLink(AgentBackend):
                 self.outbox = []
             elif op == "error":  # the scaffold gave up on the model call (its own retries spent)
                 self.conn.send({})
-                raise AgentError(f"{self.scaffold}: {request.get('message') or 'an error it did not describe'}")
+                said = request.get("message") or "an error it did not describe"
+                status = request.get("status_code") or next(map(int, HTTP_STATUS.findall(said)), None)
+                raise AgentError(f"{self.scaffold}: {said}", status)
             else:
                 raise AgentError(f"{self.scaffold} sent an unknown request {op!r}")
 

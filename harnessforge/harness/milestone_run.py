@@ -247,13 +247,13 @@ class MilestoneRun:
             except ContextExhausted as e:
                 self.stopped_by = f"context_window: {e}"
                 return None
-            except AgentError as e:
-                if not (budget and overflowed(e)):
+            except AgentError as e:  # over the window: once more compacted, or (a scaffold's own context) the end
+                if not overflowed(e):
                     raise
-                self.stopped_by = f"context_window: the API refused the compacted conversation too ({e})"
+                said = "the API refused the compacted conversation too" if budget else "the scaffold's conversation"
+                self.stopped_by = f"context_window: {said} ({e})"
                 continue
-            if budget:
-                budget.calibrate(self.messages, answer.usage.input + answer.usage.cached)
+            budget and budget.calibrate(self.messages, answer.usage.input + answer.usage.cached)
             self.stopped_by = None  # (an overflow the retry got past)
             return answer
         return None

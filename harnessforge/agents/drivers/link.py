@@ -12,6 +12,7 @@ for it (Mentor hints, Verifier feedback). The requests, as `ScaffoldLink` in the
 - {"op": "tool", "id", "name", "args"}                       -> {"output", "ok", "exit_code"}
 - {"op": "next"}                                             -> {"messages": [text, ...]}
 - {"op": "done", "reason"}   (its loop ended)                -> {"messages": [...]} to go on, or {"stop": true}
+- {"op": "error", "message", "status_code"}  (a model call failed for good) -> {}
 """
 
 from __future__ import annotations

@@ -93,6 +93,9 @@ class HarnessAgent(DefaultAgent):
             self.add_messages({"role": "assistant", "content": message["content"]})
             self._report(message, time.monotonic() - started, received)
             raise
+        except Exception as e:  # the model call failed for good (litellm's retries spent): said to the harness
+            link.ask("error", message=f"{type(e).__name__}: {e}", status_code=getattr(e, "status_code", None))
+            raise
         self._report(message, time.monotonic() - started, received)
         return message
 
