@@ -27,6 +27,7 @@ import http.server
 import json
 import os
 import shutil
+import socket
 import subprocess
 import sys
 import tarfile
@@ -111,12 +112,12 @@ def serving(server: Path, model: Path, template: Path, port: int, context: int, 
     )
     try:
         for _ in range(600):
+            if process.poll() is not None:
+                raise SystemExit(f"llama-server exited with {process.returncode}; see {CACHE / 'server.log'}")
             with contextlib.suppress(OSError):
                 with urllib.request.urlopen(f"http://127.0.0.1:{port}/health", timeout=2) as answer:
                     if json.load(answer).get("status") == "ok":
                         break
-            if process.poll() is not None:
-                raise SystemExit(f"llama-server exited with {process.returncode}; see {CACHE / 'server.log'}")
             time.sleep(1)
         yield f"http://127.0.0.1:{port}/v1"
     finally:
@@ -125,6 +126,12 @@ def serving(server: Path, model: Path, template: Path, port: int, context: int, 
             process.wait(timeout=10)
         process.kill()
         log.close()
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
 
 
 class Recording:
@@ -225,7 +232,7 @@ def trial(base_url: str, recording: Recording, workspace: Path, milestone: str, 
     cli("validate", key, "--milestone", milestone, "--sandbox", "local")
     rows = []
     for agent, model in BACKENDS.items():
-        run_id = f"smol-{agent}"
+        run_id = f"smol-{agent}-{time.strftime('%Y%m%d-%H%M%S')}"  # a new run each time (the same id resumes)
         recording.requests.clear()
         say(f"{agent}: {turns} turns at most on {milestone}")
         started = time.monotonic()
@@ -261,7 +268,7 @@ def trial(base_url: str, recording: Recording, workspace: Path, milestone: str, 
                 "turns": len(answers),
                 "cut_at_cap": sum(event.action.args.get("finish_reason") == "length" for event in answers),
                 "no_tool_call": sum(not event.action.args.get("tool_calls") for event in answers),
-                "format_errors": sum(event.action.type == "scaffold_message" for event in events),
+                "scaffold_messages": sum(event.action.type == "scaffold_message" for event in events),
                 "compactions": sum(event.action.type == "compaction" for event in events),
                 "overflows": sum(status == 400 for status, _ in recording.requests),
                 "hints": ", ".join(f"L{event.hint_level} {event.action.args.get('rule', '')}" for event in hints)
@@ -288,7 +295,7 @@ def main() -> None:
     parser.add_argument("--milestone", default="m03")
     parser.add_argument("--turns", type=int, default=20)
     parser.add_argument("--context", type=int, default=4096, help="the server's context (tokens)")
-    parser.add_argument("--port", type=int, default=8090)
+    parser.add_argument("--port", type=int, default=0, help="the server's port (default: a free one)")
     parser.add_argument("--out", type=Path, default=ROOT / "docs" / "real-model.md")
     arguments = parser.parse_args()
     server, model, template = build()
@@ -296,9 +303,9 @@ def main() -> None:
     if arguments.build_only:
         return
     workspace = CACHE / "trial"
-    shutil.rmtree(workspace / "store" / "runs", ignore_errors=True)
     workspace.mkdir(parents=True, exist_ok=True)
-    with serving(server, model, template, arguments.port, arguments.context, answer_cap=256) as base_url:
+    port = arguments.port or free_port()
+    with serving(server, model, template, port, arguments.context, answer_cap=256) as base_url:
         recording = Recording(base_url.removesuffix("/v1"))
         rows = trial(base_url, recording, workspace, arguments.milestone, arguments.turns, arguments.context)
     body = table(rows, arguments.milestone, arguments.turns, arguments.context)
@@ -324,8 +331,9 @@ generation thread, context {context} tokens, answers capped at 256 tokens), mile
 repository, {turns} turns at most, local sandbox, the project's CLI. Not in CI (minutes per backend on 2 cores).
 
 Columns: `finished` a summary was written; `cut_at_cap` answers whose `finish_reason` is `length`;
-`no_tool_call` answers without a tool call; `format_errors` the scaffold's own feedback messages
-(`scaffold_message` events); `compactions` the context budget's; `overflows` requests the server refused (400);
+`no_tool_call` answers without a tool call; `scaffold_messages` what the scaffold said to its model on its own
+(`scaffold_message` events: mini's format-error feedback, the link's "keep working"); `compactions` the context
+budget's; `overflows` requests the server refused (400);
 `hints` level and the live rule that released each; `view_equals_record` model calls whose user and assistant texts
 (after the system prompt and task) are those the log rebuilds before that call, of the calls answered, compared
 on the requests a recording proxy in front of the server saw.

@@ -31,7 +31,8 @@ class WindowedServer(OpenAIServer):
 
     @staticmethod
     def tokens(body: dict) -> int:
-        return len(json.dumps(body["messages"], ensure_ascii=False)) // CHARS_PER_TOKEN
+        sent = [body["messages"], body.get("tools") or []]  # (the tool schemas count, as in a real server's prompt)
+        return sum(len(json.dumps(part, ensure_ascii=False)) for part in sent) // CHARS_PER_TOKEN
 
     def answer(self, body: Any, reply: Reply) -> Reply:
         used = self.tokens(body)

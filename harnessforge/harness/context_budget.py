@@ -77,8 +77,13 @@ def _is_stub(message: Message) -> bool:
 class ContextBudget:
     """One milestone's budget: `fit` before every model call, `calibrate` after it."""
 
-    def __init__(self, model: str, rules: ContextRules, log: Callable[[str], None] = print):
+    def __init__(
+        self, model: str, rules: ContextRules, log: Callable[[str], None] = print, tools: list[dict] | None = None
+    ):
         self.rules, self.chars_per_token = rules, rules.chars_per_token
+        # the tool schemas go with every request: counted with the messages, a calibration from a short
+        # conversation would otherwise spread their tokens over the messages and overestimate long ones
+        self.fixed_chars = len(json.dumps(tools or [], ensure_ascii=False))
         self.window, self.output, known = window_of(model, rules)
         if not known:
             log(
@@ -92,12 +97,12 @@ class ContextBudget:
         return max(1, self.window - self.output - self.rules.margin_tokens)
 
     def tokens(self, messages: list[Message]) -> int:
-        return int(len(json.dumps(messages, ensure_ascii=False)) / self.chars_per_token) + 1
+        return int((len(json.dumps(messages, ensure_ascii=False)) + self.fixed_chars) / self.chars_per_token) + 1
 
     def calibrate(self, messages: list[Message], prompt_tokens: int) -> None:
         """The API's count for what was sent: later estimates use its characters per token."""
         if prompt_tokens > 0:  # within what any tokenizer gives: a server's nonsense count changes little
-            ratio = len(json.dumps(messages, ensure_ascii=False)) / prompt_tokens
+            ratio = (len(json.dumps(messages, ensure_ascii=False)) + self.fixed_chars) / prompt_tokens
             self.chars_per_token = min(8.0, max(1.0, ratio))
 
     def fit(

@@ -46,6 +46,7 @@ from .memory import MilestoneMemory, remember
 from .milestone_run import MilestoneRun
 from .recorder import Recorder, read_summary, write_run_metadata
 from .run_context import Inheritance, RunContext
+from .tools import TOOLS
 from .verifier import Verifier
 
 __all__ = ["NUDGE", "MilestoneRun", "Navigator"]
@@ -104,7 +105,7 @@ class Navigator:
             test_visibility=needs or test_visibility or rules.harness.test_visibility,
             context_budget=None
             if agent.synthetic or agent.scaffold != "harnessforge"  # a scaffold keeps its own context
-            else ContextBudget(agent.model, rules.harness.context, log),
+            else ContextBudget(agent.model, rules.harness.context, log, TOOLS),
         )
         self.mentor = mentor
         self.memory: list[MilestoneMemory] = []  # each milestone that ran: what the next one's task recalls
