@@ -12,6 +12,7 @@ import pytest
 
 from harnessforge.agents.claude_code_native import ClaudeCodeNative, cli_version, self_contained
 from harnessforge.agents.errors import AgentError
+from harnessforge.agents.factory import make_agent, sampling_of
 from harnessforge.agents.mini_swe_agent_backend import MiniSweAgent
 from harnessforge.agents.openharness_backend import OpenHarnessAgent
 from harnessforge.agents.scaffold_link import DRIVERS
@@ -24,7 +25,7 @@ from harnessforge.harness.navigator import Navigator
 from harnessforge.harness.recorder import Recorder
 from harnessforge.report.report import build_report
 from harnessforge.report.scaffolds import scaffold_comparison
-from harnessforge.rules import load_rules
+from harnessforge.rules import Sampling, load_rules
 from harnessforge.store import Store
 from tests.llm_servers import AnthropicServer, OpenAIServer, Reply
 from tests.test_analytics import OWN_DIFF, explore
@@ -158,6 +159,24 @@ def test_a_scaffold_whose_conversation_outgrows_the_window_ends_the_milestone_st
     assert "maximum context length" in summary.stopped_by and summary.turns == 2
     events = Recorder.open(nav.run_dir / "m01").events()
     assert [e.call_id for e in events if e.call_id] == ["call_1"] and events[-1].action.type == "milestone_end"
+
+
+@pytest.mark.parametrize("scaffold", ["mini-swe-agent", "openharness"])
+def test_the_rules_output_cap_reaches_a_scaffolds_requests(validated, scaffold, monkeypatch):
+    """A scaffold keeps its own settings but the answer's cap, which a self-hosted server otherwise takes as
+    "until the context is full" (OpenHarness asks for 16,384 tokens): `run --max-output-tokens` reaches it."""
+    store, key, _ = validated
+    rules = load_rules()
+    rules = rules.model_copy(update={"harness": rules.harness.model_copy(update={"max_turns": 1})})
+    with OpenAIServer() as server:
+        server.push(O.completion("Look.", [O.tool_call("call_1", "bash", {"command": "ls"})]))
+        monkeypatch.setenv("OPENAI_BASE_URL", server.base_url)
+        monkeypatch.setenv("OPENAI_API_KEY", "test")
+        sampling = sampling_of(scaffold, "openai/gpt-4.1", rules.harness, Sampling(max_output_tokens=77))
+        with make_agent(scaffold, "openai/gpt-4.1", sampling=sampling) as agent:
+            Navigator(store, key, agent, rules, run_id=f"{scaffold}-cap", log=lambda *_: None).run(["m01"])
+        (body,) = server.bodies
+    assert body.get("max_tokens", body.get("max_completion_tokens")) == 77
 
 
 def test_a_scaffold_killed_mid_save_leaves_its_last_complete_record(tmp_path):

@@ -65,13 +65,16 @@ def make_agent(
             from .mini_swe_agent_backend import MiniSweAgent as scaffold
         else:
             from .openharness_backend import OpenHarnessAgent as scaffold
-        return scaffold(bare, provider, api_key=api_key, base_url=base_url)
+        cap = sampling.max_output_tokens if sampling else None
+        return scaffold(bare, provider, api_key=api_key, base_url=base_url, max_output_tokens=cap)
     raise ConfigError(f"unknown agent {name!r}; use one of {', '.join(BACKENDS)}")
 
 
 def sampling_of(name: str, model: str | None, harness: HarnessRules, asked: Sampling | None = None) -> Sampling | None:
     """How backend `name` asks `model` (the rules' `harness.sampling`, then `asked`); None for a Dev that is no
-    plain model call (the oracle, a CLI or scaffold with its own settings)."""
+    plain model call (the oracle, a CLI). A Python scaffold keeps its own settings but the output cap."""
+    if name in ("mini-swe-agent", "openharness"):
+        return harness.sampling.of((model or DEFAULT_MODELS[name]).partition("/")[2], harness.context, asked)
     if name not in ("openai", "anthropic"):
         return None
     return harness.sampling.of(model or DEFAULT_MODELS[name], harness.context, asked)

@@ -104,6 +104,7 @@ class ScaffoldLink(AgentBackend):
         base_url: str | None = None,
         python: str | None = None,
         timeout: float = 600.0,
+        max_output_tokens: int | None = None,
     ):
         if provider not in PROVIDER_KEYS:
             raise AgentError(f"{self.scaffold}: provider must be one of {', '.join(PROVIDER_KEYS)}, got {provider!r}")
@@ -112,6 +113,7 @@ class ScaffoldLink(AgentBackend):
         if not self.api_key:
             raise AgentError(f"no {provider} API key for {self.scaffold}: pass api_key or set {key_var}")
         self.model, self.provider, self.timeout = model, provider, timeout
+        self.max_output_tokens = max_output_tokens  # an answer's cap, sent by the scaffold's own client
         self.base_url = base_url or os.environ.get(url_var) or ""
         self.python = scaffold_python(self.scaffold, python)
         self.version = installed_version(self.python, self.package, self.supported)
@@ -192,6 +194,7 @@ class ScaffoldLink(AgentBackend):
             "HF_TASK_FILE": str(task_file),
             "HF_WORKDIR": self.workdir,
             "HF_TRAJECTORY": str(self.record_dir / RunFiles.SCAFFOLD_TRAJECTORY) if self.record_dir else "",
+            "HF_MAX_TOKENS": str(self.max_output_tokens or ""),
             **self.driver_env(),
         }
         self.stderr: list[str] = []

@@ -42,6 +42,7 @@ def settings() -> dict:
         "task": open(os.environ["HF_TASK_FILE"]).read(),
         "workdir": os.environ.get("HF_WORKDIR", "/workspace"),
         "trajectory": os.environ.get("HF_TRAJECTORY") or None,
+        "max_tokens": int(os.environ.get("HF_MAX_TOKENS") or 0) or None,  # an answer's cap (the rules')
     }
 
 

@@ -157,6 +157,8 @@ def main() -> None:
     model_kwargs = dict(config["model"].get("model_kwargs") or {}) | {"api_key": run["api_key"]}
     if run["base_url"]:
         model_kwargs["api_base"] = run["base_url"]
+    if run["max_tokens"]:
+        model_kwargs["max_tokens"] = run["max_tokens"]
     model_config = {k: v for k, v in config["model"].items() if k != "model_kwargs"}
     model = LitellmModel(
         model_name=f"{run['provider']}/{run['model']}",

@@ -127,7 +127,7 @@ async def main() -> None:
         cwd=run["workdir"],
         model=run["model"],
         system_prompt=build_system_prompt(cwd=run["workdir"]),
-        max_tokens=16384,
+        max_tokens=run["max_tokens"] or 16384,  # the rules' cap (OpenHarness' own default otherwise)
         max_turns=100_000,  # the harness keeps the budgets
     )
     ask("hello", scaffold="openharness", version=version("openharness-ai"), tools=registry.to_api_schema())
