@@ -225,7 +225,7 @@ def trial(base_url: str, recording: Recording, workspace: Path, milestone: str, 
             raise SystemExit(f"harnessforge {' '.join(arguments)} failed:\n{done.stdout[-2000:]}{done.stderr[-2000:]}")
         return done
 
-    if not (store_dir / "repos").exists():
+    if not Store(store_dir).repo_keys():
         cli("example-repo", str(workspace / "tasklite"))
         cli("plan", str(workspace / "tasklite"))
     key = next(iter(Store(store_dir).repo_keys()))
