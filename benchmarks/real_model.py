@@ -168,24 +168,10 @@ class Recording:
         self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
 
 
-def texts(messages: list[dict], start: int) -> list[tuple[str, str]]:
-    """(role, text) of the user and assistant messages from `start`, a list content's text blocks one by one."""
-    out = []
-    for message in messages[start:]:
-        if message.get("role") not in ("user", "assistant"):
-            continue
-        content = message.get("content") or ""
-        parts = (
-            [content] if isinstance(content, str) else [b.get("text", "") for b in content if b.get("type") == "text"]
-        )
-        out += [(message["role"], part.strip()) for part in parts if part and part.strip()]
-    return out
-
-
-def view_matches(events: list, requests: list[tuple[int, dict]], scaffold: bool) -> tuple[int, int]:
+def view_matches(events: list, requests: list[tuple[int, dict]]) -> tuple[int, int]:
     """(requests whose user and assistant texts are those the log rebuilds before that model call, requests
     answered): from the task on for our own loop, after the scaffold's own system prompt and task for a scaffold."""
-    from harnessforge.harness.conversation import rebuild
+    from harnessforge.harness.conversation import rebuild, texts_read
 
     answered = [body for status, body in requests if status == 200]
     calls = [event.seq for event in events if event.role == "dev" and event.action.type == "message"]
@@ -193,7 +179,7 @@ def view_matches(events: list, requests: list[tuple[int, dict]], scaffold: bool)
     for body, seq in zip(answered, calls):
         view = rebuild([event for event in events if event.seq < seq])
         view.deliver()
-        same += texts(body["messages"], 2) == texts(view.messages, 2)
+        same += texts_read(body["messages"], 2) == texts_read(view.messages, 2)
     return same, len(answered)
 
 
@@ -257,7 +243,7 @@ def trial(base_url: str, recording: Recording, workspace: Path, milestone: str, 
         summary = json.loads(files.summary.read_text()) if files.summary.exists() else {}
         events = Recorder.open(files.dir).events() if files.dir.exists() else []
         hints = [event for event in events if event.action.type == "hint"]
-        same, answered = view_matches(events, recording.requests, scaffold=agent != "openai")
+        same, answered = view_matches(events, recording.requests)
         answers = [event for event in events if event.role == "dev" and event.action.type == "message"]
         rows.append(
             {

@@ -20,7 +20,7 @@ from harnessforge.diffs import split_diff
 from harnessforge.distill import distill
 from harnessforge.export import export
 from harnessforge.gitio import GitRepo
-from harnessforge.harness.conversation import rebuild
+from harnessforge.harness.conversation import rebuild, texts_read
 from harnessforge.harness.navigator import Navigator
 from harnessforge.harness.recorder import Recorder
 from harnessforge.report.report import build_report
@@ -538,3 +538,28 @@ def test_a_subagents_own_calls_do_not_hold_up_the_devs(validated, anthropic_for_
     assert call.call_id == "toolu_a" and call.action.name == "Agent" and call.ok, call.observation
     assert "store.py and cli.py" in call.observation
     assert summary.turns == 1
+
+
+def test_openharness_final_answers_and_hints_are_recorded_as_its_model_read_them(validated):
+    """A weak model that only writes prose through OpenHarness: each answer is a final answer, graded; the
+    Verifier's feedback and the Mentor's hints start its next message. At every call, the texts the model read are
+    those the log rebuilds (found on a real model: 8 of 20 calls matched)."""
+    store, key, _ = validated
+    with OpenAIServer() as server:
+        server.push(*[O.completion(f"I think the answer is number {n}.") for n in range(1, 6)])
+        server.push(O.completion("I think the answer is numb", finish_reason="length"))  # cut at the cap
+        with OpenHarnessAgent("gpt-4.1", "openai", api_key="test", base_url=server.base_url, timeout=120) as agent:
+            rules = mentor_rules()
+            rules = rules.model_copy(update={"harness": rules.harness.model_copy(update={"max_turns": 6})})
+            nav = Navigator(store, key, agent, rules, run_id="openharness-prose", log=lambda *_: None)
+            (summary,) = nav.run(["m01"])
+        bodies = server.bodies
+    assert summary.status == "STUCK" and len(bodies) == 6
+    events = Recorder.open(nav.run_dir / "m01").events()
+    assert any(e.action.type == "hint" for e in events)
+    turns = [e for e in events if e.action.type == "message"]
+    assert [e.action.args["finish_reason"] for e in turns] == ["stop"] * 5 + ["length"]  # the API's, as it said
+    for body, turn in zip(bodies, turns, strict=True):
+        view = rebuild([e for e in events if e.seq < turn.seq])
+        view.deliver()
+        assert texts_read(body["messages"], 2) == texts_read(view.messages, 2), turn.turn_id

@@ -100,3 +100,21 @@ def rebuild(events: list[Event], workdir: str | None = None) -> Conversation:
         ):
             conversation.pending.append((event.action.content, event.seq))
     return conversation
+
+
+def texts_read(messages: list[Message], start: int = 0) -> list[tuple[str, str]]:
+    """The user and assistant texts of `messages[start:]` as a model reads them, to compare a scaffold's request with
+    the rebuilt conversation: a list content's text blocks in order, consecutive user texts as one (a scaffold may
+    put several in one message); tool messages and formats aside."""
+    out: list[tuple[str, str]] = []
+    for message in messages[start:]:
+        if message.get("role") not in ("user", "assistant"):
+            continue
+        content = message.get("content") or ""
+        blocks = [content] if isinstance(content, str) else [b.get("text", "") for b in content if "text" in b]
+        text = "\n\n".join(block.strip() for block in blocks if block and block.strip())
+        if text and out and out[-1][0] == message["role"] == "user":
+            out[-1] = ("user", f"{out[-1][1]}\n\n{text}")
+        elif text:
+            out.append((message["role"], text))
+    return out

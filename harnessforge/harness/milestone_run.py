@@ -325,9 +325,8 @@ class MilestoneRun:
         if review is None:
             return
         args = {"overlap": review.overlap, "covered": review.covered, "total": review.total, "missing": review.missing}
+        self.pending += [review.message] if review.message else []  # before a hint its event may release
         self.record("mentor", Action(type="plan_review", content=review.message or "", args=args))
-        if review.message:
-            self.pending.append(review.message)
 
     def _checkpoint(self, tools: ToolBox, module: str) -> None:
         """V3: the Dev moved on from `module`: the acceptance tests covering it run, and it is told how they do
@@ -342,8 +341,8 @@ class MilestoneRun:
             progress = "the acceptance tests covering it do not run yet (their files fail to load)"
         text = f"[Checkpoint] after your work on {module}: {progress}."
         args = {"module": module, "tests": selected}
+        self.pending.append(text)  # before a hint its event may release: the order the log rebuilds
         self.record("navigator", Action(type="checkpoint", content=text, args=args), test_status=counts)
-        self.pending.append(text)
 
     def _submission(self, sandbox: Sandbox, text: str) -> None:
         """A scaffold without a submit tool ended its turn: recorded as the Dev's `submit` (`implicit`), graded."""
@@ -358,11 +357,9 @@ class MilestoneRun:
         verdict = "PASS" if report.passed else "FAIL"
         signature = None if report.passed else failure_signature(report.failing_acceptance + report.regressions)
         action = Action(type="verify", content=content, verdict=verdict)
+        self.pending += [] if report.passed else [content]  # before a hint its event may release, as the log orders
         self.record("verifier", action, test_status=report.acceptance, error_signature=signature)
-        if report.passed:
-            self.passed = True
-        else:
-            self.pending.append(content)
+        self.passed = report.passed
         return report.passed
 
     def _end_turn(self) -> None:

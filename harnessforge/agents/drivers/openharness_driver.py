@@ -29,7 +29,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from importlib.metadata import version  # noqa: E402
 
 from link import Link, save_atomically, settings  # noqa: E402
-from openharness.api.client import AnthropicApiClient  # noqa: E402
+from openharness.api.client import AnthropicApiClient, ApiMessageCompleteEvent  # noqa: E402
 from openharness.api.openai_client import OpenAICompatibleClient  # noqa: E402
 from openharness.config.settings import PermissionSettings  # noqa: E402
 from openharness.engine.messages import TextBlock, sanitize_conversation_messages  # noqa: E402
@@ -103,8 +103,10 @@ class HarnessClient:
         texts = (await asyncio.to_thread(ask, "next"))["messages"]
         if texts and request.messages and request.messages[-1].role == "user":
             request.messages[-1].content.extend(TextBlock(text=text) for text in texts)
-        self.started = time.monotonic()
+        self.started, self.stop_reason = time.monotonic(), None
         async for event in self.inner.stream_message(request):
+            if isinstance(event, ApiMessageCompleteEvent):  # the API's own reason (`length`: cut at the cap)
+                self.stop_reason = event.stop_reason
             yield event
 
 
@@ -156,7 +158,7 @@ def report(event: AssistantTurnComplete, model_client: HarnessClient, run: dict)
     text = "".join(block.text for block in message.content if isinstance(block, TextBlock))
     usage = {"input": event.usage.input_tokens, "output": event.usage.output_tokens}
     latency = time.monotonic() - getattr(model_client, "started", time.monotonic())
-    stop = "tool_use" if calls else "end_turn"
+    stop = getattr(model_client, "stop_reason", None) or ("tool_use" if calls else "end_turn")
     ask(
         "answer",
         text=text,
