@@ -9,7 +9,8 @@ from typing import Any
 import pytest
 
 from harnessforge.agents.openai_backend import OpenAIBackend
-from harnessforge.harness.context_budget import STUB, ContextBudget, window_of
+from harnessforge.harness.context_budget import STUB, SUMMARIZE, ContextBudget, window_of
+from harnessforge.distill import distill
 from harnessforge.harness.conversation import rebuild
 from harnessforge.harness.navigator import Navigator
 from harnessforge.harness.recorder import Recorder
@@ -142,6 +143,71 @@ def test_a_task_that_cannot_fit_ends_the_milestone_as_context_window_and_the_cha
     summary = json.loads(store.milestone_run(key, "tiny", MID).summary.read_text())
     assert summary["status"] == "STUCK" and summary["stopped_by"].startswith("context_window: the conversation needs")
     assert [line for line in said if "context_window" in line]
+
+
+class SummarizingServer(WindowedServer):
+    """Answers a summary request (the budget's own system prompt) apart from the script: one short summary each."""
+
+    def __init__(self, window: int):
+        super().__init__(window)
+        self.summaries = 0
+
+    def answer(self, body: Any, reply: Reply) -> Reply:
+        if body["messages"][0]["content"] == SUMMARIZE:
+            self.summaries += 1
+            with self._lock:
+                self._queue.appendleft(reply)
+            summary = OpenAIServer.completion(f"Summary {self.summaries}: I listed files and thought.", model=MODEL)
+            return super().answer(body, Reply(body=summary))
+        return super().answer(body, reply)
+
+
+def _thinker(server: OpenAIServer, turns: int, chars: int) -> None:
+    """A Dev whose own answers are long (its reasoning), each with a small call: masking has little to elide."""
+    for number in range(1, turns + 1):
+        call = OpenAIServer.tool_call(f"call_{number}", "bash", {"command": f"echo {number}"})
+        server.push(OpenAIServer.completion(f"Step {number}: " + "thinking " * (chars // 9), [call], model=MODEL))
+
+
+@pytest.mark.parametrize("policy", ["mask", "summarize"])
+def test_a_dev_whose_own_turns_outgrow_the_window_is_summarized_by_its_own_model(local, policy):  # noqa: F811
+    """40 turns of 2,000-character answers (about 2.5x a 12,000-token window) with one-line outputs: masking alone
+    ends the milestone `context_window` within a dozen turns; `summarize` has the Dev's model summarize the older turns
+    (a costed call, on the compaction event) and the milestone runs its 40 turns, each request under the window and,
+    call by call, the conversation the log rebuilds."""
+    store, key = local
+    window = 12_000
+    rules = _rules_for(window, output=500, turns=40)
+    context = rules.harness.context.model_copy(update={"policy": policy})
+    rules = rules.model_copy(update={"harness": rules.harness.model_copy(update={"context": context})})
+    with SummarizingServer(window) as server:
+        _thinker(server, 40, 2000)
+        events = _run(store, key, server, rules, policy, [])
+        requests = [r.body for r in server.requests if r.body["messages"][0]["content"] != SUMMARIZE]
+    summary = json.loads(store.milestone_run(key, policy, MID).summary.read_text())
+    answers = [event for event in events if event.action.type == "message"]
+    if policy == "mask":
+        assert summary["stopped_by"].startswith("context_window") and len(answers) < 15
+        return
+    assert summary["stopped_by"] == "max_turns: 40 turns" and len(answers) == 40 and server.overflows == 0
+    summarized = [e for e in events if e.action.type == "compaction" and e.action.args.get("summarized")]
+    assert summarized and server.summaries == len(summarized)
+    assert all(
+        e.usage is not None and e.usage.input > 0 and e.action.args["summary"].startswith("[Your earlier")
+        for e in summarized
+    )
+    assert all(WindowedServer.tokens(body) <= window for body in requests)
+    for body, answer in zip(requests, answers, strict=True):
+        conversation = rebuild([event for event in events if event.seq < answer.seq])
+        conversation.deliver()
+        assert _view(conversation.messages) == _view(body["messages"]), answer.turn_id
+    last = requests[-1]["messages"]
+    assert last[1]["content"] == requests[0]["messages"][1]["content"]  # the task stays
+    assert "Summary" in last[2]["content"] and "Step 40" not in last[2]["content"]
+    assert sum(m["role"] == "assistant" for m in last) >= rules.harness.context.keep_recent_turns  # the latest whole
+    said: list[str] = []
+    distill(store, rules, log=said.append)  # a summarized run distils (its rows read the view the log rebuilds)
+    assert not [line for line in said if "error" in line.lower() or "skipped" in line.lower()], said
 
 
 def test_an_unknown_model_gets_the_default_window_and_a_warning():

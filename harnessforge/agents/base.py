@@ -179,7 +179,12 @@ def _clip(text: str, limit: int = 200) -> str:
 def transcript(messages: list[Message]) -> str:
     """The conversation so far as text, for a new session of a scaffold that continues a lost one (the
     harness resumed after a crash: the scaffold's own session is gone)."""
-    lines = ["(The session was restarted. The conversation so far:)"]
+    return f"(The session was restarted. The conversation so far:)\n\n{rendered(messages)}\n\n(Continue from here.)"
+
+
+def rendered(messages: list[Message]) -> str:
+    """Messages as plain text (system prompts left out): each with its role, tool calls as `name(arguments)`."""
+    lines = []
     for message in messages:
         if message["role"] == "system":
             continue
@@ -189,7 +194,7 @@ def transcript(messages: list[Message]) -> str:
         functions = [call["function"] for call in message.get("tool_calls") or []]
         calls = [f"{function['name']}({function['arguments']})" for function in functions]
         lines.append(f"[{message['role']}]\n{message['content']}" + "".join(f"\n-> {call}" for call in calls))
-    return "\n\n".join(lines) + "\n\n(Continue from here.)"
+    return "\n\n".join(lines)
 
 
 def function_schemas(tools: list[dict]) -> list[dict]:

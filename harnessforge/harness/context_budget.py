@@ -6,8 +6,11 @@ conversation's size is estimated (its JSON characters per token, calibrated by t
 reported for the last call); over the budget (the model's context window less its output cap and a margin,
 `harness.context`), the `mask` policy replaces the oldest tool outputs with a one-line stub saying their length
 (observation masking), keeping the most recent `keep_recent_outputs` and the latest failing test run whole; the
-task, the hints, the memory and every message of the Dev stay. What was elided is a `compaction` event, so the
-conversation rebuilt from the log (resume, distillation, ATIF) is the one the model saw.
+task, the hints, the memory and every message of the Dev stay. Masking cannot shrink the Dev's own turns: when it
+is not enough, `summarize` has the Dev's own model summarize the turns before the latest `keep_recent_turns` (a
+costed call), which then become one message, the hints and the latest failing output in them kept word for word.
+What was elided or summarized is a `compaction` event, so the conversation rebuilt from the log (resume,
+distillation, ATIF) is the one the model saw (`compacted`, one function for both).
 """
 
 from __future__ import annotations
@@ -17,10 +20,18 @@ import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
-from ..models.trajectory import Message
+from ..agents.base import rendered
+from ..models.trajectory import AgentTurn, Message
 from ..rules import ContextRules
 
 STUB = "[output elided to fit the context window: {chars} characters]"
+SUMMARY = "[Your earlier turns, summarized by you to fit the context window]\n{summary}"
+SUMMARIZE = (
+    "The conversation below is your own earlier work on a coding task; it no longer fits your context window. "
+    "Summarize it for yourself, in at most 300 words: what you learned about the code, what you changed, what you "
+    "ran and what it showed, what failed, and what you meant to do next. Plain text."
+)
+HINT_MARK = "[hint L"  # how a hint starts (`MentorRules.frame`): hints are kept word for word
 # What a server says when a request is over the model's context (OpenAI, vLLM, llama.cpp, Anthropic)
 OVERFLOW = re.compile(r"context|too long|maximum.{0,40}tokens|exceeds.{0,60}tokens", re.I)
 
@@ -34,12 +45,26 @@ class Compaction:
     before_tokens: int
     after_tokens: int
     elided: list[str]  # tool_call_ids whose outputs became stubs
+    summarized: int = 0  # the messages after the task that one summary message replaced
+    summary: str = ""  # that message
+    turn: AgentTurn | None = None  # the summary's model call: its usage and cost
 
     def args(self, policy: str, window: int) -> dict:
-        return {"policy": policy, "window": window, "before_tokens": self.before_tokens} | {
-            "after_tokens": self.after_tokens,
-            "elided": self.elided,
-        }
+        args = {"policy": policy, "window": window, "before_tokens": self.before_tokens}
+        args |= {"after_tokens": self.after_tokens, "elided": self.elided}
+        return args | ({"summarized": self.summarized, "summary": self.summary} if self.summarized else {})
+
+    def costs(self) -> dict:
+        """The event fields of the summary's call (none for masking)."""
+        turn = self.turn
+        return {"usage": turn.usage, "cost_usd": turn.cost_usd, "model": turn.model} if turn else {}
+
+
+def compacted(messages: list[Message], args: dict) -> list[Message]:
+    """`messages` after the compaction its event's `args` describe: outputs elided, then older turns summarized."""
+    messages = elide(messages, args.get("elided", []))
+    count = args.get("summarized", 0)
+    return messages[:2] + [{"role": "user", "content": args["summary"]}] + messages[2 + count :] if count else messages
 
 
 def window_of(model: str, rules: ContextRules) -> tuple[int, int, bool]:
@@ -111,10 +136,11 @@ class ContextBudget:
         protect: Iterable[str] = (),
         limit: int | None = None,
         keep_recent: int | None = None,
+        ask: Callable[[list[Message]], AgentTurn] | None = None,
     ) -> Compaction | None:
         """The outputs to elide, oldest first, so `messages` fits (`limit`, default the budget; `keep_recent`, default
-        the rules', outputs kept whole); None when it fits already. Raises ContextExhausted when eliding every output
-        it may does not get it under."""
+        the rules', outputs kept whole), and under `summarize` when that is not enough, the older turns summarized by
+        `ask` (the Dev's model); None when it fits already. Raises ContextExhausted when it cannot get under."""
         limit = self.limit if limit is None else limit
         target = max(1, int(limit * self.rules.compact_to))  # well under: the next compaction is turns away
         keep = self.rules.keep_recent_outputs if keep_recent is None else keep_recent
@@ -135,7 +161,43 @@ class ContextBudget:
         now = self.tokens(elide(messages, elided))
         if now <= limit:  # down to the target, or at least under the budget
             return Compaction(before, now, elided)
+        if self.rules.policy == "summarize" and ask is not None:
+            return self._summarized(messages, elided, set(protect), before, limit, ask)
         raise ContextExhausted(
             f"the conversation needs {now} tokens with {len(elided)} tool outputs elided, over the {limit} the "
             f"context window of {self.window} tokens leaves"
         )
+
+    def _summarized(
+        self,
+        messages: list[Message],
+        elided: list[str],
+        protect: set[str],
+        before: int,
+        limit: int,
+        ask: Callable[[list[Message]], AgentTurn],
+    ) -> Compaction:
+        """The turns before the latest `keep_recent_turns` as one summary message, written by the Dev's model."""
+        masked = elide(messages, elided)
+        turns = [index for index, message in enumerate(masked) if index >= 2 and message["role"] == "assistant"]
+        if len(turns) <= self.rules.keep_recent_turns:
+            raise ContextExhausted(
+                f"the conversation needs {self.tokens(masked)} tokens, over the {limit} the context window of "
+                f"{self.window} tokens leaves, with only its latest {len(turns)} turns to summarize"
+            )
+        older = masked[2 : turns[-self.rules.keep_recent_turns]]
+        text = rendered(older)
+        room = int(limit * 0.8 * self.chars_per_token) - len(SUMMARIZE)  # the request fits too: its end kept
+        text = text if len(text) <= room else "[...]\n" + text[-room:]
+        turn = ask([{"role": "system", "content": SUMMARIZE}, {"role": "user", "content": text}])
+        kept = [m["content"] for m in older if m["role"] == "user" and str(m["content"]).startswith(HINT_MARK)]
+        kept += [f"The latest failing test run:\n{m['content']}" for m in older if m.get("tool_call_id") in protect]
+        summary = "\n\n".join([SUMMARY.format(summary=turn.text.strip()), *kept])
+        compaction = Compaction(before, 0, elided, len(older), summary, turn)
+        compaction.after_tokens = self.tokens(compacted(messages, compaction.args("summarize", self.window)))
+        if compaction.after_tokens > limit:
+            raise ContextExhausted(
+                f"the conversation needs {compaction.after_tokens} tokens with its older turns summarized, over "
+                f"the {limit} the context window of {self.window} tokens leaves"
+            )
+        return compaction

@@ -12,7 +12,7 @@ import json
 from dataclasses import dataclass, field
 
 from ..models.trajectory import AgentTurn, Event, Message, ToolCall
-from .context_budget import elide
+from .context_budget import compacted
 
 SYSTEM = """You are a software engineer working in a git repository at {workdir}.
 Implement the feature described by the user. Use the tools to explore, edit and run the tests;
@@ -75,8 +75,9 @@ def turn_of(event: Event) -> AgentTurn:
     return AgentTurn(text=event.action.content, reasoning=event.action.args.get("reasoning", ""), tool_calls=calls)
 
 
-def rebuild(events: list[Event], workdir: str | None = None) -> Conversation:
-    """The conversation the events describe, up to the last recorded event."""
+def rebuild(events: list[Event], workdir: str | None = None, compactions: bool = True) -> Conversation:
+    """The conversation the events describe, up to the last recorded event: as the model saw it last, or with
+    `compactions` off, every turn with its whole outputs (the trajectory ATIF documents)."""
     conversation = Conversation()
     for event in events:
         if event.role == "navigator" and event.action.type == "milestone_start":
@@ -91,8 +92,11 @@ def rebuild(events: list[Event], workdir: str | None = None) -> Conversation:
                 conversation.add({"role": "user", "content": NUDGE}, None)
         elif event.action.type == "scaffold_message":  # a scaffold's own words to its model, before its answer
             conversation.add({"role": "user", "content": event.action.content}, event.seq)
-        elif event.action.type == "compaction":  # the outputs the model saw as stubs from here on
-            conversation.messages = elide(conversation.messages, event.action.args.get("elided", []))
+        elif event.action.type == "compaction" and compactions:  # the outputs the model saw as stubs from here on
+            conversation.messages = compacted(conversation.messages, event.action.args)
+            conversation.origins[2 : 2 + event.action.args.get("summarized", 0)] = (
+                [event.seq] if event.action.args.get("summarized") else []
+            )
         elif event.role == "dev" and event.call_id:
             conversation.add({"role": "tool", "tool_call_id": event.call_id, "content": event.observation}, event.seq)
         elif (event.action.type in DELIVERED and event.action.content) or (

@@ -24,7 +24,7 @@ from ..models.trajectory import Action, AgentTurn, Event, MentorDecision, Messag
 from ..store import RunFiles
 from . import stopping
 from .atif import to_atif
-from .context_budget import ContextBudget, ContextExhausted, elide, overflowed
+from .context_budget import ContextBudget, ContextExhausted, compacted, overflowed
 from .conversation import NUDGE, assistant_message, message_args, rebuild, system_prompt
 from .harness_profiles import HarnessProfile
 from .loops import LoopThresholds
@@ -207,7 +207,7 @@ class MilestoneRun:
         answer = self._ask()
         if answer is None:  # it cannot fit the context window: the milestone ends (stopped_by)
             return
-        counters.usage, counters.cost = counters.usage + answer.usage, counters.cost + answer.cost_usd
+        counters.spend(answer)
         agent = self.context.agent
         for text in answer.received:  # a scaffold's own words to its model (format-error feedback): events too
             self.messages.append({"role": "user", "content": text})
@@ -261,11 +261,14 @@ class MilestoneRun:
     def _compact(self, budget: ContextBudget, keep_recent: int | None, shrink: bool) -> None:
         """Elide old tool outputs so the conversation fits (after an overflow, to half its size), as an event."""
         limit = budget.tokens(self.messages) // 2 if shrink else None
-        compaction = budget.fit(self.messages, self.last_failure, limit=limit, keep_recent=keep_recent)
+        ask = lambda request: self.context.agent.turn(request, [])  # noqa: E731 (summarize: the Dev's own model)
+        compaction = budget.fit(self.messages, self.last_failure, limit=limit, keep_recent=keep_recent, ask=ask)
         if compaction is not None:
-            self.messages = elide(self.messages, compaction.elided)
-            said, args = f"{len(compaction.elided)} outputs elided", compaction.args(budget.rules.policy, budget.window)
-            self.record("navigator", Action(type="compaction", content=said, args=args))
+            args = compaction.args(budget.rules.policy, budget.window)
+            self.messages = compacted(self.messages, args)
+            said = f"{len(compaction.elided)} outputs elided, {compaction.summarized} messages summarized"
+            self.counters.spend(compaction.turn)
+            self.record("navigator", Action(type="compaction", content=said, args=args), **compaction.costs())
 
     def _calls(self, sandbox: Sandbox, tools: ToolBox, calls: list[ToolCall]) -> None:
         """Run the calls in order, each recorded as it returns; a passing `submit` ends the turn."""
@@ -477,8 +480,8 @@ class MilestoneRun:
         metadata = with_scaffold(self.files.run_dir, scaffold)
         tools = scaffold.get("tools") or TOOLS  # the scaffold's own, if it has them
         events = recorder.events()
-        view = rebuild(events)
-        view.deliver()  # ATIF is the model's view as the log records it, as the distilled rows read it
+        view = rebuild(events, compactions=False)  # every step, whole: a summary or a stub is no step
+        view.deliver()
         recorder.write_json(RunFiles.ATIF, to_atif(events, view.messages, metadata, tools))
         recorder.write_summary(summary)  # last: its presence marks the milestone finished
         for _, snapshot in self.files.snapshots():

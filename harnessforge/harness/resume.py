@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ..models.trajectory import Event, Message, ToolCall, Usage
+from ..models.trajectory import AgentTurn, Event, Message, ToolCall, Usage
 from ..rules import HarnessRules
 from .conversation import rebuild, turn_of
 
@@ -26,6 +26,11 @@ class Counters:
     test_runs: int = 0
     usage: Usage = field(default_factory=Usage)
     cost: float = 0.0
+
+    def spend(self, turn: AgentTurn | None) -> None:
+        """A model call's tokens and cost (the Dev's, or a summary's) count against the budgets."""
+        if turn is not None:
+            self.usage, self.cost = self.usage + turn.usage, self.cost + turn.cost_usd
 
     def spent(self, budget: HarnessRules, wall_s: float, run_spent_usd: float) -> str | None:
         """The budget rule the milestone has run out of, with the numbers (it ends STUCK), or None."""

@@ -15,10 +15,14 @@ class Window(Model):
 
 
 class ContextRules(Model):
-    policy: Literal["mask", "none"] = Field(
-        "mask", description="mask: older tool outputs become a one-line stub; none: the conversation only grows"
+    policy: Literal["mask", "summarize", "none"] = Field(
+        "mask",
+        description="mask: older tool outputs become a one-line stub; summarize: that, and when it is not enough the "
+        "Dev's own model summarizes the older turns (a costed call); none: the conversation only grows. A scaffold "
+        "(mini-swe-agent, OpenHarness, Claude Code) keeps its own context: native",
     )
     keep_recent_outputs: int = Field(4, ge=0, description="The latest tool outputs never elided")
+    keep_recent_turns: int = Field(4, ge=1, description="summarize: the latest Dev turns kept whole")
     margin_tokens: int = Field(512, ge=0, description="Kept free besides the output cap: estimates are estimates")
     compact_to: float = Field(
         0.6,
