@@ -9,8 +9,8 @@ from typing import Any
 import pytest
 
 from harnessforge.agents.openai_backend import OpenAIBackend
-from harnessforge.harness.context_budget import STUB, SUMMARIZE, ContextBudget, window_of
 from harnessforge.distill import distill
+from harnessforge.harness.context_budget import STUB, SUMMARIZE, ContextBudget, window_of
 from harnessforge.harness.conversation import rebuild
 from harnessforge.harness.navigator import Navigator
 from harnessforge.harness.recorder import Recorder
