@@ -210,6 +210,32 @@ def test_a_dev_whose_own_turns_outgrow_the_window_is_summarized_by_its_own_model
     assert not [line for line in said if "error" in line.lower() or "skipped" in line.lower()], said
 
 
+class CachingServer(WindowedServer):
+    """Reports, as llama.cpp and the OpenAI API do, the prompt tokens it had cached (a part of `prompt_tokens`)."""
+
+    def answer(self, body: Any, reply: Reply) -> Reply:
+        reply = super().answer(body, reply)
+        if reply.status == 200:
+            usage = reply.body["usage"]
+            usage["prompt_tokens_details"] = {"cached_tokens": max(0, usage["prompt_tokens"] - 26)}
+        return reply
+
+
+def test_cached_prompt_tokens_are_not_counted_twice(local):  # noqa: F811
+    """Found with llama.cpp: its usage says 1,903 prompt tokens of which 1,877 cached; counting them twice doubled the
+    estimate, and 8 turns that fit an 8k window ended `context_window` at "7,745 tokens". 8 turns of 2,000 characters
+    (about 9,300 tokens) fit a 12,000-token window without a compaction."""
+    store, key = local
+    with CachingServer(12_000) as server:
+        _thinker(server, 8, 2000)
+        events = _run(store, key, server, _rules_for(12_000, output=500, turns=8), "cached", [])
+    summary = json.loads(store.milestone_run(key, "cached", MID).summary.read_text())
+    assert summary["stopped_by"] == "max_turns: 8 turns"
+    assert not [event for event in events if event.action.type == "compaction"]
+    answers = [event for event in events if event.action.type == "message"]
+    assert answers[-1].usage.cached > 0 and answers[-1].usage.cached < answers[-1].usage.input
+
+
 def test_an_unknown_model_gets_the_default_window_and_a_warning():
     rules = ContextRules(windows={"gpt-4o": Window(context=128000, output=16384)})
     said: list[str] = []

@@ -253,7 +253,7 @@ class MilestoneRun:
                 said = "the API refused the compacted conversation too" if budget else "the scaffold's conversation"
                 self.stopped_by = f"context_window: {said} ({e})"
                 continue
-            budget and budget.calibrate(self.messages, answer.usage.input + answer.usage.cached)
+            budget and budget.calibrate(self.messages, answer.usage.input)  # (the whole prompt: cached is part of it)
             self.stopped_by = None  # (an overflow the retry got past)
             return answer
         return None
