@@ -563,3 +563,23 @@ def test_openharness_final_answers_and_hints_are_recorded_as_its_model_read_them
         view = rebuild([e for e in events if e.seq < turn.seq])
         view.deliver()
         assert texts_read(body["messages"], 2) == texts_read(view.messages, 2), turn.turn_id
+
+
+def test_openharness_recovers_from_one_prompt_too_long_itself_and_the_milestone_goes_on(validated):
+    """OpenHarness keeps its own context (native): one "prompt too long" from its server is its to handle (it
+    compacts and retries), and the milestone goes on to its budget, every call recorded."""
+    store, key, _ = validated
+    overflow = "This model's maximum context length is 8192 tokens. However, you requested 9000 tokens."
+    rules = mentor_rules()
+    rules = rules.model_copy(update={"harness": rules.harness.model_copy(update={"max_turns": 3})})
+    with OpenAIServer() as server:
+        server.push(O.completion("Look.", [O.tool_call("call_1", "bash", {"command": "ls"})]))
+        server.push(server.error(400, overflow))
+        for number in (2, 3):
+            server.push(O.completion(f"Look {number}.", [O.tool_call(f"call_{number}", "bash", {"command": "ls"})]))
+        with OpenHarnessAgent("gpt-4.1", "openai", api_key="test", base_url=server.base_url, timeout=120) as agent:
+            nav = Navigator(store, key, agent, rules, run_id="openharness-native", log=lambda *_: None)
+            (summary,) = nav.run(["m01"])
+    assert summary.status == "STUCK" and summary.stopped_by.startswith("max_turns"), summary.stopped_by
+    events = Recorder.open(nav.run_dir / "m01").events()
+    assert [e.call_id for e in events if e.call_id] == ["call_1", "call_2", "call_3"]

@@ -6,7 +6,8 @@ the milestone's sandbox. Run by the harness with OpenHarness' own Python: `pytho
   `execute` that asks the harness (`tool`); read_file shows the lines as OpenHarness' does.
 - Every model answer is reported (`AssistantTurnComplete`, before its tools run); before each model
   call the API client takes the messages the harness holds (hints, feedback) into the last user
-  message, after the tool results (`next`).
+  message, after the tool results (`next`). OpenHarness compacts its own conversation when it grows
+  (native): its summary call (no tools) passes through, and the harness's messages wait for the next turn.
 - A final answer (no tool calls) ends `submit_message`; the harness grades it and, if it wants more,
   its feedback starts the next `submit_message` of the same conversation (`done`).
 """
@@ -100,6 +101,10 @@ class HarnessClient:
         self.inner = inner
 
     async def stream_message(self, request):
+        if not request.tools:  # its own compaction's summary call, not a turn: the harness's messages wait
+            async for event in self.inner.stream_message(request):
+                yield event
+            return
         texts = (await asyncio.to_thread(ask, "next"))["messages"]
         if texts and request.messages and request.messages[-1].role == "user":
             request.messages[-1].content.extend(TextBlock(text=text) for text in texts)
