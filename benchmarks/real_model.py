@@ -171,9 +171,10 @@ class Recording:
 def view_matches(events: list, requests: list[tuple[int, dict]]) -> tuple[int, int]:
     """(requests whose user and assistant texts are those the log rebuilds before that model call, requests
     answered): from the task on for our own loop, after the scaffold's own system prompt and task for a scaffold."""
+    from harnessforge.harness.context_budget import SUMMARIZE
     from harnessforge.harness.conversation import rebuild, texts_read
 
-    answered = [body for status, body in requests if status == 200]
+    answered = [body for status, body in requests if status == 200 and body["messages"][0]["content"] != SUMMARIZE]
     calls = [event.seq for event in events if event.role == "dev" and event.action.type == "message"]
     same = 0
     for body, seq in zip(answered, calls):
@@ -191,7 +192,14 @@ BACKENDS = {  # --agent: --model
 
 
 def trial(
-    base_url: str, recording: Recording, workspace: Path, milestone: str, turns: int, window: int, policy: str
+    base_url: str,
+    recording: Recording,
+    workspace: Path,
+    milestone: str,
+    turns: int,
+    window: int,
+    policy: str,
+    backends: dict[str, str],
 ) -> list[dict]:
     """The example milestone through each backend with the project's CLI; one row per backend."""
     from harnessforge.harness.recorder import Recorder
@@ -219,7 +227,7 @@ def trial(
     key = next(iter(Store(store_dir).repo_keys()))
     cli("validate", key, "--milestone", milestone, "--sandbox", "local")
     rows = []
-    for agent, model in BACKENDS.items():
+    for agent, model in backends.items():
         run_id = f"smol-{agent}-{time.strftime('%Y%m%d-%H%M%S')}"  # a new run each time (the same id resumes)
         recording.requests.clear()
         say(f"{agent}: {turns} turns at most on {milestone}")
@@ -285,6 +293,7 @@ def main() -> None:
     parser.add_argument("--context", type=int, default=4096, help="the server's context (tokens)")
     parser.add_argument("--port", type=int, default=0, help="the server's port (default: a free one)")
     parser.add_argument("--policy", default="summarize", help="harness.context.policy for the openai backend")
+    parser.add_argument("--backends", default=",".join(BACKENDS), help="a subset; the others' rows are kept")
     parser.add_argument("--out", type=Path, default=ROOT / "docs" / "real-model.md")
     arguments = parser.parse_args()
     server, model, template = build()
@@ -296,9 +305,22 @@ def main() -> None:
     port = arguments.port or free_port()
     with serving(server, model, template, port, arguments.context, answer_cap=256) as base_url:
         recording = Recording(base_url.removesuffix("/v1"))
+        chosen = {name: BACKENDS[name] for name in arguments.backends.split(",")}
         rows = trial(
-            base_url, recording, workspace, arguments.milestone, arguments.turns, arguments.context, arguments.policy
+            base_url,
+            recording,
+            workspace,
+            arguments.milestone,
+            arguments.turns,
+            arguments.context,
+            arguments.policy,
+            chosen,
         )
+    kept = arguments.out.with_suffix(".json")  # the rows of backends not run this time stay
+    earlier = json.loads(kept.read_text()) if kept.exists() else []
+    rows = [row for row in earlier if row["backend"] not in chosen] + rows
+    rows.sort(key=lambda row: list(BACKENDS).index(row["backend"]))
+    kept.write_text(json.dumps(rows, indent=1) + "\n")
     body = table(rows, arguments.milestone, arguments.turns, arguments.context)
     print(body)
     arguments.out.write_text(
