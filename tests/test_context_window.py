@@ -10,6 +10,7 @@ import pytest
 
 from harnessforge.agents.openai_backend import OpenAIBackend
 from harnessforge.distill import distill
+from harnessforge.export import export
 from harnessforge.harness.context_budget import STUB, SUMMARIZE, ContextBudget, window_of
 from harnessforge.harness.conversation import rebuild
 from harnessforge.harness.navigator import Navigator
@@ -72,22 +73,39 @@ def _view(messages: list[dict]) -> list[tuple[str, str]]:
     return [(message["role"], message.get("content") or "") for message in messages]
 
 
-def test_a_long_milestone_stays_inside_the_window_and_the_log_is_what_the_model_saw(local):  # noqa: F811
-    """100 turns whose outputs total about 5x the window: every request fits (no 400 reaches the run), the oldest
-    outputs became stubs by `compaction` events, and the conversation rebuilt from the log (what resume, the
-    distilled rows and ATIF read) is, request by request, the one the server received."""
+def _long_passing_script(server: OpenAIServer, store, key, chars: int) -> None:
+    """97 turns of `chars`-character outputs, then the milestone's patch applied, its tests run, and `submit`."""
+    _script(server, 97, chars)
+    patch = store.read_patches(key, MID)[0].decode()
+    steps = (
+        ("bash", {"command": f"git apply <<'PATCH'\n{patch}PATCH"}),
+        ("bash", {"command": "python -m pytest -q tests"}),
+        ("submit", {"summary": "Done."}),
+    )
+    for number, (name, args) in enumerate(steps, 98):
+        call = OpenAIServer.tool_call(f"call_{number}", name, args)
+        server.push(OpenAIServer.completion(content=f"Step {number}.", tool_calls=[call], model=MODEL))
+
+
+def test_a_long_milestone_stays_inside_the_window_and_the_rows_are_what_the_model_saw(local, tmp_path):  # noqa: F811
+    """100 turns whose outputs total about 5x the window, then a pass: every request fits (no 400 reaches the run),
+    the oldest outputs became stubs by `compaction` events, and the conversation rebuilt from the log (what resume,
+    the distilled rows and ATIF read) is, request by request, the one the server received; every exported SFT row
+    holds, before each turn it trains, exactly the request that turn answered (a row spanning a compaction would
+    show a turn stubs it never read: it is cut there)."""
     store, key = local
-    window = 20_000
+    window = 40_000  # (at 20,000 the Dev's 100 own turns and their stubs alone leave masking too little room)
+    rules = _rules_for(window)
     with WindowedServer(window) as server:
-        _script(server, 100, 3000)
+        _long_passing_script(server, store, key, 6500)
         said: list[str] = []
-        events = _run(store, key, server, _rules_for(window), "long", said)
+        events = _run(store, key, server, rules, "long", said)
         requests = [request.body for request in server.requests]
     summary = json.loads(store.milestone_run(key, "long", MID).summary.read_text())
-    assert summary["status"] == "STUCK" and summary["stopped_by"] == "max_turns: 100 turns"  # it ran to its budget
+    assert summary["status"] == "PASS" and len(requests) == 100, summary
     outputs = sum(len(event.observation) for event in events if event.action.type == "bash")
-    assert outputs / CHARS_PER_TOKEN > 4 * window  # what the turns produced: several windows' worth
-    assert server.overflows == 0 and len(requests) == 100
+    assert outputs / CHARS_PER_TOKEN > 5 * window  # what the turns produced: five windows' worth
+    assert server.overflows == 0
     assert all(WindowedServer.tokens(body) <= window for body in requests)
     compactions = [event for event in events if event.action.type == "compaction"]
     # rare, each down to `compact_to` of the budget (not one output a turn: a prompt cache holds between them)
@@ -100,8 +118,7 @@ def test_a_long_milestone_stays_inside_the_window_and_the_log_is_what_the_model_
     for body, seq in zip(requests, calls, strict=True):
         conversation = rebuild([event for event in events if event.seq < seq])
         conversation.deliver()  # what the turn's end delivered (hints)
-        seen = conversation.messages
-        assert _view(seen) == _view(body["messages"]), seq
+        assert _view(conversation.messages) == _view(body["messages"]), seq
     last = requests[-1]["messages"]
     assert last[1]["role"] == "user" and "Step" not in last[1]["content"]  # the task survives
     stubs = [
@@ -111,9 +128,38 @@ def test_a_long_milestone_stays_inside_the_window_and_the_log_is_what_the_model_
     assert stubs and all(
         message["content"] == STUB.format(chars=len(said[message["tool_call_id"]])) for message in stubs
     )
-    assert [m["role"] for m in last[-8:] if m["role"] == "tool"] and all(
-        "x" * 100 in m["content"] for m in last[-8:] if m["role"] == "tool"
-    )  # the latest outputs whole
+    recent = [message for message in last if message["role"] == "tool"][-4:]
+    assert all(message["content"] == said[message["tool_call_id"]] for message in recent)  # the latest whole
+    assert "x" * 6500 in recent[0]["content"]
+
+    # (the Reviewer rightly rejects this Dev: 97 outputs never used, then the patch at once; let it through)
+    gates = rules.distill.gates | {"suspected_memorisation": ["sft", "kto"]}
+    rules = rules.model_copy(update={"distill": rules.distill.model_copy(update={"gates": gates})})
+    distill(store, rules, log=lambda *_: None)
+    export(store, ["sft", "kto"], tmp_path / "out", rules=rules)
+    rows = [row for row in _jsonl(tmp_path / "out" / "sft" / "trl.jsonl") if row["run_id"] == "long"]
+    kinds = {row["kind"] for row in rows}
+    assert {"milestone", "explore", "implement", "verify"} <= kinds, kinds
+    assert sum(row["kind"] == "milestone" for row in rows) == len(compactions) + 1  # one per stretch
+    answered = {}  # call id of an answer -> the request it answered
+    for number, body in enumerate(requests, 1):
+        answered[f"call_{number}"] = body["messages"]
+    trained = 0
+    for row in rows:
+        messages = row["prompt"] + row["completion"]
+        for index in range(len(row["prompt"]), len(messages)):
+            if messages[index]["role"] == "assistant":
+                request = answered[messages[index]["tool_calls"][0]["id"]]
+                assert _view(messages[:index]) == _view(request), (row["id"], index)
+                trained += 1
+    assert trained >= 100  # every turn, in the milestone rows, once
+    for row in _jsonl(tmp_path / "out" / "kto" / "trl.jsonl"):  # a KTO prompt: the request of its turn
+        if row["run_id"] == "long":
+            assert _view(row["prompt"]) == _view(answered[row["completion"][0]["tool_calls"][0]["id"]]), row["id"]
+
+
+def _jsonl(path) -> list[dict]:
+    return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
 
 
 def test_a_server_smaller_than_the_rules_say_gets_one_compaction_and_a_retry(local):  # noqa: F811

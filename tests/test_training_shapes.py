@@ -140,6 +140,31 @@ def test_a_chain_row_joins_a_runs_passing_milestones_with_their_boundaries_marke
     assert "Task of m03" not in json.dumps(first.messages + second.messages)
 
 
+def test_a_compacted_milestone_is_cut_into_rows_the_model_saw_and_ends_a_chain(tmp_path):
+    """m03's outputs were masked mid-run: its turns before the compaction read them whole, those after read stubs.
+    Its SFT rows are one per stretch, each what its turns saw; no chain row holds it (never seen whole)."""
+    store = Store(tmp_path / "store")
+    for mid in ("m01", "m02", "m04", "m05"):
+        milestone(store, "long", mid)
+    run = CraftedRun(store, "long", mid="m03")
+    run.say("Looking.").read(GT_FILE, "ORIGINAL SOURCE").say().search("def run", "src/app.py:1")
+    run.compact().say("Editing.").edit(sha="c3").say().test(1, 0).finish("PASS", OWN_DIFF)
+    quiet(store)
+    first, second = (
+        s for s in rows(store, "sft", Segment) if s.provenance.milestone_id == "m03" and s.kind == "milestone"
+    )
+    assert (first.id, second.id) == ("acme__app/long/m03/milestone", "acme__app/long/m03/milestone-2")
+    assert "ORIGINAL SOURCE" in json.dumps(first.messages) and "Editing." not in json.dumps(first.messages)
+    assert "ORIGINAL SOURCE" not in json.dumps(second.messages) and "[output elided" in json.dumps(second.messages)
+    assert second.messages[second.train_from]["content"] == "Editing."  # the turns before are its context
+    assert first.cut == "stretch 1 of 2 between compactions"
+    chains = {chain.id: chain.cut for chain in rows(store, "chains", ChainSegment)}
+    assert chains == {
+        "acme__app/long/chain-m01..m02": "ends before m03 (compacted)",
+        "acme__app/long/chain-m04..m05": "starts after m03 (compacted)",
+    }
+
+
 def test_a_chain_over_the_cap_is_cut_at_milestone_boundaries(tmp_path):
     store = Store(tmp_path / "store")
     for mid in ("m01", "m02", "m03"):

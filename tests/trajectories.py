@@ -76,6 +76,13 @@ class CraftedRun:
         self._add("dev", kind, args=args, call_id=call_id, observation=observation, ok=ok, **kw)
         return self
 
+    def compact(self) -> CraftedRun:
+        """The harness masked every tool output so far but the latest (a `compaction` event, as `fit` records it)."""
+        calls = [event.call_id for event in self.events if event.call_id]
+        args = {"policy": "mask", "window": 8000, "before_tokens": 7000, "after_tokens": 3000, "elided": calls[:-1]}
+        self._add("navigator", "compaction", f"{len(calls) - 1} outputs elided, 0 messages summarized", args)
+        return self
+
     def list_dir(self, path: str = ".", listing: str = "src/\nREADME.md") -> CraftedRun:
         return self.tool("list_dir", {"path": path}, listing)
 

@@ -2,7 +2,8 @@
 
 A run's milestones (chain order: the repo's plan, else the milestone ids) are cut into stretches of
 consecutive passing milestones: a milestone that did not pass ends a stretch, since SFT trains only
-on passing work (and the chain was reset there anyway). Each stretch of at least
+on passing work (and the chain was reset there anyway); so does one whose context was compacted (its SFT rows are
+cut at the compactions: the model never saw it whole). Each stretch of at least
 `distill.chains.min_milestones` is a row: the first milestone's system prompt, then per milestone a
 `[milestone <id>] <task>` user message (its index is in `boundaries`) and the Dev's turns, trained
 from the first Dev turn on. The Dev saw each milestone in a fresh conversation, with the memory of
@@ -52,6 +53,7 @@ def chain_segments(
         for segment in milestones
         if segment.kind == "milestone"
     }
+    compacted = {key for key, segment in passed.items() if segment.cut}  # the model never saw it whole
     runs: dict[tuple[str, str], list[Review]] = defaultdict(list)
     for review in reviews:
         runs[(review.repo, review.run_id)].append(review)
@@ -62,13 +64,14 @@ def chain_segments(
         stretch: list[Segment] = []
         start_note = ""
         for review in [*ran, None]:
-            segment = passed.get((repo, run_id, review.milestone_id)) if review else None
-            if segment is not None:
-                stretch.append(segment)
+            key = (repo, run_id, review.milestone_id) if review else None
+            if key in passed and key not in compacted:
+                stretch.append(passed[key])
                 continue
-            end_note = f"ends before {review.milestone_id} ({review.status})" if review else ""
+            why = ("compacted" if key in compacted else review.status) if review else ""
+            end_note = f"ends before {review.milestone_id} ({why})" if review else ""
             rows += _pack(stretch, len(ran), start_note, end_note, rules)
-            stretch, start_note = [], f"starts after {review.milestone_id} ({review.status})" if review else ""
+            stretch, start_note = [], f"starts after {review.milestone_id} ({why})" if review else ""
     return rows
 
 

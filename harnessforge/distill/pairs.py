@@ -17,6 +17,9 @@ covers tool output. Three kinds of pair:
 
 KTO: a turn inside a stuck stretch is `label: false`; a turn whose test run raised the passing
 count is `label: true`.
+
+Every prompt is the conversation as the model saw it at that turn (`RunView.at`): a later compaction's stubs or
+summary are not in it.
 """
 
 from __future__ import annotations
@@ -42,13 +45,14 @@ def hint_pairs(run: RunView, rules: DistillRules) -> list[PreferencePair]:
         after = [event for event in turns if event.seq > hint.hint_seq]
         if not before or not after:
             continue
-        rejected_at, chosen_at = run.assistant_at(before[-1].seq), run.assistant_at(after[0].seq)
+        view, later = run.at(before[-1].seq), run.at(after[0].seq)  # each turn as the model saw it
+        rejected_at, chosen_at = view.assistant_at(before[-1].seq), later.assistant_at(after[0].seq)
         if rejected_at is None or chosen_at is None:
             continue
-        rejected, chosen = run.messages[rejected_at], run.messages[chosen_at]
+        rejected, chosen = view.messages[rejected_at], later.messages[chosen_at]
         if _action(rejected) == _action(chosen):
             continue
-        prompt = run.messages[:rejected_at]
+        prompt = view.messages[:rejected_at]
         hint_text = run.events[hint.hint_seq].action.content
         keep = rules.hint_in_prompt == "keep"
         leak = "" if keep else hint_leak(chosen, [hint_text], prompt, rules.hint_references)
@@ -121,10 +125,15 @@ def _by_milestone(runs: list[RunView]) -> list[list[RunView]]:
 def _cross_run_pair(pair_type: str, good: RunView, bad: RunView) -> PreferencePair | None:
     """`good`'s turn against `bad`'s at the first index where their conversations differ (None when
     they differ before an assistant turn: e.g. a hint only one of them got)."""
-    index = _divergence(good.messages, bad.messages)
+    index = _divergence(good.whole.messages, bad.whole.messages)
     if index is None:
         return None
-    turn = next(event.turn_id for event in good.events if event.seq == good.conversation.origins[index])
+    good_seq, bad_seq = good.whole.conversation.origins[index], bad.whole.conversation.origins[index]
+    good_view, bad_view = good.at(good_seq), bad.at(bad_seq)  # the prompt each model saw there
+    good_at, bad_at = good_view.assistant_at(good_seq), bad_view.assistant_at(bad_seq)
+    if good_at is None or bad_at is None or good_view.messages[:good_at] != bad_view.messages[:bad_at]:
+        return None  # compacted differently: no prompt both saw
+    turn = next(event.turn_id for event in good.events if event.seq == good_seq)
     evidence = {
         "chosen_status": good.summary.status,
         "rejected_status": bad.summary.status,
@@ -136,9 +145,9 @@ def _cross_run_pair(pair_type: str, good: RunView, bad: RunView) -> PreferencePa
     return PreferencePair(
         id=f"{good.id}~{bad.provenance.run_id}",
         pair_type=pair_type,
-        prompt=good.messages[:index],
-        chosen=[good.messages[index]],
-        rejected=[bad.messages[index]],
+        prompt=good_view.messages[:good_at],
+        chosen=[good_view.messages[good_at]],
+        rejected=[bad_view.messages[bad_at]],
         divergence_turn=turn,
         provenance=good.provenance,
         rejected_provenance=bad.provenance,
@@ -156,7 +165,8 @@ def kto_rows(run: RunView) -> list[KTORow]:
         tools = [
             event.seq for event in run.events if event.role == "dev" and event.call_id and turn.seq < event.seq < end
         ]
-        at = run.assistant_at(turn.seq)
+        view = run.at(turn.seq)
+        at = view.assistant_at(turn.seq)
         if at is None or not tools:
             continue
         if any(seq in raised for seq in tools):
@@ -168,8 +178,8 @@ def kto_rows(run: RunView) -> list[KTORow]:
         rows.append(
             KTORow(
                 id=f"{run.id}/turn-{turn.turn_id}",
-                prompt=run.messages[:at],
-                completion=[run.messages[at]],
+                prompt=view.messages[:at],
+                completion=[view.messages[at]],
                 label=label,
                 reason=reason,
                 provenance=run.provenance,

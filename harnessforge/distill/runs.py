@@ -4,7 +4,8 @@ analytics rows (stuck points, hints, test progress) that point into it by event 
 from __future__ import annotations
 
 from collections import defaultdict
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
+from functools import cached_property
 
 import duckdb
 
@@ -54,6 +55,48 @@ class RunView:
     @property
     def messages(self) -> list[Message]:
         return self.conversation.messages
+
+    @cached_property
+    def compactions(self) -> list[int]:
+        """The seqs of the run's `compaction` events: where the model's view stopped only growing."""
+        return [event.seq for event in self.events if event.action.type == "compaction"]
+
+    @cached_property
+    def whole(self) -> RunView:
+        """The run with every turn whole (compactions not applied): where rows find their turns."""
+        return replace(self, conversation=rebuild(self.events, compactions=False)) if self.compactions else self
+
+    def at(self, seq: int) -> RunView:
+        """The run as the model saw it at event `seq`: no compaction after it applied (messages after `seq` may
+        follow: cut by index). Between compactions the conversation only grows, so each request of a turn up to
+        `seq` is a prefix of this view."""
+        if not any(compaction > seq for compaction in self.compactions):
+            return self
+        return replace(self, conversation=rebuild([event for event in self.events if event.seq <= seq]))
+
+    def seen(self, first: int, last: int) -> list[tuple[list[Message], int]]:
+        """The Dev turns of events `first`..`last` as the model saw them: per stretch between compactions, the
+        conversation up to the stretch's last event and the index of its first turn there (one stretch when nothing
+        was compacted). Each turn of a stretch read a prefix of it, so a row trained from that index is what the
+        model saw."""
+        cuts = [seq for seq in self.compactions if first < seq <= last]
+        stretches = []
+        for begin, end in zip([first, *cuts], [*(cut - 1 for cut in cuts), last], strict=True):
+            view = self.at(end)
+            start = view.first_turn_from(begin)
+            messages = view.messages[: view.last_index_upto(end)]
+            if start < len(messages):
+                stretches.append((messages, start))
+        return stretches
+
+    def first_turn_from(self, seq: int) -> int:
+        """Index of the first assistant message recorded at event `seq` or later (a summary's kept turns are
+        older), else the end."""
+        turns = zip(self.messages, self.conversation.origins, strict=True)
+        found = (
+            i for i, (message, origin) in enumerate(turns) if message["role"] == "assistant" and (origin or -1) >= seq
+        )
+        return next(found, len(self.messages))
 
     @property
     def edit_seqs(self) -> list[int]:

@@ -36,19 +36,25 @@ def stuck_slices(run: RunView, rules: DistillRules) -> list[Segment]:
             label, level = "resolved_after_hint", max(hint.level for hint in hints)
         else:
             label, level = "resolved_by_self", None
-        end = run.last_index_upto(stop)
-        begin, context_from, cut = _window(run, run.turn_start_before(run.first_index_from(start)), end, rules)
-        context = run.messages[:2] + run.messages[context_from:begin]
-        body = run.messages[begin:end]
+        view = run.at(stop)  # (no later compaction's stubs)
+        end = view.last_index_upto(stop)
+        begin, context_from, cut = _window(view, view.turn_start_before(view.first_index_from(start)), end, rules)
+        context = view.messages[:2] + view.messages[context_from:begin]
+        body = view.messages[begin:end]
         if not any(message["role"] == "assistant" for message in body):
             continue
-        # the stuck turns before the recovery are shown, not trained
-        shown = max(0, _recovery(run, signal, resolved_at, hints) - begin) if resolved_at is not None else 0
-        leak, earlier = _leak(run, stop, context + body, len(context) + shown, rules)
+        # the stuck turns before the recovery are shown, not trained; so are turns before a compaction in the slice
+        # (they had read what it elided)
+        shown = max(0, _recovery(view, signal, resolved_at, hints) - begin) if resolved_at is not None else 0
+        compacted = max((seq for seq in run.compactions if seq <= stop), default=-1)
+        shown = max(shown, view.first_turn_from(compacted) - begin) if resolved_at is not None else shown
+        if resolved_at is not None and not any(message["role"] == "assistant" for message in body[shown:]):
+            continue
+        leak, earlier = _leak(view, stop, context + body, len(context) + shown, rules)
         if leak and rules.hint_leaks == "drop":
             continue
         if leak and rules.hint_leaks == "give_hint":  # the hints it acts on, in their order, before the context
-            context = run.messages[:2] + [{"role": "user", "content": text} for text in earlier] + context[2:]
+            context = view.messages[:2] + [{"role": "user", "content": text} for text in earlier] + context[2:]
         slices.append(
             Segment(
                 id=f"{run.id}/slice-{start}",
