@@ -11,10 +11,11 @@ import pytest
 from harnessforge.agents.openai_backend import OpenAIBackend
 from harnessforge.distill import distill
 from harnessforge.export import export
-from harnessforge.harness.context_budget import STUB, SUMMARIZE, ContextBudget, window_of
+from harnessforge.harness.context_budget import STUB, SUMMARIZE, ContextBudget, elide, window_of
 from harnessforge.harness.conversation import rebuild
 from harnessforge.harness.navigator import Navigator
 from harnessforge.harness.recorder import Recorder
+from harnessforge.models.trajectory import AgentTurn
 from harnessforge.rules import ContextRules, Window
 from tests.llm_servers import OpenAIServer, Reply
 from tests.test_shell_dev import MID, _rules, local  # noqa: F401  (fixture)
@@ -238,6 +239,10 @@ def test_a_dev_whose_own_turns_outgrow_the_window_is_summarized_by_its_own_model
     assert summary["stopped_by"] == "max_turns: 40 turns" and len(answers) == 40 and server.overflows == 0
     summarized = [e for e in events if e.action.type == "compaction" and e.action.args.get("summarized")]
     assert summarized and server.summaries == len(summarized)
+    # each compaction well under the budget, so the next is turns away (masking short of its target had compacted
+    # at every turn, each breaking a prompt cache and a row): summarized instead
+    compacting = [event.turn_id for event in events if event.action.type == "compaction"]
+    assert all(later - earlier >= 3 for earlier, later in zip(compacting, compacting[1:])), compacting
     assert all(
         e.usage is not None and e.usage.input > 0 and e.action.args["summary"].startswith("[Your earlier")
         for e in summarized
@@ -347,3 +352,30 @@ def test_sampling_settings_reach_the_wire_from_the_rules_and_the_command_line(lo
     assert again.returncode == 1 and "was started with agent_policy" in again.stdout + again.stderr
     refused = subprocess.run([*base, "--top-p", "0"], env=env, capture_output=True, text=True, timeout=300)
     assert refused.returncode == 2 and "top_p" in refused.stderr  # a bad value: a usage error, one line
+
+
+@pytest.mark.parametrize("policy", ["mask", "summarize"])
+def test_masking_short_of_its_target_summarizes_when_it_may(policy):
+    """Ten long Dev turns and one old output: masking it gets under the budget (3,900) but not to the target (60%):
+    `mask` takes that (the next turn will compact again), `summarize` summarizes instead, well under."""
+    rules = ContextRules(policy=policy, keep_recent_outputs=0, keep_recent_turns=2, margin_tokens=0, chars_per_token=1)
+    budget = ContextBudget(MODEL, rules.model_copy(update={"windows": {MODEL: Window(context=4000, output=100)}}))
+    messages: list[dict] = [{"role": "system", "content": "s"}, {"role": "user", "content": "task"}]
+    call = {"id": "c0", "type": "function", "function": {"name": "bash", "arguments": "{}"}}
+    messages.append({"role": "assistant", "content": "", "tool_calls": [call]})
+    messages.append({"role": "tool", "tool_call_id": "c0", "content": "y" * 1000})
+    for number in range(10):
+        messages.append({"role": "assistant", "content": f"Turn {number}: " + "z" * 300})
+    asked: list = []
+
+    def ask(request):
+        asked.append(request)
+        return AgentTurn(text="What I did.")
+
+    compaction = budget.fit(messages, ask=ask)
+    assert compaction is not None and compaction.elided == ["c0"]
+    assert budget.limit * rules.compact_to < budget.tokens(elide(messages, ["c0"])) <= budget.limit
+    if policy == "mask":
+        assert not asked and not compaction.summarized
+    else:
+        assert len(asked) == 1 and compaction.summarized == 10 and compaction.after_tokens < 1000

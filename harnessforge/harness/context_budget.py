@@ -7,8 +7,9 @@ reported for the last call); over the budget (the model's context window less it
 `harness.context`), the `mask` policy replaces the oldest tool outputs with a one-line stub saying their length
 (observation masking), keeping the most recent `keep_recent_outputs` and the latest failing test run whole; the
 task, the hints, the memory and every message of the Dev stay. Masking cannot shrink the Dev's own turns: when it
-is not enough, `summarize` has the Dev's own model summarize the turns before the latest `keep_recent_turns` (a
-costed call), which then become one message, the hints and the latest failing output in them kept word for word.
+cannot reach its target (`compact_to` of the budget; short of it every turn would compact again), `summarize` has the
+Dev's own model summarize the turns before the latest `keep_recent_turns` (a costed call), which then become one
+message, the hints and the latest failing output in them kept word for word.
 What was elided or summarized is a `compaction` event, so the conversation rebuilt from the log (resume,
 distillation, ATIF) is the one the model saw (`compacted`, one function for both).
 """
@@ -159,9 +160,12 @@ class ContextBudget:
             if now <= target:
                 break
         now = self.tokens(elide(messages, elided))
-        if now <= limit:  # down to the target, or at least under the budget
+        summarize = self.rules.policy == "summarize" and ask is not None
+        # down to the target; or, short of it, under the budget when masking is all there is (the next turn then
+        # compacts again: under `summarize` the summary brings it down instead)
+        if now <= target or (now <= limit and not summarize):
             return Compaction(before, now, elided)
-        if self.rules.policy == "summarize" and ask is not None:
+        if summarize:
             return self._summarized(messages, elided, set(protect), before, limit, ask)
         raise ContextExhausted(
             f"the conversation needs {now} tokens with {len(elided)} tool outputs elided, over the {limit} the "
