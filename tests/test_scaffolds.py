@@ -580,6 +580,15 @@ def test_openharness_recovers_from_one_prompt_too_long_itself_and_the_milestone_
         with OpenHarnessAgent("gpt-4.1", "openai", api_key="test", base_url=server.base_url, timeout=120) as agent:
             nav = Navigator(store, key, agent, rules, run_id="openharness-native", log=lambda *_: None)
             (summary,) = nav.run(["m01"])
+        bodies = [body for body in server.bodies if body.get("tools")]  # (its summary call, if any, has none)
     assert summary.status == "STUCK" and summary.stopped_by.startswith("max_turns"), summary.stopped_by
     events = Recorder.open(nav.run_dir / "m01").events()
     assert [e.call_id for e in events if e.call_id] == ["call_1", "call_2", "call_3"]
+    (compaction,) = [e for e in events if e.action.type == "compaction"]
+    assert compaction.action.args["policy"] == "native" and compaction.action.args["view"]
+    turns = [e for e in events if e.action.type == "message"]
+    requests = [body for body in bodies if body is not bodies[1]]  # (the one refused: no answer came of it)
+    for body, turn in zip(requests, turns, strict=True):  # what it read, its compaction's included, is the log's
+        view = rebuild([e for e in events if e.seq < turn.seq])
+        view.deliver()
+        assert texts_read(body["messages"], 2) == texts_read(view.messages, 2), turn.turn_id

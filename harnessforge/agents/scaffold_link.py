@@ -129,7 +129,7 @@ class ScaffoldLink(AgentBackend):
 
     def _reset(self) -> None:
         self.opening: str | None = None
-        self.seen = 0
+        self.compacted: list[Message] | None = None  # the view its own compaction left, reported with its answer
         self.results: dict[str, str] = {}
         self.outbox: list[str] = []
         self.went_on: list[str] = []  # what the link said to the model on its own (GO_ON) since the last answer
@@ -161,15 +161,15 @@ class ScaffoldLink(AgentBackend):
             self.opening = opening
             resumed = any(message["role"] == "assistant" for message in messages)
             self._start(transcript(messages) if resumed else opening)
-            self.seen = len(messages)
-        new = messages[self.seen :]
-        answered = max((index for index, message in enumerate(new) if message["role"] == "assistant"), default=-1)
-        for index, message in enumerate(new):
+            return self._serve()
+        # new since its last answer: the results of its calls and the harness's messages (before the answer: the
+        # scaffold's own words, recorded, not sent back to it)
+        answered = max((i for i, m in enumerate(messages) if m["role"] == "assistant"), default=len(messages))
+        for message in messages[answered + 1 :]:
             if message["role"] == "tool":
                 self.results[message["tool_call_id"]] = message["content"]
-            elif message["role"] == "user" and message["content"] and index > answered:  # (before its answer: the
-                self.outbox.append(message["content"])  # scaffold's own words, recorded, not sent back to it)
-        self.seen = len(messages)
+            elif message["role"] == "user" and message["content"]:
+                self.outbox.append(message["content"])
         return self._serve()
 
     def end_conversation(self) -> dict:
@@ -255,6 +255,9 @@ class ScaffoldLink(AgentBackend):
                 self.conn.send({})
             elif op == "tool":
                 self.conn.send(self._result(request))
+            elif op == "compacted":  # its own compaction, before the call it is about to make
+                self.compacted = request.get("view") or []
+                self.conn.send({})
             elif op == "next":
                 self.conn.send({"messages": self.outbox})
                 self.outbox = []
@@ -321,9 +324,17 @@ class ScaffoldLink(AgentBackend):
             model=self.model,
             stop_reason=answer.get("stop_reason") or "",
             received=[*(answer.get("received") or []), *self.went_on],
+            compacted=self._compaction(),
             cost_usd=cost_usd(model.split("/")[-1], usage),
             extra={"scaffold": self.scaffold, **({"served_by": model} if model != self.model else {})},
         )
+
+    def _compaction(self) -> list[Message] | None:
+        """The view its own compaction left (once): the harness's conversation opens with it from now on."""
+        view, self.compacted = self.compacted, None
+        if view is not None:
+            self.opening = next((m["content"] for m in view if m.get("role") == "user"), self.opening)
+        return view
 
     def _exit_message(self) -> str:
         code = self.proc.poll() if self.proc else None

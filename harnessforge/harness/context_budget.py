@@ -62,7 +62,10 @@ class Compaction:
 
 
 def compacted(messages: list[Message], args: dict) -> list[Message]:
-    """`messages` after the compaction its event's `args` describe: outputs elided, then older turns summarized."""
+    """`messages` after the compaction its event's `args` describe: outputs elided, then older turns summarized; or
+    a scaffold's own (`native`): the view it left, after the system prompt."""
+    if args.get("policy") == "native":
+        return messages[:1] + args["view"]
     messages = elide(messages, args.get("elided", []))
     count = args.get("summarized", 0)
     return messages[:2] + [{"role": "user", "content": args["summary"]}] + messages[2 + count :] if count else messages

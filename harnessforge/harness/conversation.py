@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field
 
-from ..models.trajectory import AgentTurn, Event, Message, ToolCall
+from ..models.trajectory import Action, AgentTurn, Event, Message, ToolCall
 from .context_budget import compacted
 
 SYSTEM = """You are a software engineer working in a git repository at {workdir}.
@@ -35,11 +35,50 @@ class Conversation:
         self.messages.append(message)
         self.origins.append(origin)
 
+    def compact(self, args: dict, seq: int) -> None:
+        """The compaction event `seq` describes applied; a message it left keeps its origin, a new one (a summary)
+        comes from `seq`."""
+        if args.get("policy") == "native":  # the scaffold's view: its messages that were ours keep their origin
+            known = {_identity(message): origin for message, origin in zip(self.messages, self.origins, strict=True)}
+            self.origins = self.origins[:1] + [known.get(_identity(message), seq) for message in args["view"]]
+        elif args.get("summarized"):
+            self.origins[2 : 2 + args["summarized"]] = [seq]
+        self.messages = compacted(self.messages, args)
+
     def deliver(self) -> None:
         """End of a turn: held hints and feedback reach the Dev."""
         for text, seq in self.pending:
             self.add({"role": "user", "content": text}, seq)
         self.pending.clear()
+
+
+def _identity(message: Message) -> tuple:
+    """What names a message across formats: a tool result by its call, an answer by its calls, else its text."""
+    if message.get("role") == "tool":
+        return ("tool", message.get("tool_call_id"))
+    calls = tuple(call.get("id") for call in message.get("tool_calls") or [])
+    return (message.get("role"), calls or str(message.get("content") or "").strip())
+
+
+def scaffold_actions(turn: AgentTurn, scaffold: str) -> list[Action]:
+    """What a scaffold's own loop did to its model's view before `turn`, as events: its own words (mini-swe-agent's
+    format-error feedback, the link's go-on), then its native compaction (the view it left holds those words)."""
+    actions = [Action(type="scaffold_message", content=text, args={"scaffold": scaffold}) for text in turn.received]
+    if turn.compacted is not None:
+        said = f"{scaffold} compacted its conversation to {len(turn.compacted)} messages"
+        actions.append(Action(type="compaction", content=said, args={"policy": "native", "view": turn.compacted}))
+    return actions
+
+
+def seen_after(messages: list[Message], action: Action) -> list[Message]:
+    """The live conversation after a scaffold's action (`scaffold_actions`), as `rebuild` replays its event. The
+    harness's messages since the last answer are in the live list but not in the view the scaffold left (they reach
+    its model after it): kept, as `rebuild` still holds them to deliver."""
+    if action.type != "compaction":
+        return [*messages, {"role": "user", "content": action.content}]
+    answered = max((i for i, message in enumerate(messages) if message["role"] != "user"), default=0)
+    held = {_identity(message) for message in action.args["view"]}
+    return compacted(messages, action.args) + [m for m in messages[answered + 1 :] if _identity(m) not in held]
 
 
 def system_prompt(workdir: str = DEFAULT_WORKDIR) -> Message:
@@ -92,11 +131,8 @@ def rebuild(events: list[Event], workdir: str | None = None, compactions: bool =
                 conversation.add({"role": "user", "content": NUDGE}, None)
         elif event.action.type == "scaffold_message":  # a scaffold's own words to its model, before its answer
             conversation.add({"role": "user", "content": event.action.content}, event.seq)
-        elif event.action.type == "compaction" and compactions:  # the outputs the model saw as stubs from here on
-            conversation.messages = compacted(conversation.messages, event.action.args)
-            conversation.origins[2 : 2 + event.action.args.get("summarized", 0)] = (
-                [event.seq] if event.action.args.get("summarized") else []
-            )
+        elif event.action.type == "compaction" and compactions:  # what the model saw instead from here on
+            conversation.compact(event.action.args, event.seq)
         elif event.role == "dev" and event.call_id:
             conversation.add({"role": "tool", "tool_call_id": event.call_id, "content": event.observation}, event.seq)
         elif (event.action.type in DELIVERED and event.action.content) or (

@@ -25,7 +25,7 @@ from ..store import RunFiles
 from . import stopping
 from .atif import to_atif
 from .context_budget import ContextBudget, ContextExhausted, compacted, overflowed
-from .conversation import NUDGE, assistant_message, message_args, rebuild, system_prompt
+from .conversation import NUDGE, assistant_message, message_args, rebuild, scaffold_actions, seen_after, system_prompt
 from .harness_profiles import HarnessProfile
 from .loops import LoopThresholds
 from .memory import render
@@ -209,9 +209,9 @@ class MilestoneRun:
             return
         counters.spend(answer)
         agent = self.context.agent
-        for text in answer.received:  # a scaffold's own words to its model (format-error feedback): events too
-            self.messages.append({"role": "user", "content": text})
-            self.record("navigator", Action(type="scaffold_message", content=text, args={"scaffold": agent.scaffold}))
+        for action in scaffold_actions(answer, agent.scaffold):  # its own compaction and words to its model: events
+            self.messages = seen_after(self.messages, action)
+            self.record("navigator", action)
         self.messages.append(assistant_message(answer))
         nudged = not answer.tool_calls and not agent.ends_with_answer and agent.scaffold == "harnessforge"
         message = self.record(

@@ -22,7 +22,8 @@ ToolName = Literal[
 # Events that are not tool calls: the navigator's milestone_start / milestone_end / env_error, the Dev's
 # message (one per model call), the Mentor's hint and hint_response (what the Dev did in the hint's response
 # window, written when it closes), the Verifier's verify; the harness profiles' plan / plan_review / checkpoint; the
-# navigator's compaction (tool outputs elided to fit the Dev's context window: `args.elided`, their call ids); the
+# navigator's compaction (tool outputs elided to fit the Dev's context window: `args.elided`, their call ids; older
+# turns summarized: `args.summarized`; a scaffold's own, policy `native`: `args.view`, the messages it left); the
 # navigator's scaffold_message (a user message a scaffold's own loop gave the model: its format-error feedback).
 EventKind = Literal[
     "milestone_start",
@@ -78,6 +79,11 @@ class AgentTurn(Model):
         default_factory=list,
         description="User messages the backend's own loop gave the model before this answer, which the harness did "
         "not send (mini-swe-agent's format-error feedback, the link's go-on): recorded as scaffold_message events.",
+    )
+    compacted: list[dict[str, Any]] | None = Field(
+        None,
+        description="The conversation a scaffold's own compaction left its model before this answer (its messages "
+        "after the system prompt, OpenAI chat format): recorded as a `native` compaction event.",
     )
     extra: dict[str, Any] = Field(
         default_factory=dict, description="Backend facts recorded with the turn (the claude CLI's session and events)."

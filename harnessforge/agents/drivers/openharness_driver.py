@@ -7,7 +7,8 @@ the milestone's sandbox. Run by the harness with OpenHarness' own Python: `pytho
 - Every model answer is reported (`AssistantTurnComplete`, before its tools run); before each model
   call the API client takes the messages the harness holds (hints, feedback) into the last user
   message, after the tool results (`next`). OpenHarness compacts its own conversation when it grows
-  (native): its summary call (no tools) passes through, and the harness's messages wait for the next turn.
+  (native): its summary call (no tools) passes through, and the harness's messages wait for the next turn; the
+  view a compaction left is reported before the next call (`compacted`), so the log holds what the model read.
 - A final answer (no tool calls) ends `submit_message`; the harness grades it and, if it wants more,
   its feedback starts the next `submit_message` of the same conversation (`done`).
 """
@@ -31,7 +32,7 @@ from importlib.metadata import version  # noqa: E402
 
 from link import Link, save_atomically, settings  # noqa: E402
 from openharness.api.client import AnthropicApiClient, ApiMessageCompleteEvent  # noqa: E402
-from openharness.api.openai_client import OpenAICompatibleClient  # noqa: E402
+from openharness.api.openai_client import OpenAICompatibleClient, _convert_messages_to_openai  # noqa: E402
 from openharness.config.settings import PermissionSettings  # noqa: E402
 from openharness.engine.messages import TextBlock, sanitize_conversation_messages  # noqa: E402
 from openharness.engine.query import MaxTurnsExceeded  # noqa: E402
@@ -95,19 +96,25 @@ def forwarding_tool(name: str, input_model, module: str, cls: str) -> BaseTool:
 
 
 class HarnessClient:
-    """The model client, taking the harness's messages into the last user message before each call."""
+    """The model client, taking the harness's messages into the last user message before each call; a conversation
+    that did not only grow since the last call was compacted by OpenHarness: the view it left is reported first."""
 
     def __init__(self, inner):
         self.inner = inner
+        self.sent: list[dict] = []  # the last call's messages (OpenAI chat format)
 
     async def stream_message(self, request):
         if not request.tools:  # its own compaction's summary call, not a turn: the harness's messages wait
             async for event in self.inner.stream_message(request):
                 yield event
             return
+        held = _convert_messages_to_openai(request.messages, None)
+        if held[: len(self.sent)] != self.sent:  # (its own conversion: what the model reads)
+            await asyncio.to_thread(ask, "compacted", view=held)
         texts = (await asyncio.to_thread(ask, "next"))["messages"]
         if texts and request.messages and request.messages[-1].role == "user":
             request.messages[-1].content.extend(TextBlock(text=text) for text in texts)
+        self.sent = _convert_messages_to_openai(request.messages, None)
         self.started, self.stop_reason = time.monotonic(), None
         async for event in self.inner.stream_message(request):
             if isinstance(event, ApiMessageCompleteEvent):  # the API's own reason (`length`: cut at the cap)
