@@ -175,6 +175,8 @@ def view_matches(events: list, requests: list[tuple[int, dict]]) -> tuple[int, i
     from harnessforge.harness.conversation import rebuild, texts_read
 
     answered = [body for status, body in requests if status == 200 and body["messages"][0]["content"] != SUMMARIZE]
+    if any(body.get("tools") for body in answered):  # a scaffold's own side calls (its summary) offer no tools
+        answered = [body for body in answered if body.get("tools")]
     calls = [event.seq for event in events if event.role == "dev" and event.action.type == "message"]
     same = 0
     for body, seq in zip(answered, calls):

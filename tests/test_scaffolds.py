@@ -10,6 +10,7 @@ import sys
 
 import pytest
 
+from harnessforge.agents.anthropic_backend import chat_messages
 from harnessforge.agents.claude_code_native import ClaudeCodeNative, cli_version, self_contained
 from harnessforge.agents.errors import AgentError
 from harnessforge.agents.factory import make_agent, sampling_of
@@ -516,6 +517,53 @@ def test_each_python_scaffold_speaks_the_other_api_too(validated, scaffold):
     first = next(e for e in events if e.call_id)
     assert first.action.type == "bash" and first.files_touched
     assert [e.usage.input for e in events if e.action.type == "message"] == [10, 10]
+
+
+def test_claude_code_native_compacts_itself_and_the_log_holds_what_its_model_read(validated, anthropic_for_claude):
+    """Claude Code compacts its own conversation (at the window the rules give its model, here 100,000 tokens,
+    reached by the third answer's usage): its summary call is no Dev turn, the CLI is not restarted, and the request
+    after it, as the relay saw it, is a `native` compaction event: the conversation the log rebuilds opens with the
+    CLI's summary from then on, call by call what the model read, and the milestone goes on to pass."""
+    store, key, _ = validated
+    server = anthropic_for_claude
+    numbers = iter(range(100))
+
+    def message(*blocks, **fields) -> dict:  # (one id per message: the CLI merges messages that share one)
+        return A.message(*blocks, **fields) | {"id": f"msg_{next(numbers)}"}
+
+    writes = [
+        A.tool_use(
+            f"toolu_w{i}", "Write", {"file_path": f"/workspace/{b['input']['path']}", "content": b["input"]["content"]}
+        )
+        for i, b in enumerate(_solution(store, key, "m01"))
+    ]
+    server.push(
+        message(A.tool_use("toolu_1", "Bash", {"command": "ls tasklite"}), stop_reason="tool_use", input_tokens=30_000),
+        message(A.tool_use("toolu_2", "Bash", {"command": "echo two"}), stop_reason="tool_use", input_tokens=60_000),
+        message(A.tool_use("toolu_3", "Bash", {"command": "echo three"}), stop_reason="tool_use", input_tokens=90_000),
+        message(A.text("<summary>I listed the package and echoed two words.</summary>")),  # its summary call
+        message(*writes, stop_reason="tool_use"),
+        message(A.text("Done: the feature is in and the tests pass.")),
+    )
+    with ClaudeCodeNative("claude-sonnet-4-6", base_url=server.url, timeout=180, context_window=100_000) as agent:
+        nav = Navigator(store, key, agent, load_rules(), run_id="claude-native-compacts", log=lambda *_: None)
+        (summary,) = nav.run(["m01"])
+    bodies = [b for b in server.bodies if isinstance(b, dict) and b.get("tools")]
+    assert summary.status == "PASS" and summary.turns == 5 and len(bodies) == 6, summary
+    events = Recorder.open(nav.run_dir / "m01").events()
+    (compaction,) = [e for e in events if e.action.type == "compaction"]
+    turns = [e for e in events if e.action.type == "message"]
+    assert turns[2].seq < compaction.seq < turns[3].seq and compaction.action.args["policy"] == "native"
+    view = compaction.action.args["view"]
+    assert "continued from a previous conversation" in json.dumps(view) and "<summary>" not in view[-1]["content"]
+    assert not any(m.get("tool_call_id") == "toolu_1" for m in view)  # the CLI dropped it
+    for body, turn in zip([bodies[i] for i in (0, 1, 2, 4, 5)], turns, strict=True):
+        rebuilt = rebuild([e for e in events if e.seq < turn.seq])
+        rebuilt.deliver()
+        read = chat_messages(body["messages"])
+        if turn.seq > compaction.seq:  # from the compaction on, the log's view is the request itself
+            assert rebuilt.messages[1 : 1 + len(view)] == view and texts_read(read) == texts_read(rebuilt.messages, 1)
+    assert "ls tasklite" not in json.dumps(rebuild(events).messages)  # what the model no longer read
 
 
 def test_a_subagents_own_calls_do_not_hold_up_the_devs(validated, anthropic_for_claude):

@@ -15,6 +15,7 @@ instead of a parse error mid-stream. That suits `max_tokens` up to ~20k (the SDK
 
 from __future__ import annotations
 
+import json
 import re
 import time
 from typing import Any
@@ -213,6 +214,39 @@ def _add_user(out: list[dict], blocks: list[dict]) -> None:
     content = out[-1]["content"]
     content += blocks
     content.sort(key=lambda block: block["type"] != "tool_result")  # stable: order within each kind is kept
+
+
+def chat_messages(messages: list[dict]) -> list[Message]:
+    """Messages API messages as the chat messages the harness records (the reverse of `_convert`): text blocks
+    joined, a tool result as a tool message, a tool use as a tool call, thinking as reasoning."""
+    out: list[Message] = []
+    for message in messages:
+        content = message.get("content")
+        blocks = [{"type": "text", "text": content}] if isinstance(content, str) else content or []
+        texts = [block["text"] for block in blocks if block.get("type") == "text" and block.get("text")]
+        if message.get("role") == "assistant":
+            said: Message = {"role": "assistant", "content": "\n\n".join(texts)}
+            thinking = [block.get("thinking", "") for block in blocks if block.get("type") == "thinking"]
+            said |= {"reasoning_content": "\n".join(thinking)} if any(thinking) else {}
+            calls = [
+                {
+                    "id": b["id"],
+                    "type": "function",
+                    "function": {"name": b["name"], "arguments": json.dumps(b["input"])},
+                }
+                for b in blocks
+                if b.get("type") == "tool_use"
+            ]
+            out.append(said | ({"tool_calls": calls} if calls else {}))
+            continue
+        for block in blocks:
+            if block.get("type") == "tool_result":
+                out.append(
+                    {"role": "tool", "tool_call_id": block["tool_use_id"], "content": _text(block.get("content"))}
+                )
+        if texts:
+            out.append({"role": "user", "content": "\n\n".join(texts)})
+    return out
 
 
 def _text(content: Any) -> str:

@@ -5,7 +5,8 @@ The scaffold (the claude CLI, `ANTHROPIC_UNIX_SOCKET`) sends its Messages API re
 with a placeholder key. The relay forwards only `POST /v1/messages` (and its token count) to the one
 upstream it was given, with the real key, which never enters the sandbox; any other method or path is
 refused (403) and counted. It streams the answer back as it comes, and keeps the first request's tool
-schemas: the scaffold's own tools, for the run's metadata and the exported rows.
+schemas (the scaffold's own tools, for the run's metadata and the exported rows) and the latest turn's messages
+(after the CLI compacted its conversation: the view it left).
 """
 
 from __future__ import annotations
@@ -38,6 +39,7 @@ class ApiRelay:
         self.refused: list[str] = []  # "METHOD path" of every request that was not let through
         self.forwarded = 0
         self.tools: list[dict] | None = None  # the first request's tool schemas (Anthropic's shape)
+        self.messages: list[dict] = []  # the latest request's messages that offered tools: what a turn read
         self.client = httpx2.Client(timeout=httpx2.Timeout(600.0, connect=30.0))
         relay = self
 
@@ -71,13 +73,14 @@ class ApiRelay:
         if path not in ALLOWED:
             self._refuse(handler)
             return
-        if self.tools is None and path == "/v1/messages":
+        if path == "/v1/messages":
             try:
-                tools = json.loads(body).get("tools")
+                request = json.loads(body)
             except ValueError:
-                tools = None
-            if tools:
-                self.tools = tools
+                request = {}
+            if isinstance(request, dict) and request.get("tools"):  # a turn's (side calls offer none)
+                self.tools = self.tools or request["tools"]
+                self.messages = request.get("messages") or []
         headers = {k: v for k, v in handler.headers.items() if k.lower() not in DROPPED_HEADERS}
         headers |= {"authorization": f"Bearer {self.auth_token}"} if self.auth_token else {"x-api-key": self.api_key}
         self.forwarded += 1

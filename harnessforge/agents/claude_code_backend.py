@@ -93,9 +93,13 @@ class ClaudeCodeAgent(AgentBackend):
         timeout: float = 600.0,
         max_retries: int = 4,
         effort: str | None = None,
+        context_window: int | None = None,
     ):
-        """`timeout` bounds one model answer, the CLI's own API retries (`max_retries`) included."""
+        """`timeout` bounds one model answer, the CLI's own API retries (`max_retries`) included; `context_window`
+        (the rules' window of the model) is where the CLI compacts its own conversation."""
         self.model, self.timeout, self.max_retries, self.effort = model, timeout, max_retries, effort
+        self.window_env = {"CLAUDE_CODE_AUTO_COMPACT_WINDOW": str(context_window)} if context_window else {}
+        self.compacting = False  # the CLI said it compacted its conversation: the next answer read what it left
         self.bin = find_claude(claude_bin)
         if not self._has_key():
             raise AgentError("no Anthropic API key for the claude CLI: set ANTHROPIC_API_KEY")
@@ -111,7 +115,6 @@ class ClaudeCodeAgent(AgentBackend):
         self.proc: subprocess.Popen | None = None
         self.session: str | None = None
         self.opening: str | None = None  # the conversation's first user message: tells a new one apart
-        self.seen = 0  # messages already handed to the CLI
         self.waiting: list[ToolCall] = []  # our tool calls the CLI will ask the bridge for
         self.answers: dict[str, list[str]] = {}
         self.held: list[tuple] = []  # (conn, request): bridge calls made before their answer ended
@@ -123,12 +126,13 @@ class ClaudeCodeAgent(AgentBackend):
         opening = next((message["content"] for message in messages if message["role"] == "user"), "")
         if opening != self.opening:  # a new conversation: end the old session, if any
             self._stop()
-            self.opening, self.session, self.seen, self.waiting = opening, None, 0, []
+            self.opening, self.session, self.waiting = opening, None, []
             self.stream = []  # an ended conversation's lines are not this one's
             self.tools_path.write_text(json.dumps(tools))
             self._write_mcp_config()
-        new = messages[self.seen :]
-        self.seen = len(messages)
+            new = messages
+        else:  # new since its last answer: the results of its calls, the harness's messages
+            new = messages[max((i for i, m in enumerate(messages) if m["role"] == "assistant"), default=-1) + 1 :]
         results = {message["tool_call_id"]: message["content"] for message in new if message["role"] == "tool"}
         texts = [message["content"] for message in new if message["role"] == "user" and message["content"]]
         if not self._deliver(results, texts):
@@ -193,11 +197,15 @@ class ClaudeCodeAgent(AgentBackend):
     def _spawn(self, cmd: list[str]) -> subprocess.Popen:
         """The CLI on this host, with its own home and only the environment it needs."""
         env = {k: os.environ[k] for k in PASSED_ENV if k in os.environ}
-        env |= QUIET_ENV | {
-            "HOME": str(self.home),
-            "CLAUDE_CONFIG_DIR": str(self.home / "config"),
-            "CLAUDE_CODE_MAX_RETRIES": str(self.max_retries),
-        }
+        env |= (
+            QUIET_ENV
+            | self.window_env
+            | {
+                "HOME": str(self.home),
+                "CLAUDE_CONFIG_DIR": str(self.home / "config"),
+                "CLAUDE_CODE_MAX_RETRIES": str(self.max_retries),
+            }
+        )
         return subprocess.Popen(
             cmd,
             stdin=subprocess.PIPE,
@@ -251,6 +259,7 @@ class ClaudeCodeAgent(AgentBackend):
             else:
                 if obj["type"] == "assistant" and not obj.get("parent_tool_use_id"):
                     blocks += obj["message"]["content"]
+                self.compacting |= obj.get("subtype") == "compact_boundary"
                 if obj["type"] == "user":  # tool results: the harness has them already (ours) or takes them here
                     self._tool_results(obj)
                 else:
@@ -276,8 +285,15 @@ class ClaudeCodeAgent(AgentBackend):
             model=self.model,
             stop_reason=stop,
             cost_usd=cost_usd(model, usage, cache_write=write),
+            compacted=self._compacted(),
             extra=self._extra(),
         )
+
+    def _compacted(self) -> list[Message] | None:
+        """The view the CLI's own compaction left, with the first answer after it. This backend's CLI calls the API
+        itself: unseen (the compaction is in its `extra` stream lines only)."""
+        self.compacting = False
+        return None
 
     def _signal(self, sig: int) -> None:
         """Signal the CLI (SIGINT: write your result and exit; SIGKILL: its whole process group)."""

@@ -42,6 +42,7 @@ from ..envs.sandbox import Mount, Sandbox
 from ..envs.shell_tests import SHELL_REPORTS, shell_test_env
 from ..errors import EnvError, SandboxLost
 from ..models.trajectory import Message, ToolCall
+from .anthropic_backend import chat_messages
 from .api_relay import ApiRelay
 from .base import function_schemas
 from .claude_code_backend import QUIET_ENV, ClaudeCodeAgent
@@ -283,6 +284,7 @@ class ClaudeCodeNative(ClaudeCodeAgent):
                 "ANTHROPIC_UNIX_SOCKET": f"{LINK}/api.sock",
                 "ANTHROPIC_API_KEY": "ssh-placeholder",  # the relay puts the real key on each request
                 "ANTHROPIC_BASE_URL": "http://localhost",
+                **self.window_env,
                 "BASH_DEFAULT_TIMEOUT_MS": str(self.sandbox.spec.limits.exec_timeout_s * 1000),
                 "BASH_MAX_TIMEOUT_MS": str(self.sandbox.spec.limits.exec_timeout_s * 1000),
             }
@@ -307,6 +309,16 @@ class ClaudeCodeNative(ClaudeCodeAgent):
         self.last_call = answer.tool_calls[-1].id if answer.tool_calls else None
         self.expected |= {call.id for call in answer.tool_calls}
         return answer
+
+    def _compacted(self) -> list[Message] | None:
+        """The view the CLI's own compaction left: the request of the first answer after it, as the relay saw it
+        (the harness's messages of that turn in it); the conversation opens with it from now on."""
+        if not self.compacting:
+            return None
+        self.compacting = False
+        view = chat_messages(self.relay.messages)
+        self.opening = next((message["content"] for message in view if message["role"] == "user"), self.opening)
+        return view
 
     def _hook(self, conn, payload: dict) -> None:
         event, tool_id = payload.get("hook_event_name"), payload.get("tool_use_id") or ""

@@ -41,6 +41,7 @@ class Conversation:
         if args.get("policy") == "native":  # the scaffold's view: its messages that were ours keep their origin
             known = {_identity(message): origin for message, origin in zip(self.messages, self.origins, strict=True)}
             self.origins = self.origins[:1] + [known.get(_identity(message), seq) for message in args["view"]]
+            self.pending.clear()  # (delivered: in the view)
         elif args.get("summarized"):
             self.origins[2 : 2 + args["summarized"]] = [seq]
         self.messages = compacted(self.messages, args)
@@ -71,14 +72,10 @@ def scaffold_actions(turn: AgentTurn, scaffold: str) -> list[Action]:
 
 
 def seen_after(messages: list[Message], action: Action) -> list[Message]:
-    """The live conversation after a scaffold's action (`scaffold_actions`), as `rebuild` replays its event. The
-    harness's messages since the last answer are in the live list but not in the view the scaffold left (they reach
-    its model after it): kept, as `rebuild` still holds them to deliver."""
-    if action.type != "compaction":
-        return [*messages, {"role": "user", "content": action.content}]
-    answered = max((i for i, message in enumerate(messages) if message["role"] != "user"), default=0)
-    held = {_identity(message) for message in action.args["view"]}
-    return compacted(messages, action.args) + [m for m in messages[answered + 1 :] if _identity(m) not in held]
+    """The live conversation after a scaffold's action (`scaffold_actions`), as `rebuild` replays its event."""
+    if action.type == "compaction":
+        return compacted(messages, action.args)
+    return [*messages, {"role": "user", "content": action.content}]
 
 
 def system_prompt(workdir: str = DEFAULT_WORKDIR) -> Message:

@@ -82,8 +82,9 @@ class AgentTurn(Model):
     )
     compacted: list[dict[str, Any]] | None = Field(
         None,
-        description="The conversation a scaffold's own compaction left its model before this answer (its messages "
-        "after the system prompt, OpenAI chat format): recorded as a `native` compaction event.",
+        description="When a scaffold compacted its own conversation before this answer: what its model read for it "
+        "(the messages after the system prompt, the harness's of this turn included, OpenAI chat format), recorded "
+        "as a `native` compaction event.",
     )
     extra: dict[str, Any] = Field(
         default_factory=dict, description="Backend facts recorded with the turn (the claude CLI's session and events)."

@@ -7,8 +7,8 @@ the milestone's sandbox. Run by the harness with OpenHarness' own Python: `pytho
 - Every model answer is reported (`AssistantTurnComplete`, before its tools run); before each model
   call the API client takes the messages the harness holds (hints, feedback) into the last user
   message, after the tool results (`next`). OpenHarness compacts its own conversation when it grows
-  (native): its summary call (no tools) passes through, and the harness's messages wait for the next turn; the
-  view a compaction left is reported before the next call (`compacted`), so the log holds what the model read.
+  (native): its summary call (no tools) passes through, and the harness's messages wait for the next turn; after a
+  compaction the next call's messages are reported (`compacted`), so the log holds what the model read.
 - A final answer (no tool calls) ends `submit_message`; the harness grades it and, if it wants more,
   its feedback starts the next `submit_message` of the same conversation (`done`).
 """
@@ -108,13 +108,14 @@ class HarnessClient:
             async for event in self.inner.stream_message(request):
                 yield event
             return
-        held = _convert_messages_to_openai(request.messages, None)
-        if held[: len(self.sent)] != self.sent:  # (its own conversion: what the model reads)
-            await asyncio.to_thread(ask, "compacted", view=held)
+        held = _convert_messages_to_openai(request.messages, None)  # (its own conversion: what the model reads)
         texts = (await asyncio.to_thread(ask, "next"))["messages"]
         if texts and request.messages and request.messages[-1].role == "user":
             request.messages[-1].content.extend(TextBlock(text=text) for text in texts)
-        self.sent = _convert_messages_to_openai(request.messages, None)
+        sending = _convert_messages_to_openai(request.messages, None)
+        if held[: len(self.sent)] != self.sent:  # compacted: what the model reads now, the harness's messages in it
+            await asyncio.to_thread(ask, "compacted", view=sending)
+        self.sent = sending
         self.started, self.stop_reason = time.monotonic(), None
         async for event in self.inner.stream_message(request):
             if isinstance(event, ApiMessageCompleteEvent):  # the API's own reason (`length`: cut at the cap)
