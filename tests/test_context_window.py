@@ -8,6 +8,7 @@ from typing import Any
 
 import pytest
 
+from harnessforge.agents.factory import make_agent
 from harnessforge.agents.openai_backend import OpenAIBackend
 from harnessforge.distill import distill
 from harnessforge.export import export
@@ -16,7 +17,7 @@ from harnessforge.harness.conversation import rebuild
 from harnessforge.harness.navigator import Navigator
 from harnessforge.harness.recorder import Recorder
 from harnessforge.models.trajectory import AgentTurn
-from harnessforge.rules import ContextRules, Window
+from harnessforge.rules import ContextRules, Window, load_rules
 from tests.llm_servers import OpenAIServer, Reply
 from tests.test_shell_dev import MID, _rules, local  # noqa: F401  (fixture)
 
@@ -379,3 +380,17 @@ def test_masking_short_of_its_target_summarizes_when_it_may(policy):
         assert not asked and not compaction.summarized
     else:
         assert len(asked) == 1 and compaction.summarized == 10 and compaction.after_tokens < 1000
+
+
+def test_a_scaffold_that_compacts_itself_gets_its_models_window_from_the_rules(monkeypatch):
+    """OpenHarness and Claude Code compact their own conversations at the window they think their model has: the
+    rules' window when the rules list the model (`HF_CONTEXT_WINDOW`, `CLAUDE_CODE_AUTO_COMPACT_WINDOW`), else
+    their own knowledge (not the rules' default)."""
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "test")
+    context = ContextRules(windows={"local-model": Window(context=8192, output=256)})
+    with make_agent("openharness", "openai/local-model", api_key="test", context=context) as listed:
+        assert listed.context_window == 8192
+    with make_agent("openharness", "openai/unlisted-model", api_key="test", context=context) as unlisted:
+        assert unlisted.context_window is None
+    with make_agent("claude-code-native", "claude-sonnet-4-6", context=load_rules().harness.context) as claude:
+        assert claude.window_env == {"CLAUDE_CODE_AUTO_COMPACT_WINDOW": "200000"}

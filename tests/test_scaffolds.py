@@ -16,7 +16,7 @@ from harnessforge.agents.errors import AgentError
 from harnessforge.agents.factory import make_agent, sampling_of
 from harnessforge.agents.mini_swe_agent_backend import MiniSweAgent
 from harnessforge.agents.openharness_backend import OpenHarnessAgent
-from harnessforge.agents.scaffold_link import DRIVERS
+from harnessforge.agents.scaffold_link import DRIVERS, GO_ON
 from harnessforge.diffs import split_diff
 from harnessforge.distill import distill
 from harnessforge.export import export
@@ -124,6 +124,31 @@ def test_mini_swe_agent_passes_a_milestone_with_a_hint_mid_run(validated):
         assert said == recorded, turn.turn_id
     assert [m["content"] for m in own["messages"] if m["role"] == "assistant"][1] == "I will run the tests next."
     assert not list((nav.run_dir / "m01").glob(".partial-*"))  # saved atomically, nothing left behind
+
+
+def test_a_scaffold_loop_that_gives_up_is_recorded_with_what_the_model_read_next(validated):
+    """Prose only: mini answers its model's format slips itself, and after 3 in a row ends its own loop
+    (RepeatedFormatError), which the model never reads; the link's "keep working" that follows is a scaffold message,
+    and the answer that read it says why mini's loop had ended (`loop_ended` with the scaffold's facts)."""
+    store, key, _ = validated
+    rules = load_rules()
+    rules = rules.model_copy(update={"harness": rules.harness.model_copy(update={"max_turns": 4})})
+    with OpenAIServer() as server:
+        server.push(*[O.completion(f"I think it is number {n}.") for n in range(1, 5)])
+        with MiniSweAgent("gpt-4.1", "openai", api_key="test", base_url=server.base_url, timeout=120) as agent:
+            nav = Navigator(store, key, agent, rules, run_id="mini-gives-up", log=lambda *_: None)
+            (summary,) = nav.run(["m01"])
+    assert summary.status == "STUCK" and summary.turns == 4
+    events = Recorder.open(nav.run_dir / "m01").events()
+    said = [e.action.content for e in events if e.action.type == "scaffold_message"]
+    assert sum("No tool calls found" in text for text in said) == 3 and said[-1] == GO_ON
+    turns = [e for e in events if e.action.type == "message"]
+    assert [t.action.args.get("backend", {}).get("loop_ended") for t in turns] == [
+        None,
+        None,
+        None,
+        ["RepeatedFormatError"],
+    ]
 
 
 def test_a_budget_that_ends_mid_run_leaves_minis_record_complete_with_its_last_answer(validated):

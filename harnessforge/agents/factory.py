@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 
 from ..errors import ConfigError
-from ..rules import HarnessRules, Sampling
+from ..rules import ContextRules, HarnessRules, Sampling
 from .base import AgentBackend
 from .oracle import PROFILES, OracleAgent
 
@@ -32,10 +32,13 @@ def make_agent(
     api_key: str | None = None,
     base_url: str | None = None,
     sampling: Sampling | None = None,
+    context: ContextRules | None = None,
 ) -> AgentBackend:
     """`oracle` takes `seed` and per-milestone `profiles`; the API backends take `api_key` and `base_url`,
-    each falling back to the provider's environment variables, and `sampling` (`sampling_of`)."""
+    each falling back to the provider's environment variables, and `sampling` (`sampling_of`); a scaffold that
+    compacts its own conversation, its model's window in `context` (when the rules list the model)."""
     tuning = _tuning(sampling) if sampling else {}
+    window = _listed_window(context, model or DEFAULT_MODELS.get(name, ""))
     if name == "oracle":
         try:
             return OracleAgent(seed=seed, profiles=profiles)
@@ -52,11 +55,13 @@ def make_agent(
     if name == "claude-code":
         from .claude_code_backend import ClaudeCodeAgent
 
-        return ClaudeCodeAgent(model or DEFAULT_MODELS["claude-code"])
+        return ClaudeCodeAgent(model or DEFAULT_MODELS["claude-code"], context_window=window)
     if name == "claude-code-native":
         from .claude_code_native import ClaudeCodeNative
 
-        return ClaudeCodeNative(model or DEFAULT_MODELS[name], api_key=api_key, base_url=base_url)
+        return ClaudeCodeNative(
+            model or DEFAULT_MODELS[name], api_key=api_key, base_url=base_url, context_window=window
+        )
     if name in ("mini-swe-agent", "openharness"):
         provider, separator, bare = (model or DEFAULT_MODELS[name]).partition("/")
         if not separator:
@@ -66,7 +71,9 @@ def make_agent(
         else:
             from .openharness_backend import OpenHarnessAgent as scaffold
         cap = sampling.max_output_tokens if sampling else None
-        return scaffold(bare, provider, api_key=api_key, base_url=base_url, max_output_tokens=cap)
+        return scaffold(
+            bare, provider, api_key=api_key, base_url=base_url, max_output_tokens=cap, context_window=window
+        )
     raise ConfigError(f"unknown agent {name!r}; use one of {', '.join(BACKENDS)}")
 
 
@@ -78,6 +85,15 @@ def sampling_of(name: str, model: str | None, harness: HarnessRules, asked: Samp
     if name not in ("openai", "anthropic"):
         return None
     return harness.sampling.of(model or DEFAULT_MODELS[name], harness.context, asked)
+
+
+def _listed_window(context: ContextRules | None, model: str) -> int | None:
+    """The context window the rules list for `model` (None when they do not: the scaffold's own knowledge wins
+    over the rules' default)."""
+    if context is None:
+        return None
+    window, known = context.window(model)
+    return window.context if known else None
 
 
 def _tuning(sampling: Sampling) -> dict:

@@ -105,6 +105,7 @@ class ScaffoldLink(AgentBackend):
         python: str | None = None,
         timeout: float = 600.0,
         max_output_tokens: int | None = None,
+        context_window: int | None = None,
     ):
         if provider not in PROVIDER_KEYS:
             raise AgentError(f"{self.scaffold}: provider must be one of {', '.join(PROVIDER_KEYS)}, got {provider!r}")
@@ -114,6 +115,7 @@ class ScaffoldLink(AgentBackend):
             raise AgentError(f"no {provider} API key for {self.scaffold}: pass api_key or set {key_var}")
         self.model, self.provider, self.timeout = model, provider, timeout
         self.max_output_tokens = max_output_tokens  # an answer's cap, sent by the scaffold's own client
+        self.context_window = context_window  # where a scaffold that compacts itself does (the rules' window)
         self.base_url = base_url or os.environ.get(url_var) or ""
         self.python = scaffold_python(self.scaffold, python)
         self.version = installed_version(self.python, self.package, self.supported)
@@ -133,6 +135,7 @@ class ScaffoldLink(AgentBackend):
         self.results: dict[str, str] = {}
         self.outbox: list[str] = []
         self.went_on: list[str] = []  # what the link said to the model on its own (GO_ON) since the last answer
+        self.loop_ended: list[str] = []  # why the scaffold's own loop ended since the last answer (its exit status)
         self.request: dict | None = None  # the driver's request not answered yet
 
     # ---- what the harness asks ------------------------------------------------------------------
@@ -195,6 +198,7 @@ class ScaffoldLink(AgentBackend):
             "HF_WORKDIR": self.workdir,
             "HF_TRAJECTORY": str(self.record_dir / RunFiles.SCAFFOLD_TRAJECTORY) if self.record_dir else "",
             "HF_MAX_TOKENS": str(self.max_output_tokens or ""),
+            "HF_CONTEXT_WINDOW": str(self.context_window or ""),
             **self.driver_env(),
         }
         self.stderr: list[str] = []
@@ -248,7 +252,7 @@ class ScaffoldLink(AgentBackend):
             if op == "answer":
                 self.conn.send({})
                 turn = self._turn(request)
-                self.went_on = []
+                self.went_on, self.loop_ended = [], []
                 return turn
             if op == "hello":
                 self.tools = function_schemas(request.get("tools") or []) or None
@@ -262,6 +266,7 @@ class ScaffoldLink(AgentBackend):
                 self.conn.send({"messages": self.outbox})
                 self.outbox = []
             elif op == "done":  # its own loop ended; the harness wants more (else it would not ask for a turn)
+                self.loop_ended.append(request.get("reason") or "its loop ended")
                 self.went_on += [] if self.outbox else [GO_ON]
                 self.conn.send({"messages": self.outbox or [GO_ON]})
                 self.outbox = []
@@ -326,7 +331,11 @@ class ScaffoldLink(AgentBackend):
             received=[*(answer.get("received") or []), *self.went_on],
             compacted=self._compaction(),
             cost_usd=cost_usd(model.split("/")[-1], usage),
-            extra={"scaffold": self.scaffold, **({"served_by": model} if model != self.model else {})},
+            extra={
+                "scaffold": self.scaffold,
+                **({"served_by": model} if model != self.model else {}),
+                **({"loop_ended": self.loop_ended} if self.loop_ended else {}),  # (the model never read why)
+            },
         )
 
     def _compaction(self) -> list[Message] | None:

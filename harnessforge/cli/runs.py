@@ -80,7 +80,8 @@ def run(
     except ValidationError as e:
         raise typer.BadParameter(first_error(e)) from None
     sampling = sampling_of(agent, model, state.rules.harness, asked)
-    make_agent(agent, model, seed=seed, profiles=profiles, sampling=sampling).close()  # a bad setting: before work
+    context = state.rules.harness.context  # (a scaffold that compacts itself: its model's window)
+    make_agent(agent, model, seed=seed, profiles=profiles, sampling=sampling, context=context).close()  # before work
     state.rules.harness.mode(mode), state.rules.harness.harness_profile(harness_profile)
     if mentor:
         check_model_backend(mentor, "--mentor")
@@ -93,7 +94,7 @@ def run(
         return f"{agent}-{uuid.uuid4().hex[:8]}"
 
     def make_dev(job_seed: int) -> AgentBackend:
-        return make_agent(agent, model, seed=job_seed, profiles=profiles, sampling=sampling)
+        return make_agent(agent, model, seed=job_seed, profiles=profiles, sampling=sampling, context=context)
 
     jobs = {job.name: job for job in expand_jobs(repos, run_id, seed, chains, new_run_id=fresh_run_id)}
     wanted = [part.strip() for part in milestones.split(",") if part.strip()] if milestones else None

@@ -43,6 +43,7 @@ def settings() -> dict:
         "workdir": os.environ.get("HF_WORKDIR", "/workspace"),
         "trajectory": os.environ.get("HF_TRAJECTORY") or None,
         "max_tokens": int(os.environ.get("HF_MAX_TOKENS") or 0) or None,  # an answer's cap (the rules')
+        "context_window": int(os.environ.get("HF_CONTEXT_WINDOW") or 0) or None,  # the rules' window of the model
     }
 
 

@@ -144,6 +144,7 @@ async def main() -> None:
         system_prompt=build_system_prompt(cwd=run["workdir"]),
         max_tokens=run["max_tokens"] or 16384,  # the rules' cap (OpenHarness' own default otherwise)
         max_turns=100_000,  # the harness keeps the budgets
+        context_window_tokens=run["context_window"],  # where it compacts (the rules' window of the model, if listed)
     )
     ask("hello", scaffold="openharness", version=version("openharness-ai"), tools=registry.to_api_schema())
     prompt = run["task"]
