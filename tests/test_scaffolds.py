@@ -26,10 +26,11 @@ from harnessforge.harness.navigator import Navigator
 from harnessforge.harness.recorder import Recorder
 from harnessforge.report.report import build_report
 from harnessforge.report.scaffolds import scaffold_comparison
-from harnessforge.rules import Sampling, load_rules
+from harnessforge.rules import Sampling, Window, load_rules
 from harnessforge.store import Store
 from tests.llm_servers import AnthropicServer, OpenAIServer, Reply
 from tests.test_analytics import OWN_DIFF, explore
+from tests.test_context_window import WindowedServer
 from tests.test_run_with_api import _solution
 from tests.trajectories import CraftedRun
 
@@ -636,6 +637,43 @@ def test_openharness_final_answers_and_hints_are_recorded_as_its_model_read_them
         view = rebuild([e for e in events if e.seq < turn.seq])
         view.deliver()
         assert texts_read(body["messages"], 2) == texts_read(view.messages, 2), turn.turn_id
+
+
+def test_openharness_compacts_at_the_rules_window_before_its_server_refuses(validated):
+    """The rules list the model's window (16,000 tokens) and an answer's cap: OpenHarness compacts its own
+    conversation before a request would not fit (its own rule keeps 33,000 tokens free), so its server never refuses
+    one; each compaction is a native event, and at every call the texts the model read are those the log rebuilds."""
+    store, key, _ = validated
+    rules = load_rules()
+    context = rules.harness.context.model_copy(update={"windows": {"local-model": Window(context=16000, output=300)}})
+    harness = rules.harness.model_copy(update={"context": context, "max_turns": 8})
+    rules = rules.model_copy(update={"harness": harness})
+    with WindowedServer(16000) as server:
+        server.main = lambda body: bool(body.get("tools"))  # its summary call offers none
+        server.side_reply = Reply(body=O.completion("<summary>I printed lines of x.</summary>"))
+        for number in range(1, 9):
+            command = f"head -c 3000 /dev/zero | tr '\\0' x; echo {number}"
+            said = f"Step {number}: " + "thinking " * 330  # (long answers: clearing old outputs is not enough)
+            server.push(O.completion(said, [O.tool_call(f"call_{number}", "bash", {"command": command})]))
+        sampling = sampling_of("openharness", "openai/local-model", harness)  # (the window's output cap)
+        agent = make_agent("openharness", "openai/local-model", api_key="test", sampling=sampling, context=context)
+        agent.base_url = server.base_url
+        with agent:
+            nav = Navigator(store, key, agent, rules, run_id="openharness-window", log=lambda *_: None)
+            (summary,) = nav.run(["m01"])
+        bodies = [body for body in server.bodies if body.get("tools")]
+        refused, summaries = server.overflows, [request.body for request in server.side_requests]
+    assert summary.stopped_by.startswith("max_turns") and refused == 0, (summary, refused)
+    assert all(body["max_tokens"] <= 300 for body in summaries)  # the cap holds for its summaries too
+    events = Recorder.open(nav.run_dir / "m01").events()
+    natives = [e for e in events if e.action.type == "compaction" and e.action.args["policy"] == "native"]
+    assert summaries and natives and natives[0].turn_id >= 3  # (its own rule: from its 2nd call)
+    turns = [e for e in events if e.action.type == "message"]
+    for body, turn in zip(bodies, turns, strict=True):
+        view = rebuild([e for e in events if e.seq < turn.seq])
+        view.deliver()
+        assert texts_read(body["messages"], 2) == texts_read(view.messages, 2), turn.turn_id
+        assert body["max_tokens"] <= 300  # the rules' cap
 
 
 def test_openharness_recovers_from_one_prompt_too_long_itself_and_the_milestone_goes_on(validated):

@@ -16,6 +16,8 @@ the milestone's sandbox. Run by the harness with OpenHarness' own Python: `pytho
 from __future__ import annotations
 
 import asyncio
+import dataclasses
+import json
 import os
 import sys
 import tempfile
@@ -41,6 +43,7 @@ from openharness.engine.stream_events import AssistantTurnComplete, ErrorEvent  
 from openharness.permissions.checker import PermissionChecker  # noqa: E402
 from openharness.permissions.modes import PermissionMode  # noqa: E402
 from openharness.prompts.system_prompt import build_system_prompt  # noqa: E402
+from openharness.services.token_estimation import estimate_tokens  # noqa: E402
 from openharness.tools.base import BaseTool, ToolRegistry, ToolResult  # noqa: E402
 from openharness.tools.bash_tool import BashToolInput  # noqa: E402
 from openharness.tools.file_edit_tool import FileEditToolInput  # noqa: E402
@@ -99,11 +102,13 @@ class HarnessClient:
     """The model client, taking the harness's messages into the last user message before each call; a conversation
     that did not only grow since the last call was compacted by OpenHarness: the view it left is reported first."""
 
-    def __init__(self, inner):
-        self.inner = inner
+    def __init__(self, inner, cap: int | None):
+        self.inner, self.cap = inner, cap
         self.sent: list[dict] = []  # the last call's messages (OpenAI chat format)
 
     async def stream_message(self, request):
+        if self.cap:  # the rules' cap holds for every call, its summary's too (OpenHarness asks 20,000 for it)
+            request = dataclasses.replace(request, max_tokens=min(request.max_tokens or self.cap, self.cap))
         if not request.tools:  # its own compaction's summary call, not a turn: the harness's messages wait
             async for event in self.inner.stream_message(request):
                 yield event
@@ -129,22 +134,35 @@ def client(run: dict):
     return OpenAICompatibleClient(run["api_key"], base_url=run["base_url"])
 
 
+def threshold(window: int | None, cap: int | None, fixed: str) -> int | None:
+    """Where OpenHarness compacts in a window the rules give (its own rule keeps 33,000 tokens free: every turn of a
+    small window compacted): at 60% of what an answer's cap leaves, less what goes with every request and its
+    estimate leaves out (system prompt, tool schemas); its estimate is 4 characters a token, code is nearer 3."""
+    if not window:
+        return None
+    return max(1, int(0.6 * (window - (cap or window // 4))) - estimate_tokens(fixed))
+
+
 async def main() -> None:
     run = settings()
+    window, system = run["context_window"], build_system_prompt(cwd=run["workdir"])
     registry = ToolRegistry()
     for name, (input_model, module, cls) in CODING_TOOLS.items():
         registry.register(forwarding_tool(name, input_model, module, cls))
-    model_client = HarnessClient(client(run))
+    model_client = HarnessClient(client(run), run["max_tokens"])
     engine = QueryEngine(
         api_client=model_client,
         tool_registry=registry,
         permission_checker=PermissionChecker(PermissionSettings(mode=PermissionMode.FULL_AUTO)),
         cwd=run["workdir"],
         model=run["model"],
-        system_prompt=build_system_prompt(cwd=run["workdir"]),
+        system_prompt=system,
         max_tokens=run["max_tokens"] or 16384,  # the rules' cap (OpenHarness' own default otherwise)
         max_turns=100_000,  # the harness keeps the budgets
-        context_window_tokens=run["context_window"],  # where it compacts (the rules' window of the model, if listed)
+        context_window_tokens=window,  # the rules' window of the model, if they list it
+        auto_compact_threshold_tokens=threshold(
+            window, run["max_tokens"], system + json.dumps(registry.to_api_schema())
+        ),
     )
     ask("hello", scaffold="openharness", version=version("openharness-ai"), tools=registry.to_api_schema())
     prompt = run["task"]
