@@ -11,6 +11,7 @@ import time
 
 import pytest
 
+from harnessforge.agents.anthropic_backend import chat_messages
 from harnessforge.agents.claude_code_backend import ClaudeCodeAgent, find_claude, invocation_cost
 from harnessforge.agents.errors import AgentError
 from harnessforge.agents.mcp_bridge import PREFIX
@@ -122,6 +123,43 @@ def test_tool_turns_hints_and_a_resumed_session(claude_env):
     # the CLI has no built-in tools: only ours are offered to the model
     assert {t["name"] for t in bodies[0]["tools"]} == {PREFIX + t["function"]["name"] for t in TOOLS}
     assert "You work in /workspace." in json.dumps(bodies[0]["system"])
+
+
+def test_the_clis_own_compaction_is_the_view_of_the_answer_after_it(claude_env):
+    """The CLI compacts its conversation at the window it is given (100,000 tokens, reached by the third answer's
+    usage) with a summary call of its own, no answer of the Dev's: the answer after it carries the view the model
+    read (the request, as the relay in front of the API saw it), whose opening the backend follows from then on
+    instead of starting a new session."""
+    server = claude_env
+    numbers = iter(range(100))
+
+    def message(*blocks, **fields) -> dict:  # (one id per message: the CLI merges messages that share one)
+        return A.message(*blocks, **fields) | {"id": f"msg_{next(numbers)}"}
+
+    for number, used in ((1, 30_000), (2, 60_000), (3, 90_000)):
+        server.push(message(tool(f"toolu_{number}", "bash", {"command": f"echo {number}"}), input_tokens=used))
+    server.push(message(A.text("<summary>I echoed three numbers.</summary>")))  # its summary call: no Dev turn
+    server.push(message(tool("toolu_4", "submit", {"message": "done"}), stop_reason="tool_use"))
+    messages = [{"role": "system", "content": "You work in /workspace."}, {"role": "user", "content": "Add x."}]
+    with ClaudeCodeAgent("claude-sonnet-4-6", timeout=60, context_window=100_000) as agent:
+        turns = []
+        for _ in range(4):
+            turn = agent.turn(messages, TOOLS)
+            turns.append(turn)
+            if turn.compacted is not None:  # what the harness does with it (`seen_after`)
+                messages = messages[:1] + turn.compacted
+            messages.append({"role": "assistant", "content": turn.text, "tool_calls": []})
+            messages += [{"role": "tool", "tool_call_id": call.id, "content": "ok"} for call in turn.tool_calls]
+        sessions = {turn.extra["session_id"] for turn in turns}
+        bodies = [body for body in server.bodies if body.get("tools")]
+    assert [turn.tool_calls[0].name for turn in turns] == ["bash", "bash", "bash", "submit"] and len(sessions) == 1
+    assert [turn.compacted is not None for turn in turns] == [False, False, False, True]
+    view = turns[3].compacted
+    assert "continued from a previous conversation" in json.dumps(view)
+    assert not any(m.get("tool_call_id") == "toolu_1" for m in view)  # what it no longer read
+    assert [(m["role"], m.get("tool_call_id")) for m in view] == [
+        (m["role"], m.get("tool_call_id")) for m in chat_messages(bodies[4]["messages"])
+    ]
 
 
 def test_a_tool_the_cli_runs_before_the_answer_ends_waits_for_the_harness(claude_env):

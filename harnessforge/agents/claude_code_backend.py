@@ -18,6 +18,10 @@ after that line carries it as `cli_cost_usd` (the invocation's own calls, not th
 for tool results, is interrupted (SIGINT: it writes its result without another model call), so the
 last invocation's cost is recorded too, with the milestone's end.
 
+The CLI reaches the Messages API only through an `ApiRelay` on a socket in its home (the real key stays
+here), which keeps each turn's request: when the CLI compacts its own conversation (its `compact_boundary`
+stream line), the request of the next answer is the view the harness records (a native compaction event).
+
 A new conversation (the next milestone) starts a new session. A backend that meets a
 conversation it did not hold (a harness resumed after a crash) starts a new session whose first
 prompt carries the conversation so far as a transcript: the CLI's own session was lost.
@@ -44,6 +48,8 @@ from multiprocessing.connection import Listener
 from pathlib import Path
 
 from ..models.trajectory import AgentTurn, Message, ToolCall, Usage
+from .anthropic_backend import chat_messages
+from .api_relay import ApiRelay
 from .base import AgentBackend, transcript
 from .errors import AgentError
 from .mcp_bridge import PREFIX, SERVER
@@ -53,9 +59,6 @@ PROJECT_TOOLS = Path(__file__).resolve().parents[2] / ".tools" / "node_modules" 
 PASSED_ENV = (
     "PATH",
     "LANG",
-    "ANTHROPIC_API_KEY",
-    "ANTHROPIC_BASE_URL",
-    "ANTHROPIC_AUTH_TOKEN",
     "HTTPS_PROXY",
     "HTTP_PROXY",
     "NO_PROXY",
@@ -120,6 +123,7 @@ class ClaudeCodeAgent(AgentBackend):
         self.held: list[tuple] = []  # (conn, request): bridge calls made before their answer ended
         self.stream: list[dict] = []  # the CLI's non-partial stream lines since the last turn
         self.reported_total = 0.0  # the session's last `total_cost_usd` (see `invocation_cost`)
+        self.relay = self._open_relay()  # the CLI's API calls pass it: what each turn's request held
 
     # ---- the turn -------------------------------------------------------------------------------
     def turn(self, messages: list[Message], tools: list[dict]) -> AgentTurn:
@@ -151,6 +155,11 @@ class ClaudeCodeAgent(AgentBackend):
         for conn, request in held:
             self._answer(conn, request, hold=False)
         return True
+
+    def _open_relay(self) -> ApiRelay:
+        """The Messages API for the CLI: a relay on a socket in its home, with our key and base URL."""
+        key, token = os.environ.get("ANTHROPIC_API_KEY") or "", os.environ.get("ANTHROPIC_AUTH_TOKEN")
+        return ApiRelay(self.home / "api.sock", os.environ.get("ANTHROPIC_BASE_URL"), key, token)
 
     def _has_key(self) -> bool:
         """The CLI reads its key from the environment (ours is passed on)."""
@@ -204,6 +213,9 @@ class ClaudeCodeAgent(AgentBackend):
                 "HOME": str(self.home),
                 "CLAUDE_CONFIG_DIR": str(self.home / "config"),
                 "CLAUDE_CODE_MAX_RETRIES": str(self.max_retries),
+                "ANTHROPIC_UNIX_SOCKET": str(self.relay.socket_path),
+                "ANTHROPIC_API_KEY": "placeholder",  # the relay puts the real key on each request
+                "ANTHROPIC_BASE_URL": "http://localhost",
             }
         )
         return subprocess.Popen(
@@ -290,10 +302,14 @@ class ClaudeCodeAgent(AgentBackend):
         )
 
     def _compacted(self) -> list[Message] | None:
-        """The view the CLI's own compaction left, with the first answer after it. This backend's CLI calls the API
-        itself: unseen (the compaction is in its `extra` stream lines only)."""
+        """The view the CLI's own compaction left: the request of the first answer after it, as the relay saw it
+        (the harness's messages of that turn in it); the conversation opens with it from now on."""
+        if not self.compacting:
+            return None
         self.compacting = False
-        return None
+        view = chat_messages(self.relay.messages)
+        self.opening = next((message["content"] for message in view if message["role"] == "user"), self.opening)
+        return view
 
     def _signal(self, sig: int) -> None:
         """Signal the CLI (SIGINT: write your result and exit; SIGKILL: its whole process group)."""
@@ -439,6 +455,7 @@ class ClaudeCodeAgent(AgentBackend):
         with contextlib.suppress(OSError), socket.socket(socket.AF_UNIX) as knock:
             knock.connect(self.listener.address)
         self.listener.close()
+        self.relay.close()
         shutil.rmtree(self.home, ignore_errors=True)
 
 

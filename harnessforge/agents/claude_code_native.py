@@ -42,7 +42,6 @@ from ..envs.sandbox import Mount, Sandbox
 from ..envs.shell_tests import SHELL_REPORTS, shell_test_env
 from ..errors import EnvError, SandboxLost
 from ..models.trajectory import Message, ToolCall
-from .anthropic_backend import chat_messages
 from .api_relay import ApiRelay
 from .base import function_schemas
 from .claude_code_backend import QUIET_ENV, ClaudeCodeAgent
@@ -144,14 +143,12 @@ class ClaudeCodeNative(ClaudeCodeAgent):
         auth_token = os.environ.get("ANTHROPIC_AUTH_TOKEN")
         if not self.real_key and not auth_token:
             raise AgentError("no Anthropic API key for the claude CLI: set ANTHROPIC_API_KEY (it stays on the host)")
+        self.base_url, self.auth_token = base_url or os.environ.get("ANTHROPIC_BASE_URL"), auth_token
+        self.link = Path(tempfile.mkdtemp(prefix="hf-claude-link-"))
+        os.chmod(self.link, 0o777)  # the sandbox user connects to the sockets in it
         super().__init__(model, claude_bin=claude_bin, timeout=timeout, **options)
         self.binary = self_contained(self.bin)
         self.version = cli_version(self.binary)
-        self.link = Path(tempfile.mkdtemp(prefix="hf-claude-link-"))
-        os.chmod(self.link, 0o777)  # the sandbox user connects to the sockets in it
-        self.relay = ApiRelay(
-            self.link / "api.sock", base_url or os.environ.get("ANTHROPIC_BASE_URL"), self.real_key or "", auth_token
-        )
         self.hooks = _HookServer(str(self.link / "hooks.sock"), self._hook_handler())
         os.chmod(self.link / "hooks.sock", 0o777)
         threading.Thread(target=self.hooks.serve_forever, daemon=True).start()
@@ -235,6 +232,10 @@ class ClaudeCodeNative(ClaudeCodeAgent):
     def _has_key(self) -> bool:
         return True  # checked above: the key is the relay's, the CLI gets a placeholder
 
+    def _open_relay(self) -> ApiRelay:
+        """In the folder the sandbox mounts: the CLI inside reaches the model only through it."""
+        return ApiRelay(self.link / "api.sock", self.base_url, self.real_key or "", self.auth_token)
+
     def _system(self, messages: list[Message]) -> str:
         """Claude Code's own prompt stays; the note says what ours would, in its terms (no submit tool)."""
         return NATIVE_NOTE.format(workdir=self.sandbox.workdir if self.sandbox else "/workspace")
@@ -309,16 +310,6 @@ class ClaudeCodeNative(ClaudeCodeAgent):
         self.last_call = answer.tool_calls[-1].id if answer.tool_calls else None
         self.expected |= {call.id for call in answer.tool_calls}
         return answer
-
-    def _compacted(self) -> list[Message] | None:
-        """The view the CLI's own compaction left: the request of the first answer after it, as the relay saw it
-        (the harness's messages of that turn in it); the conversation opens with it from now on."""
-        if not self.compacting:
-            return None
-        self.compacting = False
-        view = chat_messages(self.relay.messages)
-        self.opening = next((message["content"] for message in view if message["role"] == "user"), self.opening)
-        return view
 
     def _hook(self, conn, payload: dict) -> None:
         event, tool_id = payload.get("hook_event_name"), payload.get("tool_use_id") or ""
@@ -423,7 +414,6 @@ class ClaudeCodeNative(ClaudeCodeAgent):
         super().close()
         self.hooks.shutdown()
         self.hooks.server_close()
-        self.relay.close()
         shutil.rmtree(self.link, ignore_errors=True)
 
 
