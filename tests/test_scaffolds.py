@@ -659,7 +659,7 @@ def test_openharness_compacts_at_the_rules_window_before_its_server_refuses(vali
         agent = make_agent("openharness", "openai/local-model", api_key="test", sampling=sampling, context=context)
         agent.base_url = server.base_url
         with agent:
-            nav = Navigator(store, key, agent, rules, run_id="openharness-window", log=lambda *_: None)
+            nav = Navigator(store, key, agent, rules, run_id="openharness-rules-window", log=lambda *_: None)
             (summary,) = nav.run(["m01"])
         bodies = [body for body in server.bodies if body.get("tools")]
         refused, summaries = server.overflows, [request.body for request in server.side_requests]
