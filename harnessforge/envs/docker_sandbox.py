@@ -10,6 +10,7 @@ the command's own failure.
 from __future__ import annotations
 
 import shlex
+import struct
 import subprocess
 import threading
 import time
@@ -96,7 +97,7 @@ class DockerSandbox(Sandbox):
 
         def stream() -> None:
             try:
-                out["res"] = self.api.exec_start(created["Id"], demux=True)
+                out["res"] = exec_output(self.api, created["Id"])
             except Exception as e:  # the engine went away mid-command (HTTP, socket or protocol error)
                 out["error"] = e
 
@@ -203,3 +204,23 @@ class DockerSandbox(Sandbox):
             self.container.remove(force=True)
         except ENGINE_ERRORS:  # already gone, or the engine is away: `Environment.recover` removes it later
             pass
+
+
+def exec_output(api, exec_id: str) -> tuple[bytes, bytes]:
+    """An exec's (stdout, stderr), as `api.exec_start(exec_id, demux=True)` but read through http.client's buffer:
+    docker-py reads the socket under it, so output that came with the upgrade response's headers was skipped and the
+    frames misaligned ("41 is not a valid stream", docker/docker-py#3160): a command that ran seemed a lost sandbox."""
+    headers = {"Connection": "Upgrade", "Upgrade": "tcp"}
+    response = api._post_json(
+        api._url("/exec/{0}/start", exec_id), headers=headers, data={"Tty": False, "Detach": False}, stream=True
+    )
+    try:
+        api._disable_socket_timeout(api._get_raw_response_socket(response))  # (a long command: no read timeout)
+        buffered = response.raw._fp.fp
+        out, err = bytearray(), bytearray()
+        while len(header := buffered.read(8)) == 8:
+            stream, size = struct.unpack(">BxxxL", header)
+            (err if stream == 2 else out).extend(buffered.read(size))
+        return bytes(out), bytes(err)
+    finally:
+        response.close()
