@@ -379,3 +379,23 @@ def test_plan_command_prints_the_chain(run_cli, example_repo, tmp_path):
         (tmp_path / "store" / "repos" / "harnessforge-examples__tasklite" / "plan.json").read_text()
     )
     assert len(saved.milestones) == 5
+
+
+def test_show_task_prints_the_devs_first_message(planned, run_cli):
+    store, result = planned
+    key = result.plan.repo.key
+    first, second = result.plan.milestones[:2]
+    shown = run_cli("show", key, "--task", first.id, "--tests", "hidden", store=store.root)
+    assert shown.returncode == 0, shown.stderr
+    hint = store.load_hints(key, first.id).levels[0]
+    assert shown.stdout.startswith(first.task("hidden"))  # the task as the Dev reads it, unwrapped
+    assert "[hint L0] " in shown.stdout and hint.content.splitlines()[0] in shown.stdout
+    assert "Earlier milestones:\n- (this is the first milestone)" in shown.stdout
+    later = run_cli("show", key, "--task", second.id, "--json", store=store.root)
+    data = json.loads(later.stdout)
+    assert data["message"].startswith(second.task("visible")) and data["test_visibility"] == "visible"
+    assert "each run's own" in data["message"] and data["milestone"] == second.id
+    missing = run_cli("show", key, "--task", "m99", store=store.root)
+    assert missing.returncode == 1 and "has no milestone 'm99' (it has m01" in missing.stderr
+    bad = run_cli("show", key, "--json", store=store.root)
+    assert bad.returncode == 2 and "--task" in bad.stderr

@@ -3,6 +3,7 @@ repository, and show what the store holds for one."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Optional
 
@@ -11,6 +12,8 @@ from rich.table import Table
 
 from ..errors import ConfigError, HarnessForgeError
 from ..gitio import resolve_repo
+from ..harness.conversation import opening
+from ..harness.memory import render
 from ..mining.candidates import DEFAULT_CANDIDATES, read_candidates, search_candidates
 from ..mining.planner import plan as plan_repo
 from ..mining.screening import screen as screen_repo
@@ -165,11 +168,61 @@ def add(repo: str = typer.Argument(..., help="Local path, git URL or owner/name"
     out.print(spec.key)
 
 
-def show(repo_key: str = typer.Argument(..., help="A registered repo key (owner__name)")) -> None:
-    """Print a repository's saved screening report and milestone plan from the store."""
+def show(
+    repo_key: str = typer.Argument(..., help="A registered repo key (owner__name)"),
+    task: Optional[str] = typer.Option(
+        None, "--task", help="A milestone id: print its task exactly as the Dev's first message carries it"
+    ),
+    tests: Optional[str] = typer.Option(
+        None, "--tests", help="--task: visible or hidden acceptance tests (default: rules harness.test_visibility)"
+    ),
+    as_json: bool = typer.Option(False, "--json", help="--task: the message and what it is made of, as JSON"),
+) -> None:
+    """Print a repository's saved screening report and milestone plan from the store, or one milestone's task."""
+    if task is not None or tests is not None or as_json:
+        show_task(repo_key, task, tests, as_json)
+        return
     shown = False
     if (state.store.repo_dir(repo_key) / "screening.json").exists():
         out.print(criteria_table(state.store.load_screening(repo_key)))
         shown = True
     if state.store.plan_file(repo_key).exists() or not shown:
         out.print(plan_table(state.store.load_plan(repo_key)))
+
+
+RUN_MEMORY = "- (what this run's earlier milestones built: each run's own)"
+
+
+def show_task(repo_key: str, milestone_id: str | None, tests: str | None, as_json: bool) -> None:
+    """The first message of a milestone at the start of a chain (a run adds what earlier milestones built and,
+    after a pass, where the Dev's own work is)."""
+    if milestone_id is None:
+        raise typer.BadParameter("--tests and --json go with --task MILESTONE")
+    if tests not in (None, "visible", "hidden"):
+        raise typer.BadParameter(f"--tests must be visible or hidden, not {tests!r}")
+    rules = state.rules.harness
+    visibility = tests or rules.test_visibility
+    plan = state.store.load_plan(repo_key)
+    milestone = next((milestone for milestone in plan.milestones if milestone.id == milestone_id), None)
+    if milestone is None:
+        known = ", ".join(planned.id for planned in plan.milestones)
+        raise ConfigError(f"{repo_key} has no milestone {milestone_id!r} (it has {known})")
+    ladder = state.store.load_hints(repo_key, milestone_id)
+    level = ladder.levels[0]
+    hint = "" if level.empty else rules.mentor.frame(0, level.content, "milestone_start", 0)
+    opens_chain = milestone_id == next(planned.id for planned in plan.milestones if planned.status != "merged")
+    memory = render([], rules.memory) if opens_chain else RUN_MEMORY
+    message = opening(milestone, visibility, hint, memory)
+    if not as_json:
+        out.print(message, markup=False, highlight=False, soft_wrap=True)
+        return
+    shown = {
+        "repo": repo_key,
+        "milestone": milestone_id,
+        "status": milestone.status,
+        "test_visibility": visibility,
+        "title": milestone.title,
+        "first_hint": hint or None,
+        "message": message,
+    }
+    out.print(json.dumps(shown, indent=2, ensure_ascii=False), markup=False, highlight=False, soft_wrap=True)

@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field
 
+from ..models.plan import Milestone, TestVisibility
 from ..models.trajectory import Action, AgentTurn, Event, Message, ToolCall
 from .context_budget import compacted
 
@@ -76,6 +77,26 @@ def seen_after(messages: list[Message], action: Action) -> list[Message]:
     if action.type == "compaction":
         return compacted(messages, action.args)
     return [*messages, {"role": "user", "content": action.content}]
+
+
+def opening(
+    milestone: Milestone,
+    visibility: TestVisibility,
+    hint: str = "",
+    memory: str | None = None,
+    carried_from: str | None = None,
+    note: str = "",
+) -> str:
+    """The Dev's first message of a milestone: its task, the first hint (framed), what earlier milestones built
+    (`memory`, None in a mode without it), where its own carried work is, and a harness profile's note. `show
+    --task` prints the same text a run sends."""
+    text = f"{milestone.task(visibility)}\n\n{hint}\n\n" if hint else f"{milestone.task(visibility)}\n\n"
+    if memory is not None:
+        text += f"Earlier milestones:\n{memory}"
+    text = text.rstrip()
+    if carried_from:
+        text += f"\n\nYour own work on {carried_from} is in the working tree, uncommitted."
+    return text + note
 
 
 def system_prompt(workdir: str = DEFAULT_WORKDIR) -> Message:

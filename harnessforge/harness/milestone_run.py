@@ -22,7 +22,7 @@ from ..models.plan import Milestone
 from ..models.run import MilestoneStatus, MilestoneSummary
 from ..models.trajectory import Action, AgentTurn, Event, MentorDecision, Message, TestCounts, ToolCall, VerifierReport
 from ..store import RunFiles
-from . import stopping
+from . import conversation, stopping
 from .atif import to_atif
 from .context_budget import ContextBudget, ContextExhausted, compacted, overflowed
 from .conversation import NUDGE, assistant_message, message_args, rebuild, scaffold_actions, seen_after, system_prompt
@@ -163,13 +163,9 @@ class MilestoneRun:
         memory = render(self.inherited.memory, self.budget.memory)
         first_hint = self.mentor.ladder.levels[0]
         framed = self.budget.mentor.frame(0, first_hint.content, "milestone_start", 0)
-        hint = "" if first_hint.empty or not self.mode.first_hint else f"{framed}\n\n"
-        task = f"{milestone.task(self.context.test_visibility)}\n\n{hint}"
-        if self.mode.memory:  # (the probe mode gives only the feature description)
-            task += f"Earlier milestones:\n{memory}"
-        task = task.rstrip()
-        if carried_from:
-            task += f"\n\nYour own work on {carried_from} is in the working tree, uncommitted."
+        hint = "" if first_hint.empty or not self.mode.first_hint else framed
+        memory = memory if self.mode.memory else None  # (the probe mode gives only the feature description)
+        task = conversation.opening(milestone, self.context.test_visibility, hint, memory, carried_from)
         task += self.profile.task_note()
         self.messages = [system_prompt(sandbox.workdir), {"role": "user", "content": task}]
         start = {"base": milestone.base_commit, "carried_from": carried_from, "workdir": sandbox.workdir}
