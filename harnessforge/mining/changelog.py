@@ -56,6 +56,7 @@ def _merge(first: ChangelogEntry, other: ChangelogEntry) -> ChangelogEntry:
     return tied.model_copy(
         update={
             "text": first.text,
+            "context": first.context or other.context,
             "release": first.release,
             "prs": sorted(prs),
             "issues": sorted(set(first.issues) | set(other.issues)),

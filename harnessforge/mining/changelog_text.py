@@ -46,7 +46,7 @@ _FENCE = re.compile(r"^\s*(```|~~~)")
 _MD_LINK = re.compile(r"\[([^\]\n]*)\]\([^)\s]*\)")
 _RST_LINK = re.compile(r"`([^`<]*?)\s*<[^>]*>`__?")
 _NOT_ENTRY = re.compile(
-    r"^(?:released\b|release date\b|date:|\(?\d{4}-\d{2}-\d{2}\)?\.?$|\*\*full changelog\*\*|full changelog\b)",
+    r"^(?:\(?released\b|release date\b|date:|\(?\d{4}-\d{2}-\d{2}\)?\.?$|\*\*full changelog\*\*|full changelog\b)",
     re.I,
 )
 # towncrier's rendered prefix: "`#12 <https://...>`_, `#13 <...>`_: " or "[#12](https://...): " (refs are kept apart)
@@ -102,16 +102,16 @@ def _is_heading_text(line: str) -> bool:
 
 
 def _blocks(lines: list[str]) -> Iterator[tuple]:
-    """("heading", level, text), ("bullet", [lines]) and ("paragraph", [lines]) blocks.
+    """("heading", level, text), ("bullet", [lines]), ("paragraph", [lines]) and ("code", [lines]) blocks.
 
-    A bullet keeps its continuation lines, nested bullets and code blocks; other code fences, RST
-    directives and comments, and HTML comments are skipped. RST/setext heading levels follow first use."""
+    A bullet keeps its continuation lines, nested bullets and code blocks; other code fences are blocks of
+    their own; RST directives and comments, and HTML comments are skipped. RST/setext heading levels follow
+    first use."""
     styles: dict[str, int] = {}
     block: list[str] = []
     kind = None  # "bullet" | "paragraph" | None
     blank = False
     fence = None
-    keep_fence = False
     directive_indent: int | None = None  # inside an entry's code directive
     skip_deeper_than: int | None = None  # inside an RST directive: skip what is indented under it
     in_comment = False
@@ -128,17 +128,22 @@ def _blocks(lines: list[str]) -> Iterator[tuple]:
         following = lines[position + 1].rstrip() if position + 1 < len(lines) else ""
         position += 1
         inside_bullet = kind == "bullet" and (not line.strip() or _indent(line) > _indent(block[0]))
-        if fence:
+        if fence:  # a code block inside an entry is part of it (an example of its interface); else its own block
+            block.append(line)
             if line.strip().startswith(fence):
                 fence = None
-            if keep_fence:  # a code block inside an entry is part of it (an example of its interface)
-                block.append(line)
+                if kind == "code" and (out := flush()):
+                    yield out
             continue
         if match := _FENCE.match(line):
-            fence, keep_fence = match[1], inside_bullet
-            if keep_fence:
+            fence = match[1]
+            if inside_bullet:
                 block += ["", line] if blank else [line]
                 blank = False
+            else:  # an example between entries or in prose: a code block of its own (context, never an entry)
+                if out := flush():
+                    yield out
+                kind, block = "code", [line]
             continue
         if in_comment:
             in_comment = "-->" not in line
@@ -270,7 +275,41 @@ class _Item:
     release: str | None
     category: str | None
     text: str
-    is_paragraph: bool
+    kind: str  # bullet | paragraph | code
+    section: str | None = None  # the release's heading it sits under (not a bold label)
+
+    @property
+    def is_paragraph(self) -> bool:
+        return self.kind != "bullet"
+
+
+# Sections of a release that explain entries rather than list them: their prose and examples are context.
+_CONTEXT_SECTIONS = re.compile(
+    r"\b(?:migrat\w*|upgrad\w*|tips?|how to|notes?|details?|examples?|incompatib\w*|porting|guide|faq)\b", re.I
+)
+_STOPWORDS = set(
+    "this that with from have will when into your more than then also which there their been were they them only "
+    "what some such like used using does done make made each other were here these those about after before "
+    "because would could should must still even just very much many most over under while where".split()
+)
+
+
+def _context_words(text: str) -> set[str]:
+    """The words and code names that tie context to an entry: long words (a plural's `s` dropped), code names."""
+    words = {word.lower().removesuffix("s") for word in re.findall(r"[A-Za-z][A-Za-z0-9]{3,}", text)}
+    return words - _STOPWORDS
+
+
+def _attach_context(groups: list[tuple[str, str]], entries: list[ChangelogEntry]) -> None:
+    """Each context group (its label, its text) goes to the release's entry it shares the most words with (at
+    least two, and more than any other entry); one no entry matches is left out."""
+    for label, text in groups:
+        wanted = _context_words(f"{label} {text}")
+        scores = sorted(((len(wanted & _context_words(entry.text)), index) for index, entry in enumerate(entries)))
+        if not scores or scores[-1][0] < 2 or (len(scores) > 1 and scores[-2][0] == scores[-1][0]):
+            continue
+        entry = entries[scores[-1][1]]
+        entry.context = f"{entry.context}\n\n{text}".strip("\n")
 
 
 def _release_heading(text: str) -> tuple[bool, str | None]:
@@ -287,9 +326,10 @@ def _release_heading(text: str) -> tuple[bool, str | None]:
 def parse_changelog(document: ChangelogFile, text_format: str = "text") -> list[ChangelogEntry]:
     """Entries of one changelog document (Markdown, reStructuredText or plain text).
 
-    Bullets are entries (continuation lines and nested bullets join their parent, unless the parent
-    is a label such as "New functions:"). Paragraphs are entries only in a section without bullets
-    (Django-style prose), never the release's preamble when the release has bullets."""
+    List items are entries (continuation lines, nested bullets and code join their item, unless the item is
+    a label such as "New functions:"). Prose and examples between or after them (a migration guide's "Old
+    code:") are never entries: they are context for the entry they explain (`ChangelogEntry.context`).
+    Paragraphs are entries only in a release that lists nothing (Django-style prose)."""
     entries: list[ChangelogEntry] = []
     release, category = document.release, None
     headed = False  # the category is a heading's, not a label paragraph's ("Deprecations:")
@@ -299,13 +339,30 @@ def parse_changelog(document: ChangelogFile, text_format: str = "text") -> list[
     items: list[_Item] = []
     source = document.source or f"{document.path} ({text_format})"
 
+    section: str | None = None  # the heading (not a bold label) the items sit under
+
     def close_release() -> None:
-        with_bullets = {item.category for item in items if not item.is_paragraph}
+        """The release's entries: its list items; its prose and examples are context for the entries they explain,
+        unless the release lists nothing (Django-style prose, each paragraph an entry, explanations aside)."""
+        listed = any(item.kind == "bullet" for item in items)
+        found: list[ChangelogEntry] = []
+        groups: list[tuple[str, str]] = []  # (label, text): consecutive context under one label
+        last_label = None
         for item in items:
-            if item.is_paragraph and (item.category in with_bullets or (item.category is None and with_bullets)):
+            explains = item.kind == "code" or item.text.rstrip().endswith(":") or bool(
+                item.section and _CONTEXT_SECTIONS.search(item.section)
+            )
+            if item.is_paragraph and (listed or explains):
+                label = f"{item.section}/{item.category}"
+                if groups and last_label == label:
+                    groups[-1] = (groups[-1][0], f"{groups[-1][1]}\n\n{item.text}")
+                else:
+                    groups.append((item.category or "", item.text))
+                last_label = label
                 continue
+            last_label = None
             prs, issues, bare = extract_refs(item.text).for_entry()
-            entries.append(
+            found.append(
                 ChangelogEntry(
                     text=_LEADING_LINKS.sub("", item.text),
                     release=item.release,
@@ -316,13 +373,15 @@ def parse_changelog(document: ChangelogFile, text_format: str = "text") -> list[
                     refs=bare,
                 )
             )
+        _attach_context(groups, found)
+        entries.extend(found)
         items.clear()
 
-    def add(text: str, is_paragraph: bool, label: str | None = None) -> None:
-        if is_paragraph and _NOT_ENTRY.match(text):
+    def add(text: str, kind: str, label: str | None = None) -> None:
+        if kind == "paragraph" and _NOT_ENTRY.match(text):
             return  # "Released 2024-11-13", "**Full Changelog**: ..."
-        if in_release and not skipping and text and strip_refs(text):
-            items.append(_Item(release, label or category, text, is_paragraph))
+        if in_release and not skipping and text and (kind == "code" or strip_refs(text)):
+            items.append(_Item(release, label or category, text, kind, section))
 
     for block in _blocks(document.text.splitlines()):
         if block[0] == "heading":
@@ -332,10 +391,12 @@ def parse_changelog(document: ChangelogFile, text_format: str = "text") -> list[
                 close_release()
                 release = version if document.release is None else document.release
                 release_level, category, in_release, skipping, headed = level, None, True, False, False
+                section = None
             elif release_level is not None and level > release_level or document.release is not None:
                 category = strip_refs(_unlink(text)).strip(" :*_`") or None
                 headed = category is not None
                 skipping = bool(category and _SKIPPED_SECTIONS.match(category))
+                section = category if level < 100 else section
             else:  # a heading beside the releases ("Required Python versions"): not release notes
                 close_release()
                 in_release = False
@@ -344,7 +405,10 @@ def parse_changelog(document: ChangelogFile, text_format: str = "text") -> list[
         if kind == "bullet":
             label, texts = _bullet_items(lines)
             for text in texts:
-                add(text, False, label)
+                add(text, "bullet", label)
+            continue
+        if kind == "code":
+            add("\n".join(lines), "code")
             continue
         text = _join(lines)
         if in_release and not items and UNRELEASED.fullmatch(text.strip(" .*_")):
@@ -352,6 +416,6 @@ def parse_changelog(document: ChangelogFile, text_format: str = "text") -> list[
         elif len(lines) == 1 and text.endswith(":") and _is_label(text) and not headed:
             category = text.rstrip(":").strip(" *_") or category  # under a heading, "For example:" is prose
         else:
-            add(text, True)
+            add(text, "paragraph")
     close_release()
     return entries

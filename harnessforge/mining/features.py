@@ -85,7 +85,7 @@ class FeatureGroup:
             motivation = Source(_first_paragraph(main.body)) if _first_paragraph(main.body) else None
         else:
             motivation = None
-        entries = [Source(entry.text, syntax_of(entry.source, entry.text)) for entry in self.entries]
+        entries = [entry_source(entry) for entry in self.entries]
         points = entries or [Source(text) for text in dict.fromkeys(kinds.without_prefix(unit.title) for unit in code)]
         tested = any(is_test(change.path) for info in self.infos for change in info.unit.files)
         return Feature(
@@ -97,6 +97,12 @@ class FeatureGroup:
             tested=tested,
             refactor=self.kind == "refactor",
         )
+
+
+def entry_source(entry: ChangelogEntry) -> Source:
+    """An entry as a point of its feature: its text, then the release notes' prose and examples that explain it."""
+    text = f"{entry.text}\n\n{entry.context}" if entry.context else entry.text
+    return Source(text, syntax_of(entry.source, entry.text))
 
 
 def feature_groups(infos: list[UnitInfo], issues: dict[int, IssueText]) -> list[FeatureGroup]:
@@ -130,7 +136,7 @@ def merged_back_feature(entries: list[ChangelogEntry]) -> Feature:
     range's start lacks them), described so that their tests do not fail unexplained. Never a title."""
     versions = ", ".join(dict.fromkeys(entry.release or "unreleased" for entry in entries))
     heading = Source(f"Fixes released on the maintenance line in {versions}, merged back")
-    points = [Source(entry.text, syntax_of(entry.source, entry.text)) for entry in entries]
+    points = [entry_source(entry) for entry in entries]
     return Feature(titles=[(heading, "changelog")], points=points, entries=points, seed=False)
 
 

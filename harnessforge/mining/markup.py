@@ -269,8 +269,9 @@ def render(text: str, syntax: Syntax) -> Rendered:
 
 
 # a role (left whole for `strip_refs`) or a code span (hidden from it)
+# (a reStructuredText link, `text <url>`_, is no code span: its text is prose, a reference's left for strip_refs)
 _ROLE_OR_CODE = re.compile(
-    r"(?P<role>[:}](?P<rticks>`+)(?!`).+?(?<!`)(?P=rticks)(?!`))|(?P<ticks>`+)(?!`).+?(?<!`)(?P=ticks)(?!`)"
+    r"(?P<role>[:}](?P<rticks>`+)(?!`).+?(?<!`)(?P=rticks)(?!`))|(?P<ticks>`+)(?!`).+?(?<!`)(?P=ticks)(?![`_])"
 )
 
 

@@ -27,6 +27,15 @@ _TYPED = [
     (re.compile(rf"(?::gh:|\{{gh\}}|:github:)`{_NUMBERS}`"), "bare"),
     # other trackers and advisories: not GitHub numbers, never linked
     (re.compile(r"(?::(?:bpo|cve|ghsa|user|commit|bug):|\{(?:bpo|cve|ghsa|user|commit)\})`[^`]*`"), None),
+    # links to a commit, an advisory or a person, their text included: `#1a2b3c4 <https://.../commit/1a2b3c4>`__
+    (re.compile(rf"`[^`<]*<{_GITHUB}/(?:commit|security/advisories)/[\w-]+/?>`__?:?"), None),
+    (re.compile(rf"\[[^\]\n]*\]\({_GITHUB}/(?:commit|security/advisories)/[\w-]+/?\)"), None),
+    (re.compile(r"`@?[\w-]+ <https?://github\.com/[\w-]+/?>`__?"), None),
+    (re.compile(r"\[@[\w-]+\]\(https?://github\.com/[\w-]+/?\)"), None),
+    (re.compile(r"(?:https?://)?github\.com/[\w.-]+/[\w.-]+/(?:commit|security/advisories)/[\w-]+\b/?"), None),
+    (re.compile(r"(?<![\w-])GHSA(?:-[23456789cfghjmpqrvwx]{4}){3}(?![\w-])"), None),  # an advisory's id
+    # a person: "@octocat" (not a decorator: no call or attribute follows)
+    (re.compile(r"(?<![\w`@./])@[A-Za-z0-9](?:[\w-]*[A-Za-z0-9])?(?![\w(`@-]|\.\w)"), None),
     # words that type a number: "PR #635", "pull request #12" ("issue #492" stays bare: GitHub may serve a PR there)
     (re.compile(r"\b(?:PRs?|pull requests?)\s*#?(\d+)\b|\bpull\s*#(\d+)\b", re.I), "pr"),
 ]
@@ -96,7 +105,7 @@ def linked_issues(text: str) -> set[int]:
 _MARK = "\x01"  # where a reference stood, while the words around it are tidied
 # a subject that opens with the number it answers, without a `#`: "Issue 1001: fix last()"
 _NUMBERED_PREFIX = re.compile(r"^\s*(?:issue|pr|gh)[\s-]*\d+\s*:\s*", re.I)
-_REFERENCE_WORDS = r"see|issues?|prs?|pull requests?|pulls?|fix(?:es)?|closes?|refs?"
+_REFERENCE_WORDS = r"see|issues?|prs?|pull requests?|pulls?|fix(?:es)?|closes?|refs?|thanks(?: to)?|by|h/t|via"
 _EMPTIED = re.compile(
     rf"[(\[]\s*(?:(?:{_REFERENCE_WORDS})\s*)?(?:[,;]\s*)*{_MARK}(?:[,;{_MARK}]\s*)*[)\]]",
     re.I,
@@ -128,6 +137,8 @@ _REFERENCE_TIDYING = [
     (re.compile(rf"{_MARK}(?:\s*(?:,|and|&)\s*{_MARK})+", re.I), _MARK),
     # a sentence that only pointed at a reference: "See #136 for the rationale."
     (re.compile(rf"(?:(?<=^)|(?<=[.!?]\s))see\s+(?:also\s+)?{_MARK}[^.!?\n]*[.!?]?[ \t]*", re.I), ""),
+    # a credit: "by @a, @b and @c in #12" (GitHub's generated notes), what it credited goes with it
+    (re.compile(rf"\s*\bby\s+{_MARK}(?:\s*(?:,|and|&)\s*{_MARK})*(?:\s+in\s+{_MARK})?", re.I), _MARK),
     # "Raised in #618 by x", "bug, #12, introduced": the reference's own preposition or commas go
     (re.compile(rf"\b(?:in|at|from|see)\s+{_MARK}(?=\s+(?:by|from|with|thanks)\b)", re.I), _MARK),
     (re.compile(rf",\s*{_MARK}\s*,"), ","),
@@ -146,9 +157,26 @@ _REFERENCE_TIDYING = [
 ]
 
 
+# A sentence that credits someone, whoever: "Thanks @a for the PR.", "Thanks for reporting.", "Reported by Jo."
+_CREDIT_SENTENCE = re.compile(
+    r"(?:(?<=^)|(?<=[.!?]\s)|(?<=[.!?]\n))[ \t]*(?:(?:many |special |big )?thanks\b|thank you\b|kudos\b|props\b|"
+    r"h/t\b|credits? (?:to|goes to)\b|(?:originally |initially )?(?:reported|contributed|suggested|requested|"
+    r"proposed|implemented|written|submitted|authored|found|investigated|patch(?:ed)?|fixed)\s+"
+    r"(?:by|with help from)\b|(?:initial |original )?patch by\b|co-authored-by:)[^.!?\n]*(?:[.!?]+|$)",
+    re.I | re.M,
+)
+
+
+def strip_credits(text: str) -> str:
+    """The text without sentences that credit people ("Thanks @x for the PR.", "Reported by Jo."): a credit is
+    who, never what to build, and with its name removed it reads "Thanks for the PR."."""
+    return _CREDIT_SENTENCE.sub("", text)
+
+
 def strip_refs(text: str) -> str:
-    """The text without PR/issue references, the words that only named them ("Issue #5", "see #3
-    for details.") and the brackets they leave behind."""
+    """The text without PR/issue references, credits to people ("by @x in #12", "Thanks @x for reporting."), the
+    words that only named them ("Issue #5", "see #3 for details.") and the brackets they leave behind."""
+    text = strip_credits(text)
     capital = text.lstrip()[:1].isupper()
     if prefix := _NUMBERED_PREFIX.match(text):
         text = text[prefix.end() :][:1].upper() + text[prefix.end() + 1 :]
@@ -165,6 +193,7 @@ def strip_refs(text: str) -> str:
     text = text.replace(_MARK, "")
     text = re.sub(r"\s+([,.;:])(?=\s|$)", r"\1", text)  # (not `.copy()`, `.pyi`: words, not punctuation)
     text = re.sub(r"([.;:!?])[,;]+(?=\s|$)", r"\1", text)
+    text = re.sub(r"[,;]+\s*(?=[.!?](?:\s|$))", "", text)  # "for X, by @a." -> "for X."
     text = re.sub(r"^[\s,;:]+|[\s,;]+$", "", text)  # what "`#1 <url>`_, `#2 <url>`_:" leaves, or "x, see #3"
     text = re.sub(r"\s{2,}", " ", text).strip()
     return text[:1].upper() + text[1:] if capital and text[:1].islower() else text  # "Follow-up to #3: keep"

@@ -33,6 +33,11 @@ class ChangelogEntry(Model):
     text: str
     release: str | None = Field(description="Normalised version, or None for unreleased.")
     category: str | None = None
+    context: str = Field(
+        "",
+        description="Release-note prose and examples that explain this entry (a migration tip, an example after "
+        "the entries), in the entry's markup: shown with it, never an entry of its own.",
+    )
     source: str = Field(description="File (and format) the entry was read from.")
     prs: list[int] = []
     issues: list[int] = []

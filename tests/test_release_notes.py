@@ -1,0 +1,132 @@
+"""Release notes read as documents: entries are list items; prose, migration guides and examples explain the entry
+they are about and are never entries; credits and references go as whole phrases. Samples are written in the shapes
+of real changelogs (Keep a Changelog with a "Migration Tips" section, reST with `by @user in `#N <url>`__`, Sphinx
+roles with "Thanks :user:`x` for the PR.", GitHub's generated notes)."""
+
+import pytest
+
+from harnessforge.mining.changelog_text import ChangelogFile, parse_changelog
+from harnessforge.mining.markup import render
+from harnessforge.mining.refs import strip_refs
+
+MIGRATION_GUIDE = """# Changelog
+
+## [9.0.0] (2025-01-10)
+
+### Changed
+
+- *Breaking*: extra positional arguments are an error by default, see migration tips ([#210])
+- *Breaking*: reject option flags with several characters after a single dash ([#211])
+- show the group title in help ([#212])
+
+### Migration Tips
+
+**Extra positional arguments**
+
+It is now an error to pass more positional arguments than declared.
+
+Old code:
+
+```js
+cli.option('-p, --port <n>');
+```
+
+Now shows an error:
+
+```console
+error: too many arguments. Expected 0 arguments but got 3.
+```
+
+Or you could silence the error, useful for keeping legacy code as it is.
+
+**Stricter option flags**
+
+A short flag with several characters is now an error. A short option has a single character:
+
+```js
+cli.option('-w, --workspace');
+```
+
+## [9.0.0-0] (2024-12-07)
+
+(Released in 9.0.0)
+"""
+
+
+def test_prose_and_examples_are_context_of_the_entry_they_explain():
+    entries = parse_changelog(ChangelogFile("CHANGELOG.md", MIGRATION_GUIDE), "markdown")
+    texts = [entry.text for entry in entries]
+    assert len(entries) == 3, texts  # "Old code:", "Now shows an error:", "(Released in 9.0.0)" are no entries
+    extra, flags, groups = entries
+    assert "error: too many arguments. Expected 0 arguments but got 3." in extra.context
+    assert "Or you could silence the error" in extra.context and "Old code:" in extra.context
+    assert "A short option has a single character:\n\n```js\ncli.option('-w, --workspace');\n```" in flags.context
+    assert groups.context == ""
+    shown = render(f"{extra.text}\n\n{extra.context}", "markdown").text
+    assert "```console\nerror: too many arguments" in shown  # the example stays whole, after its colon
+
+
+def test_a_release_of_prose_only_keeps_its_paragraphs_as_entries_but_not_its_explanations():
+    notes = """4.2 release notes
+=================
+
+What's new
+----------
+
+The new ``db_default`` parameter sets a database-computed default value.
+
+Upgrading
+---------
+
+Run the migrations again, like this:
+"""
+    entries = parse_changelog(ChangelogFile("docs/releases/4.2.txt", notes, release="4.2"), "restructuredtext")
+    assert [entry.text for entry in entries] == [
+        "The new ``db_default`` parameter sets a database-computed default value."
+    ]
+
+
+@pytest.mark.parametrize(
+    ("raw", "syntax", "shown"),
+    [
+        (  # reST with GitHub handles and links to PRs (pyjwt's shape)
+            "Close ``HTTPError`` response on Python 3.14 by @someone in `#1133 <https://github.com/o/r/pull/1133>`__",
+            "rst",
+            "Close `HTTPError` response on Python 3.14",
+        ),
+        (
+            "Validate the crit header parameter. by @someone in "
+            "`GHSA-752w-5fwx-jx9f <https://github.com/o/r/security/advisories/GHSA-752w-5fwx-jx9f>`__",
+            "rst",
+            "Validate the crit header parameter.",
+        ),
+        ("Prevent partial matching of `iss` claim by @someone in GHSA-75c5-xw7c-p5pm", "markdown", None),
+        (  # Sphinx roles and credit sentences (marshmallow's shape)
+            "Add ``many`` Meta option to ``Schema`` (:issue:`2270`).\n"
+            "  Thanks :user:`a` for reporting and :user:`b` for the PR.",
+            "rst",
+            "Add `many` Meta option to `Schema`.",
+        ),
+        (
+            "Allow timestamp 0 in ``fields.DateTime``. Thanks for reporting.",
+            "rst",
+            "Allow timestamp 0 in `fields.DateTime`.",
+        ),
+        (
+            "Fix the parser (`#1a2b3c4 <https://github.com/o/r/commit/1a2b3c4d>`_). Reported by Jane Doe.",
+            "rst",
+            "Fix the parser.",
+        ),
+        ("Add retries by @a, @b and @c in https://github.com/o/r/pull/5", "markdown", "Add retries"),
+        (
+            "Use `@property` here and @functools.cache there (thanks @bob)",
+            "markdown",
+            "Use `@property` here and @functools.cache there",
+        ),
+    ],
+)
+def test_credits_and_references_go_as_whole_phrases(raw, syntax, shown):
+    rendered = render(raw, syntax)
+    assert rendered.text == (shown or "Prevent partial matching of `iss` claim")
+    assert rendered.problems == []
+    assert "@" not in strip_refs(raw).replace("@property", "").replace("@functools", "")
