@@ -4,11 +4,14 @@ jest 30, vitest 4); pytest, really run with our plugin, is in test_runners.py.""
 
 from __future__ import annotations
 
+import json
 import re
 import shlex
+import subprocess
 
 import pytest
 
+from harnessforge.envs.runner_spec import in_process
 from harnessforge.envs.runners import runner
 
 # ---------------------------------------------------------------------------------------------------- go
@@ -340,8 +343,9 @@ def test_jest_unreadable_or_empty_report_did_not_run(text):
 def test_js_commands_select_files_and_full_names():
     ids = ["src/a/math.test.js > math > add > fails (on purpose)", "src/[id].test.ts > top level"]
     jest = runner("jest").command(ids, out_dir="/o")
-    assert jest.startswith("mkdir -p /o && rm -f /o/jest.json && pwd > /o/cwd.txt && CI=true npx jest --ci")
+    assert jest.startswith("mkdir -p /o && rm -f /o/jest.json && pwd > /o/cwd.txt && CI=true node -e ")
     words = shlex.split(jest.split(" && ")[-1])
+    assert words[words.index("--") + 1 : words.index("--") + 3] == ["--ci", "--forceExit"]
     assert words[-3:] == ["--runTestsByPath", "src/a/math.test.js", "src/[id].test.ts"]
     pattern = re.compile(words[words.index("-t") + 1])  # the pattern only uses syntax JS and Python share
     assert pattern.match("math add fails (on purpose)") and pattern.match("top level")
@@ -349,3 +353,25 @@ def test_js_commands_select_files_and_full_names():
     vitest = runner("vitest").command(ids, out_dir="/o")
     assert "npx vitest run --reporter=default --reporter=json --outputFile=/o/vitest.json -t " in vitest
     assert shlex.split(vitest)[-2:] == ["src/a/math.test.js", "src/[id].test.ts"]
+
+
+FAKE_RUNNER = """const fs = require('fs');
+exports.%s = (args) => fs.writeFileSync('seen.json', JSON.stringify({argv: process.argv.slice(1), args}));
+"""
+
+
+@pytest.mark.parametrize(
+    ("package", "module", "call"), [("jest", "index.js", "run"), ("mocha", "lib/cli/cli.js", "main")]
+)
+def test_a_js_runners_options_never_reach_the_program_under_test(tmp_path, package, module, call):
+    """The runner runs in the test process (jest in band, mocha always): a test reading process.argv (a CLI
+    library's `program.parse()`) must see no `--ci` or `--reporter`; the runner still gets every option."""
+    entry = tmp_path / "node_modules" / package / module
+    entry.parent.mkdir(parents=True)
+    entry.write_text(FAKE_RUNNER % call)
+    (tmp_path / "node_modules" / package / "package.json").write_text(f'{{"name": "{package}", "main": "{module}"}}')
+    command = in_process(package, package if call == "run" else f"{package}/lib/cli/cli", call)
+    done = subprocess.run(["bash", "-c", f"{command} --ci --reporter tap 'a b.test.js'"], cwd=tmp_path, timeout=60)
+    assert done.returncode == 0
+    seen = json.loads((tmp_path / "seen.json").read_text())
+    assert seen == {"argv": [package], "args": ["--ci", "--reporter", "tap", "a b.test.js"]}

@@ -86,3 +86,20 @@ class RunnerSpec:
 
     def _parse(self, files: dict[str, str], log: str) -> Parsed:
         raise NotImplementedError
+
+
+def in_process(package: str, module: str, call: str) -> str:
+    """A shell command that runs a JavaScript test runner in this process with the arguments that follow it, the
+    process's own `process.argv` reset to `[node, <runner>]` first: a runner's options (`--ci`, `--reporter`) must
+    never reach the program under test, whose tests may parse `process.argv` (a CLI library's do). `module` is the
+    runner's entry module (resolved from the workspace), `call` the function taking the arguments; a runner too old
+    to have one runs as its own command instead (`npx <package>`)."""
+    script = (
+        "const args = process.argv.slice(1), from = {paths: [process.cwd()]}; let run = null; "
+        f"try {{ run = require(require.resolve({json.dumps(module)}, from)).{call}; }} catch (error) {{}} "
+        f'if (typeof run === "function") {{ process.argv = [process.argv[0], {json.dumps(package)}]; run(args); }} '
+        'else { const done = require("child_process").spawnSync("npx", ["--no-install", '
+        f'{json.dumps(package)}, ...args], {{stdio: "inherit"}}); '
+        "process.exit(done.status === null ? 1 : done.status); }"
+    )
+    return f"node -e {quoted(script)} --"

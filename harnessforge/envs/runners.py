@@ -22,6 +22,7 @@ from .runner_spec import (
     RESULTS_DIR,
     Parsed,
     RunnerSpec,
+    in_process,
     json_lines,
     merge_status,
     quoted,
@@ -225,11 +226,12 @@ class JestRunner(RunnerSpec):
 
     name = "jest"
     report = "jest.json"
-    cli = "CI=true npx jest --ci --forceExit --json --outputFile={out}"  # --ci: never write missing snapshots
+    # --ci: never write missing snapshots; in this process with a clean process.argv (`in_process`)
+    cli = "CI=true " + in_process("jest", "jest", "run") + " --ci --forceExit --json --outputFile={out}"
     files_flag = "--runTestsByPath "  # exact paths, not regexes: `[id].test.ts` is a real file name
 
     def _run(self, test_ids, out, plugin_dir):
-        command = f"pwd > {quoted(f'{out}/cwd.txt')} && " + self.cli.format(out=quoted(f"{out}/{self.report}"))
+        command = f"pwd > {quoted(f'{out}/cwd.txt')} && " + self.cli.replace("{out}", quoted(f"{out}/{self.report}"))
         if not test_ids:
             return command
         names = [test_id.split(" > ", 1)[1] for test_id in test_ids if " > " in test_id]

@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 
 from ..models.env import TestStatus
-from .runner_spec import PLUGIN_DIR, RESULTS_DIR, RunnerSpec, merge_status, quoted, unique
+from .runner_spec import PLUGIN_DIR, RESULTS_DIR, RunnerSpec, in_process, merge_status, quoted, unique
 
 TAP_FILES = "tap-files.tsv"  # `<n>\t<file>` per test file run; its report is tap-<n>.txt
 TAP_DONE = "tap-done"  # written after the last file: the suite ran to its end
@@ -23,11 +23,13 @@ _TAP_DEFAULT_FILES = {
     "mocha": r"^test/[^/]*\.(c|m)?js$",
 }
 _TAP_SKIP_FILES = r"(^|/)(node_modules|fixtures|helpers|_[^/]*)(/|$)|\.d\.ts$"
+# The runner's own options never reach the program under test (`runner_spec.in_process`): node's runner and ava run
+# each file in a process or worker of its own; a tape file is a program that prints TAP; mocha runs in process.
 _TAP_RUN = {
     "ava": 'npx --no-install ava --tap "$f"',
     "node": 'node "${req[@]}" --test --test-reporter=tap "$f"',
-    "tape": 'npx --no-install tape "${req[@]}" "$f"',
-    "mocha": 'npx --no-install mocha "${req[@]}" --reporter tap "$f"',
+    "tape": 'node "${req[@]}" "$f"',
+    "mocha": in_process("mocha", "mocha/lib/cli/cli", "main") + ' "${req[@]}" --reporter tap "$f"',
 }
 _TAP_POINT = re.compile(r"^(\s*)(not ok|ok)\b\s*(?:\d+)?\s*(?:-\s+)?(.*?)(?:\s+#\s*(SKIP|TODO)\b.*)?$", re.I)
 _TAP_SUBTEST = re.compile(r"^(\s*)# Subtest: (.*)$")
