@@ -83,7 +83,9 @@ def test_small_features_sharing_code_grow_one_milestone(tmp_path):
     related_first = [FEATURES[0], FEATURES[2], FEATURES[1]]  # both conversions, then the colours
     repo = build(tmp_path / "calc", related_first)
     first, second = plan(Store(tmp_path / "store"), repo, load_rules(), "v0.1.0", "v0.2.0").plan.milestones
-    assert first.title == "Lengths convert to metres; Lengths take inches too"
+    assert first.title == "Lengths convert to metres"  # the inches changed no test: context, not asked (issue 44)
+    assert first.description.startswith("Lengths convert to metres.\n\nAlso in this change, not graded")
+    assert "not part of this task: Lengths take inches too." in first.description
     assert first.cohesion == "2 features sharing code (calc/a.py:metres)" and "unrelated_parts" not in first.flags
     assert (second.title, second.cohesion) == ("Colours have names", "one feature")
 
@@ -129,7 +131,8 @@ def test_footprints_name_the_definitions_a_change_touches():
     files = {"pkg/more.py": python, "mux.go": go, "conf.xyz": "a = 1\n"}
     touched = {"pkg/more.py": [1, 3, 7, 12], "mux.go": [6, 10], "conf.xyz": [1]}
     found = footprint(touched, files, files.get)
-    assert found == {"pkg/more.py:a", "pkg/more.py:B", "mux.go:Router.Handle", "mux.go:Route", "conf.xyz:*"}
+    # the innermost definition: a method, a struct's field (a class or a struct whole would relate everything in it)
+    assert found == {"pkg/more.py:a", "pkg/more.py:B.m", "mux.go:Router.Handle", "mux.go:Route.name", "conf.xyz:*"}
     assert shared({"pkg/more.py:a"}, {"pkg/more.py:c"}) == set()
     assert shared({"conf.xyz:*"}, {"conf.xyz:x"}) == {"conf.xyz:*"}
     broken = footprint({"pkg/bad.py": [1]}, ["pkg/bad.py"], lambda path: "def (:\n")

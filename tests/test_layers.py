@@ -21,7 +21,7 @@ errors: harnessforge.errors
 atomic files: harnessforge.atomic
 rules and store: harnessforge.rules harnessforge.store
 git and GitHub: harnessforge.gitio harnessforge.github
-files and diffs: harnessforge.files harnessforge.diffs
+files, diffs and syntax: harnessforge.files harnessforge.diffs harnessforge.syntax
 repositories: harnessforge.repos
 environments: harnessforge.envs
 mining: harnessforge.mining

@@ -21,6 +21,7 @@ from harnessforge.mining.planner import plan
 from harnessforge.mining.refs import strip_refs
 from harnessforge.mining.task_text import withholding
 from harnessforge.mining.text_checks import text_problems, words_lost
+from harnessforge.models.task import TaskPart, compose
 from harnessforge.rules import load_rules
 from harnessforge.store import Store
 from tests import test_changelog_flavours as flavours
@@ -198,14 +199,24 @@ def test_a_new_module_the_tests_import_is_interface_and_not_withheld():
     assert held.found("The new `acme/tokens.py` module, built on `acme/_scan.py`.") == ["acme/_scan.py"]
 
 
+def _composed(features, is_housekeeping=lambda text: False):
+    """The title and text of a milestone of these features (planning: a tested feature is asked for)."""
+    task = describe(features, Withholding([]), is_housekeeping)
+    parts = [
+        TaskPart(heading=s.heading, source=s.source, body=s.body, promises=s.promises, seed=s.seed, tested=s.tested)
+        for s in task.sections
+    ]
+    return parts, compose(parts, None)
+
+
 def test_the_headlines_are_the_features_the_title_names():
     features = [
         Feature(titles=[(Source(name), "changelog")], points=[Source(f"{name} works.")], seed=seed)
         for name, seed in (("Alpha mode", True), ("Beta flag", True), ("Gamma cache", True), ("Delta docs", False))
     ]
-    task = describe(features, Withholding([]), None)
+    parts, task = _composed(features)
     assert task.title == "Alpha mode; Beta flag (+1 more)"
-    assert task.headlines == {"Alpha mode": [0], "Beta flag": [1]}  # not the "+1 more", nor what is not a seed
+    assert [parts[index].heading for index in task.titled] == ["Alpha mode", "Beta flag"]  # not "+1", nor a rider
 
 
 def test_a_feature_no_test_can_grade_does_not_head_the_title():
@@ -215,11 +226,15 @@ def test_a_feature_no_test_can_grade_does_not_head_the_title():
         Feature(titles=[(Source(name), "changelog")], points=[Source(f"{name} works.")], tested=tested)
         for name, tested in (("Alpha mode", False), ("Beta flag", True), ("Gamma cache", True))
     ]
-    task = describe(features, Withholding([]), None)
-    assert task.title == "Beta flag; Gamma cache (+1 more)"
-    assert task.headlines == {"Beta flag": [1], "Gamma cache": [2]}
-    assert task.description.index("Alpha mode") < task.description.index("Beta flag")
-    untested = describe([feature for feature in features if not feature.tested], Withholding([]), None)
+    parts, task = _composed(features)
+    assert task.title == "Beta flag; Gamma cache"
+    assert [parts[index].heading for index in task.titled] == ["Beta flag", "Gamma cache"]
+    # issue 44: what no test can grade is no requirement: named once, as context
+    assert task.description == (
+        "### Beta flag\n\n- Beta flag works.\n\n### Gamma cache\n\n- Gamma cache works.\n\n"
+        "Also in this change, not graded and not part of this task: Alpha mode."
+    )
+    _, untested = _composed([feature for feature in features if not feature.tested])
     assert untested.title == "Alpha mode"  # when nothing is tested, the title still names the work
 
 
@@ -560,11 +575,11 @@ def test_undescribed_work_speaks_only_when_tested_and_no_refactor_and_housekeepi
     riders = [commit("Update dev"), commit("Move utility functions", True, True), commit("Handle empty zstd", True)]
     riders.append(commit("Drop Python 3.9 support", True))
     kinds = KindReader(load_rules().planning)
-    task = describe([entry, *riders], Withholding([]), None, lambda words: kinds.is_housekeeping(words, subject=True))
+    _, task = _composed([entry, *riders], lambda words: kinds.is_housekeeping(words, subject=True))
     assert "Handle empty zstd" in task.description  # tested work the notes forgot: the Dev must know it
     for silent in ("Update dev", "Move utility functions", "Drop Python 3.9"):
         assert silent not in task.description
-    alone = describe(riders[:2], Withholding([]), None)  # no release note, no PR describes anything: all speak
+    _, alone = _composed(riders[:2])  # no release note, no PR describes anything: all speak
     assert "Update dev" in alone.description and "Move utility functions" in alone.description
 
 
@@ -574,10 +589,10 @@ def test_a_title_names_what_not_who_and_a_bare_feature_after_a_section_is_its_ow
     would read as Trio's."""
     trio = Feature(titles=[(Source("Trio works"), "changelog")], points=[Source("Trio works. No `sleep=` needed.")])
     credited = Feature(titles=[(Source("`extract` was added (thanks to rhettinger)"), "changelog")])
-    task = describe([credited, trio], Withholding([]), None)
+    _, task = _composed([credited, trio])
     assert task.title == "`extract` was added; Trio works"
-    assert "### `extract` was added\n\n### Trio works" in task.description
-    alone = describe([credited, Feature(titles=[(Source("Beta flag"), "changelog")])], Withholding([]), None)
+    assert task.description.startswith("- `extract` was added\n\n### Trio works")  # the bare bullet comes first
+    _, alone = _composed([credited, Feature(titles=[(Source("Beta flag"), "changelog")])])
     assert alone.description.startswith("- `extract` was added\n- Beta flag")  # no section: bullets
 
 
@@ -593,7 +608,7 @@ def test_a_criterion_names_the_title_feature_its_test_checks():
 
     def criterion(test_id: str) -> str:
         found = AcceptanceCriterion(text=f"`{test_id}`: what it says", source="test", tests=[test_id])
-        return _with_headline(found, headlines).text
+        return _with_headline(found, [(h.text, h.tests, h.test_files) for h in headlines]).text
 
     assert criterion("tests/test_issue_478.py::TestIssue478::test_issue") == (
         "`tests/test_issue_478.py::TestIssue478::test_issue` (checks: Local contexts kept): what it says"

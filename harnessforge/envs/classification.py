@@ -15,7 +15,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 
 from ..models.env import EnvErrorReason, TestRun, TestStatus
-from ..models.plan import Headline
+from ..models.plan import AcceptanceCriterion, Headline, Milestone
+from ..models.task import asked, compose
 from .declared_tests import TestSpan
 
 FAILING = {"failed", "error", "missing"}  # xfailed and skipped are neither a pass nor a failure here
@@ -191,23 +192,33 @@ def set_aside(classification: Classification, collateral_tests: dict[str, str], 
     return replace(recorded, fail_to_pass=kept, rejected=rejected)
 
 
-def untested_headlines(headlines: list[Headline], graded: list[str], files_of: Callable[[str], list[str]]) -> list[str]:
-    """The title's features that no graded (non-collateral) FAIL_TO_PASS test covers: none is a test their own
-    commits add or change (by name: its function or class), or, when no name was read from their diffs, none
-    lives in a test file they changed."""
+def uncovered(items: list, graded: list[str], files_of: Callable[[str], list[str]]) -> list[int]:
+    """The positions of `items` (headlines, task parts: each with `tests` and `test_files`) that no graded
+    (non-collateral) FAIL_TO_PASS test covers: none is a test their own commits add or change (by name: its
+    function, class or title), or, when no name was read from their diffs, none lives in a test file they changed."""
     covered_files = {path for test in graded for path in files_of(test)}
     covered_names = {name for test in graded for name in names_in_test_id(test)}
     return [
-        headline.text
-        for headline in headlines
-        if not (set(headline.tests) & covered_names if headline.tests else set(headline.test_files) & covered_files)
+        position
+        for position, item in enumerate(items)
+        if not (set(item.tests) & covered_names if item.tests else set(item.test_files) & covered_files)
     ]
+
+
+def untested_headlines(headlines: list[Headline], graded: list[str], files_of: Callable[[str], list[str]]) -> list[str]:
+    """The title's features that no graded FAIL_TO_PASS test covers (`uncovered`)."""
+    return [headlines[position].text for position in uncovered(headlines, graded, files_of)]
 
 
 def names_in_test_id(test: str) -> set[str]:
     """The function and class names in a test id: `t.py::Tests::test_a[x]` -> Tests, test_a; `mod::TestA/sub` ->
-    TestA."""
+    TestA; a JavaScript runner's titles, `a.test.js > suite > does x` (jest, vitest) or `a.test.js::suite > does x`
+    (TAP) -> suite, does x."""
+    if "::" not in test and " > " in test:
+        return set(test.split(" > ")[1:])
     parts = test.split("::")[1:] or [test]
+    if " > " in test:
+        return {title for part in parts for title in part.split(" > ")}
     return {re.sub(r"\[.*$", "", part).split("/")[0] for part in parts}
 
 
@@ -217,15 +228,49 @@ _MORE = re.compile(r" \(\+(\d+) more\)$")
 def title_without_untested(
     title: str, headlines: list[Headline], untested: list[str]
 ) -> tuple[str, list[Headline]] | None:
-    """The title with the untested headlines moved into its "+N more" when another headline is tested (the
-    title then promises only what acceptance checks; the text still describes them all); None when nothing
-    changes (every headline tested, or none)."""
+    """For a milestone planned before task parts: the title with the untested headlines moved into its "+N more"
+    when another headline is tested; None when nothing changes (every headline tested, or none)."""
     covered = [headline for headline in headlines if headline.text not in untested]
     if not covered or len(covered) == len(headlines):
         return None
     found = _MORE.search(title)
     more = (int(found[1]) if found else 0) + len(headlines) - len(covered)
     return "; ".join(headline.text for headline in covered) + f" (+{more} more)", covered
+
+
+def regraded(milestone: Milestone, ungraded: list[int]) -> dict:
+    """What validation changes in a milestone with task parts: each part graded or not (`ungraded`: the parts no
+    graded test covers), and the title, text, headlines and release-note criteria asking for the graded ones only
+    (`models.task.compose`); flags `untested_features` when a part the plan asked for is not graded, and
+    `weak_acceptance` when none is."""
+    parts = [part.model_copy(update={"graded": index not in ungraded}) for index, part in enumerate(milestone.parts)]
+    composed = compose(parts, milestone.release)
+    headlines = [
+        Headline(
+            text=parts[index].heading,
+            commits=parts[index].commits,
+            test_files=parts[index].test_files,
+            tests=parts[index].tests,
+        )
+        for index in composed.titled
+    ]
+    planned = set(asked(milestone.parts))
+    flags = set(milestone.flags) - {"weak_acceptance", "untested_features"}
+    if not any(part.graded for part in parts):
+        flags.add("weak_acceptance")
+    elif planned - set(composed.asked):
+        flags.add("untested_features")
+    notes = [AcceptanceCriterion(text=promise, source="release notes") for promise in composed.promises]
+    tests = [criterion for criterion in milestone.acceptance_criteria if criterion.source == "test"]
+    return {
+        "parts": parts,
+        "title": composed.title,
+        "title_source": composed.title_source,
+        "description": composed.description,
+        "headlines": headlines,
+        "acceptance_criteria": notes + tests,
+        "flags": sorted(flags),
+    }
 
 
 # ---- candidates: the runner's ids of the milestone's changed test files -----------------------------

@@ -22,7 +22,7 @@ from ..store import Store
 from . import engine
 from .backends import Backend
 from .candidate_grading import grade_candidate
-from .classification import title_without_untested
+from .classification import regraded, title_without_untested
 from .images import build_env_image, ensure_base
 from .interface import refresh_interface
 from .local_sandbox import LocalSandbox
@@ -286,9 +286,12 @@ def validate(
 
 
 def _acceptance(planned: Milestone, validation: Validation) -> dict:
-    """The title, headlines and flags validation leaves: an untested headline moves into the title's "+N more"
-    when another is tested (flag `untested_features`: the text describes work no test grades); when none is,
-    the milestone is `weak_acceptance`."""
+    """The title, text, headlines and flags validation leaves: the task asks for its graded parts and names the
+    others as context (`classification.regraded`). A milestone planned before task parts: an untested headline
+    moves into the title's "+N more" when another is tested (flag `untested_features`); when none is, the milestone
+    is `weak_acceptance`."""
+    if planned.parts and validation.fail_to_pass:
+        return regraded(planned, validation.ungraded_parts)
     flags = set(planned.flags) - {"weak_acceptance"}
     retitled = title_without_untested(planned.title, planned.headlines, validation.untested_headlines)
     if retitled:

@@ -18,7 +18,8 @@ from dataclasses import dataclass, field
 
 from ..files import LANGUAGE_EXTENSIONS, FileClassifier
 from ..gitio import GitRepo
-from ..models import AcceptanceCriterion, Headline, InterfaceItem, Milestone
+from ..models import AcceptanceCriterion, InterfaceItem, Milestone
+from ..models.task import asked
 from .classification import names_in_test_id
 from .declared_tests import TestSpan, declared_tests
 from .interface_python import Definition, Usage, definitions, first_sentence, usage
@@ -419,24 +420,26 @@ def refresh_interface(repo: GitRepo, milestone: Milestone, classify: FileClassif
         milestone.id,
         examples,
     )
-    interface.criteria = [_with_headline(criterion, milestone.headlines) for criterion in interface.criteria]
+    asked_parts = [milestone.parts[index] for index in asked(milestone.parts) if milestone.parts[index].heading]
+    features = [(part.heading, part.tests, part.test_files) for part in asked_parts] or [
+        (headline.text, headline.tests, headline.test_files) for headline in milestone.headlines
+    ]
+    interface.criteria = [_with_headline(criterion, features) for criterion in interface.criteria]
     return with_interface(milestone, interface)
 
 
-def _with_headline(criterion: AcceptanceCriterion, headlines: list[Headline]) -> AcceptanceCriterion:
-    """The criterion naming the title's feature its test checks, when the title names several and the test is
-    one feature's own (its commits added or changed it): a test named for an issue number
-    (`test_issue_478`) then says which promise it grades."""
-    if len(headlines) < 2 or not criterion.tests:
+def _with_headline(
+    criterion: AcceptanceCriterion, features: list[tuple[str, list[str], list[str]]]
+) -> AcceptanceCriterion:
+    """The criterion naming the feature its test checks, when the task asks for several and the test is one
+    feature's own (its commits added or changed it): a test named for an issue number (`test_issue_478`) then says
+    which promise it grades. `features`: (name, its tests, its test files)."""
+    if len(features) < 2 or not criterion.tests:
         return criterion
     names = names_in_test_id(criterion.tests[0])
-    path = criterion.tests[0].split("::", 1)[0]
-    owners = [
-        headline
-        for headline in headlines
-        if (names & set(headline.tests) if headline.tests else path in headline.test_files)
-    ]
+    path = criterion.tests[0].split("::", 1)[0].split(" > ", 1)[0]
+    owners = [name for name, tests, files in features if (names & set(tests) if tests else path in files)]
     if len(owners) != 1:
         return criterion
-    text = criterion.text.replace("`: ", f"` (checks: {owners[0].text}): ", 1)
+    text = criterion.text.replace("`: ", f"` (checks: {owners[0]}): ", 1)
     return criterion.model_copy(update={"text": text})

@@ -26,6 +26,7 @@ from .classification import (
     set_aside,
     static_ids,
     unbuilt_tests,
+    uncovered,
     untested_headlines,
 )
 from .declared_tests import declared_tests
@@ -169,7 +170,8 @@ def validate_milestone(
     collateral_tests = collateral(verdict.fail_to_pass, base_runs, file_of, found.changed.__contains__)
     verdict = set_aside(verdict, collateral_tests, leave_out=env.collateral_tests == "set_aside")
     graded = [test for test in verdict.fail_to_pass if test not in verdict.collateral]
-    untested = untested_headlines(milestone.headlines, graded, lambda test: found.owners.get(test, []))
+    owners = lambda test: found.owners.get(test, [])  # noqa: E731
+    untested = untested_headlines(milestone.headlines, graded, owners)
     return Validation(
         **common,
         **runs,
@@ -184,6 +186,7 @@ def validate_milestone(
         candidates=found.tests,
         collateral=verdict.collateral,
         untested_headlines=untested if verdict.fail_to_pass else [],
+        ungraded_parts=uncovered(milestone.parts, graded, owners) if verdict.fail_to_pass else [],
         rejected=verdict.rejected,
         defined_in={test: f"{path}:{line}" for test, (path, line) in found.defined_in.items() if path != file_of(test)},
     )

@@ -349,8 +349,10 @@ def parse_changelog(document: ChangelogFile, text_format: str = "text") -> list[
         groups: list[tuple[str, str]] = []  # (label, text): consecutive context under one label
         last_label = None
         for item in items:
-            explains = item.kind == "code" or item.text.rstrip().endswith(":") or bool(
-                item.section and _CONTEXT_SECTIONS.search(item.section)
+            explains = (
+                item.kind == "code"
+                or item.text.rstrip().endswith(":")
+                or bool(item.section and _CONTEXT_SECTIONS.search(item.section))
             )
             if item.is_paragraph and (listed or explains):
                 label = f"{item.section}/{item.category}"

@@ -43,19 +43,27 @@ class Feature:
 
 
 @dataclass
-class TaskText:
-    """A milestone's title and description, and how whole they are."""
+class Section:
+    """One part of a milestone's task: the features that share a name, with their text."""
 
-    title: str
-    description: str
-    title_source: str
+    heading: str | None
+    source: str  # where the heading came from (changelog, issue, pull request, commit) or "none"
+    body: list[str] = field(default_factory=list)
+    positions: list[int] = field(default_factory=list)  # the features it holds
+    promises: list[str] = field(default_factory=list)  # its release-note entries' first sentences
+    seed: bool = False
+    tested: bool = False
+
+
+@dataclass
+class TaskText:
+    """A milestone's task as parts (`sections`), and how whole its text is."""
+
+    sections: list[Section] = field(default_factory=list)
     problems: list[str] = field(default_factory=list)  # holes a reader would see (text_checks)
     words_lost: list[str] = field(default_factory=list)  # source words the text lacks (references, paths aside)
     withheld: list[str] = field(default_factory=list)  # the paths and code blocks left out
     warnings: list[str] = field(default_factory=list)  # what the sources' markup got wrong
-    promises: list[str] = field(default_factory=list)  # each release-note entry's first sentence: a criterion
-    headings: list[str] = field(default_factory=list)  # the features' names
-    headlines: dict[str, list[int]] = field(default_factory=dict)  # each feature the title names -> its positions
 
 
 # ---- withholding ---------------------------------------------------------------------------------
@@ -203,71 +211,46 @@ def _block(source: Source, withholding: Withholding, task: TaskText, bullet: boo
     return [f"- {first[:1].upper()}{first[1:]}", *(f"  {line}" if line.strip() else "" for line in lines[1:])]
 
 
-def describe(
-    features: list[Feature], withholding: Withholding, release: str | None, is_housekeeping=lambda text: False
-) -> TaskText:
-    """A milestone's title (its seed features, the tested ones first, then by priority: a headline no test can
-    grade promises what acceptance never checks) and its "What to build" text: a feature
-    with more to say than its name gets a section (its name, why, its entries as bullets), one without is a
-    bullet; features that share a name are one. Work the release notes (or PRs) leave undescribed speaks only
-    when a test checks it and it is no refactor, and a commit title naming housekeeping never does."""
-    task = TaskText("", "", "none")
-    named = [(feature, _heading(feature, withholding, is_housekeeping)) for feature in features]
-    seeds = sorted(
-        [(feature, found) for feature, found in named if feature.seed and found], key=lambda pair: not pair[0].tested
-    )
-    titled = [found for _, found in seeds]
-    titles = list(dict.fromkeys(heading for heading, _ in titled))
-    task.title = "; ".join(titles[:2]) + (f" (+{len(titles) - 2} more)" if len(titles) > 2 else "")
-    task.title_source = titled[0][1] if titled else "none"
-    for position, (feature, found) in enumerate(named):  # the features the title names (the rest are "+N more")
-        if feature.seed and found and found[0] in titles[:2]:
-            task.headlines.setdefault(found[0], []).append(position)
-    sections: dict[str, tuple[str | None, list[str]]] = {}  # name (lower case) -> (name, body lines)
+def describe(features: list[Feature], withholding: Withholding, is_housekeeping=lambda text: False) -> TaskText:
+    """A milestone's parts: per feature its name (the first whole, short source that withholds nothing and is not
+    housekeeping), why, and its entries as bullets; features that share a name are one part. Work the release notes
+    (or PRs) leave undescribed speaks only when a test checks it and it is no refactor, and a commit title naming
+    housekeeping never does. `models.task.compose` turns the parts into the title and text."""
+    task = TaskText()
+    sections: dict[str, Section] = {}  # name (lower case) -> its section
     described = any(feature.seed for feature in features)
-    for position, (feature, found) in enumerate(named):
+    for position, feature in enumerate(features):
         if described and not feature.seed and (not feature.tested or feature.refactor):
             continue  # what the release notes (or PRs) do not describe and no test checks rides along silently
+        found = _heading(feature, withholding, is_housekeeping)
         heading = found[0] if found else None
         body = _block(feature.motivation, withholding, task, bullet=False) if feature.motivation else []
         body += [""] if body else []
+        promises = []
         for point in feature.points:
             if point not in feature.entries and is_housekeeping(first_sentence(render(point.text, point.syntax).text)):
                 continue  # a commit's or PR's title that names housekeeping ("Drop 3.9") is no item
             block = _block(point, withholding, task, bullet=True)
             if block and point in feature.entries:
-                task.promises.append(first_sentence(block[0].removeprefix("- ")))
+                promises.append(first_sentence(block[0].removeprefix("- ")))
             if block and len(feature.points) == 1 and heading and _same(block[0], heading):
                 block = [line[2:] for line in block[1:]]  # the heading says it; its details stay
             body += block
         if heading is None and not any(line.strip() for line in body):
             continue
         key = heading.lower() if heading else f"#{position}"
-        known = sections.setdefault(key, (heading, []))[1]
-        known += [line for line in body if line not in known or not line.strip()]
-    task.headings = [heading for heading, _ in sections.values() if heading]
-    lines: list[str] = []
-    for body in (body for _, body in sections.values()):
-        while body and not body[-1].strip():
-            body.pop()
-    # once one feature has a section, a feature with nothing more to say than its name is a section too: a bare
-    # bullet after a section would read as that section's
-    sectioned = any(any(line.strip() for line in body) for _, body in sections.values())
-    for heading, body in sections.values():
-        has_body = any(line.strip() for line in body)
-        if len(sections) == 1:
-            lines += (body if has_body else [f"{heading}."]) + [""]
-        elif not has_body and not sectioned:
-            lines.append(f"- {heading}")
-        elif not has_body:
-            lines += ["", f"### {heading}", ""]
-        else:
-            lines += ["", f"### {heading}" if heading else "", "", *body, ""]
-    if release:
-        lines += ["", f"This shipped in release {release}."]
-    task.description = re.sub(r"\n{3,}", "\n\n", "\n".join(lines)).strip()
-    if not task.title:
-        task.title = "Milestone" + (f" towards {release}" if release else "")
+        section = sections.setdefault(key, Section(heading, found[1] if found else "none"))
+        section.body += [line for line in body if line not in section.body or not line.strip()]
+        section.positions.append(position)
+        section.promises += [promise for promise in promises if promise not in section.promises]
+        section.seed = section.seed or (feature.seed and heading is not None)
+        section.tested = section.tested or feature.tested
+    for section in sections.values():
+        while section.body and not section.body[-1].strip():
+            section.body.pop()
+        while section.body and not section.body[0].strip():
+            section.body.pop(0)
+    task.sections = list(sections.values())
     task.problems = list(dict.fromkeys(task.problems))
     task.warnings = list(dict.fromkeys(task.warnings))
     return task

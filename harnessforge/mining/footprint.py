@@ -1,41 +1,41 @@
-"""The code a unit of work changes, named by the top-level definitions its hunks touch.
+"""The code a unit of work changes, named by the innermost definitions its hunks touch.
 
-Two features are related when they change one definition (a function, a class, a Go method, a
-module-level table), not merely one file: in a library whose code sits in one module
-(more-itertools' `more.py`, pflag's `flag.go`), sharing the file says nothing, and a milestone that
-grew by it was a grab-bag. Python is read with `ast`; Go, TypeScript/JavaScript and Rust by their
-unindented declaration lines (a declaration runs to the next one). A file neither reads, or one
-that does not parse, counts whole (`path:*`, related to any change of that file). Imports and
-`__all__` (every new function touches them) name nothing.
+Two features are related when they change one definition (a function, a method, a Go method, a
+module-level table), not merely one file or one class: in a library whose code sits in one module or one
+class (more-itertools' `more.py`, pflag's `flag.go`, commander's `Command`), sharing it says nothing, and a
+milestone that grew by it was a grab-bag. Python is read with `ast`; Go, TypeScript/JavaScript and Rust as
+syntax trees (`syntax.definitions`). A file neither reads, or one that does not parse, counts whole (`path:*`,
+related to any change of that file). Imports and `__all__` (every new function touches them) name nothing.
 """
 
 from __future__ import annotations
 
 import ast
-import re
 from collections.abc import Callable, Iterable
 
 from ..gitio import GitRepo
+from ..syntax import definitions
 from .pulls import Unit
 from .unit_diffs import UnitDiff
 
 WHOLE_FILE = "*"
 _IGNORED = {"__all__", "__version__", "__author__", "__doc__"}
-_DECLARATION = re.compile(
-    r"^(?:export\s+)?(?:default\s+)?(?:pub(?:\([^)]*\))?\s+)?(?:async\s+|abstract\s+|unsafe\s+)*"
-    r"(?:func|type|const|var|let|fn|struct|enum|trait|impl|union|mod|class|interface|function\*?|static)\s+"
-    r"(?:\(\s*\w+\s+\*?([\w.]+)[^)]*\)\s*)?(?:<[^>]*>\s*)?(?:[\w:<>]+\s+for\s+)?([A-Za-z_]\w*)"
-)
 
 
 def python_spans(source: str) -> list[tuple[int, int, str]]:
-    """(first line, last line, name) of a Python module's top-level definitions and assignments."""
+    """(first line, last line, name) of a Python module's top-level definitions and assignments, and of each
+    class's methods (`Class.method`: a change inside a method touches it, not its whole class)."""
     spans = []
     for node in ast.parse(source).body:
         first = min([node.lineno, *(decorator.lineno for decorator in getattr(node, "decorator_list", []))])
         last = node.end_lineno or node.lineno
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
             spans.append((first, last, node.name))
+        if isinstance(node, ast.ClassDef):
+            for member in node.body:
+                if isinstance(member, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                    start = min([member.lineno, *(decorator.lineno for decorator in member.decorator_list)])
+                    spans.append((start, member.end_lineno or member.lineno, f"{node.name}.{member.name}"))
         elif isinstance(node, (ast.Assign, ast.AnnAssign, ast.AugAssign)):
             targets = node.targets if isinstance(node, ast.Assign) else [node.target]
             names = [target.id for target in targets if isinstance(target, ast.Name) and target.id not in _IGNORED]
@@ -45,22 +45,6 @@ def python_spans(source: str) -> list[tuple[int, int, str]]:
     return spans
 
 
-def declaration_spans(source: str) -> list[tuple[int, int, str]]:
-    """(first line, last line, name) of a Go/TS/JS/Rust file's unindented declarations, each running to the
-    next; a Go method is named with its receiver (`Router.Handle`)."""
-    lines = source.splitlines()
-    starts = []
-    for number, line in enumerate(lines, start=1):
-        match = _DECLARATION.match(line)
-        if match:
-            receiver = match[1].rsplit(".", 1)[-1] + "." if match[1] else ""
-            starts.append((number, receiver + match[2]))
-    return [
-        (first, (starts[position + 1][0] - 1) if position + 1 < len(starts) else len(lines), name)
-        for position, (first, name) in enumerate(starts)
-    ]
-
-
 def spans_of(path: str, source: str) -> list[tuple[int, int, str]] | None:
     """The file's definitions, or None when no reader knows its language or it does not parse."""
     try:
@@ -68,9 +52,8 @@ def spans_of(path: str, source: str) -> list[tuple[int, int, str]] | None:
             return python_spans(source)
     except (SyntaxError, ValueError):
         return None
-    if path.endswith((".go", ".rs", ".ts", ".tsx", ".js", ".jsx", ".mjs", ".cjs", ".mts", ".cts")):
-        return declaration_spans(source)
-    return None
+    found = definitions(path, source)
+    return None if found is None else [(span.first, span.last, span.name) for span in found]
 
 
 def footprint(touched: dict[str, list[int]], paths: Iterable[str], read: Callable[[str], str | None]) -> set[str]:
@@ -85,8 +68,9 @@ def footprint(touched: dict[str, list[int]], paths: Iterable[str], read: Callabl
         if spans is None:
             found.add(f"{path}:{WHOLE_FILE}")
             continue
-        for line in set(lines):
-            found |= {f"{path}:{name}" for first, last, name in spans if first <= line <= last}
+        for line in set(lines):  # the innermost definition: a method, not its whole class
+            holding = [(last - first, name) for first, last, name in spans if first <= line <= last]
+            found |= {f"{path}:{min(holding)[1]}"} if holding else set()
     return found
 
 

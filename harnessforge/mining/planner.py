@@ -31,6 +31,7 @@ from ..models import (
     RepoSpec,
     milestone_id,
 )
+from ..models.task import compose
 from ..repos import open_repo, spec_for
 from ..rules import PlanningRules, Rules
 from ..store import Store
@@ -50,7 +51,7 @@ from .refs import linked_issues
 from .releases import find_releases, merged_back_entries
 from .segment import MilestoneCut, RoleReader, Segmenter, UnitInfo, group_features
 from .sizing import difficulty, expected_turns, is_far
-from .task_text import carried_entries, headlines, plan_report, text_warnings, with_task
+from .task_text import carried_entries, plan_report, task_parts, text_warnings, title_headlines, with_task
 from .task_text import withholding as task_withholding
 from .unit_diffs import UnitDiff, unit_diffs
 
@@ -108,7 +109,7 @@ def _milestone(
     """One milestone from its units: its patches, traced tests, description, size and hint ladder. `carried`:
     the commits of untested milestones merged into it, described in its task but never heading its title
     (no test of theirs could grade a headline)."""
-    parts = infos  # what the milestone's features are, for its cohesion
+    members = infos  # what the milestone's features are, for its cohesion
     if any(info.seed for info in infos if info.unit.sha not in carried):
         infos = [replace(info, seed=False) if info.unit.sha in carried else info for info in infos]
     units = [info.unit for info in infos]
@@ -132,9 +133,13 @@ def _milestone(
     kinds = KindReader(ctx.planning)
     withholding = task_withholding(others, text, ctx.classify)
     features = [group.feature(kinds, ctx.classify.is_test) for group in groups]
-    features += [merged_back_feature(info.entries) for info in infos if info.role == "backport" and info.entries]
-    task = describe(features, withholding, release, lambda words: kinds.is_housekeeping(words, subject=True))
-    title, description, title_source = task.title, task.description, task.title_source
+    backports = [info for info in infos if info.role == "backport" and info.entries]
+    features += [merged_back_feature(info.entries) for info in backports]
+    task = describe(features, withholding, lambda words: kinds.is_housekeeping(words, subject=True))
+    sources = [(group.infos, group.entries) for group in groups] + [([info], info.entries) for info in backports]
+    parts = task_parts(task, sources, ctx.classify, ctx.diffs, ctx.repo)
+    composed = compose(parts, release)
+    title, description, title_source = composed.title, composed.description, composed.title_source
     prs = [unit.pr for unit in units if unit.pr]
     added = sum(parsed.added for parsed in text.values())
     deleted = sum(parsed.removed for parsed in text.values())
@@ -142,7 +147,7 @@ def _milestone(
     turns = expected_turns(infos, text, ctx.classify, planning)
     if not accepted:
         flags = [*flags, "no_traced_tests"]  # an annotation only: validation finds the tests by running them
-    coherent, why = cohesion(feature_groups(parts, ctx.issues), ctx.classify.is_source)
+    coherent, why = cohesion(feature_groups(members, ctx.issues), ctx.classify.is_source)
     if not coherent:
         flags = [*flags, "unrelated_parts"]
     if is_far(turns, planning):
@@ -168,11 +173,12 @@ def _milestone(
         expected_turns=turns,
         acceptance_tests=accepted,
         excluded_tests=excluded,
-        headlines=headlines(task, groups, ctx.classify, ctx.diffs, ctx.repo),
+        headlines=title_headlines(parts, composed),
+        parts=parts,
         cohesion=why,
         flags=sorted(set(flags)),
     )
-    milestone = with_task(milestone, task, ctx.repo, ctx.classify, ctx.planning, kinds)
+    milestone = with_task(milestone, task, composed, ctx.repo, ctx.classify, ctx.planning, kinds)
     if unreadable:
         why = (
             f"{milestone.id}: its diff could not be parsed ({unreadable[0]}); "

@@ -15,10 +15,10 @@ from ..diffs import FileDiff
 from ..envs.interface import refresh_interface
 from ..files import FileClassifier
 from ..gitio import GitRepo, display
-from ..models import AcceptanceCriterion, ChangelogEntry, Headline, Milestone, PlanReport, TaskQuality
+from ..models import AcceptanceCriterion, ChangelogEntry, Headline, Milestone, PlanReport, TaskPart, TaskQuality
+from ..models.task import Composed
 from ..rules import PlanningRules
 from .describe import TaskText, Withholding
-from .features import FeatureGroup
 from .kinds import KindReader
 from .segment import UnitInfo
 from .unit_diffs import UnitDiff, tests_touched
@@ -63,6 +63,7 @@ def _imported_by_tests(file: FileDiff, text: dict, classify: FileClassifier) -> 
 def with_task(
     milestone: Milestone,
     task: TaskText,
+    composed: Composed,
     repo: GitRepo,
     classify: FileClassifier,
     planning: PlanningRules,
@@ -70,8 +71,10 @@ def with_task(
 ) -> Milestone:
     """The milestone with its interface and acceptance criteria (for its traced tests; validation reads them
     again for FAIL_TO_PASS), and how whole its text is."""
-    promises = [AcceptanceCriterion(text=promise, source="release notes") for promise in task.promises]
-    spoken = [part for part in milestone.title.split("; ") if part] + task.headings
+    promises = [AcceptanceCriterion(text=promise, source="release notes") for promise in composed.promises]
+    spoken = [part for part in milestone.title.split("; ") if part] + [
+        milestone.parts[index].heading for index in composed.asked if milestone.parts[index].heading
+    ]
     quality = TaskQuality(
         problems=task.problems,
         words_lost=len(task.words_lost),
@@ -95,14 +98,20 @@ def text_warnings(milestone: Milestone) -> list[str]:
     ]
 
 
-def headlines(
-    task: TaskText, groups: list[FeatureGroup], classify: FileClassifier, diffs: dict[str, UnitDiff], repo: GitRepo
-) -> list[Headline]:
-    """The features the title names, each with its commits, the test files they changed and the tests they add
-    or change there: what validation looks in for a graded test of each."""
-    out = []
-    for text, positions in task.headlines.items():
-        infos = [info for position in positions for info in groups[position].infos]
+def task_parts(
+    task: TaskText,
+    features: list[tuple[list[UnitInfo], list[ChangelogEntry]]],
+    classify: FileClassifier,
+    diffs: dict[str, UnitDiff],
+    repo: GitRepo,
+) -> list[TaskPart]:
+    """The milestone's parts from its task's sections: each with its commits, the test files they changed and the
+    tests they add or change there (what validation looks in for a graded test of it), its size and releases.
+    `features[position]`: the units and release-note entries of the feature at that position."""
+    parts = []
+    for section in task.sections:
+        infos = [info for position in section.positions for info in features[position][0]]
+        entries = [entry for position in section.positions for entry in features[position][1]]
         changes = [(info.unit.sha, change.path) for info in infos for change in info.unit.files]
         paths = {sha: [path for unit, path in changes if unit == sha and classify.is_test(path)] for sha, _ in changes}
         names = set().union(
@@ -114,10 +123,42 @@ def headlines(
                 if sha in diffs
             )
         )
-        tests = {display(path) for found in paths.values() for path in found}
-        commits = [info.unit.sha for info in infos]
-        out.append(Headline(text=text, commits=commits, test_files=sorted(tests), tests=sorted(names)))
-    return out
+        lines = sum(
+            len(diffs[info.unit.sha].lines(path))
+            for info in infos
+            if info.unit.sha in diffs
+            for path in {change.path for change in info.unit.files}
+            if classify.is_source(path)
+        )
+        parts.append(
+            TaskPart(
+                heading=section.heading,
+                source=section.source,
+                body=section.body,
+                promises=section.promises,
+                releases=list(dict.fromkeys(entry.release for entry in entries if entry.release)),
+                commits=list(dict.fromkeys(info.unit.sha for info in infos)),
+                test_files=sorted({display(path) for found in paths.values() for path in found}),
+                tests=sorted(names),
+                lines=lines,
+                seed=section.seed,
+                tested=section.tested,
+            )
+        )
+    return parts
+
+
+def title_headlines(parts: list[TaskPart], composed: Composed) -> list[Headline]:
+    """The features the title names, as `Milestone.headlines` records them."""
+    return [
+        Headline(
+            text=parts[index].heading,
+            commits=parts[index].commits,
+            test_files=parts[index].test_files,
+            tests=parts[index].tests,
+        )
+        for index in composed.titled
+    ]
 
 
 def carried_entries(

@@ -28,6 +28,7 @@ from .plan import (
 )
 from .repo import Criterion, GitHubMeta, RepoSpec, ScreeningReport
 from .run import MilestoneSummary, RunMeta
+from .task import TaskPart
 from .trajectory import Event, MentorDecision, VerifierReport
 
 # Every model a user may find on disk, by the name its schema file gets.
@@ -74,6 +75,7 @@ __all__ = [
     "Criterion",
     "ExcludedTest",
     "Headline",
+    "TaskPart",
     "MergedPart",
     "ExecResult",
     "Grade",

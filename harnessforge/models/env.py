@@ -153,6 +153,11 @@ class Validation(Model):
         "covers (none lives in a test file their commits changed). When another headline is tested, these move into "
         'the title\'s "+N more" (flag `untested_features`); when none is, the milestone is flagged `weak_acceptance`.',
     )
+    ungraded_parts: list[int] = Field(
+        [],
+        description="The milestone's task parts (positions in `Milestone.parts`) that no graded FAIL_TO_PASS test "
+        "covers: the task names them as context, not as requirements.",
+    )
     rejected: dict[str, str] = Field(
         {},
         description="Candidate -> why it is not FAIL_TO_PASS, as `kind: detail` (kind: excluded, flaky, "

@@ -10,6 +10,7 @@ from pydantic import Field, field_validator, model_validator
 from .common import Model, Provenance
 from .history import ChangelogEntry, CommitRole, PullRef, Release
 from .repo import RepoSpec
+from .task import TaskPart
 
 HINT_LEVEL_NAMES = ("issue_titles", "issue_bodies", "pr_descriptions", "files_touched", "diff_hunks")
 
@@ -182,6 +183,11 @@ class Milestone(Model):
         [],
         description="The title's features; validation keeps only those a graded test covers (`untested_features` "
         "when it drops one), or flags `weak_acceptance` when none is covered.",
+    )
+    parts: list[TaskPart] = Field(
+        [],
+        description="Its features as the task presents them, with what can test each; the title and description ask "
+        "for the graded ones (`models.task.compose`) and name the others once as context.",
     )
     cohesion: str = Field(
         "", description="Why its parts belong together (one feature, features sharing code), or which share nothing."

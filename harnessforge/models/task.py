@@ -1,0 +1,116 @@
+"""What a milestone's task asks: its parts (one feature each, as the repository describes it) and which of them
+the acceptance tests grade, composed into the title and "What to build" text the Dev reads.
+
+The text asks for what the tests grade. Before validation a part counts as graded when its commits changed a
+test; validation decides (`TaskPart.graded`). A part no test grades stays in the ground truth and is named once,
+as context ("Also in this change, not graded: ..."), never as a requirement, nor in the title.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from packaging.version import InvalidVersion, Version
+from pydantic import Field
+
+from .common import Model
+
+CONTEXT_LEAD = "Also in this change, not graded and not part of this task:"
+MAX_TITLE_PARTS = 2  # the title names this many features; the rest are its "(+N more)"
+
+
+class TaskPart(Model):
+    """One feature of a milestone: its name and text, the commits that make it and what can test it."""
+
+    heading: str | None = Field(None, description="Its name: a release-note entry, issue or PR title, first sentence.")
+    source: str = Field("none", description="Where the name came from: changelog, issue, pull request, commit.")
+    body: list[str] = Field([], description="Its text under the name, rendered for the Dev: why, its entries.")
+    promises: list[str] = Field([], description="Its release-note entries' first sentences: acceptance criteria.")
+    releases: list[str] = Field([], description="The releases its release-note entries shipped in.")
+    commits: list[str] = []
+    test_files: list[str] = Field([], description="The test files its commits changed.")
+    tests: list[str] = Field([], description="The tests its commits add or change there (names; empty: by file).")
+    lines: int = Field(0, description="Source lines its commits change: the size of the work it asks for.")
+    seed: bool = Field(True, description="Release notes (or a PR) describe it: it may title the milestone.")
+    tested: bool = Field(False, description="Its commits changed a test file: a test can grade it.")
+    graded: bool | None = Field(
+        None, description="Set by `validate`: a graded FAIL_TO_PASS test is its own (None: not validated yet)."
+    )
+
+    @property
+    def name(self) -> str:
+        """How the text names it: its heading, else its first line."""
+        return self.heading or next((line.strip().removeprefix("- ") for line in self.body if line.strip()), "")
+
+
+def asked(parts: list[TaskPart]) -> list[int]:
+    """The parts the task asks for: those validation found graded; before validation those a test can grade (their
+    commits changed a test); all of them when none is (nothing to tell apart: the milestone is weak or untested)."""
+    graded = [index for index, part in enumerate(parts) if part.graded]
+    if graded:
+        return graded
+    if any(part.graded is not None for part in parts):
+        return list(range(len(parts)))
+    tested = [index for index, part in enumerate(parts) if part.tested]
+    return tested or list(range(len(parts)))
+
+
+@dataclass
+class Composed:
+    """A milestone's title and description from its parts, and which parts they ask for."""
+
+    title: str
+    description: str
+    title_source: str
+    titled: list[int] = field(default_factory=list)  # the parts the title names
+    asked: list[int] = field(default_factory=list)
+    promises: list[str] = field(default_factory=list)
+
+
+def _version(text: str):
+    try:
+        return (0, Version(text))
+    except InvalidVersion:
+        return (1, text)
+
+
+def compose(parts: list[TaskPart], release: str | None) -> Composed:
+    """Title, "What to build" and criteria of the asked parts (`asked`); the others named once as context. A part
+    with no more to say than its name is a bullet, listed before the parts with sections (a bare bullet after a
+    section would read as that section's). `release`: where the milestone ships when no asked entry says."""
+    wanted = asked(parts)
+    speaking = [index for index in wanted if parts[index].name]
+    seeds = [index for index in speaking if parts[index].seed and parts[index].heading]
+    titled_pool = sorted(
+        seeds or [index for index in speaking if parts[index].heading], key=lambda i: not parts[i].tested
+    )
+    names = list(dict.fromkeys(parts[index].heading for index in titled_pool))
+    title = "; ".join(names[:MAX_TITLE_PARTS]) + (f" (+{len(names) - 2} more)" if len(names) > MAX_TITLE_PARTS else "")
+    titled = [index for index in titled_pool if parts[index].heading in names[:MAX_TITLE_PARTS]]
+    lines: list[str] = []
+    if len(speaking) == 1:
+        part = parts[speaking[0]]
+        lines += part.body if any(line.strip() for line in part.body) else [f"{part.heading}."]
+    else:
+        bare = [parts[index] for index in speaking if not any(line.strip() for line in parts[index].body)]
+        full = [parts[index] for index in speaking if any(line.strip() for line in parts[index].body)]
+        lines += [f"- {part.heading}" for part in bare]
+        for part in full:
+            lines += ["", f"### {part.heading}", "", *part.body] if part.heading else ["", *part.body]
+    context = list(dict.fromkeys(parts[index].name for index in range(len(parts)) if index not in wanted))
+    context = [name.rstrip(".") for name in context if name]
+    if context:
+        lines += ["", f"{CONTEXT_LEAD} " + "; ".join(context) + "."]
+    shipped = sorted({release for index in wanted for release in parts[index].releases}, key=_version)
+    shipped = shipped or ([release] if release else [])
+    if shipped:
+        said = shipped[0] if len(shipped) == 1 else ", ".join(shipped[:-1]) + f" and {shipped[-1]}"
+        lines += ["", f"This shipped in release{'s' * (len(shipped) > 1)} {said}."]
+    description = "\n".join(lines).strip()
+    while "\n\n\n" in description:
+        description = description.replace("\n\n\n", "\n\n")
+    source = parts[titled[0]].source if titled else "none"
+    promises = list(dict.fromkeys(promise for index in wanted for promise in parts[index].promises))
+    if not title:
+        title = "Milestone" + (f" towards {release}" if release else "")
+    return Composed(title, description, source, titled, wanted, promises)
