@@ -172,8 +172,19 @@ def test_declarations_read_aliases_and_interface_methods():
     assert python["acme.stats.running_median"].signature == "def running_median(values, window=3)"
     assert python["acme.stats.running_median"].doc == "The running median."
     assert python["acme.stats.LIMIT"].kind == "constant"
-    go = declarations("type Store interface {\n\tGet(key string) (string, error)\n\tSize int\n}\n", ".go")
-    assert (go["Store"].kind, go["Get"].kind, go["Size"].kind) == ("class", "method", "attribute")
+    go = declarations(
+        "type Store interface {\n\tGet(key string) (string, error)\n}\n\ntype T struct{ Size int }\n", "s.go"
+    )
+    assert (go["Store"].kind, go["Store.Get"].kind, go["T.Size"].kind) == ("class", "method", "attribute")
+    assert go["Store.Get"].signature == "Get(key string) (string, error)"
+    js = declarations("/** Adds. */\nclass Help {\n  // Wraps.\n  boxWrap(str, width) {}\n}\n", "lib/help.js")
+    assert (js["Help.boxWrap"].kind, js["Help.boxWrap"].signature, js["Help.boxWrap"].doc) == (
+        "method",
+        "boxWrap(str, width)",
+        "Wraps.",
+    )
+    typings = declarations("export interface Item {\n  term: string;\n}\n", "typings/index.d.ts")
+    assert list(typings) == ["Item"]  # a type's members are its shape, not names to provide
 
 
 def test_a_new_module_the_tests_import_is_interface_and_not_withheld():
@@ -457,7 +468,7 @@ def test_the_interface_reads_the_helpers_a_test_calls(tmp_path):
     )
     repo = GitRepo(builder.path)
     found = read_interface(repo, base, verify, ["TestDS"], ["ds_test.go"], ["ds.go"], "m01")
-    assert {item.name for item in found.items} == {"DurationSliceVar", "GetDurationSlice"}
+    assert {item.name for item in found.items} == {"FlagSet.DurationSliceVar", "FlagSet.GetDurationSlice"}
     found = read_interface(repo, base, verify, ["test_acme.py::test_build"], ["test_acme.py"], ["acme.py"], "m01")
     assert [item.name for item in found.items] == ["acme.build"]
 

@@ -17,13 +17,7 @@ from dataclasses import dataclass
 
 from ..gitio import GitRepo, display
 from ..models import ExcludedTest
-
-_DECLS = {
-    ".go": re.compile(r"^func ((?!TestMain\()(?:Test|Example|Fuzz)\w*)\(", re.M),  # what `go test` runs
-    ".rs": re.compile(r"#\[(?:tokio::)?test\][\s\S]{0,200}?\bfn\s+(\w+)", re.M),
-    ".js": re.compile(r"^\s*(?:it|test)\(\s*['\"`](.+?)['\"`]", re.M),
-}
-_DECLS[".ts"] = _DECLS[".tsx"] = _DECLS[".jsx"] = _DECLS[".mjs"] = _DECLS[".js"]
+from ..syntax import tests
 
 
 @dataclass(frozen=True)
@@ -123,25 +117,25 @@ def python_tests(path: str, source: str) -> list[TestSpan]:
 
 
 def declared_tests(path: str, source: str) -> list[TestSpan]:
-    """Tests in a file with the line range each covers (a declaration up to the next one)."""
+    """Tests in a file with the lines each covers: Python's by `ast` (functions, methods of test classes and their
+    heirs), Go's, Rust's and JavaScript/TypeScript's as syntax trees (`syntax.tests`: a JavaScript test by its own
+    title, whatever quotes it holds)."""
     if path.endswith(".py"):
         try:
             return python_tests(path, source)
         except SyntaxError:
-            pass
-        pattern = re.compile(r"^(?:async\s+)?def (test\w*)\(", re.M)
-    else:
-        pattern = next((declaration for ext, declaration in _DECLS.items() if path.endswith(ext)), None)
-        if pattern is None:
-            return []
-    matches = list(pattern.finditer(source))
-    total = source.count("\n") + 1
-    spans = []
-    for match, following in zip(matches, matches[1:] + [None]):
-        first = source.count("\n", 0, match.start()) + 1
-        last = source.count("\n", 0, following.start()) if following else total
-        spans.append(TestSpan(f"{path}::{match[1]}", first, last))
-    return spans
+            pattern = re.compile(r"^(?:async\s+)?def (test\w*)\(", re.M)
+            matches = list(pattern.finditer(source))
+            total = source.count("\n") + 1
+            return [
+                TestSpan(
+                    f"{path}::{match[1]}",
+                    source.count("\n", 0, match.start()) + 1,
+                    source.count("\n", 0, following.start()) if following else total,
+                )
+                for match, following in zip(matches, matches[1:] + [None])
+            ]
+    return [TestSpan(f"{path}::{test.name}", test.first, test.last) for test in tests(path, source)]
 
 
 def trace_tests(

@@ -16,6 +16,7 @@ import itertools
 import re
 from dataclasses import dataclass, field
 
+from .. import syntax
 from ..files import LANGUAGE_EXTENSIONS, FileClassifier
 from ..gitio import GitRepo
 from ..models import AcceptanceCriterion, InterfaceItem, Milestone
@@ -26,34 +27,6 @@ from .interface_python import Definition, Usage, definitions, first_sentence, us
 
 _IDENTIFIER = re.compile(r"[A-Za-z_]\w*")
 _STRING = re.compile(r"\"((?:[^\"\\\n]|\\.){2,200})\"|'((?:[^'\\\n]|\\.){2,200})'|`([^`\n]{2,200})`")
-_DECLARATIONS = {  # extension -> (kind, pattern whose group 1 is the name); a line is a declaration
-    ".go": [
-        ("function", re.compile(r"^func\s+(?:\([^)]*\)\s*)?([A-Za-z_]\w*)\s*[\[(]")),
-        ("class", re.compile(r"^type\s+([A-Za-z_]\w*)\s")),
-        ("constant", re.compile(r"^(?:const|var)\s+([A-Za-z_]\w*)")),
-        ("attribute", re.compile(r"^\t([A-Z]\w*)\s+[\w.*\[\]]")),
-        ("method", re.compile(r"^\t([A-Z]\w*)\([^)]*\)")),  # an interface's method
-    ],
-    ".ts": [
-        ("function", re.compile(r"^\s*export\s+(?:default\s+)?(?:async\s+)?function\*?\s+(\w+)")),
-        ("class", re.compile(r"^\s*export\s+(?:default\s+)?(?:abstract\s+)?(?:class|interface|type|enum)\s+(\w+)")),
-        ("constant", re.compile(r"^\s*export\s+(?:const|let|var)\s+(\w+)")),
-        (
-            "method",
-            re.compile(
-                r"^\s+(?:(?:public|private|protected|static|async|readonly|override)\s+)*(\w+)\s*(?:<[^>]*>)?\([^)]*\)\s*(?::\s*[^{=]+)?\{\s*$"
-            ),
-        ),
-        ("attribute", re.compile(r"^\s+(?:readonly\s+)?(\w+)\??\s*:\s*[^,;]+[;,]?\s*$")),
-    ],
-    ".rs": [
-        ("function", re.compile(r"^\s*(?:pub(?:\([^)]*\))?\s+)?(?:const\s+|async\s+|unsafe\s+)*fn\s+(\w+)")),
-        ("class", re.compile(r"^\s*(?:pub(?:\([^)]*\))?\s+)?(?:struct|enum|trait|type|union)\s+(\w+)")),
-        ("constant", re.compile(r"^\s*(?:pub(?:\([^)]*\))?\s+)?(?:const|static)\s+(\w+)")),
-    ],
-}
-for _extension in (".tsx", ".js", ".jsx", ".mjs", ".cjs", ".mts", ".cts"):
-    _DECLARATIONS[_extension] = _DECLARATIONS[".ts"]
 
 
 @dataclass
@@ -166,23 +139,19 @@ def _added_lines(repo: GitRepo, base: str, verify: str, path: str) -> set[int]:
     return lines
 
 
-_TOP_FUNCTION = re.compile(r"^(?:func|(?:export\s+)?(?:async\s+)?function\*?|(?:pub(?:\([^)]*\))?\s+)?fn)\s+(\w+)")
-
-
-def _helpers(source: str, spans: list[tuple[int, int]]) -> list[tuple[int, int]]:
-    """The spans of the test file's top-level functions (Go, TypeScript/JavaScript, Rust) that the tests in
-    `spans` call, theirs too: a function's lines run from its declaration to the first `}` at column 0."""
-    lines = source.splitlines()
-    functions: dict[str, tuple[int, int]] = {}
-    for number, line in enumerate(lines, 1):
-        if (match := _TOP_FUNCTION.match(line)) and match[1] not in functions:
-            end = next((at for at in range(number, len(lines) + 1) if lines[at - 1].startswith("}")), number)
-            functions[match[1]] = (number, end)
+def _helpers(path: str, source: str, spans: list[tuple[int, int]]) -> list[tuple[int, int]]:
+    """The spans of the test file's own functions (Go, TypeScript/JavaScript, Rust) that the tests in `spans` call,
+    theirs too."""
+    functions = {
+        definition.name: (definition.first, definition.last)
+        for definition in syntax.definitions(path, source) or []
+        if definition.kind == "function"
+    }
     found: list[tuple[int, int]] = []
     pending = list(spans)
     while pending:
-        first, last = pending.pop()
-        for name in set(_IDENTIFIER.findall("\n".join(lines[first - 1 : last]))):
+        names, _ = syntax.used(path, source, [pending.pop()])
+        for name in names:
             span = functions.get(name)
             if span and span not in found and span not in spans:
                 found.append(span)
@@ -237,22 +206,14 @@ def _comment_above(lines: list[str], number: int) -> str:
     return first_sentence("\n".join(line for line in block if not line.startswith("#[")))
 
 
-def declarations(text: str, extension: str) -> dict[str, Definition]:
-    """Declared names of a Go, TypeScript/JavaScript or Rust file, each with its line and the comment above it."""
-    found: dict[str, Definition] = {}
-    lines = text.splitlines()
-    for number, line in enumerate(lines):
-        for kind, pattern in _DECLARATIONS[extension]:
-            match = pattern.match(line)
-            if (
-                match
-                and match[1] not in found
-                and match[1] not in ("if", "for", "while", "switch", "return", "constructor")
-            ):
-                signature = line.strip().rstrip("{").strip()
-                found[match[1]] = Definition(match[1], kind, signature[:160], _comment_above(lines, number))
-                break
-    return found
+def declarations(text: str, path: str) -> dict[str, Definition]:
+    """Named definitions of a Go, TypeScript/JavaScript or Rust file (`syntax.definitions`), by qualified name
+    (`Command.option`, Go's `Router.Handle`), each with its signature and the comment above it. The members of a
+    TypeScript interface or type are its shape, not names to provide: only the type is listed."""
+    return {
+        definition.name: Definition(definition.name, definition.kind, definition.signature, definition.doc)
+        for definition in syntax.definitions(path, text) or []
+    }
 
 
 def _new_python(before: str | None, after: str, path: str) -> tuple[list[Definition], list[tuple[Definition, str]]]:
@@ -333,10 +294,9 @@ def read_interface(
             used.keywords |= found.keywords
             used.strings |= found.strings
         else:
-            lines += _helpers(source, lines)
-            body = "\n".join(line for first, last in lines for line in source.splitlines()[first - 1 : last])
-            used.names |= set(_IDENTIFIER.findall(body))
-            used.strings |= {next(group for group in match.groups() if group) for match in _STRING.finditer(body)}
+            names, strings = syntax.used(path, source, lines + _helpers(path, source, lines))
+            used.names |= names
+            used.strings |= strings
     before_texts, after_texts = [], []
     for path in source_paths:
         after = _text(repo, verify, path)
@@ -369,10 +329,10 @@ def read_interface(
                             doc=definition.doc,
                         )
                     )
-        elif extension in _DECLARATIONS:
-            old = declarations(before or "", extension)
-            for name, definition in declarations(after, extension).items():
-                if name not in old and name in used.names:
+        elif syntax.language_of(path):
+            old = declarations(before or "", path)
+            for name, definition in declarations(after, path).items():
+                if name not in old and name.rsplit(".", 1)[-1] in used.names:
                     result.items.append(_item(definition))
         else:
             result.warnings.append(
