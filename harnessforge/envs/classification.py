@@ -363,6 +363,9 @@ def static_ids(
     """The ids the static trace (envs/declared_tests.py) gives the test a runner reports as `test_id`."""
     if runner in ("jest", "vitest"):
         return {f"{test_id.split(' > ', 1)[0]}::{test_id.rsplit(' > ', 1)[-1]}"}
+    if runner in ("ava", "node", "tape", "mocha"):  # `file::suite > title`: the static trace names the title
+        path, _, titles = test_id.partition("::")
+        return {test_id, f"{path}::{titles.rsplit(' > ', 1)[-1]}"}
     if runner == "go":
         return {f"{path}::{test_id.partition('::')[2].split('/', 1)[0]}" for path in owners}
     if runner == "cargo":
