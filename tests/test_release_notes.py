@@ -6,8 +6,11 @@ roles with "Thanks :user:`x` for the PR.", GitHub's generated notes)."""
 import pytest
 
 from harnessforge.mining.changelog_text import ChangelogFile, parse_changelog
+from harnessforge.mining.kinds import KindReader
 from harnessforge.mining.markup import render
 from harnessforge.mining.refs import strip_refs
+from harnessforge.rules import load_rules
+from harnessforge.text_lint import task_problems, text_problems
 
 MIGRATION_GUIDE = """# Changelog
 
@@ -130,3 +133,59 @@ def test_credits_and_references_go_as_whole_phrases(raw, syntax, shown):
     assert rendered.text == (shown or "Prevent partial matching of `iss` claim")
     assert rendered.problems == []
     assert "@" not in strip_refs(raw).replace("@property", "").replace("@functools", "")
+
+
+@pytest.mark.parametrize(
+    ("text", "problem"),
+    [
+        ("Allow timestamp 0 in `fields.DateTime`. Thanks for reporting.", "a credit left without its name"),
+        ("Add retries by in the parser", "a credit left without its name"),
+        ("Fix the loop. Reported by.", "a credit left without its name"),
+        ("Validate the key by @someone", "a person's handle left in the text"),
+        ("Validate key types in #964", "a reference left in the text"),
+        ("Prevent partial matching in GHSA-75c5-xw7c-p5pm", "a reference left in the text"),
+    ],
+)
+def test_residue_of_credits_and_references_is_a_problem(text, problem):
+    assert problem in [found.split(":")[0] for found in text_problems(text)]
+
+
+def test_an_authors_own_words_are_no_residue():
+    assert text_problems("Use `@property` and @functools.cache; thanks are due to nobody") == []
+    assert text_problems("Thanks to the new cache, lookups are faster.") == []  # "thanks to" a thing: the author's
+    assert text_problems("Thanks for reporting.", "Thanks :user:`a` for reporting.") != []  # not in the source
+
+
+def test_the_whole_task_is_read_for_what_a_reader_stumbles_on():
+    task = (
+        "### Update project files\n\n### Stricter flags\n\n- A short option has a single character:\n"
+        "- Or from 13.1 a long one:\n\n  ```js\n  cli.option('--ws, --workspace');\n  ```\n\n"
+        "## Acceptance criteria\n\n- `tests/args.test.js::when args from `: when args from\n"
+        "- see `#1a2b3c4 <https://github.com/o/r/commit/1a2b3c4>`_\n\nChanges:\n- one\n"
+    )
+    assert [problem.split(":")[0] for problem in task_problems(task)] == [
+        "a link shown as code",
+        "a heading with no text under it",
+        "an example missing after its colon",
+        "a test's name cut short",
+    ]
+    assert task_problems("Old code:\n\n```js\nx()\n```\n\nCommands:\n- `a`\n  - nested:\n    - b\n") == []
+
+
+@pytest.mark.parametrize(
+    ("text", "housekeeping"),
+    [
+        ("Development: Add pyupgrade as a pre-commit hook", True),
+        ("Dev: switch tests from Jest to `node:test` test runner", True),
+        ("Ruff linter and formatter changes", True),
+        ("Update dependecies and lint", True),
+        ("Test improvements", True),
+        ("Annotate PyJWKSet.keys for pyright", True),
+        ("Typing: replace type with a metaclass for Schema and Field.", True),
+        ("Add iterator for JWKSet", False),
+        ("Support multiple calls to `.parse()` with default settings", False),
+        ("Fix error message when a field is declared as a class", False),
+    ],
+)
+def test_housekeeping_a_reader_would_not_take_for_a_task(text, housekeeping):
+    assert KindReader(load_rules().planning).is_housekeeping(text, subject=True) is housekeeping

@@ -20,10 +20,11 @@ from harnessforge.mining.markup import render, syntax_of
 from harnessforge.mining.planner import plan
 from harnessforge.mining.refs import strip_refs
 from harnessforge.mining.task_text import withholding
-from harnessforge.mining.text_checks import text_problems, words_lost
+from harnessforge.mining.text_checks import words_lost
 from harnessforge.models.task import TaskPart, compose
 from harnessforge.rules import load_rules
 from harnessforge.store import Store
+from harnessforge.text_lint import text_problems
 from tests import test_changelog_flavours as flavours
 
 # ---- every changelog flavour renders whole --------------------------------------------------------------

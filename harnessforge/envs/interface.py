@@ -21,6 +21,7 @@ from ..files import LANGUAGE_EXTENSIONS, FileClassifier
 from ..gitio import GitRepo
 from ..models import AcceptanceCriterion, InterfaceItem, Milestone
 from ..models.task import asked
+from ..text_lint import task_problems
 from .classification import names_in_test_id
 from .declared_tests import TestSpan, declared_tests
 from .interface_python import Definition, Usage, definitions, first_sentence, usage
@@ -358,8 +359,17 @@ def with_interface(milestone: Milestone, interface: Interface) -> Milestone:
     text = updated.task()
     named = sum(1 for item in interface.items if item.short in text)
     warnings = list(dict.fromkeys([*milestone.quality.warnings, *interface.warnings]))
+    problems = milestone.quality.problems
+    if milestone.parts:  # the asked parts' own holes, and what the whole task shows a reader
+        own = [problem for index in asked(milestone.parts) for problem in milestone.parts[index].problems]
+        problems = list(dict.fromkeys([*own, *task_problems(text)]))
     quality = updated.quality.model_copy(
-        update={"interface_names": len(interface.items), "interface_named": named, "warnings": warnings}
+        update={
+            "interface_names": len(interface.items),
+            "interface_named": named,
+            "warnings": warnings,
+            "problems": problems,
+        }
     )
     return updated.model_copy(update={"quality": quality})
 

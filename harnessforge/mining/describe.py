@@ -14,10 +14,12 @@ import re
 from dataclasses import dataclass, field
 from pathlib import PurePosixPath
 
+from ..text_lint import text_problems
 from .markup import HiddenCode, Syntax, render
-from .text_checks import text_problems, words_lost
+from .text_checks import words_lost
 
 _CREDIT = re.compile(r"\s*\((?:thanks to|thanks|props to|by|contributed by|via|courtesy of)\s[^()]*\)\s*$", re.I)
+_MERGE = re.compile(r"^merge\b", re.I)
 MAX_TITLE_CHARS = 80  # a longer first sentence does not name a feature: the next source does (never a cut one)
 
 
@@ -51,6 +53,7 @@ class Section:
     body: list[str] = field(default_factory=list)
     positions: list[int] = field(default_factory=list)  # the features it holds
     promises: list[str] = field(default_factory=list)  # its release-note entries' first sentences
+    problems: list[str] = field(default_factory=list)  # holes a reader would see in its text
     seed: bool = False
     tested: bool = False
 
@@ -182,8 +185,8 @@ def _heading(feature: Feature, withholding: Withholding, is_housekeeping) -> tup
         sentence = first_sentence(rendered.text)
         if not sentence or rendered.problems or withholding.found(sentence) or text_problems(sentence):
             continue
-        if is_housekeeping(sentence):
-            continue
+        if is_housekeeping(sentence) or _MERGE.match(sentence):
+            continue  # a merge's subject ("Merge from user/branch", "Merge commit from fork") names no feature
         sentence = _CREDIT.sub("", sentence)  # "(thanks to rhettinger)" names who, not what
         found.append((sentence[:1].upper() + sentence[1:], named_by))
         if len(sentence) <= MAX_TITLE_CHARS:
@@ -222,6 +225,7 @@ def describe(features: list[Feature], withholding: Withholding, is_housekeeping=
     for position, feature in enumerate(features):
         if described and not feature.seed and (not feature.tested or feature.refactor):
             continue  # what the release notes (or PRs) do not describe and no test checks rides along silently
+        known = len(task.problems)
         found = _heading(feature, withholding, is_housekeeping)
         heading = found[0] if found else None
         body = _block(feature.motivation, withholding, task, bullet=False) if feature.motivation else []
@@ -243,6 +247,7 @@ def describe(features: list[Feature], withholding: Withholding, is_housekeeping=
         section.body += [line for line in body if line not in section.body or not line.strip()]
         section.positions.append(position)
         section.promises += [promise for promise in promises if promise not in section.promises]
+        section.problems += [problem for problem in task.problems[known:] if problem not in section.problems]
         section.seed = section.seed or (feature.seed and heading is not None)
         section.tested = section.tested or feature.tested
     for section in sections.values():

@@ -21,12 +21,12 @@ from ..github import IssueText, PullText
 from ..gitio import display
 from ..models import Hint, HintLadder, Milestone
 from ..rules import PlanningRules
+from ..text_lint import text_problems
 from .describe import Withholding
 from .kinds import KindReader
 from .markup import render
 from .pulls import Unit
 from .refs import strip_refs
-from .text_checks import text_problems
 
 # Lines of a commit message that say nothing about the change: trailers, bare references.
 _TRAILER = re.compile(r"^\s*(?:[\w-]+-by|change-id)\s*:|^\s*\(?cherry picked from", re.I)
@@ -76,8 +76,10 @@ def level0(
         named = [(name, [_unit_ref(unit) for unit in units]) for name, units in features]
     lines, sources = [], []
     for name, refs in named:
-        text, _ = withholding.apply(render(name, "markdown").text)
+        text, withheld = withholding.apply(render(name, "markdown").text)
         text = " ".join(text.split())
+        if withheld and len(text.split()) < 3:
+            continue  # "switch" of "switch tests from Jest to `node:test`": what is left of it says nothing
         if text and seen.new(text) and not text_problems(text, name):
             lines.append(f"- {text}")
             sources += refs
@@ -174,6 +176,13 @@ def level4(patch: list[PatchedFile], centrality: Counter, max_chars: int, max_hu
     return Hint(level=4, name="diff_hunks", content=content, sources=["ground_truth.patch"])
 
 
+def level0_problems(ladder: HintLadder) -> list[str]:
+    """What a reader would stumble on in the first hint, which comes with the task: holes, and names cut to a word."""
+    content = ladder.levels[0].content
+    cut = [f"a hint cut to one word: “{line}”" for line in content.splitlines() if len(line.split()) < 3]
+    return cut + text_problems(content)
+
+
 def build_ladder(
     milestone_id: str,
     units: list[Unit],
@@ -218,10 +227,12 @@ def milestone_ladder(
     planning, classify, pulls = context
     hint_units = [info.unit for info in infos if info.described] or [info.unit for info in infos]
     issues = [issue for group in groups for issue in group.issues]
+    kinds = KindReader(planning)
     named = [
-        (KindReader(planning).without_prefix(unit.title), [unit])
+        (kinds.without_prefix(unit.title), [unit])
         for group in groups
         for unit in (info.unit for info in group.infos if info.role == "feature")
+        if not kinds.is_housekeeping(unit.title, subject=True) and not re.match(r"merge\b", unit.title, re.I)
     ]
     source_stats = []
     for file in others:

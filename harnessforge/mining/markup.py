@@ -18,8 +18,8 @@ from docutils import nodes
 from docutils.core import publish_doctree
 from markdown_it import MarkdownIt
 
+from ..text_lint import text_problems
 from .refs import strip_refs
-from .text_checks import text_problems
 
 Syntax = Literal["markdown", "rst"]
 

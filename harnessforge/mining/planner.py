@@ -41,7 +41,7 @@ from .entry_commits import link_entry_commits
 from .features import cohesion, feature_groups, merged_back_feature, milestone_type
 from .footprint import unit_footprint
 from .granularity import effective_rules, flag_several, one_per_unit, replaced_granularity
-from .hints import milestone_ladder
+from .hints import level0_problems, milestone_ladder
 from .housekeeping import HousekeepingReader
 from .kinds import KindReader
 from .placement import EntryPlacer
@@ -189,6 +189,9 @@ def _milestone(
     ladder = milestone_ladder(
         milestone, infos, groups, others, text, (ctx.planning, ctx.classify, ctx.pulls), withholding
     )
+    if hint_problems := level0_problems(ladder):
+        quality = milestone.quality.model_copy(update={"hint_problems": hint_problems})
+        milestone = milestone.model_copy(update={"quality": quality})
     return milestone, b"".join(file.raw for file in others), b"".join(file.raw for file in tests), ladder
 
 

@@ -91,6 +91,7 @@ def text_warnings(milestone: Milestone) -> list[str]:
     return [
         *milestone.quality.warnings,  # unreadable markup, diffs and languages: each names its milestone
         *(f"{milestone.id}: its task text reads broken: {problem}" for problem in milestone.quality.problems),
+        *(f"{milestone.id}: its first hint reads broken: {problem}" for problem in milestone.quality.hint_problems),
         *(
             f"{milestone.id}: housekeeping speaks in its task text: {words!r}"
             for words in milestone.quality.housekeeping_in_text
@@ -136,6 +137,7 @@ def task_parts(
                 source=section.source,
                 body=section.body,
                 promises=section.promises,
+                problems=section.problems,
                 releases=list(dict.fromkeys(entry.release for entry in entries if entry.release)),
                 commits=list(dict.fromkeys(info.unit.sha for info in infos)),
                 test_files=sorted({display(path) for found in paths.values() for path in found}),
@@ -214,7 +216,9 @@ def plan_report(
 def text_measures(milestones: list[Milestone]) -> dict[str, int]:
     """How whole the plan's task texts are (`PlanReport`'s text fields), from each milestone's quality."""
     return {
-        "broken_texts": sum(1 for milestone in milestones if milestone.quality.problems),
+        "broken_texts": sum(
+            1 for milestone in milestones if milestone.quality.problems or milestone.quality.hint_problems
+        ),
         "housekeeping_in_text": sum(1 for milestone in milestones if milestone.quality.housekeeping_in_text),
         "words_lost": sum(milestone.quality.words_lost for milestone in milestones),
         "interface_names": sum(milestone.quality.interface_names for milestone in milestones),

@@ -138,7 +138,12 @@ class AcceptanceCriterion(Model):
 class TaskQuality(Model):
     """How whole and complete a milestone's task text is, measured when it is written (plan, validate)."""
 
-    problems: list[str] = Field([], description="Holes a reader would see: dangling words, leftover markup, cut text.")
+    problems: list[str] = Field(
+        [],
+        description="Holes a reader would see in the task as the Dev reads it: dangling words, leftover markup, "
+        "credits without names, cut text, a heading with nothing under it, an example missing after its colon.",
+    )
+    hint_problems: list[str] = Field([], description="The same in its first hint (L0), which the Dev reads with it.")
     words_lost: int = Field(0, description="Words of the release notes and issues the text lacks (references aside).")
     withheld: list[str] = Field([], description="Source paths and solution code left out of the text.")
     housekeeping_in_text: list[str] = Field([], description="Titles and headings that read as housekeeping.")

@@ -26,6 +26,7 @@ class TaskPart(Model):
     source: str = Field("none", description="Where the name came from: changelog, issue, pull request, commit.")
     body: list[str] = Field([], description="Its text under the name, rendered for the Dev: why, its entries.")
     promises: list[str] = Field([], description="Its release-note entries' first sentences: acceptance criteria.")
+    problems: list[str] = Field([], description="Holes a reader would see in its text (`text_lint`).")
     releases: list[str] = Field([], description="The releases its release-note entries shipped in.")
     commits: list[str] = []
     test_files: list[str] = Field([], description="The test files its commits changed.")

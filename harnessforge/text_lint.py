@@ -1,0 +1,132 @@
+"""The text a Dev is given, read as a reader would: holes, leftovers and residue a reader stumbles on.
+
+`text_problems` finds, outside code, what removing words leaves ("with instead of.", "from to.", "()", "{class}"),
+credits without their names ("Thanks for reporting.", "by in"), references left behind (`#12`, `@someone`), and
+a link shown as code. `task_problems` reads a whole task: a heading with nothing under it, an example missing
+after the colon that announces it, a test's name cut short. Each problem is one line quoting where it is; the
+plan counts the tasks that have any (its `broken_texts`), planning and validation alike.
+"""
+
+from __future__ import annotations
+
+import re
+
+_FENCED = re.compile(r"^\s*```.*?^\s*```[^\n]*$", re.S | re.M)
+_CODE_SPAN = re.compile(r"(?:[:{][\w:.-]+[:}])?(`+)(?!`).+?(?<!`)\1(?!`)")  # a role's target is code too
+_PREPOSITIONS = r"with|from|of|by|via|than|instead of|as|into|using|between|vs|versus|the|an?"
+# (pattern over text whose code spans read `CODE`, what a reader sees)
+_HOLES = [
+    (  # "instead of." ends a sentence; "a :port" is a word (punctuation then a space or the end is the end)
+        re.compile(rf"\b(?:{_PREPOSITIONS})\s*(?=[.;:!?)](?:\s|$)|$)", re.I | re.M),
+        "a sentence ends where a word was removed",
+    ),
+    (
+        re.compile(
+            r"\b(?!as of\b)(?:with|from|to|in|of|by|for|as|than)\s+(?:instead of|to|from|of|with|by|as|than)\b", re.I
+        ),
+        "two prepositions meet where a word was removed",
+    ),
+    (re.compile(r",\s*(?:or|and)\s*(?:,\s*)?(?:instead\b|[.;)]|$)", re.M), "a list lost its items"),
+    (
+        re.compile(r"[-\u2013\u2014,;]\s*(?:fixes|closes|resolves|refs|see)\s*(?=[.;:!?)]|$)", re.I | re.M),
+        "a link lost its target",
+    ),
+    (
+        re.compile(r"\b(?:if|when|unless|whether|because)\s+(?:is|are|was|were|has|have)\b", re.I),
+        "a subject is missing",
+    ),
+    (
+        re.compile(
+            r"(?:^|[.!?]\s+|^\s*[-*]\s+)(?:add|use|remove|deprecate|rename)\s+(?:to|for|with|of|as|and)\b", re.I | re.M
+        ),
+        "an object is missing",
+    ),
+    (re.compile(r"(?<![\w.\]])\(\s*[,;]?\s*\)|\[\s*\]"), "empty brackets"),  # `GetHost()` is a call: not a hole
+    (re.compile(r"\{\w[\w:.-]*\}|(?<![\w`]):[\w-]+:(?=`|\s)"), "markup left in the text"),
+    (re.compile(r"(?<![\w`])_{1,2}(?![\w`])"), "a lone underscore"),
+    (re.compile(r"\s[.,;:](?=\s|$)|[,;]{2,}|\.\s*,"), "punctuation without its words"),
+    (re.compile(r"…"), "text cut mid-sentence"),
+    (re.compile(r"`"), "unbalanced backticks"),
+    (  # "Thanks for reporting.", "Thanks to for the PR", "by in", "reported by."
+        re.compile(
+            r"(?:^|(?<=[.!?(]\s)|(?<=^[-*]\s))(?:many )?thanks?(?: you)?(?: to)?\s*(?:for\b|[.!,)]|$)|"
+            r"\bby\s+(?:in|and|for)\b|\b(?:reported|contributed|suggested|requested|proposed) by\s*(?:[.,;)]|$)",
+            re.I | re.M,
+        ),
+        "a credit left without its name",
+    ),
+    (re.compile(r"(?<![\w`@./])@[A-Za-z0-9][\w-]*\b(?![(.\w])"), "a person's handle left in the text"),
+    (re.compile(r"(?<![\w&/#`])(?:#\d+|GHSA(?:-\w{4}){3})\b"), "a reference left in the text"),
+]
+
+
+def prose(text: str) -> str:
+    """`text` as a reader scans its sentences: fenced blocks gone, each code span (a role's too) one word, `CODE`."""
+    return _CODE_SPAN.sub("CODE", _FENCED.sub(" CODE", text))
+
+
+def _holes(text: str) -> list[tuple[str, str, str]]:
+    """(what, key, context) of each hole: the key is the match with the word before it."""
+    found = []
+    scanned = prose(text)
+    for pattern, what in _HOLES:
+        for match in pattern.finditer(scanned):
+            before = scanned[: match.start()].split()[-1:]
+            key = " ".join([*before, match[0].strip()]).lower()
+            start = max(match.start() - 30, 0)
+            found.append((what, key, " ".join(scanned[start : match.end() + 30].split())))
+    return found
+
+
+def text_problems(text: str, source: str | None = None, where: str = "") -> list[str]:
+    """Holes and leftovers a reader would stumble on, one line each (empty: the text reads whole).
+    With `source` (what `text` was rendered from), only the holes the source did not have: an author
+    may end a sentence with "registered with." and that is theirs."""
+    theirs = {(what, key) for what, key, _ in _holes(source)} if source else set()
+    problems = []
+    for what, key, context in _holes(text):
+        if (what, key) not in theirs:
+            problems.append(f"{where + ': ' if where else ''}{what}: “…{context}…”")
+    return list(dict.fromkeys(problems))
+
+
+_LINK_AS_CODE = re.compile(r"`[^`\n]*<https?://[^`\n]*>[^`\n]*`")
+_HEADING = re.compile(r"^#{1,6}\s+\S")
+_ITEM = re.compile(r"^(\s*)(?:[-*+]|\d+[.)])\s+")
+_CUT_TEST = re.compile(r"^\s*- `[^`\n]*::[^`\n]*\s`")
+
+
+def _indent(line: str) -> int:
+    return len(line) - len(line.lstrip())
+
+
+def task_problems(text: str) -> list[str]:
+    """What a reader of a whole task would stumble on, beyond `text_problems`: a heading with no text under it, an
+    example missing after the colon that announces it, a test's name cut short, a link shown as code."""
+    problems = [f"a link shown as code: “{match[0][:80]}”" for match in _LINK_AS_CODE.finditer(text)]
+    lines = text.splitlines()
+    fenced = False
+    for number, line in enumerate(lines):
+        if line.strip().startswith(("```", "~~~")):
+            fenced = not fenced
+            continue
+        if fenced or not line.strip():
+            continue
+        following = next((later for later in lines[number + 1 :] if later.strip()), None)
+        if _HEADING.match(line) and (following is None or _HEADING.match(following)):
+            problems.append(f"a heading with no text under it: “{line.strip()}”")
+        elif _CUT_TEST.match(line):
+            problems.append(f"a test's name cut short: “{line.strip()[:80]}”")
+        elif line.rstrip().endswith(":") and not _HEADING.match(line) and not _announces(line, following):
+            problems.append(f"an example missing after its colon: “{line.strip()[-80:]}”")
+    return list(dict.fromkeys(problems))
+
+
+def _announces(line: str, following: str | None) -> bool:
+    """`line` (ending with a colon) is followed by what it announces: code, something nested under it, or a list
+    after a paragraph."""
+    if following is None:
+        return False
+    if following.strip().startswith(("```", "~~~")) or _indent(following) > _indent(line):
+        return True
+    return not _ITEM.match(line) and _ITEM.match(following) is not None
