@@ -56,6 +56,22 @@ def test_mixed_results_at_one_commit_are_flaky_and_never_counted():
     assert c.fail_to_pass == ["t.py::a"] and "t.py::p" not in c.pass_to_pass
 
 
+def test_an_id_holding_a_value_of_the_run_is_neither_flaky_nor_graded():
+    """A parametrize id with the current time differs in every run: one test, never the same id twice."""
+    stamps = [f"t.py::test_stamp[2026-12-05 10:00:0{second}]" for second in range(4)]
+    base = [
+        run({stamps[0]: "failed", "t.py::v[1]": "passed", "t.py::v[2]": "failed"}),
+        run({stamps[1]: "failed", "t.py::v[1]": "passed", "t.py::v[2]": "failed"}),
+    ]
+    verify = [
+        run({stamps[2]: "passed", "t.py::v[1]": "passed", "t.py::v[2]": "passed"}),
+        run({stamps[3]: "passed", "t.py::v[1]": "passed", "t.py::v[2]": "passed"}),
+    ]
+    c = classify([*stamps, "t.py::v[2]"], base, verify, file_of, 10)
+    assert c.flaky == [] and c.fail_to_pass == ["t.py::v[2]"]  # same-shaped ids present in every run stay tests
+    assert all(c.rejected[stamp].startswith("run_dependent") for stamp in stamps)
+
+
 def test_skips_and_xfails_are_not_passes():
     base = [run({"t.py::a": "failed", "t.py::s": "skipped"})] * 2
     verify = [run({"t.py::a": "skipped", "t.py::s": "skipped"})] * 2
