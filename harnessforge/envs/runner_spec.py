@@ -88,18 +88,21 @@ class RunnerSpec:
         raise NotImplementedError
 
 
-def in_process(package: str, module: str, call: str) -> str:
+def in_process(package: str, module: str, call: str, out: str, env: str = "") -> str:
     """A shell command that runs a JavaScript test runner in this process with the arguments that follow it, the
     process's own `process.argv` reset to `[node, <runner>]` first: a runner's options (`--ci`, `--reporter`) must
-    never reach the program under test, whose tests may parse `process.argv` (a CLI library's do). `module` is the
-    runner's entry module (resolved from the workspace), `call` the function taking the arguments; a runner too old
-    to have one runs as its own command instead (`npx <package>`)."""
+    never reach the program under test, whose tests may parse `process.argv` (a CLI library's do). The script is
+    a file (written into `out`), not `node -e`: a program that sees `--eval` among node's own options reads every
+    argument as its user's. `module` is the runner's entry module (resolved from the workspace), `call` the
+    function taking the arguments; a runner too old to have one runs as its own command instead (`npx <package>`).
+    `env`: variables for the runner (`CI=true`)."""
     script = (
-        "const args = process.argv.slice(1), from = {paths: [process.cwd()]}; let run = null; "
-        f"try {{ run = require(require.resolve({json.dumps(module)}, from)).{call}; }} catch (error) {{}} "
-        f'if (typeof run === "function") {{ process.argv = [process.argv[0], {json.dumps(package)}]; run(args); }} '
+        "const args = process.argv.slice(2), from = {paths: [process.cwd()]}; let run = null;\n"
+        f"try {{ run = require(require.resolve({json.dumps(module)}, from)).{call}; }} catch (error) {{}}\n"
+        f'if (typeof run === "function") {{ process.argv = [process.argv[0], {json.dumps(package)}]; run(args); }}\n'
         'else { const done = require("child_process").spawnSync("npx", ["--no-install", '
-        f'{json.dumps(package)}, ...args], {{stdio: "inherit"}}); '
-        "process.exit(done.status === null ? 1 : done.status); }"
+        f'{json.dumps(package)}, ...args], {{stdio: "inherit"}});\n'
+        "process.exit(done.status === null ? 1 : done.status); }\n"
     )
-    return f"node -e {quoted(script)} --"
+    path = f"{out.rstrip('/')}/hf-{package}.cjs"
+    return f"printf '%s' {quoted(script)} > {quoted(path)} && {env + ' ' if env else ''}node {quoted(path)}"

@@ -226,12 +226,15 @@ class JestRunner(RunnerSpec):
 
     name = "jest"
     report = "jest.json"
-    # --ci: never write missing snapshots; in this process with a clean process.argv (`in_process`)
-    cli = "CI=true " + in_process("jest", "jest", "run") + " --ci --forceExit --json --outputFile={out}"
+    # --ci: never write missing snapshots; {runner}: in this process with a clean process.argv (`in_process`)
+    cli = "{runner} --ci --forceExit --json --outputFile={out}"
     files_flag = "--runTestsByPath "  # exact paths, not regexes: `[id].test.ts` is a real file name
 
     def _run(self, test_ids, out, plugin_dir):
-        command = f"pwd > {quoted(f'{out}/cwd.txt')} && " + self.cli.replace("{out}", quoted(f"{out}/{self.report}"))
+        cli = self.cli.replace("{out}", quoted(f"{out}/{self.report}")).replace(
+            "{runner}", in_process("jest", "jest", "run", out, "CI=true")
+        )
+        command = f"pwd > {quoted(f'{out}/cwd.txt')} && {cli}"
         if not test_ids:
             return command
         names = [test_id.split(" > ", 1)[1] for test_id in test_ids if " > " in test_id]

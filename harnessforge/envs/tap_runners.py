@@ -29,7 +29,7 @@ _TAP_RUN = {
     "ava": 'npx --no-install ava --tap "$f"',
     "node": 'node "${req[@]}" --test --test-reporter=tap "$f"',
     "tape": 'node "${req[@]}" "$f"',
-    "mocha": in_process("mocha", "mocha/lib/cli/cli", "main") + ' "${req[@]}" --reporter tap "$f"',
+    "mocha": in_process("mocha", "mocha/lib/cli/cli", "main", "{out}") + ' "${req[@]}" --reporter tap "$f"',
 }
 _TAP_POINT = re.compile(r"^(\s*)(not ok|ok)\b\s*(?:\d+)?\s*(?:-\s+)?(.*?)(?:\s+#\s*(SKIP|TODO)\b.*)?$", re.I)
 _TAP_SUBTEST = re.compile(r"^(\s*)# Subtest: (.*)$")
@@ -65,7 +65,8 @@ class TapRunner(RunnerSpec):
             # The listing comes in on fd 3: a test reading stdin must not eat the file names.
             "n=0; rc=0; while IFS= read -r f <&3; do n=$((n+1)); "
             f'printf \'%s\\t%s\\n\' "$n" "$f" >> {quoted(out)}/{TAP_FILES}; '
-            f"{_TAP_RUN[self.name]} > {quoted(out)}/tap-$n.txt < /dev/null || rc=1; done 3< <({listing}); "
+            f"{_TAP_RUN[self.name].replace('{out}', out)} > {quoted(out)}/tap-$n.txt < /dev/null || rc=1; "
+            f"done 3< <({listing}); "
             f"touch {quoted(out)}/{TAP_DONE}; exit $rc"
         )
 

@@ -27,6 +27,7 @@ import uuid
 from .. import __version__
 from ..agents.base import AgentBackend
 from ..agents.pricing import priced, unpriced_warning
+from ..diffs import split_diff
 from ..envs.candidate_grading import filter_candidate
 from ..envs.environment import Environment
 from ..errors import ConfigError, SandboxLost
@@ -225,9 +226,12 @@ class Navigator:
         return remember(milestone.id, milestone.title, summary, events, final, start, classifier, rules)
 
     def _dev_state(self, milestone: Milestone) -> bytes:
-        """The Dev's final state of `milestone` as a patch on its verify commit (the next milestone's
-        base), test files and test configuration left as the repo has them."""
+        """The Dev's final state of `milestone` as a patch on its verify commit (the next milestone's base): the
+        files the Dev changed as it left them; the rest as the repository has them (work the task did not ask for,
+        named as context, stays), test files and test configuration too."""
         final = self.store.milestone_run(self.key, self.run_id, milestone.id).final_diff.read_bytes()
+        touched = {change.path for change in split_diff(final)}
         tree = self.environment.repo.tree_with(milestone.base_commit, final)
-        kept, _ = filter_candidate(self.environment.repo.diff(milestone.verify_commit, tree), self.rules)
+        changes = split_diff(self.environment.repo.diff(milestone.verify_commit, tree))
+        kept, _ = filter_candidate(b"".join(change.raw for change in changes if change.path in touched), self.rules)
         return kept
