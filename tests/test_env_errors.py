@@ -101,8 +101,13 @@ def test_a_test_runner_that_starts_for_no_milestone_stops_validation_with_its_ca
     rules = rules.model_copy(update={"environments": rules.environments.model_copy(update={"overrides": broken})})
     said = []
     with pytest.raises(
-        EnvError, match=r"could not start for any milestone \(local sandbox\): .*No module named 'no_such_runner'"
+        EnvError, match=r"could not start for m01, m02, .* \(local sandbox\): .*No module named 'no_such_runner'"
     ):
         validate(store, key, rules, backend="local", log=said.append)
     assert len(said) == len(store.load_plan(key).milestones)  # each verdict was said, and saved
     assert all(milestone.status == "env_error" for milestone in store.load_plan(key).milestones)
+    # issue 44: after milestones validated, a failure of one more names it and not "any milestone"
+    plan = store.load_plan(key)
+    store.update_milestone(key, plan.milestones[0].model_copy(update={"status": "valid"}))
+    with pytest.raises(EnvError, match=r"could not start for m02 \(local sandbox\) \(m01 validated before\)"):
+        validate(store, key, rules, milestone="m02", backend="local", log=said.append)

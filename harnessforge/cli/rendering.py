@@ -69,12 +69,25 @@ def criteria_table(report: ScreeningReport) -> Table:
     return table
 
 
+def _numbers(prs: list[int], shown: int = 3) -> str:
+    """`#1, #2, #3 +4`: the first PRs and how many more."""
+    text = ", ".join(f"#{number}" for number in prs[:shown])
+    return text + (f" +{len(prs) - shown}" if len(prs) > shown else "")
+
+
 def plan_table(plan: MilestonePlan) -> Table:
     title = f"{plan.repo.key}: {plan.from_ref} → {plan.to_ref}, {len(plan.milestones)} milestones"
     title += " (one per PR)" if plan.granularity == "pr" else ""
     table = Table(title=title)
-    for column in ("id", "title", "type", "release", "PRs", "+/-", "tests", "difficulty", "flags"):
-        table.add_column(column)
+    # at any width the title and flags wrap; PR numbers stay on one line (one number per line says nothing)
+    table.add_column("id", no_wrap=True)
+    table.add_column("title", ratio=3, min_width=20)
+    table.add_column("type")
+    table.add_column("release")
+    table.add_column("PRs", no_wrap=True, overflow="ellipsis", max_width=16)
+    table.add_column("+/-")
+    table.add_column("tests")
+    table.add_column("flags", ratio=1)
     for milestone in plan.milestones:
         # before validation: the test files it changes; after: what running them proved
         if milestone.status:
@@ -86,10 +99,9 @@ def plan_table(plan: MilestonePlan) -> Table:
             milestone.title,
             milestone.type or "",
             milestone.release or "",
-            ", ".join(f"#{number}" for number in milestone.source_prs),
+            _numbers(milestone.source_prs),
             f"+{milestone.lines_added}/-{milestone.lines_deleted}",
             tests,
-            str(milestone.difficulty),
             ", ".join(milestone.flags),
         )
     report = plan.report

@@ -277,8 +277,12 @@ def validate(
             pool.shutdown(cancel_futures=True)  # on an error, start no further milestone
     if validations and all(validation.reason == "no_tests_ran" for validation in validations):
         cause = _verdict_line(validations[-1]).split("; ")[-1]
+        ids = [validation.milestone_id for validation in validations]
+        named = ", ".join(ids) if len(ids) <= 5 else f"{', '.join(ids[:5])} and {len(ids) - 5} more"
+        valid = [planned.id for planned in store.load_plan(key).milestones if planned.status == "valid"]
+        others = f" ({', '.join(valid)} validated before)" if valid else ""
         raise EnvError(
-            f"{key}: the test runner could not start for any milestone ({env.backend} sandbox): {cause}. "
+            f"{key}: the test runner could not start for {named} ({env.backend} sandbox){others}: {cause}. "
             "Fix the environment and validate again",
             reason="no_tests_ran",
         )
