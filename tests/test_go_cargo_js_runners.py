@@ -12,7 +12,7 @@ import subprocess
 import pytest
 
 from harnessforge.envs.runner_spec import in_process
-from harnessforge.envs.runners import runner
+from harnessforge.envs.runners import JEST_TEST_FRAME, runner
 
 # ---------------------------------------------------------------------------------------------------- go
 
@@ -346,7 +346,7 @@ def test_js_commands_select_files_and_full_names():
     assert jest.startswith("mkdir -p /o && rm -f /o/jest.json && pwd > /o/cwd.txt && printf ")
     words = shlex.split(jest.split(" && ")[-1])
     assert words[:3] == ["CI=true", "node", "/o/hf-jest.cjs"]  # CI: jest writes no missing snapshot
-    assert words[words.index("/o/hf-jest.cjs") + 1 : words.index("/o/hf-jest.cjs") + 3] == ["--ci", "--forceExit"]
+    assert words[words.index("/o/hf-jest.cjs") + 1 : words.index("/o/hf-jest.cjs") + 3] == ["--ci", "--runInBand"]
     assert words[-3:] == ["--runTestsByPath", "src/a/math.test.js", "src/[id].test.ts"]
     pattern = re.compile(words[words.index("-t") + 1])  # the pattern only uses syntax JS and Python share
     assert pattern.match("math add fails (on purpose)") and pattern.match("top level")
@@ -378,3 +378,24 @@ def test_a_js_runners_options_never_reach_the_program_under_test(tmp_path, packa
     seen = json.loads((tmp_path / "seen.json").read_text())
     # nor does node's own `-e` (commander reads every argument as the user's when node runs `--eval`)
     assert seen == {"argv": [package], "args": ["--ci", "--reporter", "tap", "a b.test.js"], "node": []}
+
+
+def test_a_test_that_calls_process_exit_fails_alone_and_the_run_goes_on(tmp_path):
+    """A CLI library's code exits on an error (at base the feature is missing): jest, in the test process, would end
+    the whole run with no report. Through the runner's test frame the exit throws in the test; the runner's own
+    exit still ends the process."""
+    modules = tmp_path / "node_modules"
+    (modules / "jest-runner" / "build").mkdir(parents=True)
+    (modules / "jest-runner" / "build" / "runTest.js").write_text("exports.call = (test) => test();\n")
+    (modules / "jest").mkdir()
+    (modules / "jest" / "index.js").write_text(
+        "const fs = require('fs'), {call} = require('../jest-runner/build/runTest.js');\n"
+        "exports.run = (args) => {\n"
+        "  try { call(() => process.exit(3)); fs.writeFileSync('seen.txt', 'went on'); }\n"
+        "  catch (error) { fs.writeFileSync('seen.txt', error.message); }\n"
+        "  process.exit(7);\n};\n"
+    )
+    command = in_process("jest", "jest", "run", str(tmp_path), test_frame=JEST_TEST_FRAME)
+    done = subprocess.run(["bash", "-c", command], cwd=tmp_path, timeout=60)
+    assert (tmp_path / "seen.txt").read_text() == "process.exit(3) was called"
+    assert done.returncode == 7

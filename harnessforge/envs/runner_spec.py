@@ -88,15 +88,25 @@ class RunnerSpec:
         raise NotImplementedError
 
 
-def in_process(package: str, module: str, call: str, out: str, env: str = "") -> str:
+def in_process(package: str, module: str, call: str, out: str, env: str = "", test_frame: str = "") -> str:
     """A shell command that runs a JavaScript test runner in this process with the arguments that follow it, the
     process's own `process.argv` reset to `[node, <runner>]` first: a runner's options (`--ci`, `--reporter`) must
     never reach the program under test, whose tests may parse `process.argv` (a CLI library's do). The script is
     a file (written into `out`), not `node -e`: a program that sees `--eval` among node's own options reads every
     argument as its user's. `module` is the runner's entry module (resolved from the workspace), `call` the
     function taking the arguments; a runner too old to have one runs as its own command instead (`npx <package>`).
-    `env`: variables for the runner (`CI=true`)."""
-    script = (
+    `env`: variables for the runner (`CI=true`). `test_frame`: a regular expression of the runner's file that calls
+    a test: `process.exit` called with it on the stack throws in the test instead of ending the whole run (a CLI
+    library's code exits on an error; at base the feature is missing, so it does)."""
+    guard = (
+        "const realExit = process.exit;\n"
+        "process.exit = function exit(code) {\n"
+        f'  if ({test_frame}.test(new Error().stack || "")) throw new Error(`process.exit(${{code}}) was called`);\n'
+        "  return realExit.call(process, code);\n};\n"
+        if test_frame
+        else ""
+    )
+    script = guard + (
         "const args = process.argv.slice(2), from = {paths: [process.cwd()]}; let run = null;\n"
         f"try {{ run = require(require.resolve({json.dumps(module)}, from)).{call}; }} catch (error) {{}}\n"
         f'if (typeof run === "function") {{ process.argv = [process.argv[0], {json.dumps(package)}]; run(args); }}\n'

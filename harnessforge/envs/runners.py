@@ -221,18 +221,22 @@ _CARGO_MODE = re.compile(r" - (?:should panic|compile fail|compile)$")  # displa
 _CARGO_COMPILE = re.compile(r"^error: could not compile `([^`]+)`(?: \(([^)]*)\))?")
 
 
+JEST_TEST_FRAME = r"/[\\/]jest-runner[\\/]build[\\/]runTest/"  # the sandbox's `process.exit` jest wraps
+
+
 class JestRunner(RunnerSpec):
     """Jest's JSON report; ids are `<file> > <describe>... > <title>`, the file relative to the repo root."""
 
     name = "jest"
     report = "jest.json"
     # --ci: never write missing snapshots; {runner}: in this process with a clean process.argv (`in_process`)
-    cli = "{runner} --ci --forceExit --json --outputFile={out}"
+    # --runInBand: the tests run in the process whose `process.exit` the wrapper guards (no worker a test can end)
+    cli = "{runner} --ci --runInBand --forceExit --json --outputFile={out}"
     files_flag = "--runTestsByPath "  # exact paths, not regexes: `[id].test.ts` is a real file name
 
     def _run(self, test_ids, out, plugin_dir):
         cli = self.cli.replace("{out}", quoted(f"{out}/{self.report}")).replace(
-            "{runner}", in_process("jest", "jest", "run", out, "CI=true")
+            "{runner}", in_process("jest", "jest", "run", out, "CI=true", JEST_TEST_FRAME)
         )
         command = f"pwd > {quoted(f'{out}/cwd.txt')} && {cli}"
         if not test_ids:

@@ -29,7 +29,10 @@ _TAP_RUN = {
     "ava": 'npx --no-install ava --tap "$f"',
     "node": 'node "${req[@]}" --test --test-reporter=tap "$f"',
     "tape": 'node "${req[@]}" "$f"',
-    "mocha": in_process("mocha", "mocha/lib/cli/cli", "main", "{out}") + ' "${req[@]}" --reporter tap "$f"',
+    "mocha": in_process(
+        "mocha", "mocha/lib/cli/cli", "main", "{out}", test_frame=r"/[\\/]mocha[\\/]lib[\\/]runnable\.js/"
+    )
+    + ' "${req[@]}" --reporter tap "$f"',
 }
 _TAP_POINT = re.compile(r"^(\s*)(not ok|ok)\b\s*(?:\d+)?\s*(?:-\s+)?(.*?)(?:\s+#\s*(SKIP|TODO)\b.*)?$", re.I)
 _TAP_SUBTEST = re.compile(r"^(\s*)# Subtest: (.*)$")
