@@ -189,3 +189,60 @@ def test_the_whole_task_is_read_for_what_a_reader_stumbles_on():
 )
 def test_housekeeping_a_reader_would_not_take_for_a_task(text, housekeeping):
     assert KindReader(load_rules().planning).is_housekeeping(text, subject=True) is housekeeping
+
+
+TEST = "from jwtish import {name}\n\n\ndef test_it():\n    assert {name}({value})\n"
+
+
+def test_entries_written_down_by_one_commit_go_to_the_work_that_says_them(tmp_path):
+    """pyjwt 2.11.0: the commit adding key-length checks wrote three entries at once, one of them the ECDSA fix an
+    earlier commit made: that entry goes to the earlier commit (its title says it), and the refactor entry beside
+    the key lengths is said once, as context."""
+    from harnessforge.examples.builder import RepoBuilder
+    from harnessforge.examples.patterns.common import START, package_pyproject
+    from harnessforge.mining.planner import plan
+    from harnessforge.store import Store
+
+    b = RepoBuilder(tmp_path / "jwtish", START)
+    pyproject = package_pyproject("jwtish", "Tokens")
+    source = "def check_curve(key):\n    return key\n\n\ndef check_length(key):\n    return key\n"
+    b.commit("Initial commit", {"pyproject.toml": pyproject.format(version="0.1.0"), "jwtish/__init__.py": source})
+    b.tag("0.1.0")
+    curve = source.replace(
+        "    return key\n", "    if key == 'P-192':\n        raise ValueError('weak curve')\n    return key\n", 1
+    )
+    b.commit(
+        "fix: enforce ECDSA curve validation per RFC 7518",
+        {
+            "jwtish/__init__.py": curve,
+            "tests/test_curve.py": TEST.format(name="check_curve", value="'P-256'"),
+        },
+    )
+    length = curve.replace(
+        "def check_length(key):\n    return key\n",
+        "def check_length(key, minimum=2):\n    if len(key) < minimum:\n"
+        "        raise ValueError('short key')\n    return key\n",
+    )
+    notes = (
+        "# Changes\n\n## 0.2.0\n\n### Fixed\n\n- Enforce ECDSA curve validation per RFC 7518.\n"
+        "- Add minimum key length validation for HMAC keys.\n- Refactor the checks to share one table.\n"
+    )
+    b.commit(
+        "feat: add minimum key length validation",
+        {
+            "jwtish/__init__.py": length,
+            "CHANGELOG.md": notes,
+            "tests/test_length.py": TEST.format(name="check_length", value="'abc'"),
+        },
+    )
+    b.commit("Release 0.2.0", {"pyproject.toml": pyproject.format(version="0.2.0")})
+    b.tag("0.2.0")
+    curve_milestone, length_milestone = plan(
+        Store(tmp_path / "store"), str(b.path), load_rules(), "0.1.0", "0.2.0"
+    ).plan.milestones
+    assert curve_milestone.title == "Enforce ECDSA curve validation per RFC 7518"
+    assert length_milestone.title == "Add minimum key length validation for HMAC keys"
+    assert "ECDSA" not in length_milestone.description
+    assert length_milestone.description.endswith(
+        "not part of this task: Refactor the checks to share one table.\n\nThis shipped in release 0.2.0."
+    )

@@ -42,6 +42,7 @@ class Feature:
     seed: bool = True  # a release-note feature (or, without release notes, a PR): it may title the milestone
     tested: bool = True  # its commits changed a test file: a test can grade it, so it heads the title first
     refactor: bool = False  # behaviour kept: its tests changed only to follow the code (a move, a rename)
+    asides: list[Source] = field(default_factory=list)  # entries of it said once as context (a refactor beside it)
 
 
 @dataclass
@@ -54,6 +55,7 @@ class Section:
     positions: list[int] = field(default_factory=list)  # the features it holds
     promises: list[str] = field(default_factory=list)  # its release-note entries' first sentences
     problems: list[str] = field(default_factory=list)  # holes a reader would see in its text
+    asides: list[str] = field(default_factory=list)  # what it also does that is no requirement (a refactor)
     seed: bool = False
     tested: bool = False
 
@@ -248,6 +250,10 @@ def describe(features: list[Feature], withholding: Withholding, is_housekeeping=
         section.positions.append(position)
         section.promises += [promise for promise in promises if promise not in section.promises]
         section.problems += [problem for problem in task.problems[known:] if problem not in section.problems]
+        for aside in feature.asides:
+            said = first_sentence(withholding.apply(render(aside.text, aside.syntax).text)[0])
+            if said and said not in section.asides:
+                section.asides.append(said)
         section.seed = section.seed or (feature.seed and heading is not None)
         section.tested = section.tested or feature.tested
     for section in sections.values():

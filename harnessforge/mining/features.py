@@ -85,7 +85,10 @@ class FeatureGroup:
             motivation = Source(_first_paragraph(main.body)) if _first_paragraph(main.body) else None
         else:
             motivation = None
-        entries = [entry_source(entry) for entry in self.entries]
+        # a refactor's entry beside user-facing ones is said once, as context: behaviour kept is nothing to ask for
+        asides = [entry for entry in self.entries if "refactor" in (kinds.entry_kind(entry), kinds.words(entry.text))]
+        asides = asides if len(asides) < len(self.entries) else []
+        entries = [entry_source(entry) for entry in self.entries if entry not in asides]
         points = entries or [Source(text) for text in dict.fromkeys(kinds.without_prefix(unit.title) for unit in code)]
         tested = any(is_test(change.path) for info in self.infos for change in info.unit.files)
         return Feature(
@@ -96,6 +99,7 @@ class FeatureGroup:
             entries=entries,
             tested=tested,
             refactor=self.kind == "refactor",
+            asides=[Source(entry.text, syntax_of(entry.source, entry.text)) for entry in asides],
         )
 
 

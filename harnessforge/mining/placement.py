@@ -115,16 +115,9 @@ class EntryPlacer:
             second = ranked[1][1] if len(ranked) > 1 else 0.0
             if best >= self.rules.min_identifier_score and best >= self.rules.margin * second:
                 return Placement({ranked[0][0]}, "identifiers")
-        words = _words(text.split("\n", 1)[0])
-        if words and window:
-            overlap = {
-                position: len(words & _words(self.units[position].title))
-                / len(words | _words(self.units[position].title))
-                for position in window
-            }
-            position, share = max(overlap.items(), key=lambda item: item[1])
-            if share >= self.rules.min_topic_overlap:
-                return Placement({position}, "topic")
+        topic = self._topic(text, window)
+        if topic and topic[1] >= self.rules.min_topic_overlap:
+            return Placement({topic[0]}, "topic")
         if entry.written_by in self.by_sha:
             writer = self.by_sha[entry.written_by]
             before = [position for position in self.work if position <= writer]
@@ -135,11 +128,34 @@ class EntryPlacer:
                 return Placement({(naming or before)[-1]}, "added_by")
         return None
 
+    def _topic(self, text: str, window: list[int]) -> tuple[int, float] | None:
+        """The unit of `window` whose title shares the most words with the entry's first line, and how much."""
+        words = _words(text.split("\n", 1)[0])
+        if not words or not window:
+            return None
+        overlap = {
+            position: len(words & _words(self.units[position].title)) / len(words | _words(self.units[position].title))
+            for position in window
+        }
+        return max(overlap.items(), key=lambda item: item[1])
+
+    def _said_elsewhere(self, entry: ChangelogEntry, placement: Placement) -> Placement:
+        """An entry placed on the work that added its line, when another unit's title says it better: one commit
+        that writes several entries at once (with its own feature) wrote down the others' work too."""
+        text = render(entry.text, syntax_of(entry.source, entry.text)).text
+        topic = self._topic(text, self._window(entry))
+        if topic is None or topic[0] in placement.units or topic[1] < self.rules.min_topic_overlap:
+            return placement
+        own = self._topic(text, sorted(placement.units))
+        return Placement({topic[0]}, "topic") if own is None or topic[1] > own[1] else placement
+
     def place(self, entries: list[ChangelogEntry]) -> tuple[list[ChangelogEntry], list[set[int]]]:
         """Every entry with its `placed_by`, and the units each is placed on (empty: unplaced)."""
         placed, links = [], []
         for entry in entries:
             entry, placement = self.by_reference(entry)
+            if placement is not None and placement.placed_by == "entry_commit":
+                placement = self._said_elsewhere(entry, placement)
             placement = placement or self.by_content(entry)
             placed.append(entry.model_copy(update={"placed_by": placement.placed_by if placement else "unplaced"}))
             links.append(placement.units if placement else set())

@@ -138,6 +138,7 @@ def task_parts(
                 body=section.body,
                 promises=section.promises,
                 problems=section.problems,
+                asides=section.asides,
                 releases=list(dict.fromkeys(entry.release for entry in entries if entry.release)),
                 commits=list(dict.fromkeys(info.unit.sha for info in infos)),
                 test_files=sorted({display(path) for found in paths.values() for path in found}),

@@ -27,6 +27,7 @@ class TaskPart(Model):
     body: list[str] = Field([], description="Its text under the name, rendered for the Dev: why, its entries.")
     promises: list[str] = Field([], description="Its release-note entries' first sentences: acceptance criteria.")
     problems: list[str] = Field([], description="Holes a reader would see in its text (`text_lint`).")
+    asides: list[str] = Field([], description="What it also does that is no requirement: said once, as context.")
     releases: list[str] = Field([], description="The releases its release-note entries shipped in.")
     commits: list[str] = []
     test_files: list[str] = Field([], description="The test files its commits changed.")
@@ -98,7 +99,8 @@ def compose(parts: list[TaskPart], release: str | None) -> Composed:
         lines += [f"- {part.heading}" for part in bare]
         for part in full:
             lines += ["", f"### {part.heading}", "", *part.body] if part.heading else ["", *part.body]
-    context = list(dict.fromkeys(parts[index].name for index in range(len(parts)) if index not in wanted))
+    context = [parts[index].name for index in range(len(parts)) if index not in wanted]
+    context = list(dict.fromkeys(context + [aside for index in wanted for aside in parts[index].asides]))
     context = [name.rstrip(".") for name in context if name]
     if context:
         lines += ["", f"{CONTEXT_LEAD} " + "; ".join(context) + "."]
