@@ -104,6 +104,20 @@ def test_go_nothing_ran_when_every_package_failed_to_build_before_124():
     assert not runner("go").parse({}, 1, "").suite_ran
 
 
+def test_go_tests_importing_a_package_their_milestone_adds_ran_and_failed_at_base():
+    """spf13/cast: the tests import `github.com/spf13/cast/internal`, which the milestone creates. At base that is
+    no broken environment but a test package that does not build; a third-party module missing is."""
+    own = (
+        "# github.com/spf13/cast\ntime_test.go:18:2: cannot find module providing package "
+        "github.com/spf13/cast/internal: module lookup disabled by GOPROXY=off\n"
+        "FAIL\tgithub.com/spf13/cast [setup failed]\n"
+    )
+    run = runner("go").parse({"go.jsonl": own}, 1, "")
+    assert run.collect_errors == ["github.com/spf13/cast"] and run.suite_ran
+    other = own.replace("github.com/spf13/cast/internal", "github.com/frankban/quicktest")
+    assert not runner("go").parse({"go.jsonl": other}, 1, "").suite_ran
+
+
 def test_go_command_selects_packages_and_top_level_tests():
     ids = ["example.com/m/calc::TestSub/neg_one", "example.com/m/calc::TestAdd", "example.com/m/store::TestAdd"]
     cmd = runner("go").command(ids, out_dir="/o")

@@ -63,7 +63,12 @@ def test_recipe_hash_ignores_version_bumps_but_not_new_dependencies(example_repo
 def test_other_languages_and_overrides(rules):
     env = rules.environments
     go = detect_recipe("go", ["go.mod", "go.sum", "main.go"], lambda p: b"module x\n", env)
-    assert go.runner == "go" and set(go.inputs) == {"go.mod", "go.sum"} and go.env["GOPROXY"] == "off"
+    assert (
+        go.runner == "go"
+        and set(go.inputs) == {"go.mod", "go.sum"}
+        and go.env["GOPROXY"] == "file:///opt/hf/go/mod/cache/download,off"
+        and go.env["GOSUMDB"] == "off"
+    )
     ts = detect_recipe(
         "typescript", ["package.json", "pnpm-lock.yaml"], lambda p: b'{"devDependencies": {"vitest": "1"}}', env
     )

@@ -29,7 +29,7 @@ from .workspace import SANDBOX_UID, SANDBOX_USER, WORKSPACE, file_tar
 HOST_CA = Path("/etc/ssl/certs/ca-certificates.crt")
 BUILD_CA = "/tmp/harnessforge-build-ca.crt"  # copied in for the build, deleted before the commit
 # Variables that make tests fail fast offline; they must not apply while installing.
-OFFLINE_VARS = {"PIP_NO_INDEX", "GOPROXY", "GOFLAGS", "CARGO_NET_OFFLINE", "npm_config_offline"}
+OFFLINE_VARS = {"PIP_NO_INDEX", "GOPROXY", "GOSUMDB", "GOFLAGS", "CARGO_NET_OFFLINE", "npm_config_offline"}
 CA_VARS = (
     "PIP_CERT",
     "SSL_CERT_FILE",

@@ -206,7 +206,10 @@ def go_recipe(base: str, files: list[str], read: Reader) -> Recipe:
         env={
             # No vet during tests: a newer Go's vet fails older code that its own Go accepted.
             "GOFLAGS": ("-mod=vendor" if vendored else "-mod=mod") + " -vet=off",
-            "GOPROXY": "off",
+            # the image's module cache is the only proxy: a test that imports a module the base's go.mod lacks (its
+            # milestone adds the requirement) resolves it offline, as `go mod tidy` would have
+            "GOPROXY": f"file://{GO_HOME}/mod/cache/download,off",
+            "GOSUMDB": "off",
             "GOTOOLCHAIN": "local",  # Go >= 1.21 would otherwise try to download the toolchain go.mod names
             "GOMODCACHE": f"{GO_HOME}/mod",
             "GOCACHE": GO_CACHE,
