@@ -60,9 +60,9 @@ from harnessforge.gitio import resolve_repo  # noqa: E402
 from harnessforge.mining.merging import merge_untested  # noqa: E402
 from harnessforge.mining.planner import plan as plan_range  # noqa: E402
 from harnessforge.mining.screening import screen  # noqa: E402
-from harnessforge.mining.task_text import text_measures  # noqa: E402
 from harnessforge.models import RepoSpec  # noqa: E402
 from harnessforge.models.env import Validation  # noqa: E402
+from harnessforge.models.plan import text_measures  # noqa: E402
 from harnessforge.repos import open_repo  # noqa: E402
 from harnessforge.rules import Rules, load_rules  # noqa: E402
 from harnessforge.store import Store  # noqa: E402

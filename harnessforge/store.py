@@ -30,6 +30,7 @@ from .atomic import atomic_write, file_lock
 from .errors import ArtifactError, ConfigError
 from .models import HintLadder, Milestone, MilestonePlan, RepoImages, RepoSpec, ScreeningReport, Validation
 from .models.common import Model, first_error
+from .models.plan import text_measures
 
 M = TypeVar("M", bound=Model)
 
@@ -389,6 +390,7 @@ class Store:
         with self.plan_lock(key):
             plan = self.load_plan(key)
             plan.milestones = [milestone if other.id == milestone.id else other for other in plan.milestones]
+            plan.report = plan.report.model_copy(update=text_measures(plan.milestones))
             changed = self.write_model(self.milestone_file(key, milestone.id), milestone)
             return self.write_model(self.plan_file(key), plan) or changed
 

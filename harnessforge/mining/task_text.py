@@ -16,6 +16,7 @@ from ..envs.interface import refresh_interface
 from ..files import FileClassifier
 from ..gitio import GitRepo, display
 from ..models import AcceptanceCriterion, ChangelogEntry, Headline, Milestone, PlanReport, TaskPart, TaskQuality
+from ..models.plan import text_measures
 from ..models.task import Composed
 from ..rules import PlanningRules
 from .describe import TaskText, Withholding
@@ -212,16 +213,3 @@ def plan_report(
         ],
         **text_measures(milestones),
     )
-
-
-def text_measures(milestones: list[Milestone]) -> dict[str, int]:
-    """How whole the plan's task texts are (`PlanReport`'s text fields), from each milestone's quality."""
-    return {
-        "broken_texts": sum(
-            1 for milestone in milestones if milestone.quality.problems or milestone.quality.hint_problems
-        ),
-        "housekeeping_in_text": sum(1 for milestone in milestones if milestone.quality.housekeeping_in_text),
-        "words_lost": sum(milestone.quality.words_lost for milestone in milestones),
-        "interface_names": sum(milestone.quality.interface_names for milestone in milestones),
-        "interface_named": sum(milestone.quality.interface_named for milestone in milestones),
-    }

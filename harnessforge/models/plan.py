@@ -358,3 +358,17 @@ class MilestonePlan(Model):
 
 def milestone_id(ordinal: int) -> str:
     return f"m{ordinal:02d}"
+
+
+def text_measures(milestones: list[Milestone]) -> dict[str, int]:
+    """How whole the plan's task texts are (`PlanReport`'s text fields), from each milestone's quality: at planning,
+    and again each time validation rewrites a milestone's task (`Store.update_milestone`)."""
+    return {
+        "broken_texts": sum(
+            1 for milestone in milestones if milestone.quality.problems or milestone.quality.hint_problems
+        ),
+        "housekeeping_in_text": sum(1 for milestone in milestones if milestone.quality.housekeeping_in_text),
+        "words_lost": sum(milestone.quality.words_lost for milestone in milestones),
+        "interface_names": sum(milestone.quality.interface_names for milestone in milestones),
+        "interface_named": sum(milestone.quality.interface_named for milestone in milestones),
+    }
