@@ -87,6 +87,9 @@ class EntryPlacer:
             self.units[position].issues |= set(issues)
         tied = {self.by_sha[sha] for sha in entry.commits if sha in self.by_sha}  # its fragment's or line's commit
         if linked:
+            # the commit that wrote its line joins what it cites only within its release: an entry of a later
+            # release whose line an earlier change wrote would bind two releases' work into one feature
+            tied = {position for position in tied if entry.release in (None, self.release[position])}
             return entry, Placement(linked | tied, "reference")
         if tied:
             by = "fragment" if "fragment" in entry.source or "reno" in entry.source else "entry_commit"
