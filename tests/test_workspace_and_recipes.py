@@ -8,6 +8,7 @@ from harnessforge.envs.recipes import apply_override, detect_recipe, env_hash, p
 from harnessforge.envs.workspace import make_workspace
 from harnessforge.errors import ConfigError
 from harnessforge.gitio import GitRepo
+from harnessforge.rules import load_rules
 from tests.helpers import git
 
 
@@ -100,3 +101,22 @@ def test_a_workspace_on_another_filesystem_than_the_clone_is_built(example_repo)
         assert git(dest, "status", "--porcelain") == ""
     finally:
         shutil.rmtree(dest.parent, ignore_errors=True)
+
+
+def test_a_go_base_requiring_other_module_versions_gets_them_in_the_image(tmp_path):
+    """spf13/cast: the base's go.mod requires quicktest v1.14.3, the verify commit's v1.14.6; the sandbox's only proxy
+    is the image's module cache, so both versions are downloaded when the image is built."""
+    from harnessforge.examples.builder import RepoBuilder
+    from harnessforge.examples.patterns.common import START
+    from harnessforge.gitio import GitRepo
+
+    gomod = "module example.com/m\n\ngo 1.19\n\nrequire github.com/frankban/quicktest {}\n"
+    b = RepoBuilder(tmp_path / "m", START)
+    base = b.commit("Base", {"go.mod": gomod.format("v1.14.3"), "m.go": "package m\n"})
+    verify = b.commit("Upgrade", {"go.mod": gomod.format("v1.14.6"), "m.go": "package m\n\nconst X = 1\n"})
+    same = b.commit("Same", {"m.go": "package m\n\nconst X = 2\n"})
+    repo, env = GitRepo(b.path), load_rules().environments
+    install = recipe_at(repo, verify, "m", env, base_commit=base).install
+    step = next(step for step in install if "deps-base" in step)
+    assert step.endswith("cd /hf/deps-base && go mod download")
+    assert not any("deps-base" in step for step in recipe_at(repo, same, "m", env, base_commit=verify).install)

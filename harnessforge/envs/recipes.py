@@ -7,6 +7,7 @@ bumps a version number reuses the image, and a new dependency builds a new one.
 
 from __future__ import annotations
 
+import base64
 import hashlib
 import json
 import re
@@ -445,6 +446,24 @@ def env_hash(recipe: Recipe, base_image_id: str) -> str:
     return hashlib.sha256(canonical.encode()).hexdigest()[:12]
 
 
+def base_modules(repo: GitRepo, base: str, verify: str) -> list[str]:
+    """Install steps downloading the modules the base checkout's go.mod requires when they differ from the verify
+    checkout's: at base the milestone's tests run against the base's versions (a test dependency the milestone
+    upgrades), and the sandbox has no proxy but the image's module cache."""
+    files = {name: repo.show(base, name) for name in ("go.mod", "go.sum")}
+    if files["go.mod"] is None or all(files[name] == repo.show(verify, name) for name in files):
+        return []
+    if not re.search(rb"^\s*require\b", files["go.mod"], re.M):
+        return []
+    folder = f"{DEPS_DIR}-base"
+    writes = [
+        f"echo {base64.b64encode(content).decode()} | base64 -d > {folder}/{name}"
+        for name, content in files.items()
+        if content is not None
+    ]
+    return [f"mkdir -p {folder} && {' && '.join(writes)} && cd {folder} && go mod download"]
+
+
 def recipe_at(
     repo: GitRepo,
     commit: str,
@@ -460,7 +479,10 @@ def recipe_at(
     recipe = detect_recipe(language, files, lambda path: repo.show(commit, path), rules)
     if recipe.language == "go":
         commits = [commit] if base_commit is None else [base_commit, commit]
-        if steps := own_releases(repo, commits, f"{GO_HOME}/mod"):
+        steps = own_releases(repo, commits, f"{GO_HOME}/mod")
+        if base_commit is not None:
+            steps += base_modules(repo, base_commit, commit)
+        if steps:
             recipe = recipe.model_copy(update={"install": [recipe.install[0], *steps, *recipe.install[1:]]})
     override = rules.overrides.get(repo_key)
     return apply_override(recipe, override) if override else recipe
