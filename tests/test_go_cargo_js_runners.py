@@ -112,10 +112,11 @@ def test_go_tests_importing_a_package_their_milestone_adds_ran_and_failed_at_bas
         "github.com/spf13/cast/internal: module lookup disabled by GOPROXY=off\n"
         "FAIL\tgithub.com/spf13/cast [setup failed]\n"
     )
-    run = runner("go").parse({"go.jsonl": own}, 1, "")
+    report, said = "FAIL\tgithub.com/spf13/cast [setup failed]\n", own  # the reason is on stderr, in the log
+    run = runner("go").parse({"go.jsonl": report}, 1, said)
     assert run.collect_errors == ["github.com/spf13/cast"] and run.suite_ran
-    other = own.replace("github.com/spf13/cast/internal", "github.com/frankban/quicktest")
-    assert not runner("go").parse({"go.jsonl": other}, 1, "").suite_ran
+    other = said.replace("github.com/spf13/cast/internal", "github.com/frankban/quicktest")
+    assert not runner("go").parse({"go.jsonl": report}, 1, other).suite_ran
 
 
 def test_go_command_selects_packages_and_top_level_tests():

@@ -137,7 +137,7 @@ class GoRunner(RunnerSpec):
         errors += _GO_BUILD_FAILED.findall(text)  # before Go 1.24 a plain text line, not JSON
         # A package whose tests do not compile (new tests of an API the base lacks) is a collection error of a
         # suite that ran, as pytest's import errors are; `[setup failed]` (go.mod, imports) is not.
-        ran = _GO_TESTS_FAILED_TO_BUILD.search(text) is not None or _own_package_missing(text)
+        ran = _GO_TESTS_FAILED_TO_BUILD.search(text) is not None or _own_package_missing(f"{text}\n{log}")
         for record in json_lines(text):
             action, package, test = record.get("Action"), record.get("Package", ""), record.get("Test")
             if test and action in _GO_STATUS:
