@@ -80,6 +80,7 @@ class _Context:
     issues: dict[int, IssueText] = field(default_factory=dict)
     pulls: dict[int, PullText] = field(default_factory=dict)
     diffs: dict[str, UnitDiff] = field(default_factory=dict)  # each unit's changed lines
+    said: set[str] = field(default_factory=set)  # the parts earlier milestones of the plan present, by name
 
 
 def _enrich(github, full_name: str, units: list[Unit], ctx: _Context, warnings: list[str], progress: Progress) -> bool:
@@ -104,11 +105,18 @@ def _enrich(github, full_name: str, units: list[Unit], ctx: _Context, warnings: 
 
 
 def _milestone(
-    ordinal: int, base: str, infos: list[UnitInfo], flags: list[str], ctx: _Context, carried: set[str] = frozenset()
+    ordinal: int,
+    base: str,
+    infos: list[UnitInfo],
+    flags: list[str],
+    ctx: _Context,
+    carried: set[str] = frozenset(),
+    merging: bool = False,
 ) -> tuple[Milestone, bytes, bytes, HintLadder]:
     """One milestone from its units: its patches, traced tests, description, size and hint ladder. `carried`:
     the commits of untested milestones merged into it, described in its task but never heading its title
-    (no test of theirs could grade a headline)."""
+    (no test of theirs could grade a headline). `merging`: it merges into the next milestone, whose parts its parts
+    become (they are not said before that one)."""
     members = infos  # what the milestone's features are, for its cohesion
     if any(info.seed for info in infos if info.unit.sha not in carried):
         infos = [replace(info, seed=False) if info.unit.sha in carried else info for info in infos]
@@ -138,6 +146,12 @@ def _milestone(
     task = describe(features, withholding, lambda words: kinds.is_housekeeping(words, subject=True))
     sources = [(group.infos, group.entries) for group in groups] + [([info], info.entries) for info in backports]
     parts = task_parts(task, sources, ctx.classify, ctx.diffs, ctx.repo)
+    # an entry an earlier milestone presented (a fix merged back from a maintenance branch, placed twice) is that
+    # milestone's: said again here, it would be asked twice or named as this task's context
+    fresh = [part for part in parts if part.name.lower() not in ctx.said]
+    parts = fresh or parts
+    if not merging:
+        ctx.said |= {part.name.lower() for part in parts}
     composed = compose(parts, release)
     title, description, title_source = composed.title, composed.description, composed.title_source
     prs = [unit.pr for unit in units if unit.pr]
@@ -396,7 +410,10 @@ def build_plan(
             ]
             pending = []
         else:
-            milestone, ground_truth, test_patch, ladder = _milestone(ordinal, base, infos, cut.flags, mined.ctx)
+            merging = milestone_id(ordinal) in merged
+            milestone, ground_truth, test_patch, ladder = _milestone(
+                ordinal, base, infos, cut.flags, mined.ctx, merging=merging
+            )
         if milestone.id in merged:
             milestone = milestone.model_copy(update={"status": "merged"})  # `merged_into`: once its carrier is built
             pending.append(milestone)
