@@ -163,3 +163,73 @@ def test_candidate_changes_to_tests_and_test_configuration_are_dropped(rules):
     kept, dropped = filter_candidate(patch, rules)
     assert kept == _section("pkg/core.py", "y")
     assert dropped == ["conftest.py", "pkg/conftest.py", "pytest.ini", "tests/test_core.py", "x.pth"]
+
+
+def test_validation_asks_for_the_graded_parts_and_names_the_others_as_context():
+    """Issue 44: a milestone of three parts whose FAIL_TO_PASS tests grade one: the title, text and release-note
+    criteria ask for that one; the others are named once, as context; none graded is `weak_acceptance`."""
+    from harnessforge.envs.classification import regraded, uncovered
+    from harnessforge.models import AcceptanceCriterion, Milestone
+    from harnessforge.models.task import TaskPart
+
+    parts = [
+        TaskPart(
+            heading="Deprecate `old()`",
+            promises=["Deprecate `old()`"],
+            tested=True,
+            test_files=["t/test_old.py"],
+            tests=["test_old_warns"],
+            releases=["2.0"],
+        ),
+        TaskPart(
+            heading="Typing for `Schema`",
+            promises=["Typing for `Schema`"],
+            tested=True,
+            test_files=["t/test_typing.py"],
+            releases=["2.0"],
+        ),
+        TaskPart(
+            heading="`many` option",
+            promises=["`many` option"],
+            tested=True,
+            test_files=["t/test_many.py"],
+            tests=["test_many_by_default"],
+            releases=["2.1"],
+        ),
+    ]
+    milestone = Milestone(
+        id="m01",
+        ordinal=1,
+        title="Deprecate `old()`; Typing for `Schema` (+1 more)",
+        description="...",
+        base_commit="a",
+        verify_commit="b",
+        release="2.1",
+        source_prs=[],
+        issues=[],
+        commits=[],
+        changed_files=[],
+        test_files=[],
+        lines_added=1,
+        lines_deleted=1,
+        difficulty=1,
+        acceptance_tests=[],
+        parts=parts,
+        acceptance_criteria=[AcceptanceCriterion(text="`t/test_many.py::test_many_by_default`: many", source="test")],
+    )
+    graded = ["t/test_many.py::test_many_by_default"]
+    ungraded = uncovered(parts, graded, lambda test: [test.split("::")[0]])
+    assert ungraded == [0, 1]
+    update = regraded(milestone, ungraded)
+    assert update["title"] == "`many` option" and [part.graded for part in update["parts"]] == [False, False, True]
+    assert update["description"] == (
+        "`many` option.\n\nAlso in this change, not graded and not part of this task: Deprecate `old()`; Typing for "
+        "`Schema`.\n\nThis shipped in release 2.1."
+    )
+    assert [criterion.text for criterion in update["acceptance_criteria"]] == [
+        "`many` option",
+        "`t/test_many.py::test_many_by_default`: many",
+    ]
+    assert "untested_features" in update["flags"] and "weak_acceptance" not in update["flags"]
+    none = regraded(milestone, [0, 1, 2])
+    assert "weak_acceptance" in none["flags"] and none["title"] == "Deprecate `old()`; Typing for `Schema` (+1 more)"
