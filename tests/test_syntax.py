@@ -57,16 +57,18 @@ def test_javascript_definitions_are_named_by_their_owner_with_lines_signature_an
 
 
 def test_typescript_types_are_named_and_their_members_are_not():
-    source = "export interface Item {\n  term: string;\n}\nexport declare class Help {\n  width: number;\n  wrap(s: string): string;\n}\n"
+    source = "export interface Item {\n  term: string;\n}\n"
+    source += "export declare class Help {\n  width: number;\n  wrap(s: string): string;\n}\n"
     names = [definition.name for definition in syntax.definitions("typings/index.d.ts", source)]
     assert names == ["Item", "Help", "Help.width", "Help.wrap"]
 
 
 def test_go_methods_are_named_by_their_receiver_and_rust_methods_by_their_impl():
-    go = "package m\n\n// Handle routes.\nfunc (r *Router[T]) Handle(p string) {}\n\ntype Router[T any] struct {\n\tname string\n}\n"
+    go = "package m\n\n// Handle routes.\nfunc (r *Router[T]) Handle(p string) {}\n\n"
+    go += "type Router[T any] struct {\n\tname string\n}\n"
     found = {definition.name: definition for definition in syntax.definitions("m.go", go)}
     assert found["Router.Handle"].doc == "Handle routes." and found["Router.Handle"].kind == "method"
-    assert found["Router"].signature == "type Router[T any] struct".removeprefix("type ") and "Router.name" in found
+    assert found["Router"].signature == "Router[T any] struct" and "Router.name" in found
     rust = "impl<T> Foo<T> {\n    pub fn new() -> Self { Foo }\n}\nmod tests {\n    fn helper() {}\n}\n"
     kinds = {definition.name: definition.kind for definition in syntax.definitions("src/lib.rs", rust)}
     assert kinds == {"Foo.new": "method", "tests.helper": "function"}
