@@ -409,3 +409,25 @@ def test_hidden_tests_are_applied_only_when_grading_and_a_failed_submission_says
     feedback = next(event for event in events[events.index(verdicts[0]) :] if event.action.type == "message")
     assert feedback.turn_id > verdicts[0].turn_id  # the Dev's next turn came after it read the feedback
     assert json.loads((files.run_dir / "metadata.json").read_text())["test_visibility"] == "hidden"
+
+
+def test_the_next_milestone_gets_the_files_the_dev_changed_and_the_rest_as_the_repository_has_them(chain_store):
+    """Issue 44: work a task names as context, not asked for, is in the reference solution; a Dev that passed
+    without writing it must not carry its absence on (the next milestone's tests may use it)."""
+    store, key = chain_store
+    m01 = store.load_milestone(key, "m01")
+    ground_truth, _ = store.read_patches(key, "m01")
+    changes = split_diff(ground_truth)
+    assert len(changes) >= 2, "the example's m01 changes several source files"
+    kept, left = changes[0], changes[1:]
+    navigator = _navigator(store, key, OracleAgent(), "partial")
+    final = navigator.store.milestone_run(key, "partial", "m01").final_diff
+    final.parent.mkdir(parents=True, exist_ok=True)
+    final.write_bytes(
+        kept.raw
+        + b"diff --git a/NOTES.md b/NOTES.md\nnew file mode 100644\n--- /dev/null\n+++ b/NOTES.md\n"
+        + b"@@ -0,0 +1 @@\n+mine\n"
+    )
+    carried = {change.path for change in split_diff(navigator._dev_state(m01))}
+    assert carried == {"NOTES.md"}  # the Dev's file; m01's other changes stay, not reverted
+    assert not carried & {change.path for change in left}
