@@ -15,7 +15,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 
 from ..models.env import EnvErrorReason, TestRun, TestStatus
-from ..models.plan import AcceptanceCriterion, Headline, Milestone
+from ..models.plan import AcceptanceCriterion, Headline, Milestone, title_headlines
 from ..models.task import asked, compose
 from .declared_tests import TestSpan
 
@@ -267,15 +267,7 @@ def regraded(milestone: Milestone, ungraded: list[int]) -> dict:
     `weak_acceptance` when none is."""
     parts = [part.model_copy(update={"graded": index not in ungraded}) for index, part in enumerate(milestone.parts)]
     composed = compose(parts, milestone.release)
-    headlines = [
-        Headline(
-            text=parts[index].heading,
-            commits=parts[index].commits,
-            test_files=parts[index].test_files,
-            tests=parts[index].tests,
-        )
-        for index in composed.titled
-    ]
+    headlines = title_headlines(parts, composed)
     planned = set(asked(milestone.parts))
     flags = set(milestone.flags) - {"weak_acceptance", "untested_features"}
     if not any(part.graded for part in parts):

@@ -31,6 +31,7 @@ from ..models import (
     RepoSpec,
     milestone_id,
 )
+from ..models.plan import title_headlines
 from ..models.task import compose
 from ..repos import open_repo, spec_for
 from ..rules import PlanningRules, Rules
@@ -51,7 +52,7 @@ from .refs import linked_issues
 from .releases import find_releases, merged_back_entries
 from .segment import MilestoneCut, RoleReader, Segmenter, UnitInfo, group_features
 from .sizing import difficulty, expected_turns, is_far
-from .task_text import carried_entries, plan_report, task_parts, text_warnings, title_headlines, with_task
+from .task_text import carried_entries, plan_report, task_parts, text_warnings, with_task
 from .task_text import withholding as task_withholding
 from .unit_diffs import UnitDiff, unit_diffs
 

@@ -15,7 +15,7 @@ from ..diffs import FileDiff
 from ..envs.interface import refresh_interface
 from ..files import FileClassifier
 from ..gitio import GitRepo, display
-from ..models import AcceptanceCriterion, ChangelogEntry, Headline, Milestone, PlanReport, TaskPart, TaskQuality
+from ..models import AcceptanceCriterion, ChangelogEntry, Milestone, PlanReport, TaskPart, TaskQuality
 from ..models.plan import text_measures
 from ..models.task import Composed
 from ..rules import PlanningRules
@@ -150,19 +150,6 @@ def task_parts(
             )
         )
     return parts
-
-
-def title_headlines(parts: list[TaskPart], composed: Composed) -> list[Headline]:
-    """The features the title names, as `Milestone.headlines` records them."""
-    return [
-        Headline(
-            text=parts[index].heading,
-            commits=parts[index].commits,
-            test_files=parts[index].test_files,
-            tests=parts[index].tests,
-        )
-        for index in composed.titled
-    ]
 
 
 def carried_entries(

@@ -10,7 +10,7 @@ from pydantic import Field, field_validator, model_validator
 from .common import Model, Provenance
 from .history import ChangelogEntry, CommitRole, PullRef, Release
 from .repo import RepoSpec
-from .task import TaskPart
+from .task import Composed, TaskPart
 
 HINT_LEVEL_NAMES = ("issue_titles", "issue_bodies", "pr_descriptions", "files_touched", "diff_hunks")
 
@@ -372,3 +372,16 @@ def text_measures(milestones: list[Milestone]) -> dict[str, int]:
         "interface_names": sum(milestone.quality.interface_names for milestone in milestones),
         "interface_named": sum(milestone.quality.interface_named for milestone in milestones),
     }
+
+
+def title_headlines(parts: list[TaskPart], composed: Composed) -> list[Headline]:
+    """The features the title names, as `Milestone.headlines` records them."""
+    return [
+        Headline(
+            text=parts[index].heading,
+            commits=parts[index].commits,
+            test_files=parts[index].test_files,
+            tests=parts[index].tests,
+        )
+        for index in composed.titled
+    ]
