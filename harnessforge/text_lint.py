@@ -113,13 +113,19 @@ def task_problems(text: str) -> list[str]:
         if fenced or not line.strip():
             continue
         following = next((later for later in lines[number + 1 :] if later.strip()), None)
-        if _HEADING.match(line) and (following is None or _HEADING.match(following)):
+        if _HEADING.match(line) and (following is None or _rank(following) <= _rank(line)):
             problems.append(f"a heading with no text under it: “{line.strip()}”")
         elif _CUT_TEST.match(line):
             problems.append(f"a test's name cut short: “{line.strip()[:80]}”")
         elif line.rstrip().endswith(":") and not _HEADING.match(line) and not _announces(line, following):
             problems.append(f"an example missing after its colon: “{line.strip()[-80:]}”")
     return list(dict.fromkeys(problems))
+
+
+def _rank(line: str) -> int:
+    """A Markdown heading's level (1 for `#`), 7 for any other line: a heading followed by one of its own
+    subheadings ("# Title" then "## What to build") has text under it."""
+    return len(line) - len(line.lstrip("#")) if _HEADING.match(line) else 7
 
 
 def _announces(line: str, following: str | None) -> bool:

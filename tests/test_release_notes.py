@@ -170,6 +170,11 @@ def test_the_whole_task_is_read_for_what_a_reader_stumbles_on():
         "a test's name cut short",
     ]
     assert task_problems("Old code:\n\n```js\nx()\n```\n\nCommands:\n- `a`\n  - nested:\n    - b\n") == []
+    # a task's title followed by its first section is a heading with text under it; a last section with none is not
+    assert task_problems("# Add a locale\n\n## What to build\n\nAdd it.\n\n### Notes\n\n## Criteria\n\n- one") == [
+        "a heading with no text under it: “### Notes”"
+    ]
+    assert task_problems("# Title\n\n## Done\n") == ["a heading with no text under it: “## Done”"]
 
 
 @pytest.mark.parametrize(

@@ -375,6 +375,7 @@ def test_the_task_names_the_interface_the_tests_use_and_what_they_check(acme):
         "`assert parse('a,b', ',', strict=True) == ['a', 'b']`" in task
     )
     assert milestone.quality.interface_named == milestone.quality.interface_names == len(milestone.interface)
+    assert milestone.quality.problems == [] and result.plan.report.broken_texts == 0  # a whole text, counted whole
 
 
 def test_bad_input_warns_naming_the_milestone_and_the_plan_goes_on(acme, tmp_path, monkeypatch):
