@@ -126,6 +126,23 @@ Run the migrations again, like this:
             "markdown",
             "Use `@property` here and @functools.cache there",
         ),
+        (  # numbers glued to their word, and whoever is named after them (sqlparse's shape)
+            "SQL hints are not removed when removing comments (issue262, by skryzh).",
+            "rst",
+            "SQL hints are not removed when removing comments.",
+        ),
+        ("Fix a slow lexer (CVE-2026-54284, pr848 by alhudz and tonghuaroot).", "rst", "Fix a slow lexer."),
+        (
+            "Limit the grouping depth. The vulnerability was discovered by EQSTLab and min8282. Thanks for reporting!",
+            "rst",
+            "Limit the grouping depth.",
+        ),
+        ("Fix the splitter. Brought up and fixed by @living180. Thanks a lot!", "rst", "Fix the splitter."),
+        (  # "by" and a gerund: how it was fixed, not who
+            "Fixed by adding a check for empty input.",
+            "rst",
+            "Fixed by adding a check for empty input.",
+        ),
     ],
 )
 def test_credits_and_references_go_as_whole_phrases(raw, syntax, shown):

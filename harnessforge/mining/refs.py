@@ -33,11 +33,13 @@ _TYPED = [
     (re.compile(r"`@?[\w-]+ <https?://github\.com/[\w-]+/?>`__?"), None),
     (re.compile(r"\[@[\w-]+\]\(https?://github\.com/[\w-]+/?\)"), None),
     (re.compile(r"(?:https?://)?github\.com/[\w.-]+/[\w.-]+/(?:commit|security/advisories)/[\w-]+\b/?"), None),
-    (re.compile(r"(?<![\w-])GHSA(?:-[23456789cfghjmpqrvwx]{4}){3}(?![\w-])"), None),  # an advisory's id
+    (re.compile(r"(?<![\w-])(?:GHSA(?:-[23456789cfghjmpqrvwx]{4}){3}|CVE-\d{4}-\d{4,})(?![\w-])"), None),  # advisories
     # a person: "@octocat" (not a decorator: no call or attribute follows)
     (re.compile(r"(?<![\w`@./])@[A-Za-z0-9](?:[\w-]*[A-Za-z0-9])?(?![\w(`@-]|\.\w)"), None),
     # words that type a number: "PR #635", "pull request #12" ("issue #492" stays bare: GitHub may serve a PR there)
     (re.compile(r"\b(?:PRs?|pull requests?)\s*#?(\d+)\b|\bpull\s*#(\d+)\b", re.I), "pr"),
+    # a word glued to its number, as sqlparse writes them: "(issue262, pr725 by hugovk)"
+    (re.compile(r"(?<![\w-])issue(\d+)\b", re.I), "bare"),
 ]
 _BARE = re.compile(r"(?<![\w&/#])(?:GH-|gh-|#)(\d+)\b")
 # "Fixes #3", "closes: GH-7", "Part of #12", "refs #5": a commit or PR pointing at an issue.
@@ -107,7 +109,8 @@ _MARK = "\x01"  # where a reference stood, while the words around it are tidied
 _NUMBERED_PREFIX = re.compile(r"^\s*(?:issue|pr|gh)[\s-]*\d+\s*:\s*", re.I)
 _REFERENCE_WORDS = r"see|issues?|prs?|pull requests?|pulls?|fix(?:es)?|closes?|refs?|thanks(?: to)?|by|h/t|via"
 _EMPTIED = re.compile(
-    rf"[(\[]\s*(?:(?:{_REFERENCE_WORDS})\s*)?(?:[,;]\s*)*{_MARK}(?:[,;{_MARK}]\s*)*[)\]]",
+    # ... and who made them: "(issue262, by skryzh)", "(pr848 by alhudz and tonghuaroot)"
+    rf"[(\[]\s*(?:(?:{_REFERENCE_WORDS})\s*)?(?:[,;]\s*)*{_MARK}(?:[,;{_MARK}]\s*)*(?:,?\s*by\s+[^()\[\]\n]+)?[)\]]",
     re.I,
 )
 _REFERENCE_TIDYING = [
@@ -160,9 +163,10 @@ _REFERENCE_TIDYING = [
 # A sentence that credits someone, whoever: "Thanks @a for the PR.", "Thanks for reporting.", "Reported by Jo."
 _CREDIT_SENTENCE = re.compile(
     r"(?:(?<=^)|(?<=[.!?]\s)|(?<=[.!?]\n))[ \t]*(?:(?:many |special |big )?thanks\b|thank you\b|kudos\b|props\b|"
-    r"h/t\b|credits? (?:to|goes to)\b|(?:originally |initially )?(?:reported|contributed|suggested|requested|"
+    r"h/t\b|credits? (?:to|goes to)\b|(?:(?:the|this) (?:vulnerability|issue|bug|problem|regression) (?:was|were) )?(?:originally |initially )?"
+    r"(?:reported|contributed|suggested|requested|discovered|brought up(?: and fixed)?|"
     r"proposed|implemented|written|submitted|authored|found|investigated|patch(?:ed)?|fixed)\s+"
-    r"(?:by|with help from)\b|(?:initial |original )?patch by\b|co-authored-by:)[^.!?\n]*(?:[.!?]+|$)",
+    r"(?:by|with help from)\b(?!\s+(?:an?|the|this|that|its|their|default|\w+ing)\b)|(?:initial |original )?patch by\b|co-authored-by:)[^.!?\n]*(?:[.!?]+|$)",
     re.I | re.M,
 )
 
