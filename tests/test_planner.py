@@ -394,7 +394,8 @@ def test_show_task_prints_the_devs_first_message(planned, run_cli):
     later = run_cli("show", key, "--task", second.id, "--json", store=store.root)
     data = json.loads(later.stdout)
     assert data["message"].startswith(second.task("visible")) and data["test_visibility"] == "visible"
-    assert "each run's own" in data["message"] and data["milestone"] == second.id
+    assert data["milestone"] == second.id  # outside a run: the earlier titles, never a placeholder
+    assert f"Earlier milestones:\n- {first.id} {first.title}\n  (in a run, each with its outcome" in data["message"]
     missing = run_cli("show", key, "--task", "m99", store=store.root)
     assert missing.returncode == 1 and "has no milestone 'm99' (it has m01" in missing.stderr
     bad = run_cli("show", key, "--json", store=store.root)

@@ -190,7 +190,11 @@ def show(
         out.print(plan_table(state.store.load_plan(repo_key)))
 
 
-RUN_MEMORY = "- (what this run's earlier milestones built: each run's own)"
+def run_memory(earlier: list[str]) -> str:
+    """The "Earlier milestones" list outside a run: the chain's earlier titles, and what a run adds to each."""
+    return "\n".join(
+        [*earlier, "  (in a run, each with its outcome, the files the Dev changed and the errors it fixed)"]
+    )
 
 
 def show_task(repo_key: str, milestone_id: str | None, tests: str | None, as_json: bool) -> None:
@@ -210,8 +214,11 @@ def show_task(repo_key: str, milestone_id: str | None, tests: str | None, as_jso
     ladder = state.store.load_hints(repo_key, milestone_id)
     level = ladder.levels[0]
     hint = "" if level.empty else rules.mentor.frame(0, level.content, "milestone_start", 0)
-    opens_chain = milestone_id == next(planned.id for planned in plan.milestones if planned.status != "merged")
-    memory = render([], rules.memory) if opens_chain else RUN_MEMORY
+    chain = [planned for planned in plan.milestones if planned.status != "merged"]
+    ids = [planned.id for planned in chain]
+    before = chain[: ids.index(milestone_id)] if milestone_id in ids else []
+    earlier = [f"- {planned.id} {planned.title}" for planned in before]
+    memory = run_memory(earlier) if earlier else render([], rules.memory)
     message = opening(milestone, visibility, hint, memory)
     if not as_json:
         out.print(message, markup=False, highlight=False, soft_wrap=True)

@@ -163,10 +163,12 @@ _REFERENCE_TIDYING = [
 # A sentence that credits someone, whoever: "Thanks @a for the PR.", "Thanks for reporting.", "Reported by Jo."
 _CREDIT_SENTENCE = re.compile(
     r"(?:(?<=^)|(?<=[.!?]\s)|(?<=[.!?]\n))[ \t]*(?:(?:many |special |big )?thanks\b|thank you\b|kudos\b|props\b|"
-    r"h/t\b|credits? (?:to|goes to)\b|(?:(?:the|this) (?:vulnerability|issue|bug|problem|regression) (?:was|were) )?(?:originally |initially )?"
+    r"h/t\b|credits? (?:to|goes to)\b|"
+    r"(?:(?:the|this) (?:vulnerability|issue|bug|problem|regression) (?:was|were) )?(?:originally |initially )?"
     r"(?:reported|contributed|suggested|requested|discovered|brought up(?: and fixed)?|"
     r"proposed|implemented|written|submitted|authored|found|investigated|patch(?:ed)?|fixed)\s+"
-    r"(?:by|with help from)\b(?!\s+(?:an?|the|this|that|its|their|default|\w+ing)\b)|(?:initial |original )?patch by\b|co-authored-by:)[^.!?\n]*(?:[.!?]+|$)",
+    r"(?:by|with help from)\b(?!\s+(?:an?|the|this|that|its|their|default|\w+ing)\b)|"
+    r"(?:initial |original )?patch by\b|co-authored-by:)[^.!?\n]*(?:[.!?]+|$)",
     re.I | re.M,
 )
 
