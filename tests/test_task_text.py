@@ -475,6 +475,34 @@ def test_the_interface_reads_the_helpers_a_test_calls(tmp_path):
     assert [item.name for item in found.items] == ["acme.build"]
 
 
+def test_the_interface_names_a_changed_signature_the_tests_call_and_not_a_tables_value(tmp_path):
+    """zerolog's shape: a test calls an existing function with a new argument (`HostHandler("host", true)`) and
+    uses a new test table in a non-test file; the task says the new declaration and the old, and the table's name."""
+    from harnessforge.envs.interface import read_interface
+
+    builder = RepoBuilder(tmp_path / "repo", START)
+    handler = "package hlog\n\n// HostHandler adds the host.\nfunc HostHandler(key string) func() {\n\treturn nil\n}\n"
+    kept = "\nfunc Kept(a int) int {\n\treturn a\n}\n"
+    base = builder.commit("Handlers", {"hlog.go": handler + kept})
+    changed = handler.replace("(key string)", "(key string, trimPort ...bool)") + kept.replace(
+        "return a", "return a + 0"
+    )
+    rows = "\nvar cases = []struct{ in, out string }{" + ", ".join(f'{{"in{n}", "out{n}"}}' for n in range(20)) + "}\n"
+    test = (
+        'package hlog\n\nimport "testing"\n\nfunc TestHost(t *testing.T) {\n\tHostHandler("host", true)\n'
+        "\tKept(1)\n\tfor range cases {\n\t}\n}\n"
+    )
+    verify = builder.commit("Trim the port", {"hlog.go": changed + rows, "hlog_test.go": test})
+    found = read_interface(GitRepo(builder.path), base, verify, ["TestHost"], ["hlog_test.go"], ["hlog.go"], "m01")
+    items = {item.name: item for item in found.items}
+    assert set(items) == {"HostHandler", "cases"}  # `Kept` changed its body only
+    assert items["HostHandler"].line() == (
+        "- changed signature of `HostHandler`: `func HostHandler(key string, trimPort ...bool) func()` "
+        "(was `func HostHandler(key string) func()`) — HostHandler adds the host."
+    )
+    assert items["cases"].signature == "cases"  # the table's rows are the Dev's to write, not a cut literal
+
+
 def test_a_go_test_is_quoted_by_its_checks_its_table_rows_and_its_printed_output():
     """Go has no assert: a criterion quotes an `if` that reports a failure (never the `err != nil` boilerplate),
     the rows of a test table, the value it expects, or what an example prints."""

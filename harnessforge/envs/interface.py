@@ -333,8 +333,13 @@ def read_interface(
         elif syntax.language_of(path):
             old = declarations(before or "", path)
             for name, definition in declarations(after, path).items():
-                if name not in old and name.rsplit(".", 1)[-1] in used.names:
+                if name.rsplit(".", 1)[-1] not in used.names:
+                    continue
+                if name not in old:
                     result.items.append(_item(definition))
+                elif definition.kind in ("function", "method") and _changed(old[name].signature, definition.signature):
+                    item = _item(definition).model_copy(update={"kind": "signature", "before": old[name].signature})
+                    result.items.append(item)
         else:
             result.warnings.append(
                 f"{where}: no declaration reader for {extension or 'extensionless'} files ({path}): "
@@ -345,8 +350,17 @@ def read_interface(
     return result
 
 
-def _item(definition: Definition) -> InterfaceItem:
-    return InterfaceItem(name=definition.name, kind=definition.kind, signature=definition.signature, doc=definition.doc)
+def _changed(before: str, after: str) -> bool:
+    """Two declarations differ beyond spacing (a parameter added, removed or retyped; a result changed)."""
+    return bool(before and after) and " ".join(before.split()) != " ".join(after.split())
+
+
+def _item(definition: Definition, longest_value: int = 80) -> InterfaceItem:
+    """A definition as the task names it; a constant's long value (a test table) is the Dev's to write, not read."""
+    signature = definition.signature
+    if definition.kind in ("constant", "attribute") and len(signature) > longest_value and "=" in signature:
+        signature = signature.split("=", 1)[0].strip()
+    return InterfaceItem(name=definition.name, kind=definition.kind, signature=signature, doc=definition.doc)
 
 
 def with_interface(milestone: Milestone, interface: Interface) -> Milestone:

@@ -95,6 +95,7 @@ InterfaceKind = Literal[
     "option",
     "key",
     "message",
+    "signature",
 ]
 TestVisibility = Literal["visible", "hidden"]
 
@@ -108,6 +109,7 @@ class InterfaceItem(Model):
     kind: InterfaceKind
     signature: str = Field("", description="Its declaration at the verify commit (`def f(a, b=1) -> int`).")
     doc: str = Field("", description="The first line of its docstring or comment.")
+    before: str = Field("", description="A changed signature's declaration at the base commit.")
 
     @property
     def short(self) -> str:
@@ -120,10 +122,16 @@ class InterfaceItem(Model):
 
     def line(self) -> str:
         """One line of the task's Interface section."""
-        label = {"parameter": "new parameter", "option": "option", "key": "key", "message": "exact message"}
+        label = {
+            "parameter": "new parameter",
+            "option": "option",
+            "key": "key",
+            "message": "exact message",
+            "signature": "changed signature of",
+        }
         text = f"- {label.get(self.kind, self.kind)} `{self.name}`"
         if self.signature and self.kind not in ("option", "key", "message"):
-            text += f": `{self.signature}`"
+            text += f": `{self.signature}`" + (f" (was `{self.before}`)" if self.before else "")
         return text + (f" — {self.doc}" if self.doc else "")
 
 
@@ -236,7 +244,7 @@ class Milestone(Model):
             shown += [f"- ... and {more} more names the tests use"] if more > 0 else []
             parts += [
                 "## Interface",
-                "The acceptance tests use these names, which do not exist yet:\n" + "\n".join(shown),
+                "The acceptance tests use these names, which do not exist yet or change:\n" + "\n".join(shown),
             ]
         criteria = [f"- {criterion.text}" for criterion in self.acceptance_criteria[:max_criteria]]
         more = len(self.acceptance_criteria) - len(criteria)
