@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -134,8 +135,7 @@ def env_store(example_repo, base_image, docker_client, tmp_path_factory):
 
     store = Store(tmp_path_factory.mktemp("env") / "store")
     result = plan(store, str(example_repo), load_rules())
-    session = tmp_path_factory.getbasetemp()
-    session = session.parent if os.environ.get("PYTEST_XDIST_WORKER") else session  # shared by the workers
+    session = _shared_dir(tmp_path_factory)
     with FileLock(session / "env_store.lock"):
         first = session / "env_store.json"
         if not first.exists():
@@ -156,11 +156,37 @@ def env_store(example_repo, base_image, docker_client, tmp_path_factory):
     return store, result.plan.repo.key, images
 
 
+def _shared_dir(tmp_path_factory) -> Path:
+    """The directory every pytest-xdist worker of this session sees (the session's own without xdist)."""
+    session = tmp_path_factory.getbasetemp()
+    return session.parent if os.environ.get("PYTEST_XDIST_WORKER") else session
+
+
 @pytest.fixture(scope="session")
-def validated(env_store):
-    """The example repository validated in Docker: (store, key, {milestone id: Validation})."""
+def validated(env_store, tmp_path_factory):
+    """The example repository validated in Docker: (store, key, {milestone id: Validation}). Really validated
+    once per session (under pytest-xdist, by the first worker to get here); the others are handed that run's
+    verdicts and validated milestones, so each worker's store holds what `validate` writes."""
+    from filelock import FileLock
+
     from harnessforge.envs.environment import validate
+    from harnessforge.models.env import Validation
+    from harnessforge.models.plan import MilestonePlan
 
     store, key, _ = env_store
-    results = validate(store, key, load_rules(), backend="docker", log=lambda *_: None)
+    shared = _shared_dir(tmp_path_factory)
+    with FileLock(shared / "validated.lock"):
+        first = shared / "validated.json"
+        if not first.exists():
+            results = validate(store, key, load_rules(), backend="docker", log=lambda *_: None)
+            validations = [v.model_dump(mode="json") for v in results]
+            plan = store.load_plan(key).model_dump(mode="json")
+            first.write_text(json.dumps({"validations": validations, "plan": plan}))
+        else:
+            record = json.loads(first.read_text())
+            results = [Validation.model_validate(v) for v in record["validations"]]
+            for validation in results:
+                store.save_validation(key, validation)
+            for milestone in MilestonePlan.model_validate(record["plan"]).milestones:
+                store.update_milestone(key, milestone)
     return store, key, {v.milestone_id: v for v in results}

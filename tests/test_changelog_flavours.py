@@ -471,3 +471,36 @@ def test_entry_kind(category, text, kind):
 )
 def test_brackets_left_with_only_reference_words_go(text, stripped):
     assert strip_refs(text) == stripped
+
+
+ARROW_STYLE = """Changelog
+=========
+
+1.3.0 (2024-01-01)
+------------------
+
+- [ADDED] Added ``humanize`` week granularity for the ``Arrow.humanize`` method.
+- [FIX] Fixed a bug in parsing ISO weeks.
+
+.. code-block:: python
+
+    >>> arrow.utcnow().shift(weeks=2).humanize(granularity="week")
+    'in 2 weeks'
+
+- [INTERNAL] Moved the CI to GitHub Actions.
+"""
+
+
+def test_a_kind_tag_is_the_entrys_category_and_a_code_block_between_entries_its_context():
+    entries = _parse("CHANGELOG.rst", ARROW_STYLE, "restructuredtext")
+    assert [(entry.category, entry.text) for entry in entries] == [
+        ("Added", "Added ``humanize`` week granularity for the ``Arrow.humanize`` method."),
+        ("Fix", "Fixed a bug in parsing ISO weeks."),
+        ("Internal", "Moved the CI to GitHub Actions."),
+    ]
+    assert [entry_kind(entry.category, entry.text) for entry in entries] == ["feature", "bug fix", "refactor"]
+    # the example goes to the entry it shares words with, its lines kept as lines
+    assert 'humanize(granularity="week")' in entries[0].context and not entries[1].context
+    shown = render(f"{entries[0].text}\n\n{entries[0].context}", "rst").text
+    example = ">>> arrow.utcnow().shift(weeks=2).humanize(granularity=\"week\")\n'in 2 weeks'"
+    assert shown.endswith(f"```python\n{example}\n```")

@@ -143,6 +143,19 @@ Run the migrations again, like this:
             "rst",
             "Fixed by adding a check for empty input.",
         ),
+        (  # two links to commits in a row: no "` <>`_" left between them
+            "Fix the splitter (`#1a2b3c4 <https://github.com/o/r/commit/1a2b3c4d>`_, "
+            "`#5e6f7a8 <https://github.com/o/r/commit/5e6f7a8b>`_).",
+            "rst",
+            "Fix the splitter.",
+        ),
+        ("Issue 985 -- Add a week granularity to ``humanize``.", "rst", "Add a week granularity to `humanize`."),
+        (  # a sentence that only points at a page
+            "Parse ISO weeks. See the discussion: https://github.com/o/r/discussions/12",
+            "markdown",
+            "Parse ISO weeks.",
+        ),
+        ("The fix for #123 broke ``dehumanize``; restore it.", "rst", "An earlier fix broke `dehumanize`; restore it."),
     ],
 )
 def test_credits_and_references_go_as_whole_phrases(raw, syntax, shown):

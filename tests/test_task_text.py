@@ -658,3 +658,28 @@ def test_a_criterion_names_the_title_feature_its_test_checks():
     assert "checks" not in criterion("tests/test_asyncio.py::TestTrio::test_other")  # no feature's own test
     one = AcceptanceCriterion(text="`t.py::test_trio`: x", source="test", tests=["t.py::test_trio"])
     assert _with_headline(one, headlines[:1]).text == "`t.py::test_trio`: x"  # one feature: nothing to tell apart
+
+
+@pytest.mark.parametrize(
+    ("body", "motivation"),
+    [
+        (  # a pointer and the change's own housekeeping are not why it was made
+            "See: https://example.org/issue\n\nThis adds a `--week` flag, so users can group by week. "
+            "Also added tests and updated the docs.\n\nMore.",
+            "This adds a `--week` flag, so users can group by week.",
+        ),
+        (  # the example a colon introduces comes with it, fenced
+            "A short option has a single character:\n\n    cmd -v\n    cmd -x\n\nAnd more.",
+            "A short option has a single character:\n\n```\ncmd -v\ncmd -x\n```",
+        ),
+        (
+            "Use it like this:\n\n```go\nx := 1\n\ny := 2\n```\n\nok",
+            "Use it like this:\n\n```go\nx := 1\n\ny := 2\n```",
+        ),
+        ("Added tests for the parser.", ""),
+    ],
+)
+def test_a_bodys_motivation_is_its_first_prose_with_its_example_and_without_housekeeping(body, motivation):
+    from harnessforge.mining.features import _first_paragraph
+
+    assert _first_paragraph(body) == motivation

@@ -51,6 +51,8 @@ _NOT_ENTRY = re.compile(
 )
 # towncrier's rendered prefix: "`#12 <https://...>`_, `#13 <...>`_: " or "[#12](https://...): " (refs are kept apart)
 _LEADING_LINKS = re.compile(r"^(?:(?:`#\d+ <[^>]*>`__?|\[#\d+\]\([^)]*\))[,\s]*)+:\s*")
+# arrow's "[ADDED] ...", "[FIX] ...", "[INTERNAL] ...": the entry's category, written at its start
+_KIND_TAG = re.compile(r"^\[([A-Z][A-Z -]{1,23})\]\s*")
 _SKIPPED_SECTIONS = re.compile(r"^(?:new contributors|contributors|thanks|acknowledge?ments)\b", re.I)
 
 
@@ -113,6 +115,7 @@ def _blocks(lines: list[str]) -> Iterator[tuple]:
     blank = False
     fence = None
     directive_indent: int | None = None  # inside an entry's code directive
+    code_indent: int | None = None  # inside a code directive between entries (a block of its own)
     skip_deeper_than: int | None = None  # inside an RST directive: skip what is indented under it
     in_comment = False
     position = 0
@@ -145,6 +148,15 @@ def _blocks(lines: list[str]) -> Iterator[tuple]:
                     yield out
                 kind, block = "code", [line]
             continue
+        if code_indent is not None:
+            if not line.strip() or _indent(line) > code_indent:
+                block.append(line)
+                continue
+            code_indent = None
+            while block and not block[-1].strip():
+                block.pop()
+            if out := flush():
+                yield out
         if in_comment:
             in_comment = "-->" not in line
             continue
@@ -163,6 +175,11 @@ def _blocks(lines: list[str]) -> Iterator[tuple]:
             block.append(line)
             continue
         directive_indent = None
+        if _CODE_DIRECTIVE.match(line) and _indent(line) == 0:  # an example between entries: context, like a fence
+            if out := flush():
+                yield out
+            kind, block, code_indent = "code", [line], 0
+            continue
         if match := _DIRECTIVE.match(line):
             if kind != "bullet" or _indent(line) <= _indent(block[0]):
                 if out := flush():
@@ -364,11 +381,14 @@ def parse_changelog(document: ChangelogFile, text_format: str = "text") -> list[
                 continue
             last_label = None
             prs, issues, bare = extract_refs(item.text).for_entry()
+            text, category = _LEADING_LINKS.sub("", item.text), item.category
+            if tag := _KIND_TAG.match(text):
+                text, category = text[tag.end() :], tag[1].strip().capitalize()
             found.append(
                 ChangelogEntry(
-                    text=_LEADING_LINKS.sub("", item.text),
+                    text=text,
                     release=item.release,
-                    category=item.category,
+                    category=category,
                     source=source,
                     prs=prs,
                     issues=issues,

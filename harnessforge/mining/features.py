@@ -26,21 +26,59 @@ from .markup import syntax_of
 from .refs import strip_refs
 from .segment import UnitInfo
 
+# a sentence about the change's own housekeeping, not why it was made: "Also added tests.", "Updated the docs."
+_HOUSEKEEPING_SENTENCE = re.compile(
+    r"(?:(?<=^)|(?<=[.!?]\s))(?:(?:i|we|this pr|this commit|this change)\s+)?(?:also\s+)?(?:(?:have|has)\s+)?"
+    r"(?:add(?:ed|s|ing)?|updat(?:ed|es|ing|e)|fix(?:ed|es|ing)?|improv(?:ed|es|ing|e)|increas(?:ed|es|ing|e)|"
+    r"wr(?:ote|ite|ites|itten)|extend(?:ed|s)?|adjust(?:ed|s)?)\b[^.!?\n]*"
+    r"\b(?:tests?|unit ?tests?|docs?|documentation|coverage|lint\w*|changelog|typos?|docstrings?|readme)\b"
+    r"[^.!?\n]*(?:[.!?]+\s*|$)",
+    re.I,
+)
+_CODE_BLOCK = re.compile(r"^(?:```|~~~|(?: {4}|\t)\S)")
+
+
+def _without_housekeeping(paragraph: str) -> str:
+    return _HOUSEKEEPING_SENTENCE.sub("", paragraph).strip()
+
 
 def _first_paragraph(body: str) -> str:
     """The first paragraph of a message or issue body that is prose (not a list, a heading, a template's
-    comment, a reference, a trailer or a revert notice)."""
-    for paragraph in body.strip().split("\n\n"):
-        paragraph = paragraph.strip()
+    comment, a reference, a pointer such as "See:", a trailer or a revert notice), without sentences about
+    tests or docs; the example a colon introduces comes with it, fenced."""
+    paragraphs = [paragraph.strip("\n") for paragraph in body.strip().split("\n\n")]
+    for index, paragraph in enumerate(paragraphs):
         if (
-            paragraph
-            and not paragraph.startswith(
-                ("*", "-", "#", "<!--", ">", "Co-authored-by", "Signed-off-by", "This reverts")
+            paragraph.strip()
+            and not paragraph.lstrip().startswith(
+                ("*", "-", "#", "<!--", ">", "```", "~~~", "Co-authored-by", "Signed-off-by", "This reverts")
             )
-            and re.search(r"[A-Za-z]{2}", strip_refs(paragraph))
+            and not re.match(r"\s*see(?: also)?\s*:", paragraph, re.I)
+            and not _CODE_BLOCK.match(paragraph)
+            and re.search(r"[A-Za-z]{2}", strip_refs(_without_housekeeping(paragraph.strip())))
         ):
-            return paragraph
+            text = _without_housekeeping(paragraph.strip())
+            if text.endswith(":") and index + 1 < len(paragraphs) and _CODE_BLOCK.match(paragraphs[index + 1]):
+                text += "\n\n" + _fenced(paragraphs[index + 1 :])
+            return text
     return ""
+
+
+def _fenced(paragraphs: list[str]) -> str:
+    """The code block that opens `paragraphs` (fenced, or indented four spaces), as a fence."""
+    if paragraphs[0].lstrip().startswith(("```", "~~~")):
+        fence, lines = paragraphs[0].lstrip()[:3], []
+        for line in "\n\n".join(paragraphs).splitlines():
+            lines.append(line)
+            if len(lines) > 1 and line.strip().startswith(fence):
+                break
+        return "\n".join(lines)
+    lines = []
+    for paragraph in paragraphs:
+        if not _CODE_BLOCK.match(paragraph):
+            break
+        lines += [line[4:] if line.startswith("    ") else line.lstrip("\t") for line in paragraph.splitlines()] + [""]
+    return "```\n" + "\n".join(lines).strip("\n") + "\n```"
 
 
 @dataclass

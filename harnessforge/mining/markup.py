@@ -271,7 +271,8 @@ def render(text: str, syntax: Syntax) -> Rendered:
 # a role (left whole for `strip_refs`) or a code span (hidden from it)
 # (a reStructuredText link, `text <url>`_, is no code span: its text is prose, a reference's left for strip_refs)
 _ROLE_OR_CODE = re.compile(
-    r"(?P<role>[:}](?P<rticks>`+)(?!`).+?(?<!`)(?P=rticks)(?!`))|(?P<ticks>`+)(?!`).+?(?<!`)(?P=ticks)(?![`_])"
+    r"(?P<role>[:}](?P<rticks>`+)(?!`).+?(?<!`)(?P=rticks)(?!`))|(?P<link>`[^`\n]+`__?(?!\w))"
+    r"|(?P<ticks>`+)(?!`).+?(?<!`)(?P=ticks)(?![`_])"
 )
 
 
@@ -281,8 +282,14 @@ def _logical_lines(text: str) -> list[str]:
     out: list[str] = []
     column = None  # where the previous line's text starts, when a further line may continue it
     fenced = False
+    literal: int | None = None  # the indent of a line ending `::`: what is indented under it is code, kept as is
     for line in text.splitlines():
         stripped = line.strip()
+        indent = len(line) - len(line.lstrip())
+        if literal is not None and (not stripped or indent > literal):
+            out.append(line)
+            continue
+        literal = None
         starts_block = (
             not stripped
             or stripped.startswith(("```", "~~~", ".. ", "|", ">"))
@@ -290,13 +297,14 @@ def _logical_lines(text: str) -> list[str]:
         )
         if stripped.startswith(("```", "~~~")):
             fenced = not fenced
-        indent = len(line) - len(line.lstrip())
         if not fenced and not starts_block and out and column is not None and indent == column:
             out[-1] += " " + stripped
             continue
         out.append(line)
         marker = re.match(r"^(\s*(?:[-*+]|\d+[.)])\s+)", line)
         column = None if fenced or not stripped or stripped.endswith("::") else (len(marker[1]) if marker else indent)
+        if not fenced and (stripped.endswith("::") or re.match(r"\.\. (?:code|code-block|sourcecode)::", stripped)):
+            literal = indent
     return out
 
 
@@ -308,6 +316,8 @@ class HiddenCode:
         self.spans: list[str] = []
 
         def hide(match: re.Match) -> str:
+            if match["link"]:  # a reStructuredText link is prose (two in a row are not one code span)
+                return match[0]
             if match["role"] and roles:
                 return match[0]
             if match["role"]:  # the role's leading `:` or `}` stays outside

@@ -105,8 +105,8 @@ def linked_issues(text: str) -> set[int]:
 
 
 _MARK = "\x01"  # where a reference stood, while the words around it are tidied
-# a subject that opens with the number it answers, without a `#`: "Issue 1001: fix last()"
-_NUMBERED_PREFIX = re.compile(r"^\s*(?:issue|pr|gh)[\s-]*\d+\s*:\s*", re.I)
+# a subject that opens with the number it answers: "Issue 1001: fix last()", "Issue 985 -- Add ..."
+_NUMBERED_PREFIX = re.compile(r"^\s*(?:issue|pr|gh)[\s-]*#?\d+\s*(?::|-{1,2}|\u2013|\u2014)\s*", re.I)
 _REFERENCE_WORDS = r"see|issues?|prs?|pull requests?|pulls?|fix(?:es)?|closes?|refs?|thanks(?: to)?|by|h/t|via"
 _EMPTIED = re.compile(
     # ... and who made them: "(issue262, by skryzh)", "(pr848 by alhudz and tonghuaroot)"
@@ -136,6 +136,8 @@ _REFERENCE_TIDYING = [
         ),
         _MARK,
     ),
+    # a reference as what was fixed: "the fix for #12 resolved it" -> "an earlier fix resolved it"
+    (re.compile(rf"\b(?:the\s+)?(fix|change|patch)\s+(?:for|in|from|of)\s+{_MARK}", re.I), r"an earlier \1"),
     # a list of references is one
     (re.compile(rf"{_MARK}(?:\s*(?:,|and|&)\s*{_MARK})+", re.I), _MARK),
     # a sentence that only pointed at a reference: "See #136 for the rationale."
@@ -173,10 +175,17 @@ _CREDIT_SENTENCE = re.compile(
 )
 
 
+# A sentence that only points elsewhere: "See the discussion: https://...", "See https://... for details."
+_POINTER_SENTENCE = re.compile(
+    r"(?:(?<=^)|(?<=[.!?]\s)|(?<=[.!?]\n))[ \t]*see\b[^.!?\n]*?<?https?://[^\s>]+>?[^.!?\n]*(?:[.!?]+|$)", re.I | re.M
+)
+
+
 def strip_credits(text: str) -> str:
-    """The text without sentences that credit people ("Thanks @x for the PR.", "Reported by Jo."): a credit is
-    who, never what to build, and with its name removed it reads "Thanks for the PR."."""
-    return _CREDIT_SENTENCE.sub("", text)
+    """The text without sentences that credit people ("Thanks @x for the PR.", "Reported by Jo.") or only point at
+    a page ("See the discussion: <url>"): a credit is who, a pointer where, never what to build (with its name
+    removed a credit reads "Thanks for the PR.")."""
+    return _POINTER_SENTENCE.sub("", _CREDIT_SENTENCE.sub("", text))
 
 
 def strip_refs(text: str) -> str:
