@@ -683,3 +683,26 @@ def test_a_bodys_motivation_is_its_first_prose_with_its_example_and_without_hous
     from harnessforge.mining.features import _first_paragraph
 
     assert _first_paragraph(body) == motivation
+
+
+def test_criteria_quote_every_check_that_expects_a_value_only_the_new_source_holds(tmp_path):
+    """arrow's new-locale shape: ten assertions; two are quoted as examples, and the others expecting a word only the
+    new locale holds are quoted too (a Dev with the tests hidden could not guess them); one on old words is not."""
+    from harnessforge.envs.interface import read_interface
+
+    builder = RepoBuilder(tmp_path / "repo", START)
+    base = builder.commit("Locales", {"locales.py": 'WORDS = {"en": {"week": "week"}}\n'})
+    words = {"day": "ቀን", "week": "ሳምንት", "month": "ወር", "year": "ዓመት", "hour": "ሰዓት"}
+    source = 'WORDS = {"en": {"week": "week"}, "am": {' + ", ".join(f'"{k}": "{v}"' for k, v in words.items()) + "}}\n"
+    checks = [f'    assert WORDS["am"]["{key}"] == "{value}"\n' for key, value in words.items()]
+    checks.insert(2, '    assert WORDS["en"]["week"] == "week"\n')
+    test = "from locales import WORDS\n\n\ndef test_amharic():\n" + "".join(checks)
+    verify = builder.commit("Amharic", {"locales.py": source, "test_locales.py": test})
+    repo = GitRepo(builder.path)
+    arguments = (repo, base, verify, ["test_locales.py::test_amharic"], ["test_locales.py"], ["locales.py"], "m01")
+    (criterion,) = read_interface(*arguments, examples=2, new_value_examples=8).criteria
+    quoted = criterion.text.split(", e.g. ", 1)[1]
+    assert quoted.count("`assert ") == 5 and all(value in quoted for value in words.values())
+    assert 'WORDS["en"]["week"]' not in quoted  # the third check, on a value the base held already
+    (criterion,) = read_interface(*arguments, examples=2, new_value_examples=0).criteria
+    assert criterion.text.split(", e.g. ", 1)[1].count("`assert ") == 2

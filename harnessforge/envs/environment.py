@@ -268,7 +268,13 @@ def validate(
             }
             validated = planned.model_copy(update=verdict)
             if validation.fail_to_pass:  # the interface and criteria of the tests that really fail and pass
-                validated = refresh_interface(env.repo, validated, classify, rules.planning.assertion_examples)
+                validated = refresh_interface(
+                    env.repo,
+                    validated,
+                    classify,
+                    rules.planning.assertion_examples,
+                    rules.planning.new_value_examples,
+                )
             store.update_milestone(key, validated)
             log(_verdict_line(validation))
             validations.append(validation)

@@ -14,6 +14,7 @@ from __future__ import annotations
 import ast
 import itertools
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from .. import syntax
@@ -103,9 +104,20 @@ def _is_check(path: str, line: str, statement: str, decorating: bool = False) ->
     return bool(_GO_REPORT.search(statement)) if line.lstrip().startswith("if") else bool(_LITERAL.search(statement))
 
 
-def _examples(path: str, source: str, span: TestSpan, added: set[int], limit: int, longest: int = 200) -> list[str]:
+def _examples(
+    path: str,
+    source: str,
+    span: TestSpan,
+    added: set[int],
+    limit: int,
+    new_value: Callable[[str], bool] = lambda statement: False,
+    new_values: int = 0,
+    longest: int = 200,
+) -> list[str]:
     """Up to `limit` distinct checks the diff adds to the test, each whole on one line: assertions and the rows of
-    a parametrize list, or in Go an `if` that reports a failure and the rows of the test's table."""
+    a parametrize list, or in Go an `if` that reports a failure and the rows of the test's table; then up to
+    `new_values` more that expect a value only the new source holds (`new_value`): with the tests hidden, the
+    Dev could not guess an exact message or a new locale's words."""
     lines = source.splitlines()
     body = lines[span.first - 1 : span.last]
     if path.endswith(".go") and any(line.strip().startswith("// Output:") for line in body):  # a Go example
@@ -118,15 +130,33 @@ def _examples(path: str, source: str, span: TestSpan, added: set[int], limit: in
     last = min(span.last, len(lines))
     define = next((at for at in range(span.first, last + 1) if _DEF.match(lines[at - 1])), span.first)
     for number in range(span.first, last + 1):
-        if len(found) >= limit:
+        if len(found) >= limit + new_values:
             break
         if number not in added:
             continue
         statement = _statement(lines, number, span.last).removesuffix(",")
-        if statement and _is_check(path, lines[number - 1], statement, path.endswith(".py") and number < define):
-            if len(statement) <= longest and statement not in found:
+        if not statement or len(statement) > longest or statement in found:
+            continue
+        if _is_check(path, lines[number - 1], statement, path.endswith(".py") and number < define):
+            if len(found) < limit or new_value(statement):
                 found.append(statement)
     return found
+
+
+def _new_value_reader(before: list[str], after: list[str]) -> Callable[[str], bool]:
+    """Whether a check quotes a value only the new source holds: a string literal, or one of its words, found in
+    the changed source files after the change and not before (`"2 ሳምንታት"` when the locale is new)."""
+    old, new = "\n".join(before), "\n".join(after)
+
+    def holds(statement: str) -> bool:
+        for match in _STRING.finditer(statement):
+            value = next(group for group in match.groups() if group is not None)
+            pieces = [value, *re.findall(r"[^\s\"'`.,:;()\[\]{}]{3,}", value)]
+            if any(piece in new and piece not in old for piece in pieces):
+                return True
+        return False
+
+    return holds
 
 
 def _added_lines(repo: GitRepo, base: str, verify: str, path: str) -> set[int]:
@@ -259,12 +289,19 @@ def read_interface(
     source_paths: list[str],
     where: str,
     examples: int = 2,
+    new_value_examples: int = 0,
 ) -> Interface:
     """The interface the tests `test_ids` (in `test_paths`, changed by the milestone) need from the changed
     `source_paths`, and one criterion per test with up to `examples` of the assertions the diff adds to it
-    (`planning.assertion_examples`). `where` names the milestone in warnings."""
+    (`planning.assertion_examples`), and up to `new_value_examples` more that expect a value only the new source
+    holds (`planning.new_value_examples`). `where` names the milestone in warnings."""
     result = Interface()
     used = Usage()
+    sources = {path: (_text(repo, base, path), _text(repo, verify, path)) for path in source_paths}
+    new_value = _new_value_reader(
+        [before or "" for before, after in sources.values() if after is not None],
+        [after for _, after in sources.values() if after is not None],
+    )
     for path in test_paths:
         source = _text(repo, verify, path)
         if source is None:
@@ -280,7 +317,8 @@ def read_interface(
             by_body.setdefault((span.first, span.last), []).append(span.test_id)
         for ids in by_body.values():
             span = next(span for span in chosen if span.test_id == ids[0])
-            text = _criterion(path, source, span, _examples(path, source, span, added, examples))
+            quoted = _examples(path, source, span, added, examples, new_value, new_value_examples)
+            text = _criterion(path, source, span, quoted)
             if len(ids) > 1:
                 text = text.replace("`: ", f"` (and in {len(ids) - 1} more test classes): ", 1)
             result.criteria.append(AcceptanceCriterion(text=text, source="test", tests=ids))
@@ -299,11 +337,9 @@ def read_interface(
             used.names |= names
             used.strings |= strings
     before_texts, after_texts = [], []
-    for path in source_paths:
-        after = _text(repo, verify, path)
+    for path, (before, after) in sources.items():
         if after is None:
             continue
-        before = _text(repo, base, path)
         after_texts.append(after)
         before_texts.append(before or "")
         extension = "." + path.rsplit(".", 1)[-1] if "." in path else ""
@@ -388,7 +424,9 @@ def with_interface(milestone: Milestone, interface: Interface) -> Milestone:
     return updated.model_copy(update={"quality": quality})
 
 
-def refresh_interface(repo: GitRepo, milestone: Milestone, classify: FileClassifier, examples: int = 2) -> Milestone:
+def refresh_interface(
+    repo: GitRepo, milestone: Milestone, classify: FileClassifier, examples: int = 2, new_value_examples: int = 0
+) -> Milestone:
     """`milestone` with the interface and test criteria of its FAIL_TO_PASS tests (its traced acceptance
     tests before validation)."""
     code = tuple(extension for extensions in LANGUAGE_EXTENSIONS.values() for extension in extensions)
@@ -403,6 +441,7 @@ def refresh_interface(repo: GitRepo, milestone: Milestone, classify: FileClassif
         sources,
         milestone.id,
         examples,
+        new_value_examples,
     )
     asked_parts = [milestone.parts[index] for index in asked(milestone.parts) if milestone.parts[index].heading]
     features = [(part.heading, part.tests, part.test_files) for part in asked_parts] or [

@@ -220,6 +220,12 @@ class PlanningRules(Model):
     assertion_examples: int = Field(
         default=2, ge=0, description="Assertions each test criterion quotes from the lines the diff adds to it."
     )
+    new_value_examples: int = Field(
+        default=8,
+        ge=0,
+        description="Further checks a test criterion quotes when they expect a value only the new source holds "
+        "(an exact message, a new locale's words): with the tests hidden, the Dev could not guess it.",
+    )
     hint_l4_max_chars: int = Field(gt=0)
     hint_l4_max_hunks: int = Field(gt=0)
     difficulty_lines: list[int] = Field(min_length=4, max_length=4)
