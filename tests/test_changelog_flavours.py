@@ -504,3 +504,10 @@ def test_a_kind_tag_is_the_entrys_category_and_a_code_block_between_entries_its_
     shown = render(f"{entries[0].text}\n\n{entries[0].context}", "rst").text
     example = ">>> arrow.utcnow().shift(weeks=2).humanize(granularity=\"week\")\n'in 2 weeks'"
     assert shown.endswith(f"```python\n{example}\n```")
+
+
+def test_a_shouted_lead_in_is_not_part_of_the_entry():
+    text = "## 1.0.0\n\n- IMPORTANT: Python 3.6 is no longer supported.\n- **Note:** `x` now returns a list.\n"
+    entries = _parse("CHANGES.md", text)
+    assert [entry.text for entry in entries] == ["Python 3.6 is no longer supported.", "`x` now returns a list."]
+    assert entry_kind(entries[0].category, entries[0].text) == "housekeeping"

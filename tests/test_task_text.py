@@ -706,3 +706,26 @@ def test_criteria_quote_every_check_that_expects_a_value_only_the_new_source_hol
     assert 'WORDS["en"]["week"]' not in quoted  # the third check, on a value the base held already
     (criterion,) = read_interface(*arguments, examples=2, new_value_examples=0).criteria
     assert criterion.text.split(", e.g. ", 1)[1].count("`assert ") == 2
+
+
+def test_a_test_whose_helper_checks_more_is_traced_and_one_whose_helper_passes_an_argument_is_not(tmp_path):
+    """markdown-it's shape: the tests call a same-file helper; the described commit adds an assertion to one helper
+    (its callers now check more) and a new argument to another (its callers check nothing new)."""
+    from harnessforge.envs.declared_tests import trace_tests
+
+    builder = RepoBuilder(tmp_path / "repo", START)
+    before = (
+        "def check(text):\n    assert text\n\n\ndef render(text, breaks=False):\n    return text\n\n\n"
+        "def test_checked():\n    check('a')\n\n\ndef test_rendered():\n    render('a')\n\n\n"
+        "def test_untouched():\n    assert True\n"
+    )
+    base = builder.commit("Tests", {"test_m.py": before})
+    after = before.replace("    assert text\n", "    assert text\n    assert text.strip() == text\n").replace(
+        "    return text\n", "    return text if breaks else text\n"
+    )
+    verify = builder.commit("Strip the text", {"test_m.py": after})
+    repo = GitRepo(builder.path)
+    added = sorted({number for number, line in enumerate(after.splitlines(), 1) if line not in before.splitlines()})
+    sha = repo.run("rev-parse", verify).decode().strip()
+    accepted, excluded = trace_tests(repo, base, verify, {"test_m.py": added}, {"test_m.py": {sha}}, {sha: True}, {})
+    assert accepted == ["test_m.py::test_checked"] and excluded == []

@@ -17,7 +17,13 @@ from dataclasses import dataclass
 
 from ..gitio import GitRepo, display
 from ..models import ExcludedTest
-from ..syntax import tests
+from ..syntax import definitions, tests
+
+# a line that checks something, in the languages' test idioms: what makes a helper's change a change of its callers
+_CHECK = re.compile(
+    r"^\s*(?:assert\b|self\.assert\w*\(|expect\(|assert(?:_eq|_ne)?!\(|assert\.\w+\(|require\.\w+\(|"
+    r"t\.(?:Error|Fatal|Fail)\w*\(|if\b.*\bt\.(?:Error|Fatal))"
+)
 
 
 @dataclass(frozen=True)
@@ -138,6 +144,43 @@ def declared_tests(path: str, source: str) -> list[TestSpan]:
     return [TestSpan(f"{path}::{test.name}", test.first, test.last) for test in tests(path, source)]
 
 
+def _functions(path: str, source: str) -> dict[str, tuple[int, int]]:
+    """The file's functions and methods by name, with their lines."""
+    if path.endswith(".py"):
+        try:
+            tree = ast.parse(source)
+        except SyntaxError:
+            return {}
+        functions = (node for node in ast.walk(tree) if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)))
+        return {node.name: (node.lineno, node.end_lineno or node.lineno) for node in functions}
+    found = definitions(path, source) or []
+    functions = (item for item in found if item.kind in ("function", "method"))
+    return {item.name.rsplit(".", 1)[-1]: (item.first, item.last) for item in functions}
+
+
+def helper_changes(path: str, source: str, spans: list[TestSpan], lines: list[int]) -> dict[str, list[int]]:
+    """For each test, the changed check lines (`_CHECK`) of the same file's helpers it calls: a test whose helper
+    now asserts more checks more, though its own lines are unchanged. A helper that only passes a new argument
+    along checks nothing new."""
+    text = source.splitlines()
+    inside_tests = [(span.first, span.last) for span in spans]
+    checked: dict[str, list[int]] = {}
+    for name, (first, last) in _functions(path, source).items():
+        if any(start <= first and last <= end for start, end in inside_tests):
+            continue  # a test, or a function inside one
+        ours = [line for line in lines if first <= line <= min(last, len(text))]
+        changed = [line for line in ours if _CHECK.match(text[line - 1])]
+        if changed:
+            checked[name] = changed
+    out: dict[str, list[int]] = {}
+    for span in spans:
+        body = "\n".join(text[span.first - 1 : span.last])
+        called = [name for name in checked if re.search(rf"(?<![\w.])(?:self\.)?{re.escape(name)}\s*\(", body)]
+        if called:
+            out[span.test_id] = sorted({line for name in called for line in checked[name]})
+    return out
+
+
 def trace_tests(
     repo: GitRepo,
     base: str,
@@ -150,7 +193,8 @@ def trace_tests(
     """(acceptance tests, excluded tests) for the test files' changed (added) line numbers.
 
     `touched_by[path]` are the mainline commits that changed the file; `described[sha]` says
-    whether the description covers commit `sha`; `labels[sha]` names it in exclusion reasons.
+    whether the description covers commit `sha`; `labels[sha]` names it in exclusion reasons. A test also counts
+    as changed by the changed checks of the helpers it calls (`helper_changes`).
     Blame runs only for files that an undescribed commit touched: otherwise every changed
     test is covered whoever wrote which line.
     """
@@ -160,14 +204,16 @@ def trace_tests(
         blob = repo.show(verify, path)
         if blob is None:
             continue
-        spans = declared_tests(display(path), blob.decode("utf-8", "replace"))
+        source = blob.decode("utf-8", "replace")
+        spans = declared_tests(display(path), source)
         if not spans:
             continue
+        helpers = helper_changes(display(path), source, spans, lines)
         writers = touched_by.get(path, set())
         needs_blame = not writers or not all(described.get(sha, False) for sha in writers)
         origins = repo.blame_origins(base, verify, path) if needs_blame else None
         for span in spans:
-            changed = [line for line in lines if span.first <= line <= span.last]
+            changed = [line for line in lines if span.first <= line <= span.last] + helpers.get(span.test_id, [])
             if origins is None:
                 shas = set(writers) if changed else set()
             else:

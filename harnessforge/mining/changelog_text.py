@@ -53,6 +53,10 @@ _NOT_ENTRY = re.compile(
 _LEADING_LINKS = re.compile(r"^(?:(?:`#\d+ <[^>]*>`__?|\[#\d+\]\([^)]*\))[,\s]*)+:\s*")
 # arrow's "[ADDED] ...", "[FIX] ...", "[INTERNAL] ...": the entry's category, written at its start
 _KIND_TAG = re.compile(r"^\[([A-Z][A-Z -]{1,23})\]\s*")
+# a shouted lead-in that says nothing of the change: "IMPORTANT: ...", "**Note:** ..."
+_SHOUTED_PREFIX = re.compile(
+    r"^(?:\*\*)?(?:important|note|notice|warning|attention|heads up)(?:\*\*)?\s*[:!]\s*(?:\*\*)?\s*", re.I
+)
 _SKIPPED_SECTIONS = re.compile(r"^(?:new contributors|contributors|thanks|acknowledge?ments)\b", re.I)
 
 
@@ -384,6 +388,8 @@ def parse_changelog(document: ChangelogFile, text_format: str = "text") -> list[
             text, category = _LEADING_LINKS.sub("", item.text), item.category
             if tag := _KIND_TAG.match(text):
                 text, category = text[tag.end() :], tag[1].strip().capitalize()
+            if (shouted := _SHOUTED_PREFIX.match(text)) and text[shouted.end() :].strip():
+                text = text[shouted.end() :][:1].upper() + text[shouted.end() + 1 :]
             found.append(
                 ChangelogEntry(
                     text=text,
