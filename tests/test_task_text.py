@@ -577,6 +577,14 @@ def test_an_entry_written_at_release_goes_to_the_nearest_work_naming_it_not_the_
     assert [entry.placed_by for entry in placed] == ["added_by"] * 3
     assert links == [{1}, {0}, {2}]  # the nearest naming `verify`, `cert`; an entry naming nothing: the last work
 
+    # a release commit that writes down a whole release naming nothing says nothing of whose work each entry is
+    said = ["Faster imports.", "Smaller wheels.", "Clearer errors."]
+    entries = [ChangelogEntry(text=text, release="1.0", source="CHANGELOG.md", written_by="4") for text in said]
+    placed, links = placer.place(entries)
+    assert [entry.placed_by for entry in placed] == ["unplaced"] * 3 and links == [set()] * 3
+    placer.rules = PlacementRules(min_identifier_score=9.0, margin=1.25, min_topic_overlap=0.9, nearest_per_writer=3)
+    assert placer.place(entries)[1] == [{2}] * 3
+
 
 def test_a_parametrized_python_test_is_quoted_by_the_cases_its_diff_adds():
     """humanize's rounding change is specified by its new parametrize rows, not by the unchanged assert."""

@@ -127,8 +127,10 @@ class EntryPlacer:
             # among the work before the writer, the nearest whose diff names something the entry names: a fix
             # merged just before the release commit is not what a deprecation entry of the release describes
             naming = [position for position in before if names & self.tokens[position]]
-            if naming or before:
-                return Placement({(naming or before)[-1]}, "added_by")
+            if naming:
+                return Placement({naming[-1]}, "added_by")
+            if before:
+                return Placement({before[-1]}, "nearest")
         return None
 
     def _topic(self, text: str, window: list[int]) -> tuple[int, float] | None:
@@ -153,13 +155,23 @@ class EntryPlacer:
         return Placement({topic[0]}, "topic") if own is None or topic[1] > own[1] else placement
 
     def place(self, entries: list[ChangelogEntry]) -> tuple[list[ChangelogEntry], list[set[int]]]:
-        """Every entry with its `placed_by`, and the units each is placed on (empty: unplaced)."""
-        placed, links = [], []
+        """Every entry with its `placed_by`, and the units each is placed on (empty: unplaced). Placed by
+        proximity alone, an entry is `added_by`, unless its writer wrote down more such entries than
+        `nearest_per_writer`: then they are unplaced."""
+        resolved: list[tuple[ChangelogEntry, Placement | None]] = []
         for entry in entries:
             entry, placement = self.by_reference(entry)
             if placement is not None and placement.placed_by == "entry_commit":
                 placement = self._said_elsewhere(entry, placement)
-            placement = placement or self.by_content(entry)
+            resolved.append((entry, placement or self.by_content(entry)))
+        nearest = Counter(
+            entry.written_by for entry, placement in resolved if placement and placement.placed_by == "nearest"
+        )
+        placed, links = [], []
+        for entry, placement in resolved:
+            if placement is not None and placement.placed_by == "nearest":
+                crowded = nearest[entry.written_by] > self.rules.nearest_per_writer
+                placement = None if crowded else Placement(placement.units, "added_by")
             placed.append(entry.model_copy(update={"placed_by": placement.placed_by if placement else "unplaced"}))
             links.append(placement.units if placement else set())
         return placed, links

@@ -181,6 +181,12 @@ class PlacementRules(Model):
     )
     margin: float = Field(ge=1, description="The best unit's score over the second's, at least.")
     min_topic_overlap: float = Field(gt=0, le=1, description="Shared title words / all words (Jaccard), at least.")
+    nearest_per_writer: int = Field(
+        default=1,
+        ge=0,
+        description="Entries one commit wrote down that may go to the work nearest before it, for want of anything "
+        "better: a release commit that writes down a whole release's entries says nothing of which work is whose.",
+    )
 
 
 class PlanningRules(Model):
