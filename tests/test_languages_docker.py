@@ -163,6 +163,8 @@ def _package(**fields) -> str:
             ("ava", [], []),
         ),
         ({"scripts": {"test": "tape test/*.js | tap-spec"}}, ("tape", ["test/*.js"], [])),
+        ({"scripts": {"test": "tap"}, "devDependencies": {"tap": "^16.0.0"}}, ("tap", [], [])),  # node-tap
+        ({"devDependencies": {"tap": "^16.0.0"}}, ("tap", [], [])),
         ({"scripts": {"test": "node --test test/"}}, ("node", ["test/"], [])),
         (
             {"scripts": {"test": "mocha -r ts-node/register 'test/**/*.spec.ts'"}},
@@ -307,6 +309,35 @@ not ok 1 - /workspace/test/a.test.js
 """
 
 
+# node-tap 16 (node-semver's shape): assertions inside the subtest that is the test; subtests made in a loop
+NODE_TAP = """TAP version 13
+# Subtest: clean tests
+    ok 1 - clean(1.2.3) = 1.2.3
+    not ok 2 - clean(v1.2.3) = 1.2.3
+      ---
+      found: null
+      ...
+    1..2
+not ok 1 - clean tests # time=4.861ms
+
+# Subtest: range parsing
+    1..1
+    # Subtest: 1.0.0 - 2.0.0 >=1.0.0 <=2.0.0 undefined
+        ok 1 - 1.0.0 - 2.0.0 => >=1.0.0 <=2.0.0
+        ok 2 - parsing both yields same result
+        1..2
+    ok 1 - 1.0.0 - 2.0.0 >=1.0.0 <=2.0.0 undefined # time=0.864ms
+ok 2 - range parsing # time=242.701ms
+
+# Subtest: an empty test
+    1..0
+ok 3 - an empty test # time=0.1ms
+
+1..3
+# time=10.713ms
+"""
+
+
 def _tap(name: str, reports: dict[str, str]):
     files = {"tap-files.tsv": "".join(f"{n}\t{path}\n" for n, path in enumerate(reports, 1)), "tap-done": ""}
     files.update({f"tap-{n}.txt": text for n, text in enumerate(reports.values(), 1)})
@@ -328,6 +359,17 @@ def _tap(name: str, reports: dict[str, str]):
             "tape",
             {"test/t.js": TAPE},
             {"test/t.js::tape adds": "passed", "test/t.js::tape fails": "failed", "test/t.js::tape skip": "skipped"},
+            [],
+        ),
+        # node-tap: a subtest is the test, its assertions its points
+        (
+            "tap",
+            {"test/clean.js": NODE_TAP},
+            {
+                "test/clean.js::clean tests": "failed",
+                "test/clean.js::range parsing > 1.0.0 - 2.0.0 >=1.0.0 <=2.0.0 undefined": "passed",
+                "test/clean.js::an empty test": "passed",
+            },
             [],
         ),
         # node: nested tests are leaves under their describe

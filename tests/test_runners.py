@@ -261,6 +261,6 @@ def test_test_files_of_matches_collect_error_spelling():
 
 
 def test_unknown_runner_is_a_config_error():
-    assert sorted(runners.RUNNERS) == ["ava", "cargo", "go", "jest", "mocha", "node", "pytest", "tape", "vitest"]
+    assert sorted(runners.RUNNERS) == ["ava", "cargo", "go", "jest", "mocha", "node", "pytest", "tap", "tape", "vitest"]
     with pytest.raises(ConfigError, match="unknown test runner 'jasmine'"):
         runner("jasmine")

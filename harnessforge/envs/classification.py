@@ -377,9 +377,11 @@ def static_ids(
     """The ids the static trace (envs/declared_tests.py) gives the test a runner reports as `test_id`."""
     if runner in ("jest", "vitest"):
         return {f"{test_id.split(' > ', 1)[0]}::{test_id.rsplit(' > ', 1)[-1]}"}
-    if runner in ("ava", "node", "tape", "mocha"):  # `file::suite > title`: the static trace names the title
+    if runner in ("ava", "node", "tape", "tap", "mocha"):  # `file::suite > title`: the static trace names the title
         path, _, titles = test_id.partition("::")
-        return {test_id, f"{path}::{titles.rsplit(' > ', 1)[-1]}"}
+        ids = {test_id, f"{path}::{titles.rsplit(' > ', 1)[-1]}"}
+        # node-tap's subtests made in a loop (`t.test(`${input}`)`) are data: the declared test is the outermost
+        return ids | {f"{path}::{titles.split(' > ', 1)[0]}"} if runner == "tap" else ids
     if runner == "go":
         return {f"{path}::{test_id.partition('::')[2].split('/', 1)[0]}" for path in owners}
     if runner == "cargo":

@@ -47,9 +47,9 @@ def _text(repo: GitRepo, rev: str, path: str) -> str | None:
 
 def _short_names(test_id: str) -> set[str]:
     """What a runner's id may call a test: `a.py::C::test_x[1]` -> test_x; `pkg::TestX/sub` -> TestX;
-    `file > suite > does x` -> does x."""
+    `file > suite > does x` -> does x, or (node-tap's subtests made in a loop) suite."""
     last = re.sub(r"\[.*\]$", "", test_id.rsplit("::", 1)[-1])
-    return {last, last.split("/", 1)[0], test_id.rsplit(" > ", 1)[-1]}
+    return {last, last.split("/", 1)[0], test_id.rsplit(" > ", 1)[-1], last.split(" > ", 1)[0]}
 
 
 def _selected(spans: list[TestSpan], test_ids: list[str]) -> list[TestSpan]:

@@ -241,8 +241,8 @@ def gopath_import_path(files: list[str], read: Reader) -> str:
 
 
 # Test runners in the order a package.json's test script or dependencies are matched against them.
-JS_RUNNERS = ("vitest", "jest", "ava", "mocha", "tape", "node")
-_JS_SCRIPT_RUNNER = re.compile(r"(?:^|[\s;&|(/])(vitest|jest|ava|mocha|tape|node\s+(?:[^|&;]*\s)?--test)\b")
+JS_RUNNERS = ("vitest", "jest", "ava", "mocha", "tape", "tap", "node")  # `tap`: node-tap
+_JS_SCRIPT_RUNNER = re.compile(r"(?:^|[\s;&|(/])(vitest|jest|ava|mocha|tape|tap|node\s+(?:[^|&;]*\s)?--test)\b")
 _VALUE_OPTIONS = {"-r", "--require", "-i", "--ignore", "--timeout", "--reporter", "-R", "--config", "-c"}
 
 

@@ -1,4 +1,4 @@
-"""The TAP runners: ava, node's own runner, tape and mocha all speak TAP (the Test Anything Protocol).
+"""The TAP runners: ava, node's own runner, tape, node-tap and mocha all speak TAP (the Test Anything Protocol).
 
 Each file runs on its own, into its own report, so every id knows its file without trusting a title
 prefix. Ids are `<file>::<title>`, nested tests `<file>::<parent> > <child>`, as the planner names JS
@@ -20,21 +20,25 @@ _TAP_DEFAULT_FILES = {
     "ava": r"(^|/)(test|tests|__tests__)/.*{ext}|(^|/)test-[^/]*{ext}|\.(spec|test){ext}|^((src|source)/)?test{ext}",
     "node": r"(^|/)test/.*{ext}|(^|/)test{ext}|[._-]test{ext}|(^|/)test-[^/]*{ext}",
     "tape": r"^test/[^/]*{ext}",
+    "tap": r"(^|/)(test|tests|__tests__)/.*{ext}|\.(test|spec){ext}|^tests?{ext}",
     "mocha": r"^test/[^/]*\.(c|m)?js$",
 }
-_TAP_SKIP_FILES = r"(^|/)(node_modules|fixtures|helpers|_[^/]*)(/|$)|\.d\.ts$"
+_TAP_SKIP_FILES = r"(^|/)(node_modules|fixtures|helpers|tap-snapshots|_[^/]*)(/|$)|\.d\.ts$"
 # The runner's own options never reach the program under test (`runner_spec.in_process`): node's runner and ava run
 # each file in a process or worker of its own; a tape file is a program that prints TAP; mocha runs in process.
 _TAP_RUN = {
     "ava": 'npx --no-install ava --tap "$f"',
     "node": 'node "${req[@]}" --test --test-reporter=tap "$f"',
     "tape": 'node "${req[@]}" "$f"',
+    "tap": 'node "${req[@]}" "$f"',  # a node-tap file prints TAP when node runs it
     "mocha": in_process(
         "mocha", "mocha/lib/cli/cli", "main", "{out}", test_frame=r"/[\\/]mocha[\\/]lib[\\/]runnable\.js/"
     )
     + ' "${req[@]}" --reporter tap "$f"',
 }
-_TAP_POINT = re.compile(r"^(\s*)(not ok|ok)\b\s*(?:\d+)?\s*(?:-\s+)?(.*?)(?:\s+#\s*(SKIP|TODO)\b.*)?$", re.I)
+_TAP_POINT = re.compile(
+    r"^(\s*)(not ok|ok)\b\s*(?:\d+)?\s*(?:-\s+)?(.*?)(?:\s+#\s*(SKIP|TODO)\b.*|\s+#\s*time=\S+)?$", re.I
+)  # (node-tap ends a point with its `# time=4.8ms`)
 _TAP_SUBTEST = re.compile(r"^(\s*)# Subtest: (.*)$")
 _TAP_PLAN = re.compile(r"^\s*1\.\.(\d+)")
 # ava's own points for a file that failed outside any test (an import error, an uncaught exception).
@@ -45,10 +49,12 @@ _AVA_UNCAUGHT = re.compile(
 
 class TapRunner(RunnerSpec):
     """One TAP report per test file (tap-<n>.txt, listed in tap-files.tsv); `groups`: tape's assertions are
-    grouped under the `# name` comment of their test, the others report one point per test."""
+    grouped under the `# name` comment of their test; `subtest_tests`: node-tap's assertions are points inside the
+    subtest (`t.test(name)`) that is the test; the others report one point per test."""
 
     report = TAP_FILES
     groups = False
+    subtest_tests = False
 
     def command(self, test_ids: list[str], out_dir: str = RESULTS_DIR, plugin_dir: str = PLUGIN_DIR) -> str:
         out = out_dir.rstrip("/") or "/"
@@ -79,7 +85,9 @@ class TapRunner(RunnerSpec):
         for line in files.get(TAP_FILES, "").splitlines():
             number, _, path = line.partition("\t")
             report = files.get(f"tap-{number}.txt", "")
-            found, failed_outside = parse_tap(report, path, grouped=self.groups, uncaught=self.name == "ava")
+            found, failed_outside = parse_tap(
+                report, path, grouped=self.groups, uncaught=self.name == "ava", subtest_tests=self.subtest_tests
+            )
             for name, status in found.items():
                 merge_status(statuses, f"{path}::{name}", status)
             if failed_outside or not found:
@@ -87,11 +95,14 @@ class TapRunner(RunnerSpec):
         return statuses, errors, TAP_DONE in files
 
 
-def parse_tap(text: str, path: str, grouped: bool, uncaught: bool) -> tuple[dict[str, TestStatus], bool]:
+def parse_tap(
+    text: str, path: str, grouped: bool, uncaught: bool, subtest_tests: bool = False
+) -> tuple[dict[str, TestStatus], bool]:
     """(title -> status, whether the file failed outside its tests) from one file's TAP stream.
 
     YAML diagnostics (`---` ... `...`) are skipped whatever they hold; only leaf points are tests (node
-    reports each describe block as a point of its own, and node 18 the file itself)."""
+    reports each describe block as a point of its own, and node 18 the file itself). With `subtest_tests`
+    (node-tap) a leaf point is an assertion of the subtests around it: they are the test."""
     statuses: dict[str, TestStatus] = {}
     outside = False
     subtests: dict[int, str] = {}  # indent -> name of the subtest opened there
@@ -144,6 +155,8 @@ def parse_tap(text: str, path: str, grouped: bool, uncaught: bool) -> tuple[dict
             if group is None:
                 continue
             merge_status(statuses, group, status)
+        elif subtest_tests and names and subtests.get(level) != title:  # an assertion of the subtests around it
+            merge_status(statuses, " > ".join(names), status)
         else:
             merge_status(statuses, " > ".join([*names, title]), status)
         for depth in [depth for depth in subtests if depth >= level]:
@@ -171,8 +184,13 @@ class TapeRunner(TapRunner):
     groups = True
 
 
+class NodeTapRunner(TapRunner):
+    name = "tap"
+    subtest_tests = True
+
+
 class MochaRunner(TapRunner):
     name = "mocha"
 
 
-TAP_RUNNERS: tuple[RunnerSpec, ...] = (AvaRunner(), NodeTestRunner(), TapeRunner(), MochaRunner())
+TAP_RUNNERS: tuple[RunnerSpec, ...] = (AvaRunner(), NodeTestRunner(), TapeRunner(), NodeTapRunner(), MochaRunner())

@@ -10,7 +10,7 @@ from pydantic import Field
 from .common import Model, Provenance, utcnow
 
 Language = Literal["python", "typescript", "go", "rust"]
-Runner = Literal["pytest", "go", "cargo", "jest", "vitest", "ava", "node", "tape", "mocha"]
+Runner = Literal["pytest", "go", "cargo", "jest", "vitest", "ava", "node", "tape", "tap", "mocha"]
 TestStatus = Literal["passed", "failed", "error", "skipped", "xfailed", "missing"]
 MilestoneStatus = Literal["valid", "no_fail_to_pass", "does_not_reproduce", "env_error"]
 # Why an environment or a test run failed, so a data engineer can count causes instead of reading logs.
