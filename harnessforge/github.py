@@ -23,6 +23,11 @@ from .errors import GitHubError
 from .models import GitHubMeta
 
 
+def _text(body: str | None) -> str:
+    """A body as the web form wrote it, CRLF line ends and all, with LF ones: its paragraphs split on blank lines."""
+    return (body or "").replace("\r\n", "\n")
+
+
 @dataclass
 class IssueText:
     """What the forge says of an issue: the hint ladder's L0 and L1 material."""
@@ -138,7 +143,7 @@ class GitHubClient:
             }
 
         data = self._cached("releases", f"GET /repos/{full_name}/releases", fetch)
-        return [(release["tag"], release["body"]) for release in (data or {}).get("releases", [])]
+        return [(release["tag"], _text(release["body"])) for release in (data or {}).get("releases", [])]
 
     def issue(self, full_name: str, number: int) -> IssueText | None:
         def fetch() -> dict:
@@ -154,7 +159,7 @@ class GitHubClient:
         data = self._cached(f"issues/{number}", f"GET issue #{number}", fetch)
         if not data or data.get("is_pull"):
             return None
-        return IssueText(data["number"], data["title"], data["body"], data["labels"])
+        return IssueText(data["number"], data["title"], _text(data["body"]), data["labels"])
 
     def pull(self, full_name: str, number: int) -> PullText | None:
         def fetch() -> dict:
@@ -171,7 +176,8 @@ class GitHubClient:
         data = self._cached(f"pulls/{number}", f"GET pull #{number}", fetch)
         if not data:
             return None
-        return PullText(data["number"], data["title"], data["body"], data["labels"], data["review_comments"])
+        comments = [_text(comment) for comment in data["review_comments"]]
+        return PullText(data["number"], data["title"], _text(data["body"]), data["labels"], comments)
 
     def search_candidates(
         self,

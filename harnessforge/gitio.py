@@ -44,6 +44,12 @@ def _decode(raw: bytes) -> str:
     return raw.decode("utf-8", "surrogateescape")
 
 
+def _message(raw: bytes) -> str:
+    """A commit subject or body: a squash-merged PR's body keeps the web form's CRLF line ends, and its paragraphs
+    must still split on blank lines."""
+    return _decode(raw).replace("\r\n", "\n").strip()
+
+
 def _safe(part: str) -> str:
     part = re.sub(r"[^A-Za-z0-9._-]+", "-", part).strip("-.") or "repo"
     return part if part[0].isalnum() else f"r{part}"
@@ -328,8 +334,8 @@ class GitRepo:
                     _decode(author),
                     _decode(email),
                     datetime.fromtimestamp(int(commit_time), timezone.utc),
-                    _decode(subject),
-                    _decode(body).strip(),
+                    _message(subject),
+                    _message(body),
                     _parse_numstat(stat),
                 )
             )
@@ -344,7 +350,7 @@ class GitRepo:
         commits = {}
         for record in self.run("log", "--format=%x1e%H%x1f%P%x1f%s%x1f%b", *revisions).split(_REC)[1:]:
             sha, parents, subject, body = record.split(_SEP, 3)
-            commits[sha.decode()] = (parents.decode().split(), _decode(subject), _decode(body).strip())
+            commits[sha.decode()] = (parents.decode().split(), _message(subject), _message(body))
         return commits
 
     def commit_times(self, end: str) -> list[datetime]:

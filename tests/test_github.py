@@ -22,7 +22,7 @@ def fake_github():
             REPO,
             3,
             "Tasks should support tags",
-            "I want to group my tasks.\n\nFor example home vs work.",
+            "I want to group my tasks.\r\n\r\nFor example home vs work.",  # the web form's CRLF line ends
             labels=["enhancement"],
         )
         gh.add_issue(REPO, 5, "Persist tasks between runs", "Everything is lost when the program exits.")
@@ -56,6 +56,8 @@ def test_plan_is_enriched_from_github(fake_github, example_repo, store, rules, t
     assert "> Should tags be case-insensitive?" in levels[2].content and "Labels: feature" in levels[2].content
     assert m01.title == "Tasks should support tags; Persist tasks between runs"
     assert "I want to group my tasks." in m01.description
+    # the issue's first paragraph is why (its body read with LF line ends: the whole body was one paragraph)
+    assert "home vs work" not in m01.description and "my tasks.\n\nFor example" in levels[1].content
     assert result.plan.warnings == [w for w in result.plan.warnings if "GitHub" not in w]
 
 

@@ -133,3 +133,22 @@ def test_first_parent_log_reads_numstat_renames_and_binaries(tmp_path):
     changes = {f.path: f for f in c.files}
     assert changes["b.txt"].old_path == "a.txt" and changes["b.txt"].added == 1
     assert changes["img.bin"].binary
+
+
+def test_a_squash_merged_bodys_crlf_line_ends_read_as_lf(tmp_path):
+    """cobra's squash merges keep the PR form's CRLF: paragraphs split on blank lines only with LF line ends (else a
+    body's first paragraph is the whole body, trailers and all)."""
+    from datetime import datetime, timezone
+
+    from harnessforge.examples.builder import RepoBuilder
+
+    b = RepoBuilder(tmp_path / "r", datetime(2026, 1, 1, tzinfo=timezone.utc))
+    first = b.commit("one", {"a.txt": "1\n"})
+    body = "Follow-up.\r\n\r\nThis lets a program reset its templates.\r\n\r\nSigned-off-by: A <a@example.org>"
+    b.write({"a.txt": "2\n"})
+    b.git("add", "-A")
+    b.git("commit", "-q", "--cleanup=verbatim", "-m", f"Allow to reset the templates (#12)\n\n{body}")
+    repo = GitRepo(b.path / ".git")
+    [commit] = repo.first_parent_log(first, "HEAD")
+    assert commit.body == body.replace("\r\n", "\n")
+    assert repo.graph(first, "HEAD")[commit.sha][2] == commit.body
