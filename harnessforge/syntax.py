@@ -18,6 +18,8 @@ import tree_sitter_rust
 import tree_sitter_typescript
 from tree_sitter import Language, Node, Parser
 
+from .text_lint import SENTENCE_BREAK
+
 _LANGUAGES = {
     ".js": "javascript",
     ".jsx": "javascript",
@@ -123,8 +125,8 @@ def _doc(node: Node) -> str:
         lines[:0] = _text(sibling).splitlines()
         sibling, line = sibling.prev_sibling, sibling.start_point[0]
     words = " ".join(re.sub(r"^\s*(?:/{2,3}!?|/\*\*?|\*/?)\s?", "", line).rstrip("*/ ") for line in lines).strip()
-    sentence = re.split(r"(?<=[.!?])\s", words, maxsplit=1)[0]
-    return sentence[:200]
+    sentence = re.split(SENTENCE_BREAK, words, maxsplit=1)[0]
+    return sentence if len(sentence) <= 300 else ""  # whole or not at all: a cut doc reads broken
 
 
 def _base_type(node: Node | None) -> str:

@@ -467,6 +467,15 @@ def test_entry_kind(category, text, kind):
         ("Faster parse (#4, #3).", "Faster parse."),
         ("Retry on timeout (see PR #12)", "Retry on timeout"),
         ("Keep (optional) arguments", "Keep (optional) arguments"),  # no reference: the brackets stay
+        # npm's template-oss entries close with their credits, a name without its @ too
+        ("diff: fix prerelease diff logic (#755) (@eminberkayd, berkay.daglar)", "diff: fix prerelease diff logic"),
+        ("bump x (#852) (@dependabot[bot], @npm-cli-bot)", "bump x"),
+        (
+            "[`2471d75`](https://github.com/npm/node-semver/commit/2471d7543e2e63d9d95358e2405e7e1cde926c36) "
+            "[#811](https://github.com/npm/node-semver/pull/811) x-range build metadata support (i529015)",
+            "x-range build metadata support",
+        ),
+        ("Support the `--x` flag (Windows)", "Support the `--x` flag (Windows)"),  # no commit link: no credit
     ],
 )
 def test_brackets_left_with_only_reference_words_go(text, stripped):

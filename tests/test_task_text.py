@@ -737,3 +737,20 @@ def test_a_test_whose_helper_checks_more_is_traced_and_one_whose_helper_passes_a
     sha = repo.run("rev-parse", verify).decode().strip()
     accepted, excluded = trace_tests(repo, base, verify, {"test_m.py": added}, {"test_m.py": {sha}}, {sha: True}, {})
     assert accepted == ["test_m.py::test_checked"] and excluded == []
+
+
+def test_a_sentence_goes_on_after_an_abbreviation_and_a_long_doc_is_whole_or_absent():
+    """tomlkit's "...around a parsed document (e.g. `MappingProxy`)" was cut at "(e.g" in a heading and a
+    criterion; cobra's 230-character doc comment was cut mid-word ("characters re") in the interface."""
+    from harnessforge.envs.interface_python import first_sentence as doc_sentence
+    from harnessforge.mining.describe import first_sentence
+    from harnessforge.syntax import definitions as go_definitions
+
+    entry = "Restore `dumps()` rendering wrappers (e.g. `MappingProxy`) around a document. It broke in 0.14."
+    assert first_sentence(entry) == "Restore `dumps()` rendering wrappers (e.g. `MappingProxy`) around a document"
+    assert doc_sentence("Read it, i.e. Parse it. Then more.") == "Read it, i.e. Parse it."
+    long_doc = "// getEnvConfig returns the value of the configuration variable " + "word " * 60 + "replaced.\n"
+    (found,) = go_definitions("c.go", "package c\n\n" + long_doc + "func getEnvConfig() {}\n")
+    assert found.doc == ""
+    (found,) = go_definitions("c.go", "package c\n\n// getEnvConfig returns it (e.g. A) now. More.\nfunc getEnvConfig() {}\n")
+    assert found.doc == "getEnvConfig returns it (e.g. A) now."

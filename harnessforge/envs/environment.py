@@ -274,6 +274,7 @@ def validate(
                     classify,
                     rules.planning.assertion_examples,
                     rules.planning.new_value_examples,
+                    rules.planning.documentation_lines,
                 )
             store.update_milestone(key, validated)
             log(_verdict_line(validation))

@@ -25,9 +25,11 @@ from ..models.task import asked
 from ..text_lint import task_problems
 from .classification import names_in_test_id
 from .declared_tests import TestSpan, declared_tests
+from .documentation import documented
 from .interface_python import Definition, Usage, definitions, first_sentence, usage
 
 _IDENTIFIER = re.compile(r"[A-Za-z_]\w*")
+_DOCUMENTED_STRING = re.compile(r"--?[A-Za-z][\w-]+|[A-Za-z_]\w*")  # a string a page may name: a flag, a key
 _STRING = re.compile(r"\"((?:[^\"\\\n]|\\.){2,200})\"|'((?:[^'\\\n]|\\.){2,200})'|`([^`\n]{2,200})`")
 
 
@@ -38,6 +40,8 @@ class Interface:
     items: list[InterfaceItem] = field(default_factory=list)
     criteria: list[AcceptanceCriterion] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
+    used: Usage = field(default_factory=Usage)  # what the tests use: names, keywords, strings
+    documentation: list[str] = field(default_factory=list)  # the user documentation the change adds about them
 
 
 def _text(repo: GitRepo, rev: str, path: str) -> str | None:
@@ -383,6 +387,7 @@ def read_interface(
             )
     result.items += _literals(used.strings, before_texts, after_texts)
     result.items = list({(item.kind, item.name): item for item in result.items}.values())
+    result.used = used
     return result
 
 
@@ -404,7 +409,11 @@ def with_interface(milestone: Milestone, interface: Interface) -> Milestone:
     many of the new names its task text names."""
     notes = [criterion for criterion in milestone.acceptance_criteria if criterion.source != "test"]
     updated = milestone.model_copy(
-        update={"interface": interface.items, "acceptance_criteria": notes + interface.criteria}
+        update={
+            "interface": interface.items,
+            "acceptance_criteria": notes + interface.criteria,
+            "documentation": interface.documentation,
+        }
     )
     text = updated.task()
     named = sum(1 for item in interface.items if item.short in text)
@@ -425,10 +434,16 @@ def with_interface(milestone: Milestone, interface: Interface) -> Milestone:
 
 
 def refresh_interface(
-    repo: GitRepo, milestone: Milestone, classify: FileClassifier, examples: int = 2, new_value_examples: int = 0
+    repo: GitRepo,
+    milestone: Milestone,
+    classify: FileClassifier,
+    examples: int = 2,
+    new_value_examples: int = 0,
+    documentation_lines: int = 0,
 ) -> Milestone:
     """`milestone` with the interface and test criteria of its FAIL_TO_PASS tests (its traced acceptance
-    tests before validation)."""
+    tests before validation), and up to `documentation_lines` of the user documentation it adds about the names
+    those tests use (`planning.documentation_lines`)."""
     code = tuple(extension for extensions in LANGUAGE_EXTENSIONS.values() for extension in extensions)
     sources = [path for path in milestone.changed_files if classify.is_source(path) and path.endswith(code)]
     tests = milestone.fail_to_pass or milestone.acceptance_tests
@@ -448,6 +463,18 @@ def refresh_interface(
         (headline.text, headline.tests, headline.test_files) for headline in milestone.headlines
     ]
     interface.criteria = [_with_headline(criterion, features) for criterion in interface.criteria]
+    if documentation_lines:
+        names = {item.short for item in interface.items}  # the new names, and the flags and keys the tests pass
+        names |= {text for text in interface.used.strings if _DOCUMENTED_STRING.fullmatch(text) and len(text) > 3}
+        interface.documentation = documented(
+            repo,
+            milestone.base_commit,
+            milestone.verify_commit,
+            milestone.changed_files,
+            names,
+            sources,
+            documentation_lines,
+        )
     return with_interface(milestone, interface)
 
 

@@ -14,6 +14,8 @@ import ast
 import re
 from dataclasses import dataclass, field
 
+from ..text_lint import SENTENCE_BREAK
+
 
 @dataclass
 class Definition:
@@ -45,7 +47,7 @@ def first_sentence(docstring: str | None) -> str:
     """A docstring's first sentence, whole (its first paragraph's lines joined); empty when over 300 characters."""
     paragraph = " ".join((docstring or "").strip().split("\n\n", 1)[0].split())
     paragraph = re.sub(r"``([^`]+)``", r"`\1`", paragraph)  # reStructuredText literals read as Markdown code
-    sentence = re.split(r"(?<=[.!?])\s+(?=[A-Z`])", paragraph, maxsplit=1)[0] if paragraph else ""
+    sentence = re.split(SENTENCE_BREAK + "(?=[A-Z`])", paragraph, maxsplit=1)[0] if paragraph else ""
     return sentence if len(sentence) <= 300 else ""
 
 

@@ -14,7 +14,7 @@ import re
 from dataclasses import dataclass, field
 from pathlib import PurePosixPath
 
-from ..text_lint import text_problems
+from ..text_lint import SENTENCE_BREAK, text_problems
 from .markup import HiddenCode, Syntax, render
 from .text_checks import words_lost
 
@@ -74,7 +74,7 @@ class TaskText:
 # ---- withholding ---------------------------------------------------------------------------------
 _FENCE_BLOCK = re.compile(r"^([ \t]*)```[^\n]*\n.*?^[ \t]*```[ \t]*$\n?", re.S | re.M)
 _CODE = re.compile(r"(`+)(?!`)(.+?)(?<!`)\1(?!`)")
-_SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z`*(\[\"'\x00])")
+_SENTENCE_END = re.compile(SENTENCE_BREAK + r"(?=[A-Z`*(\[\"'\x00])")
 _AROUND = r"(?:in|into|inside|within|from|to|under|via|of)\s+(?:the\s+)?(?:file\s+|module\s+)?"
 
 

@@ -188,10 +188,19 @@ def strip_credits(text: str) -> str:
     return _POINTER_SENTENCE.sub("", _CREDIT_SENTENCE.sub("", text))
 
 
+# the credits closing an entry: "(@a, b.c)", or, in an entry opening with its commit's link (release-please,
+# npm's template-oss), its last parenthetical of bare names: "x-range build metadata support (i529015)"
+_CLOSING_CREDITS = re.compile(r"\s*\(\s*@[\w-]+(?:\[bot\])?(?:\s*,\s*@?[\w.-]+(?:\[bot\])?)*\s*\)\s*$")
+_COMMIT_LINK_OPENING = re.compile(r"^\s*(?:[-*+]\s+)?\[`?[0-9a-f]{7,40}`?\]\(https?://\S+/commit/[0-9a-f]{7,40}/?\)")
+_CLOSING_NAMES = re.compile(r"\s*\((?![^()]*#)[^()\s]+(?:\s*,\s*[^()\s]+)*\)\s*$")
+
+
 def strip_refs(text: str) -> str:
     """The text without PR/issue references, credits to people ("by @x in #12", "Thanks @x for reporting."), the
     words that only named them ("Issue #5", "see #3 for details.") and the brackets they leave behind."""
-    text = strip_credits(text)
+    if _COMMIT_LINK_OPENING.match(text):
+        text = _CLOSING_NAMES.sub("", text)
+    text = strip_credits(_CLOSING_CREDITS.sub("", text))
     capital = text.lstrip()[:1].isupper()
     if prefix := _NUMBERED_PREFIX.match(text):
         text = text[prefix.end() :][:1].upper() + text[prefix.end() + 1 :]

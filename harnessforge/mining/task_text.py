@@ -84,7 +84,14 @@ def with_task(
         warnings=[f"{milestone.id}: {warning}" for warning in task.warnings],
     )
     milestone = milestone.model_copy(update={"acceptance_criteria": promises, "quality": quality})
-    return refresh_interface(repo, milestone, classify, planning.assertion_examples, planning.new_value_examples)
+    return refresh_interface(
+        repo,
+        milestone,
+        classify,
+        planning.assertion_examples,
+        planning.new_value_examples,
+        planning.documentation_lines,
+    )
 
 
 def text_warnings(milestone: Milestone) -> list[str]:

@@ -209,6 +209,11 @@ class Milestone(Model):
     interface: list[InterfaceItem] = Field(
         [], description="The names the acceptance tests use that the base lacks (FAIL_TO_PASS once validated)."
     )
+    documentation: list[str] = Field(
+        [],
+        description="What the change adds to the user documentation (README, docs pages) about the names its tests "
+        "use: the repository's own statement of the behaviour they pin, quoted in the task.",
+    )
     acceptance_criteria: list[AcceptanceCriterion] = Field(
         [], description="One line per behaviour: the release notes' promises, then what the acceptance tests check."
     )
@@ -238,6 +243,8 @@ class Milestone(Model):
     def task(self, visibility: TestVisibility = "visible", max_interface: int = 30, max_criteria: int = 25) -> str:
         """The task as the Dev reads it: title, what to build, the interface and the acceptance criteria."""
         parts = [f"# {self.title}", "## What to build", self.brief or self.title]
+        if self.documentation:
+            parts += ["## Documentation", "What the change adds to the project's documentation about it:\n\n" + "\n".join(self.documentation)]
         if self.interface:
             shown = [item.line() for item in self.interface[:max_interface]]
             more = len(self.interface) - len(shown)

@@ -232,6 +232,12 @@ class PlanningRules(Model):
         description="Further checks a test criterion quotes when they expect a value only the new source holds "
         "(an exact message, a new locale's words): with the tests hidden, the Dev could not guess it.",
     )
+    documentation_lines: int = Field(
+        default=30,
+        ge=0,
+        description="Lines of the user documentation a milestone's change adds (README, docs pages) that its task "
+        "quotes: the paragraphs naming what its tests use, whole (0: none).",
+    )
     hint_l4_max_chars: int = Field(gt=0)
     hint_l4_max_hunks: int = Field(gt=0)
     difficulty_lines: list[int] = Field(min_length=4, max_length=4)

@@ -1,0 +1,151 @@
+"""What a milestone's change adds to the user documentation about the names its tests use.
+
+A README or docs page the change extends often states exactly what the tests pin (the values a setting
+accepts, what a new function returns for each input) while the release note is one line ("Add
+`truncate` function"). Those added paragraphs are the repository's own statement of the behaviour, so
+the task quotes them: the ones that name something the acceptance tests use, whole, up to a budget.
+Changelogs, security and contributing pages are no user documentation; a paragraph naming a changed
+source file is left out (the description never names where the solution goes).
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import PurePosixPath
+
+from unidiff import PatchSet
+
+from ..gitio import GitRepo
+
+DOCUMENT_EXTENSIONS = (".md", ".mdx", ".rst", ".adoc", ".txt")
+_NOT_USER_DOCUMENTATION = re.compile(
+    r"(?i)(^|/)(changelog|changes|history|news|releases?|security|contributing|code_of_conduct|license|authors|"
+    r"requirements[\w.-]*|pull_request_template|issue_template)(\.[\w]+)?$|(^|/)\.github/|(^|/)changelog\.d/"
+)
+_FENCE = re.compile(r"^\s*(```|~~~)")
+# a token that reads as code: in backticks, with an underscore, a digit after letters, an inner capital, or a --flag
+_CODE_TOKEN = re.compile(r"`([^`\n]+)`|(--?[A-Za-z][\w-]+)|\b([A-Za-z]\w*(?:_\w+|[a-z][A-Z]\w*|[A-Za-z]\d\w*))\b")
+_IDENTIFIER = re.compile(r"[A-Za-z_][\w-]*")
+
+
+def is_user_documentation(path: str) -> bool:
+    """A page users read (README, docs/, site/ content), not a changelog, policy or requirements file."""
+    return path.lower().endswith(DOCUMENT_EXTENSIONS) and not _NOT_USER_DOCUMENTATION.search(path)
+
+
+def blocks(text: str) -> list[tuple[int, int]]:
+    """A page's paragraphs as (first, last) line numbers (1-based): runs of non-blank lines, a fenced block
+    (with the lines that open and close it) one paragraph, blank lines inside it and all."""
+    found: list[tuple[int, int]] = []
+    start = None
+    fenced = False
+    for number, line in enumerate(text.split("\n"), start=1):
+        if _FENCE.match(line):
+            if not fenced and start is not None:
+                found.append((start, number - 1))
+                start = None
+            start = number if start is None else start
+            fenced = not fenced
+            if not fenced:
+                found.append((start, number))
+                start = None
+            continue
+        if fenced:
+            continue
+        if line.strip() and start is None:
+            start = number
+        elif not line.strip() and start is not None:
+            found.append((start, number - 1))
+            start = None
+    if start is not None:
+        found.append((start, len(text.split("\n"))))
+    return found
+
+
+def added_line_numbers(patch_text: str) -> set[int]:
+    """The new file's line numbers a one-file unified diff adds."""
+    return {
+        line.target_line_no
+        for file in PatchSet(patch_text)
+        for hunk in file
+        for line in hunk
+        if line.is_added and line.value.strip()
+    }
+
+
+def _code_tokens(paragraph: list[str]) -> set[str]:
+    """The code-like names a paragraph gives (`load_dotenv()` -> load_dotenv, `--inc` -> --inc)."""
+    if _FENCE.match(paragraph[0]):  # a code block: every identifier is code
+        return set(_IDENTIFIER.findall("\n".join(paragraph[1:])))
+    tokens: set[str] = set()
+    for match in _CODE_TOKEN.finditer("\n".join(paragraph)):
+        if match[1]:
+            tokens |= set(_IDENTIFIER.findall(match[1])) | {match[1].strip()}
+        else:
+            tokens.add(match[2] or match[3])
+    return tokens
+
+
+def documented(
+    repo: GitRepo,
+    base: str,
+    verify: str,
+    paths: list[str],
+    names: set[str],
+    withheld: list[str],
+    max_lines: int = 30,
+) -> list[str]:
+    """The paragraphs of the user documentation among `paths` that the change adds to or edits and that name one of
+    `names` (what the tests use), each whole as the verify commit has it, in page order, up to `max_lines` lines in
+    all; a paragraph naming a `withheld` path or file name is left out. Blank lines separate the paragraphs."""
+    wanted = {name for name in names if len(name) >= 3}
+    hidden = {form for path in withheld for form in (path, PurePosixPath(path).name)}
+    lines: list[str] = []
+    for path in paths:
+        if not is_user_documentation(path) or (page := repo.show(verify, path)) is None:
+            continue
+        patch = repo.run("diff", "--no-color", "--no-ext-diff", base, verify, "--", path, check=False)
+        for paragraph in naming(page.decode("utf-8", "replace"), added_line_numbers(patch.decode()), wanted, hidden):
+            if len(lines) + len(paragraph) + 1 > max_lines:
+                continue  # whole paragraphs only: a shorter one further on may still fit
+            lines += ([""] if lines else []) + paragraph
+    return lines
+
+
+def naming(text: str, added: set[int], names: set[str], hidden: set[str]) -> list[list[str]]:
+    """The paragraphs (list items apart) of a page that hold an `added` line and name one of `names` and none of
+    `hidden`, with the changed paragraph a colon leads into or out of ("For example:" and its code)."""
+    page = [line.rstrip() for line in text.split("\n")]
+    changed = [
+        page[first - 1 : last]
+        for block in blocks(text)
+        for first, last in _items(page, *block)
+        if any(first <= number <= last for number in added)
+    ]
+    chosen = {
+        index
+        for index, paragraph in enumerate(changed)
+        if _code_tokens(paragraph) & names and not any(form in line for form in hidden for line in paragraph)
+    }
+    for index in sorted(chosen):
+        if index > 0 and changed[index - 1][-1].endswith(":"):
+            chosen.add(index - 1)
+        if changed[index][-1].endswith(":") and index + 1 < len(changed):
+            chosen.add(index + 1)
+    return [changed[index] for index in sorted(chosen)]
+
+
+_ITEM = re.compile(r"^(\s*)(?:[-*+]|\d+[.)])\s")
+
+
+def _items(page: list[str], first: int, last: int) -> list[tuple[int, int]]:
+    """A paragraph that is a list, as its top-level items (and the lines before the first); else itself."""
+    if _FENCE.match(page[first - 1]):
+        return [(first, last)]
+    starts = [(number, len(match[1])) for number in range(first, last + 1) if (match := _ITEM.match(page[number - 1]))]
+    if len(starts) < 2:
+        return [(first, last)]
+    indent = min(width for _, width in starts)
+    cuts = [number for number, width in starts if width == indent]
+    cuts = ([first] if cuts[0] != first else []) + cuts
+    return [(start, end - 1) for start, end in zip(cuts, cuts[1:] + [last + 1])]

@@ -1,0 +1,114 @@
+"""The user documentation a change adds, quoted in its task: the README or docs paragraphs that state what the
+tests pin, whole, and nothing from changelogs, other list items or pages about unrelated names."""
+
+from __future__ import annotations
+
+from harnessforge.envs.documentation import blocks, is_user_documentation, naming
+from harnessforge.envs.interface import refresh_interface
+from harnessforge.examples.builder import RepoBuilder
+from harnessforge.examples.patterns.common import START
+from harnessforge.files import FileClassifier
+from harnessforge.gitio import GitRepo
+from harnessforge.models import Milestone
+from harnessforge.rules import load_rules
+
+README = """# semver
+
+## Functions
+
+* `inc(v, releaseType)`: Return the version incremented by the release type.
+* `diff(v1, v2)`: Returns the difference between two versions.
+
+## Ranges
+
+Ranges are sets of comparators.
+"""
+
+TRUNCATE_ITEM = """* `truncate(v, releaseType)`: Return the version with components _lower_
+  than `releaseType` dropped off, e.g.:
+  * `major` removes build & prerelease info and sets minor & patch to 0.
+  * All prerelease types remove build info only
+"""
+
+
+def test_a_new_functions_readme_item_is_quoted_whole_and_alone(tmp_path):
+    """node-semver's "Add `truncate` function": the release note is the title, the README item states what the
+    tests pin. The task quotes that item with its sub-bullets, not the list's other items, the changelog or a
+    page about another name."""
+    builder = RepoBuilder(tmp_path / "repo", START)
+    base = builder.commit(
+        "Functions",
+        {
+            "README.md": README,
+            "CHANGELOG.md": "# Changelog\n",
+            "docs/ranges.md": "# Ranges\n",
+            "functions/inc.js": "module.exports = () => null\n",
+        },
+    )
+    verify = builder.commit(
+        "Add truncate",
+        {
+            "README.md": README.replace("\n## Ranges", TRUNCATE_ITEM + "\n## Ranges"),
+            "CHANGELOG.md": "# Changelog\n\n* Add `truncate` function\n",
+            "docs/ranges.md": "# Ranges\n\nA `Range` holds `comparators`.\n",
+            "functions/truncate.js": "const truncate = (version, truncation) => null\nmodule.exports = truncate\n",
+            "test/truncate.js": "const truncate = require('../functions/truncate')\ntest('x', () => truncate('1.2.3', 'major'))\n",
+        },
+    )
+    changed = ["CHANGELOG.md", "README.md", "docs/ranges.md", "functions/truncate.js", "test/truncate.js"]
+    milestone = Milestone(
+        id="m01",
+        ordinal=1,
+        title="Add `truncate` function",
+        description="Add `truncate` function.",
+        base_commit=base,
+        verify_commit=verify,
+        source_prs=[],
+        issues=[],
+        commits=[verify],
+        changed_files=changed,
+        test_files=["test/truncate.js"],
+        lines_added=9,
+        lines_deleted=0,
+        difficulty=1,
+        acceptance_tests=["test/truncate.js > x"],
+    )
+    classify = FileClassifier(load_rules().planning)
+    quoted = refresh_interface(GitRepo(builder.path), milestone, classify, documentation_lines=30)
+    assert "truncate" in {item.short for item in quoted.interface}
+    assert quoted.documentation == TRUNCATE_ITEM.rstrip("\n").split("\n")
+    task = quoted.task("hidden")
+    assert "## Documentation" in task and "All prerelease types remove build info only" in task
+    assert "difference between two versions" not in task and "comparators" not in task
+    assert refresh_interface(GitRepo(builder.path), milestone, classify, documentation_lines=0).documentation == []
+    assert refresh_interface(GitRepo(builder.path), milestone, classify, documentation_lines=3).documentation == []
+
+
+def test_a_quoted_paragraph_brings_the_example_its_colon_introduces():
+    """cobra's completions page: the paragraph naming the new method ends "...to `NoFileComp`:" and its code
+    block follows; an edited line inside a fenced block quotes the whole block, never a fragment of code."""
+    page = (
+        "# Completions\n\nOld text about `ValidArgs`.\n\n"
+        "You can change the default for a command with `SetDefaultShellCompDirective`:\n\n"
+        "```go\ncmd.CompletionOptions.SetDefaultShellCompDirective(NoFileComp)\n```\n\n"
+        "```go\nfunc f() {\n\tvar comps []Completion\n\treturn comps\n}\n```\n"
+    )
+    lines = page.split("\n")
+    added = {lines.index(line) + 1 for line in lines if "SetDefault" in line or "var comps" in line}
+    found = naming(page, added, {"SetDefaultShellCompDirective", "Completion"}, set())
+    assert found == [
+        ["You can change the default for a command with `SetDefaultShellCompDirective`:"],
+        ["```go", "cmd.CompletionOptions.SetDefaultShellCompDirective(NoFileComp)", "```"],
+        ["```go", "func f() {", "\tvar comps []Completion", "\treturn comps", "}", "```"],
+    ]
+    assert naming(page, added, {"SetDefaultShellCompDirective"}, {"completions.go"}) == found[:2]
+    assert naming(page.replace("with `Set", "in completions.go with `Set"), added, {"Set"}, {"completions.go"}) == []
+    assert blocks("a\nb\n\n```\nx\n\ny\n```\nc\n") == [(1, 2), (4, 8), (9, 9)]
+
+
+def test_only_pages_users_read_are_documentation():
+    assert is_user_documentation("README.md") and is_user_documentation("site/content/completions/_index.md")
+    assert is_user_documentation("docs/usage.rst")
+    for path in ("CHANGELOG.md", "docs/changelog.rst", "SECURITY.md", ".github/pull_request_template.md"):
+        assert not is_user_documentation(path), path
+    assert not is_user_documentation("requirements.txt") and not is_user_documentation("doc/md_docs.go")
