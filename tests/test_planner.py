@@ -395,7 +395,11 @@ def test_show_task_prints_the_devs_first_message(planned, run_cli):
     data = json.loads(later.stdout)
     assert data["message"].startswith(second.task("visible")) and data["test_visibility"] == "visible"
     assert data["milestone"] == second.id  # outside a run: the earlier titles, never a placeholder
-    assert f"Earlier milestones:\n- {first.id} {first.title}\n  (in a run, each with its outcome" in data["message"]
+    assert data["message"].split("Earlier milestones:\n", 1)[1].startswith(f"- {first.id} {first.title}")
+    assert "in a run" not in data["message"].lower() and "each earlier milestone also carries" in data["note"]
+    store.update_milestone(key, first.model_copy(update={"status": "does_not_reproduce"}))  # the chain skips it
+    skipped = json.loads(run_cli("show", key, "--task", second.id, "--json", store=store.root).stdout)
+    assert f"- {first.id} " not in skipped["message"] and skipped["note"] is None
     missing = run_cli("show", key, "--task", "m99", store=store.root)
     assert missing.returncode == 1 and "has no milestone 'm99' (it has m01" in missing.stderr
     bad = run_cli("show", key, "--json", store=store.root)

@@ -190,11 +190,9 @@ def show(
         out.print(plan_table(state.store.load_plan(repo_key)))
 
 
-def run_memory(earlier: list[str]) -> str:
-    """The "Earlier milestones" list outside a run: the chain's earlier titles, and what a run adds to each."""
-    return "\n".join(
-        [*earlier, "  (in a run, each with its outcome, the files the Dev changed and the errors it fixed)"]
-    )
+RUN_MEMORY_NOTE = (
+    "In a run, each earlier milestone also carries its outcome, the files the Dev changed and the errors it fixed."
+)
 
 
 def show_task(repo_key: str, milestone_id: str | None, tests: str | None, as_json: bool) -> None:
@@ -217,11 +215,13 @@ def show_task(repo_key: str, milestone_id: str | None, tests: str | None, as_jso
     chain = [planned for planned in plan.milestones if planned.status != "merged"]
     ids = [planned.id for planned in chain]
     before = chain[: ids.index(milestone_id)] if milestone_id in ids else []
-    earlier = [f"- {planned.id} {planned.title}" for planned in before]
-    memory = run_memory(earlier) if earlier else render([], rules.memory)
+    earlier = [f"- {planned.id} {planned.title}" for planned in before if planned.status in (None, "valid")]
+    memory = "\n".join(earlier) if earlier else render([], rules.memory)
     message = opening(milestone, visibility, hint, memory)
     if not as_json:
         out.print(message, markup=False, highlight=False, soft_wrap=True)
+        if earlier:  # said beside the message, never in it: a reader takes it for the Dev's text
+            typer.echo(RUN_MEMORY_NOTE, err=True)
         return
     shown = {
         "repo": repo_key,
@@ -231,5 +231,6 @@ def show_task(repo_key: str, milestone_id: str | None, tests: str | None, as_jso
         "title": milestone.title,
         "first_hint": hint or None,
         "message": message,
+        "note": RUN_MEMORY_NOTE if earlier else None,
     }
     out.print(json.dumps(shown, indent=2, ensure_ascii=False), markup=False, highlight=False, soft_wrap=True)
