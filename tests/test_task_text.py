@@ -754,3 +754,32 @@ def test_a_sentence_goes_on_after_an_abbreviation_and_a_long_doc_is_whole_or_abs
     assert found.doc == ""
     (found,) = go_definitions("c.go", "package c\n\n// getEnvConfig returns it (e.g. A) now. More.\nfunc getEnvConfig() {}\n")
     assert found.doc == "getEnvConfig returns it (e.g. A) now."
+
+
+def test_a_test_whose_change_is_only_a_comment_or_a_trailing_comma_is_not_traced(tmp_path):
+    """cobra's shape: the milestone adds a check to `TestNew` and, in the same file, only `//nolint` comments and a
+    trailing comma to `TestOld`. `TestOld` fails at base only because the file does not build: it checks nothing
+    the milestone changed, so it is not an acceptance test (and validation can see it as collateral)."""
+    from harnessforge.envs.declared_tests import trace_tests
+
+    builder = RepoBuilder(tmp_path / "repo", START)
+    before = (
+        'package c\n\nimport "testing"\n\nfunc TestOld(t *testing.T) {\n\tcheck(t, []string{\n\t\t"a"}\n\t)\n}\n\n'
+        'func TestNew(t *testing.T) {\n\tcheck(t, "b")\n}\n'
+    )
+    base = builder.commit("Tests", {"c_test.go": before})
+    after = before.replace('\t\t"a"}\n\t)', '\t\t"a", //nolint:misspell\n\t},\n\t)').replace(
+        'check(t, "b")', 'check(t, "b")\n\tcheck(t, Completion("c"))'
+    )
+    verify = builder.commit("Completions", {"c_test.go": after})
+    repo = GitRepo(builder.path)
+    added = sorted({number for number, line in enumerate(after.splitlines(), 1) if line not in before.splitlines()})
+    sha = repo.run("rev-parse", verify).decode().strip()
+    accepted, _ = trace_tests(repo, base, verify, {"c_test.go": added}, {"c_test.go": {sha}}, {sha: True}, {})
+    assert accepted == ["c_test.go::TestNew"]
+    changed = after.replace('"a", //nolint:misspell', '"z", //nolint:misspell')
+    verify = builder.commit("A new value", {"c_test.go": changed})
+    added = sorted({number for number, line in enumerate(changed.splitlines(), 1) if line not in after.splitlines()})
+    sha = repo.run("rev-parse", verify).decode().strip()
+    accepted, _ = trace_tests(repo, sha + "~1", verify, {"c_test.go": added}, {"c_test.go": {sha}}, {sha: True}, {})
+    assert accepted == ["c_test.go::TestOld"]  # a changed value next to a comment is a change
