@@ -783,3 +783,15 @@ def test_a_test_whose_change_is_only_a_comment_or_a_trailing_comma_is_not_traced
     sha = repo.run("rev-parse", verify).decode().strip()
     accepted, _ = trace_tests(repo, sha + "~1", verify, {"c_test.go": added}, {"c_test.go": {sha}}, {sha: True}, {})
     assert accepted == ["c_test.go::TestOld"]  # a changed value next to a comment is a change
+
+
+def test_a_new_message_built_in_a_template_is_quoted_by_its_phrase():
+    """node-semver's `inc()`: two checks quote messages the base has; the third expects "invalid identifier: x/y",
+    which the new source builds in a template literal. Its phrase "invalid identifier" is new: it is quoted."""
+    from harnessforge.envs.interface import _new_value_reader
+
+    before = ["throw new Error('invalid increment argument: identifier is empty')"]
+    after = [before[0] + "\nthrow new Error(`invalid identifier: ${identifier}`)"]
+    new_value = _new_value_reader(before, after)
+    assert new_value("t.throws(() => v.inc('prerelease', 'a/b'), Error('invalid identifier: invalid/preid'))")
+    assert not new_value("t.throws(() => v.inc('prerelease', ''), Error('invalid increment argument: identifier is empty'))")

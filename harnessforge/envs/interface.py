@@ -148,14 +148,17 @@ def _examples(
 
 
 def _new_value_reader(before: list[str], after: list[str]) -> Callable[[str], bool]:
-    """Whether a check quotes a value only the new source holds: a string literal, or one of its words, found in
-    the changed source files after the change and not before (`"2 ሳምንታት"` when the locale is new)."""
+    """Whether a check quotes a value only the new source holds: a string literal, one of its words or one of its
+    phrases, found in the changed source files after the change and not before (`"2 ሳምንታት"` when the locale is
+    new; "invalid identifier" of `Error('invalid identifier: a/b')` when the source builds it in a template)."""
     old, new = "\n".join(before), "\n".join(after)
 
     def holds(statement: str) -> bool:
         for match in _STRING.finditer(statement):
             value = next(group for group in match.groups() if group is not None)
-            pieces = [value, *re.findall(r"[^\s\"'`.,:;()\[\]{}]{3,}", value)]
+            words = re.findall(r"[^\s\"'`.,:;()\[\]{}]{3,}", value)
+            phrases = [part.strip() for part in re.split(r"[:;,(){}\[\]]", value) if len(part.split()) > 1]
+            pieces = [value, *words, *phrases]  # a phrase: "invalid identifier" of a message built in a template
             if any(piece in new and piece not in old for piece in pieces):
                 return True
         return False
