@@ -795,3 +795,17 @@ def test_a_new_message_built_in_a_template_is_quoted_by_its_phrase():
     new_value = _new_value_reader(before, after)
     assert new_value("t.throws(() => v.inc('prerelease', 'a/b'), Error('invalid identifier: invalid/preid'))")
     assert not new_value("t.throws(() => v.inc('prerelease', ''), Error('invalid increment argument: identifier is empty'))")
+
+
+def test_an_expected_layout_in_triple_quotes_is_quoted_exactly():
+    """tomlkit's checks compare a document with a triple-quoted layout; joined with spaces it read
+    `\"\"\"c.d = 2 [a] x = 9 \"\"\"` (a Dev following it fails). Its line ends stay `\\n` escapes: the same string."""
+    import ast
+
+    from harnessforge.envs.interface import _statement
+
+    lines = ["    assert (", "        doc.as_string()", '        == """c.d = 2', "[a]", "  x = 9", '"""', "    )"]
+    quoted = _statement(lines, 1, len(lines))
+    assert quoted == 'assert ( doc.as_string() == """c.d = 2\\n[a]\\n  x = 9\\n""" )'
+    assert ast.literal_eval(quoted.split("== ", 1)[1].rstrip(" )")) == "c.d = 2\n[a]\n  x = 9\n"
+    assert _statement(["    assert f(1,", "      2)"], 1, 2) == "assert f(1, 2)"

@@ -71,16 +71,28 @@ _ASSERTION = re.compile(
 )
 
 
+_MULTILINE_QUOTES = re.compile(r'"""|\'\'\'')  # (not Go's raw strings: `\\n` in them is no line end)
+
+
 def _statement(lines: list[str], start: int, last: int) -> str:
-    """The statement opening at line `start` (1-based), continued until its brackets close, on one line."""
-    text, depth = "", 0
+    """The statement opening at line `start` (1-based), continued until its brackets close, on one line. A string
+    that spans lines (Python's triple quotes) keeps its line ends as `\\n` escapes, the same string, and its lines
+    as they are: the layout a test expects is exact."""
+    text, depth, quoted, spanning = "", 0, False, False
     for number in range(start, min(last, start + 8) + 1):
-        line = lines[number - 1].strip()
-        text = f"{text} {line}".strip()
-        depth += sum(line.count(opening) for opening in "([{") - sum(line.count(closing) for closing in ")]}")
-        if depth <= 0:
-            text = " ".join(text.removesuffix(":").split())
-            return re.sub(r",?\s+([)\]}])", r"\1", re.sub(r"([(\[{])\s+", r"\1", text))
+        raw = lines[number - 1]
+        pieces = _MULTILINE_QUOTES.split(raw)
+        code = "".join(pieces[1 if quoted else 0 :: 2])  # brackets inside a string do not count
+        depth += sum(code.count(opening) for opening in "([{") - sum(code.count(closing) for closing in ")]}")
+        text = f"{text}\\n{raw}" if quoted else f"{text} {raw.strip()}".strip()
+        spanning = spanning or quoted
+        quoted ^= len(pieces) % 2 == 0  # an odd number of quotes opens or closes a string
+        if quoted or depth > 0:
+            continue
+        if spanning:
+            return text.removesuffix(":")
+        text = " ".join(text.removesuffix(":").split())
+        return re.sub(r",?\s+([)\]}])", r"\1", re.sub(r"([(\[{])\s+", r"\1", text))
     return ""  # never closes within reach: not quotable
 
 
