@@ -12,6 +12,7 @@ from pathlib import PurePosixPath
 from typing import Sequence
 
 from ..diffs import FileDiff
+from ..envs.declared_tests import declared_tests
 from ..envs.interface import refresh_interface
 from ..files import FileClassifier
 from ..gitio import GitRepo, display
@@ -115,23 +116,24 @@ def task_parts(
     repo: GitRepo,
 ) -> list[TaskPart]:
     """The milestone's parts from its task's sections: each with its commits, the test files they changed and the
-    tests they add or change there (what validation looks in for a graded test of it), its size and releases.
+    tests they add or change there (what validation looks in for a graded test of it), its size and releases. A
+    test file its commits changed outside every test (a `'use strict'` line atop it) holds no test of it.
     `features[position]`: the units and release-note entries of the feature at that position."""
     parts = []
     for section in task.sections:
         infos = [info for position in section.positions for info in features[position][0]]
         entries = [entry for position in section.positions for entry in features[position][1]]
         changes = [(info.unit.sha, change.path) for info in infos for change in info.unit.files]
-        paths = {sha: [path for unit, path in changes if unit == sha and classify.is_test(path)] for sha, _ in changes}
-        names = set().union(
-            *(
-                tests_touched(
-                    diffs[sha], found, lambda path, sha=sha: (repo.show(sha, path) or b"").decode(errors="replace")
-                )
-                for sha, found in paths.items()
-                if sha in diffs
-            )
-        )
+        names: set[str] = set()
+        test_files: set[str] = set()
+        for sha, path in dict.fromkeys(changes):
+            if not classify.is_test(path):
+                continue
+            read = lambda path, sha=sha: (repo.show(sha, path) or b"").decode(errors="replace")  # noqa: E731
+            touched = tests_touched(diffs[sha], [path], read) if sha in diffs else set()
+            names |= touched
+            if touched or not declared_tests(path, read(path)):  # a file it changed outside every test is not its
+                test_files.add(display(path))
         lines = sum(
             len(diffs[info.unit.sha].lines(path))
             for info in infos
@@ -149,7 +151,7 @@ def task_parts(
                 asides=section.asides,
                 releases=list(dict.fromkeys(entry.release for entry in entries if entry.release)),
                 commits=list(dict.fromkeys(info.unit.sha for info in infos)),
-                test_files=sorted({display(path) for found in paths.values() for path in found}),
+                test_files=sorted(test_files),
                 tests=sorted(names),
                 lines=lines,
                 seed=section.seed,
