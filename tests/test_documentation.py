@@ -86,7 +86,7 @@ def test_a_new_functions_readme_item_is_quoted_whole_and_alone(tmp_path):
 
 def test_a_quoted_paragraph_brings_the_example_its_colon_introduces():
     """cobra's completions page: the paragraph naming the new method ends "...to `NoFileComp`:" and its code
-    block follows; an edited line inside a fenced block quotes the whole block, never a fragment of code."""
+    block follows, whole; a code block that only changed (an example edited to a new type) is not quoted."""
     page = (
         "# Completions\n\nOld text about `ValidArgs`.\n\n"
         "You can change the default for a command with `SetDefaultShellCompDirective`:\n\n"
@@ -99,9 +99,9 @@ def test_a_quoted_paragraph_brings_the_example_its_colon_introduces():
     assert found == [
         ["You can change the default for a command with `SetDefaultShellCompDirective`:"],
         ["```go", "cmd.CompletionOptions.SetDefaultShellCompDirective(NoFileComp)", "```"],
-        ["```go", "func f() {", "\tvar comps []Completion", "\treturn comps", "}", "```"],
-    ]
-    assert naming(page, added, {"SetDefaultShellCompDirective"}, {"completions.go"}) == found[:2]
+    ]  # the edited example naming `Completion` is no statement: a code block comes only with its prose
+    assert naming(page, added, {"Completion"}, set()) == []
+    assert naming(page, added, {"SetDefaultShellCompDirective"}, {"completions.go"}) == found
     assert naming(page.replace("with `Set", "in completions.go with `Set"), added, {"Set"}, {"completions.go"}) == []
     assert blocks("a\nb\n\n```\nx\n\ny\n```\nc\n") == [(1, 2), (4, 8), (9, 9)]
 

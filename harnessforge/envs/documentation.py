@@ -75,8 +75,6 @@ def added_line_numbers(patch_text: str) -> set[int]:
 
 def _code_tokens(paragraph: list[str]) -> set[str]:
     """The code-like names a paragraph gives (`load_dotenv()` -> load_dotenv, `--inc` -> --inc)."""
-    if _FENCE.match(paragraph[0]):  # a code block: every identifier is code
-        return set(_IDENTIFIER.findall("\n".join(paragraph[1:])))
     tokens: set[str] = set()
     for match in _CODE_TOKEN.finditer("\n".join(paragraph)):
         if match[1]:
@@ -113,8 +111,9 @@ def documented(
 
 
 def naming(text: str, added: set[int], names: set[str], hidden: set[str]) -> list[list[str]]:
-    """The paragraphs (list items apart) of a page that hold an `added` line and name one of `names` and none of
-    `hidden`, with the changed paragraph a colon leads into or out of ("For example:" and its code)."""
+    """The prose paragraphs (list items apart) of a page that hold an `added` line and name one of `names` and none
+    of `hidden`, with the changed paragraph a colon leads into or out of ("For example:" and its code). A code
+    block alone is no statement of behaviour (an example edited to a new type is everywhere on a page)."""
     page = [line.rstrip() for line in text.split("\n")]
     changed = [
         page[first - 1 : last]
@@ -125,7 +124,9 @@ def naming(text: str, added: set[int], names: set[str], hidden: set[str]) -> lis
     chosen = {
         index
         for index, paragraph in enumerate(changed)
-        if _code_tokens(paragraph) & names and not any(form in line for form in hidden for line in paragraph)
+        if not _FENCE.match(paragraph[0])  # a code block comes with the prose that introduces it, never alone
+        and _code_tokens(paragraph) & names
+        and not any(form in line for form in hidden for line in paragraph)
     }
     for index in sorted(chosen):
         if index > 0 and changed[index - 1][-1].endswith(":"):

@@ -244,7 +244,8 @@ class Milestone(Model):
         """The task as the Dev reads it: title, what to build, the interface and the acceptance criteria."""
         parts = [f"# {self.title}", "## What to build", self.brief or self.title]
         if self.documentation:
-            parts += ["## Documentation", "What the change adds to the project's documentation about it:\n\n" + "\n".join(self.documentation)]
+            lead = "From the project's documentation, as this change extends it."
+            parts += ["## Documentation", lead + "\n\n" + "\n".join(self.documentation)]
         if self.interface:
             shown = [item.line() for item in self.interface[:max_interface]]
             more = len(self.interface) - len(shown)
