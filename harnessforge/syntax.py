@@ -18,7 +18,9 @@ import tree_sitter_rust
 import tree_sitter_typescript
 from tree_sitter import Language, Node, Parser
 
-from .text_lint import SENTENCE_BREAK
+# where one sentence ends and the next begins ("e.g. `x`" and "i.e. Y" go on): a doc comment's, a docstring's or a
+# release note's first sentence is read with it
+SENTENCE_BREAK = r"(?<=[.!?])(?<!\be\.g\.)(?<!\bi\.e\.)(?<!\bcf\.)(?<!\bvs\.)\s+"
 
 _LANGUAGES = {
     ".js": "javascript",

@@ -11,8 +11,6 @@ from __future__ import annotations
 
 import re
 
-# where one sentence ends and the next begins ("e.g. `x`" and "i.e. Y" go on): shared by every reader of sentences
-SENTENCE_BREAK = r"(?<=[.!?])(?<!\be\.g\.)(?<!\bi\.e\.)(?<!\bcf\.)(?<!\bvs\.)\s+"
 _FENCED = re.compile(r"^\s*```.*?^\s*```[^\n]*$", re.S | re.M)
 _CODE_SPAN = re.compile(r"(?:[:{][\w:.-]+[:}])?(`+)(?!`).+?(?<!`)\1(?!`)")  # a role's target is code too
 _PREPOSITIONS = r"with|from|of|by|via|than|instead of|as|into|using|between|vs|versus|the|an?"

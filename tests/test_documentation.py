@@ -52,7 +52,9 @@ def test_a_new_functions_readme_item_is_quoted_whole_and_alone(tmp_path):
             "CHANGELOG.md": "# Changelog\n\n* Add `truncate` function\n",
             "docs/ranges.md": "# Ranges\n\nA `Range` holds `comparators`.\n",
             "functions/truncate.js": "const truncate = (version, truncation) => null\nmodule.exports = truncate\n",
-            "test/truncate.js": "const truncate = require('../functions/truncate')\ntest('x', () => truncate('1.2.3', 'major'))\n",
+            "test/truncate.js": (
+                "const truncate = require('../functions/truncate')\ntest('x', () => truncate('1.2.3', 'major'))\n"
+            ),
         },
     )
     changed = ["CHANGELOG.md", "README.md", "docs/ranges.md", "functions/truncate.js", "test/truncate.js"]

@@ -752,7 +752,8 @@ def test_a_sentence_goes_on_after_an_abbreviation_and_a_long_doc_is_whole_or_abs
     long_doc = "// getEnvConfig returns the value of the configuration variable " + "word " * 60 + "replaced.\n"
     (found,) = go_definitions("c.go", "package c\n\n" + long_doc + "func getEnvConfig() {}\n")
     assert found.doc == ""
-    (found,) = go_definitions("c.go", "package c\n\n// getEnvConfig returns it (e.g. A) now. More.\nfunc getEnvConfig() {}\n")
+    short_doc = "// getEnvConfig returns it (e.g. A) now. More.\n"
+    (found,) = go_definitions("c.go", "package c\n\n" + short_doc + "func getEnvConfig() {}\n")
     assert found.doc == "getEnvConfig returns it (e.g. A) now."
 
 
@@ -794,7 +795,8 @@ def test_a_new_message_built_in_a_template_is_quoted_by_its_phrase():
     after = [before[0] + "\nthrow new Error(`invalid identifier: ${identifier}`)"]
     new_value = _new_value_reader(before, after)
     assert new_value("t.throws(() => v.inc('prerelease', 'a/b'), Error('invalid identifier: invalid/preid'))")
-    assert not new_value("t.throws(() => v.inc('prerelease', ''), Error('invalid increment argument: identifier is empty'))")
+    old = "t.throws(() => v.inc('prerelease', ''), Error('invalid increment argument: identifier is empty'))"
+    assert not new_value(old)
 
 
 def test_an_expected_layout_in_triple_quotes_is_quoted_exactly():

@@ -14,7 +14,7 @@ import ast
 import re
 from dataclasses import dataclass, field
 
-from ..text_lint import SENTENCE_BREAK
+from ..syntax import SENTENCE_BREAK
 
 
 @dataclass

@@ -14,7 +14,8 @@ import re
 from dataclasses import dataclass, field
 from pathlib import PurePosixPath
 
-from ..text_lint import SENTENCE_BREAK, text_problems
+from ..syntax import SENTENCE_BREAK
+from ..text_lint import text_problems
 from .markup import HiddenCode, Syntax, render
 from .text_checks import words_lost
 
