@@ -75,15 +75,24 @@ def test_a_new_functions_readme_item_is_quoted_whole_and_alone(tmp_path):
         difficulty=1,
         acceptance_tests=["test/truncate.js > x"],
     )
-    classify = FileClassifier(load_rules().planning)
-    quoted = refresh_interface(GitRepo(builder.path), milestone, classify, documentation_lines=30)
+    planning = load_rules().planning
+    classify = FileClassifier(planning)
+    repo = GitRepo(builder.path)
+    quoted = refresh_interface(repo, milestone, classify, planning)
     assert "truncate" in {item.short for item in quoted.interface}
     assert quoted.documentation == TRUNCATE_ITEM.rstrip("\n").split("\n")
     task = quoted.task("hidden")
     assert "## Documentation" in task and "All prerelease types remove build info only" in task
     assert "difference between two versions" not in task and "comparators" not in task
-    assert refresh_interface(GitRepo(builder.path), milestone, classify, documentation_lines=0).documentation == []
-    assert refresh_interface(GitRepo(builder.path), milestone, classify, documentation_lines=3).documentation == []
+    assert quoted.held_back == []  # the title and the documentation state it
+    for lines in (0, 3):  # no room for the whole item: none of it, and the title alone is too terse to be a task
+        bare = refresh_interface(repo, milestone, classify, planning.model_copy(update={"documentation_lines": lines}))
+        assert bare.documentation == [] and bare.held_back == [
+            "terse: its statement has 3 words (planning.min_statement_words: 8)"
+        ]
+        assert not bare.model_copy(update={"status": "valid"}).is_task
+    assert quoted.model_copy(update={"status": "valid"}).is_task
+    assert refresh_interface(repo, milestone, classify).held_back == []  # no rules: nothing is judged
 
 
 def test_a_quoted_paragraph_brings_the_example_its_colon_introduces():
@@ -114,3 +123,14 @@ def test_only_pages_users_read_are_documentation():
     for path in ("CHANGELOG.md", "docs/changelog.rst", "SECURITY.md", ".github/pull_request_template.md"):
         assert not is_user_documentation(path), path
     assert not is_user_documentation("requirements.txt") and not is_user_documentation("doc/md_docs.go")
+
+
+def test_a_grab_bag_is_held_back_and_a_context_line_is_no_statement():
+    from harnessforge.models.task import CONTEXT_LEAD, TaskPart, held_back, statement_words
+
+    parts = [TaskPart(heading=f"Fix {number}", tested=True) for number in range(7)]
+    described = "Seven fixes to the parser, each with its own test, asked at once."
+    assert held_back(described, [], parts, 8, 6) == ["grab_bag: it asks for 7 features (planning.max_asked_parts: 6)"]
+    assert held_back(described, [], parts[:6], 8, 6) == [] and held_back(described, [], parts, 8, 0) == []
+    text = f"Float is not a sequence.\n\n{CONTEXT_LEAD} Bump the version.\n\nThis shipped in release 0.15.1."
+    assert statement_words(text, []) == 5 and held_back(text, [], [], 8, 6)[0].startswith("terse: its statement has 5")

@@ -99,7 +99,7 @@ def task_cards(
             continue
         for milestone in plan.milestones:
             record = images.for_milestone(milestone.id)
-            if milestone.status != "valid" or record is None or (only and milestone.id != only[1]):
+            if not milestone.is_task or record is None or (only and milestone.id != only[1]):
                 continue
             accepted = [
                 review

@@ -268,14 +268,7 @@ def validate(
             }
             validated = planned.model_copy(update=verdict)
             if validation.fail_to_pass:  # the interface and criteria of the tests that really fail and pass
-                validated = refresh_interface(
-                    env.repo,
-                    validated,
-                    classify,
-                    rules.planning.assertion_examples,
-                    rules.planning.new_value_examples,
-                    rules.planning.documentation_lines,
-                )
+                validated = refresh_interface(env.repo, validated, classify, rules.planning)
             store.update_milestone(key, validated)
             log(_verdict_line(validation))
             validations.append(validation)

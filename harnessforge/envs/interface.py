@@ -21,7 +21,8 @@ from .. import syntax
 from ..files import LANGUAGE_EXTENSIONS, FileClassifier
 from ..gitio import GitRepo
 from ..models import AcceptanceCriterion, InterfaceItem, Milestone
-from ..models.task import asked
+from ..models.task import asked, held_back
+from ..rules import PlanningRules
 from ..text_lint import task_problems
 from .classification import names_in_test_id
 from .declared_tests import TestSpan, declared_tests
@@ -449,16 +450,17 @@ def with_interface(milestone: Milestone, interface: Interface) -> Milestone:
 
 
 def refresh_interface(
-    repo: GitRepo,
-    milestone: Milestone,
-    classify: FileClassifier,
-    examples: int = 2,
-    new_value_examples: int = 0,
-    documentation_lines: int = 0,
+    repo: GitRepo, milestone: Milestone, classify: FileClassifier, planning: PlanningRules | None = None
 ) -> Milestone:
     """`milestone` with the interface and test criteria of its FAIL_TO_PASS tests (its traced acceptance
-    tests before validation), and up to `documentation_lines` of the user documentation it adds about the names
-    those tests use (`planning.documentation_lines`)."""
+    tests before validation), quoting up to `planning.assertion_examples` (and `new_value_examples`) checks per
+    test and `planning.documentation_lines` of the user documentation it adds about the names those tests use;
+    and whether its task is held back (`models.task.held_back`). No `planning`: two examples, nothing more."""
+    examples, new_value_examples, documentation_lines = (
+        (planning.assertion_examples, planning.new_value_examples, planning.documentation_lines)
+        if planning
+        else (2, 0, 0)
+    )
     code = tuple(extension for extensions in LANGUAGE_EXTENSIONS.values() for extension in extensions)
     sources = [path for path in milestone.changed_files if classify.is_source(path) and path.endswith(code)]
     tests = milestone.fail_to_pass or milestone.acceptance_tests
@@ -490,7 +492,17 @@ def refresh_interface(
             sources,
             documentation_lines,
         )
-    return with_interface(milestone, interface)
+    updated = with_interface(milestone, interface)
+    if planning is None:
+        return updated
+    reasons = held_back(
+        updated.description,
+        updated.documentation,
+        updated.parts,
+        planning.min_statement_words,
+        planning.max_asked_parts,
+    )
+    return updated.model_copy(update={"held_back": reasons})
 
 
 def _with_headline(

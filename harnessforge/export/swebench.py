@@ -45,14 +45,14 @@ _CONTROL = str.maketrans("", "", "".join(chr(code) for code in range(1, 32)))
 
 
 def valid_milestones(store: Store) -> list[tuple[str, str]]:
-    """(repo key, milestone id) of every valid milestone of every planned repo."""
+    """(repo key, milestone id) of every task of every planned repo: valid, and not held back."""
     found = []
     for key in store.repo_keys():
         try:
             plan = store.load_plan(key)
         except ArtifactError:
             continue  # registered but not planned
-        found += [(key, milestone.id) for milestone in plan.milestones if milestone.status == "valid"]
+        found += [(key, milestone.id) for milestone in plan.milestones if milestone.is_task]
     return found
 
 

@@ -41,8 +41,8 @@ def chain_predecessor(store: Store, plan: MilestonePlan, milestone_id: str, run_
         if earlier.status is None:
             reason = f"earlier milestone {earlier.id} is not validated yet"
             raise ChainOrderError(key, milestone_id, earlier.id, "validate", reason)
-        if earlier.status != "valid":
-            continue  # the chain skips it and goes on from its verify commit
+        if not earlier.is_task:
+            continue  # the chain skips it (not valid, or held back) and goes on from its verify commit
         if not store.milestone_run(key, run_id, earlier.id).finished():
             reason = f"run {run_id!r} has no finished trajectory for {earlier.id} yet"
             raise ChainOrderError(key, milestone_id, earlier.id, "run", reason)

@@ -133,8 +133,9 @@ class Navigator:
             if spent > self.rules.harness.max_cost_per_run_usd:
                 self._stop_for_budget(spent, index, milestones)
                 break
-            if milestone.status != "valid":
+            if not milestone.is_task:
                 status = milestone.status or "not validated"
+                status = f"held back: {'; '.join(milestone.held_back)}" if milestone.held_back else status
                 self.log(f"{milestone.id}: skipped ({status}); the chain goes on from its verify commit")
                 self._after(milestone, None)
                 continue

@@ -85,18 +85,12 @@ def with_task(
         warnings=[f"{milestone.id}: {warning}" for warning in task.warnings],
     )
     milestone = milestone.model_copy(update={"acceptance_criteria": promises, "quality": quality})
-    return refresh_interface(
-        repo,
-        milestone,
-        classify,
-        planning.assertion_examples,
-        planning.new_value_examples,
-        planning.documentation_lines,
-    )
+    return refresh_interface(repo, milestone, classify, planning)
 
 
 def text_warnings(milestone: Milestone) -> list[str]:
-    """The plan's warnings about one milestone's text: unreadable inputs, broken sentences, housekeeping."""
+    """The plan's warnings about one milestone's text: unreadable inputs, broken sentences, housekeeping, and
+    why its task is held back."""
     return [
         *milestone.quality.warnings,  # unreadable markup, diffs and languages: each names its milestone
         *(f"{milestone.id}: its task text reads broken: {problem}" for problem in milestone.quality.problems),
@@ -105,6 +99,7 @@ def text_warnings(milestone: Milestone) -> list[str]:
             f"{milestone.id}: housekeeping speaks in its task text: {words!r}"
             for words in milestone.quality.housekeeping_in_text
         ),
+        *(f"{milestone.id}: held back from the Dev: {reason}" for reason in milestone.held_back),
     ]
 
 

@@ -209,8 +209,16 @@ class Milestone(Model):
     interface: list[InterfaceItem] = Field(
         [], description="The names the acceptance tests use that the base lacks (FAIL_TO_PASS once validated)."
     )
+    held_back: list[str] = Field(
+        [],
+        exclude_if=lambda value: not value,
+        description="Why the chain does not give it to the Dev as a task though it is valid (empty: it does): its "
+        "statement cannot specify what its tests check (`planning.min_statement_words`, `max_asked_parts`). The chain "
+        "applies its ground truth and goes on, as for a milestone that is not valid.",
+    )
     documentation: list[str] = Field(
         [],
+        exclude_if=lambda value: not value,
         description="What the change adds to the user documentation (README, docs pages) about the names its tests "
         "use: the repository's own statement of the behaviour they pin, quoted in the task.",
     )
@@ -234,6 +242,11 @@ class Milestone(Model):
         description="Set by `validate`: tests of the changed test files that fail with the reference solution too, "
         "or are flaky: not graded, and the visible task says so (the Dev does not chase them).",
     )
+
+    @property
+    def is_task(self) -> bool:
+        """A Dev is given it: valid, and not held back."""
+        return self.status == "valid" and not self.held_back
 
     @property
     def brief(self) -> str:
@@ -300,6 +313,7 @@ class PlanReport(Model):
     )
     broken_texts: int = Field(0, description="Milestones whose task text has a hole a reader would see.")
     housekeeping_in_text: int = Field(0, description="Milestones whose title or headings read as housekeeping.")
+    held_back: int = Field(0, description="Milestones whose task is held back from the Dev (`Milestone.held_back`).")
     words_lost: int = Field(0, description="Release-note and issue words the task texts lack (references aside).")
     interface_names: int = Field(0, description="New names the acceptance tests use, over all milestones.")
     interface_named: int = Field(0, description="Of those, names their task text names.")
@@ -384,6 +398,7 @@ def text_measures(milestones: list[Milestone]) -> dict[str, int]:
             1 for milestone in milestones if milestone.quality.problems or milestone.quality.hint_problems
         ),
         "housekeeping_in_text": sum(1 for milestone in milestones if milestone.quality.housekeeping_in_text),
+        "held_back": sum(1 for milestone in milestones if milestone.held_back),
         "words_lost": sum(milestone.quality.words_lost for milestone in milestones),
         "interface_names": sum(milestone.quality.interface_names for milestone in milestones),
         "interface_named": sum(milestone.quality.interface_named for milestone in milestones),

@@ -16,6 +16,7 @@ from pydantic import Field
 from .common import Model
 
 CONTEXT_LEAD = "Also in this change, not graded and not part of this task:"
+SHIPPED_LEAD = "This shipped in release"
 MAX_TITLE_PARTS = 2  # the title names this many features; the rest are its "(+N more)"
 
 
@@ -108,7 +109,7 @@ def compose(parts: list[TaskPart], release: str | None) -> Composed:
     shipped = shipped or ([release] if release else [])
     if shipped:
         said = shipped[0] if len(shipped) == 1 else ", ".join(shipped[:-1]) + f" and {shipped[-1]}"
-        lines += ["", f"This shipped in release{'s' * (len(shipped) > 1)} {said}."]
+        lines += ["", f"{SHIPPED_LEAD}{'s' * (len(shipped) > 1)} {said}."]
     description = "\n".join(lines).strip()
     while "\n\n\n" in description:
         description = description.replace("\n\n\n", "\n\n")
@@ -117,3 +118,24 @@ def compose(parts: list[TaskPart], release: str | None) -> Composed:
     if not title:
         title = "Milestone" + (f" towards {release}" if release else "")
     return Composed(title, description, source, titled, wanted, promises)
+
+
+def statement_words(description: str, documentation: list[str]) -> int:
+    """The words a task states its work in: its "What to build" (what it names as context and where it shipped
+    aside) and the documentation it quotes."""
+    said = [line for line in description.splitlines() if not line.startswith((CONTEXT_LEAD, SHIPPED_LEAD))]
+    return len(" ".join(said + documentation).split())
+
+
+def held_back(description: str, documentation: list[str], parts: list[TaskPart], min_words: int, max_parts: int):
+    """Why a task cannot be given to a Dev, as SWE-bench Verified's filter would find it (empty: it can): a
+    statement of fewer than `min_words` words (a title such as "Add `truncate` function" cannot say what the tests
+    check), or more than `max_parts` features asked at once (a grab-bag no statement specifies). 0 turns a rule off."""
+    reasons = []
+    words = statement_words(description, documentation)
+    if min_words and words < min_words:
+        reasons.append(f"terse: its statement has {words} words (planning.min_statement_words: {min_words})")
+    features = len(asked(parts)) if parts else 0
+    if max_parts and features > max_parts:
+        reasons.append(f"grab_bag: it asks for {features} features (planning.max_asked_parts: {max_parts})")
+    return reasons

@@ -238,6 +238,17 @@ class PlanningRules(Model):
         description="Lines of the user documentation a milestone's change adds (README, docs pages) that its task "
         "quotes: the paragraphs naming what its tests use, whole (0: none).",
     )
+    min_statement_words: int = Field(
+        default=8,
+        ge=0,
+        description="A task whose statement (its What to build and quoted documentation) has fewer words is held "
+        "back from the Dev: a title alone cannot say what its tests check (0: never).",
+    )
+    max_asked_parts: int = Field(
+        default=6,
+        ge=0,
+        description="A task asking for more features than this is held back from the Dev: a grab-bag (0: never).",
+    )
     hint_l4_max_chars: int = Field(gt=0)
     hint_l4_max_hunks: int = Field(gt=0)
     difficulty_lines: list[int] = Field(min_length=4, max_length=4)
