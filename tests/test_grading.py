@@ -233,3 +233,26 @@ def test_validation_asks_for_the_graded_parts_and_names_the_others_as_context():
     assert "untested_features" in update["flags"] and "weak_acceptance" not in update["flags"]
     none = regraded(milestone, [0, 1, 2])
     assert "weak_acceptance" in none["flags"] and none["title"] == "Deprecate `old()`; Typing for `Schema` (+1 more)"
+
+
+def test_a_part_named_only_as_context_gives_no_first_hint():
+    """python-dotenv: the zipfile task's first hint was the unrelated rewrite() fix's commit subject."""
+    from types import SimpleNamespace
+
+    from harnessforge.mining.hints import asked_names
+    from harnessforge.models import Milestone
+    from harnessforge.models.task import TaskPart
+
+    parts = [
+        TaskPart(heading="Handle code imported from a zipfile", tested=True, commits=["a"], graded=True),
+        TaskPart(heading="Fix temporary file deleted before closing", tested=True, commits=["b"], graded=False),
+    ]
+    fields = dict(id="m01", ordinal=1, title="Zipfile", description="...", base_commit="x", verify_commit="y")
+    empty = dict(source_prs=[], issues=[], commits=[], changed_files=[], test_files=[], acceptance_tests=[])
+    milestone = Milestone(**fields, **empty, lines_added=1, lines_deleted=0, difficulty=1, parts=parts)
+    named = [
+        ("Find the .env from a zipfile", [SimpleNamespace(sha="a")]),
+        ("Close it first", [SimpleNamespace(sha="b")]),
+    ]
+    assert [name for name, _ in asked_names(named, milestone)] == ["Find the .env from a zipfile"]
+    assert asked_names(named, milestone.model_copy(update={"parts": []})) == named  # no parts: every name

@@ -215,7 +215,11 @@ def show_task(repo_key: str, milestone_id: str | None, tests: str | None, as_jso
     chain = [planned for planned in plan.milestones if planned.status != "merged"]
     ids = [planned.id for planned in chain]
     before = chain[: ids.index(milestone_id)] if milestone_id in ids else []
-    earlier = [f"- {planned.id} {planned.title}" for planned in before if planned.status in (None, "valid") and not planned.held_back]
+    earlier = [
+        f"- {planned.id} {planned.title}"
+        for planned in before
+        if planned.status in (None, "valid") and not planned.held_back
+    ]
     memory = "\n".join(earlier) if earlier else render([], rules.memory)
     message = opening(milestone, visibility, hint, memory)
     if not as_json:

@@ -20,6 +20,7 @@ from ..files import FileClassifier
 from ..github import IssueText, PullText
 from ..gitio import display
 from ..models import Hint, HintLadder, Milestone
+from ..models.task import asked
 from ..rules import PlanningRules
 from ..text_lint import text_problems
 from .describe import Withholding
@@ -212,6 +213,13 @@ def build_ladder(
     )
 
 
+def asked_names(named: list[tuple[str, list[Unit]]], milestone: Milestone) -> list[tuple[str, list[Unit]]]:
+    """The work's names of the parts the task asks for: a part it names only as context gives no hint (python-dotenv:
+    a zipfile task's first hint was another part's "Fix temporary file is deleted before closing")."""
+    asked_commits = {sha for index in asked(milestone.parts) for sha in milestone.parts[index].commits}
+    return [(name, units) for name, units in named if units[0].sha in asked_commits] if asked_commits else named
+
+
 def milestone_ladder(
     milestone: Milestone,
     infos: list,
@@ -234,6 +242,7 @@ def milestone_ladder(
         for unit in (info.unit for info in group.infos if info.role == "feature")
         if not kinds.is_housekeeping(unit.title, subject=True) and not re.match(r"merge\b", unit.title, re.I)
     ]
+    named = asked_names(named, milestone)
     source_stats = []
     for file in others:
         parsed = text.get(display(file.path))
