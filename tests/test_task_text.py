@@ -814,3 +814,33 @@ def test_an_expected_layout_in_triple_quotes_is_quoted_exactly():
     assert quoted == 'assert ( doc.as_string() == """c.d = 2\\n[a]\\n  x = 9\\n""" )'
     assert ast.literal_eval(quoted.split("== ", 1)[1].rstrip(" )")) == "c.d = 2\n[a]\n  x = 9\n"
     assert _statement(["    assert f(1,", "      2)"], 1, 2) == "assert f(1, 2)"
+
+
+def test_a_parametrize_list_of_values_and_a_mock_assertion_are_quoted(tmp_path):
+    """python-dotenv's disabling flag: the test runs with eleven values, one per line, and checks the notice through
+    `mock_debug.assert_called_once_with(...)`. The values are the truthy set the text never states: the whole
+    decorator is quoted (not its lines one by one), then the assertions, the notice's new message among them."""
+    from harnessforge.envs.interface import read_interface
+
+    builder = RepoBuilder(tmp_path / "repo", START)
+    base = builder.commit("Load", {"dotenv.py": "def load():\n    return True\n"})
+    values = "".join(f'        "{value}",\n' for value in ("true", "yes", "1", "t", "y"))
+    test = (
+        "import pytest\nfrom unittest import mock\n\nimport dotenv\n\n\n"
+        f'@pytest.mark.parametrize(\n    "flag",\n    [\n{values}    ],\n)\n'
+        "def test_disabled(flag):\n    with mock.patch.object(dotenv.log, 'debug') as debug:\n"
+        "        result = dotenv.load()\n    assert result is False\n"
+        '    debug.assert_called_once_with(\n        "loading disabled by DOTENV_DISABLED"\n    )\n'
+    )
+    source = (
+        "import logging\n\nlog = logging.getLogger()\n\n\n"
+        'def load():\n    log.debug("loading disabled by DOTENV_DISABLED")\n    return False\n'
+    )
+    verify = builder.commit("Disable", {"dotenv.py": source, "test_dotenv.py": test})
+    arguments = (GitRepo(builder.path), base, verify, ["test_dotenv.py::test_disabled"], ["test_dotenv.py"])
+    (criterion,) = read_interface(*arguments, ["dotenv.py"], "m01", examples=2, new_value_examples=8).criteria
+    assert criterion.text == (
+        "`test_dotenv.py::test_disabled`: disabled, e.g. "
+        '`@pytest.mark.parametrize("flag", ["true", "yes", "1", "t", "y"])`; `assert result is False`; '
+        '`debug.assert_called_once_with("loading disabled by DOTENV_DISABLED")`'
+    )

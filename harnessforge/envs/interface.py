@@ -68,6 +68,7 @@ def _selected(spans: list[TestSpan], test_ids: list[str]) -> list[TestSpan]:
 # an assertion line a test adds: what it expects, in the test's own words
 _ASSERTION = re.compile(
     r"^\s*(?:assert\b|self\.assert\w*\(|with (?:pytest|self)\.(?:raises|assertRaises)\w*\(|expect\(|"
+    r"[\w.]+\.assert_(?:called|not_called|any_call|has_calls|awaited)\w*\(|"
     r"t\.(?:is|not|deepEqual|true|false|throws|snapshot)\w*\(|assert(?:_eq|_ne)?!\(|assert\.\w+\()"
 )
 
@@ -75,12 +76,12 @@ _ASSERTION = re.compile(
 _MULTILINE_QUOTES = re.compile(r'"""|\'\'\'')  # (not Go's raw strings: `\\n` in them is no line end)
 
 
-def _statement(lines: list[str], start: int, last: int) -> str:
+def _statement(lines: list[str], start: int, last: int, reach: int = 8) -> str:
     """The statement opening at line `start` (1-based), continued until its brackets close, on one line. A string
     that spans lines (Python's triple quotes) keeps its line ends as `\\n` escapes, the same string, and its lines
     as they are: the layout a test expects is exact."""
     text, depth, quoted, spanning = "", 0, False, False
-    for number in range(start, min(last, start + 8) + 1):
+    for number in range(start, min(last, start + reach) + 1):
         raw = lines[number - 1]
         pieces = _MULTILINE_QUOTES.split(raw)
         code = "".join(pieces[1 if quoted else 0 :: 2])  # brackets inside a string do not count
@@ -107,6 +108,7 @@ _DEF = re.compile(r"^\s*(?:async\s+)?def\s")
 
 
 # A row of a table of cases: a Python parametrize list's tuple (above the `def`), a Go table's struct literal.
+_PARAMETRIZE = re.compile(r"^\s*@pytest\.mark\.parametrize\(")
 _PARAMETER_ROW = re.compile(r"^\s*(?:pytest\.param)?\(.*\),?\s*$")
 
 
@@ -146,10 +148,19 @@ def _examples(
     found: list[str] = []
     last = min(span.last, len(lines))
     define = next((at for at in range(span.first, last + 1) if _DEF.match(lines[at - 1])), span.first)
+    inside: set[int] = set()  # the lines of a parametrize list quoted whole
+    for number in range(span.first, define) if path.endswith(".py") and limit else []:
+        if _PARAMETRIZE.match(lines[number - 1]):
+            statement = _statement(lines, number, define - 1, reach=40)
+            whole = set(range(number, define)) <= added  # a new parametrization: its values are what it tests
+            if statement and len(statement) <= longest and whole:
+                found.append(statement)  # the values it runs with, one per line ("true", "yes", "1", ...)
+                inside |= set(range(number, define))
+            break
     for number in range(span.first, last + 1):
         if len(found) >= limit + new_values:
             break
-        if number not in added:
+        if number not in added or number in inside:
             continue
         statement = _statement(lines, number, span.last).removesuffix(",")
         if not statement or len(statement) > longest or statement in found:
