@@ -4,7 +4,7 @@ tests pin, whole, and nothing from changelogs, other list items or pages about u
 from __future__ import annotations
 
 from harnessforge.envs.documentation import blocks, is_user_documentation, naming
-from harnessforge.envs.interface import refresh_interface
+from harnessforge.envs.milestone_interface import refresh_interface
 from harnessforge.examples.builder import RepoBuilder
 from harnessforge.examples.patterns.common import START
 from harnessforge.files import FileClassifier

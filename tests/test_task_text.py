@@ -650,7 +650,7 @@ def test_a_title_names_what_not_who_and_a_bare_feature_after_a_section_is_its_ow
 
 def test_a_criterion_names_the_title_feature_its_test_checks():
     """tenacity's `test_issue_478` says nothing of what it checks; its commit is "Avoid overwriting local contexts"."""
-    from harnessforge.envs.interface import _with_headline
+    from harnessforge.envs.milestone_interface import _with_headline
     from harnessforge.models import AcceptanceCriterion, Headline
 
     headlines = [

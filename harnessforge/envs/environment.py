@@ -24,8 +24,8 @@ from .backends import Backend
 from .candidate_grading import grade_candidate
 from .classification import regraded, title_without_untested
 from .images import build_env_image, ensure_base
-from .interface import refresh_interface
 from .local_sandbox import LocalSandbox
+from .milestone_interface import refresh_interface
 from .recipes import dependency_files, recipe_at
 from .sandbox import Limits, Mount, Sandbox, SandboxSpec
 from .validation import validate_milestone

@@ -13,7 +13,7 @@ from typing import Sequence
 
 from ..diffs import FileDiff
 from ..envs.declared_tests import declared_tests
-from ..envs.interface import refresh_interface
+from ..envs.milestone_interface import refresh_interface
 from ..files import FileClassifier
 from ..gitio import GitRepo, display
 from ..models import AcceptanceCriterion, ChangelogEntry, Milestone, PlanReport, TaskPart, TaskQuality

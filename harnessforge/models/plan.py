@@ -216,6 +216,11 @@ class Milestone(Model):
         "statement cannot specify what its tests check (`planning.min_statement_words`, `max_asked_parts`). The chain "
         "applies its ground truth and goes on, as for a milestone that is not valid.",
     )
+    dependencies: list[str] = Field(
+        [],
+        exclude_if=lambda value: not value,
+        description="The dependencies its change adds, removes or moves (`x` v1 → v2): a test may pass only with them.",
+    )
     documentation: list[str] = Field(
         [],
         exclude_if=lambda value: not value,
@@ -267,6 +272,9 @@ class Milestone(Model):
                 "## Interface",
                 "The acceptance tests use these names, which do not exist yet or change:\n" + "\n".join(shown),
             ]
+        if self.dependencies:
+            lead = "The change also moves these dependencies (the sandbox has the new versions):"
+            parts += ["## Dependencies", lead + "\n" + "\n".join(f"- {line}" for line in self.dependencies)]
         criteria = [f"- {criterion.text}" for criterion in self.acceptance_criteria[:max_criteria]]
         more = len(self.acceptance_criteria) - len(criteria)
         criteria += [f"- ... and {more} more behaviours the tests check" if more > 0 else ""]
