@@ -520,3 +520,15 @@ def test_a_shouted_lead_in_is_not_part_of_the_entry():
     entries = _parse("CHANGES.md", text)
     assert [entry.text for entry in entries] == ["Python 3.6 is no longer supported.", "`x` now returns a list."]
     assert entry_kind(entries[0].category, entries[0].text) == "housekeeping"
+
+
+def test_a_template_oss_entry_renders_without_its_closing_credit():
+    """The commit link's text is code (`2471d75`): rendering hides it before the references go, and the entry
+    still reads as opening with its commit's link."""
+    from harnessforge.mining.markup import render
+
+    entry = (
+        "[`2471d75`](https://github.com/npm/node-semver/commit/2471d7543e2e63d9d95358e2405e7e1cde926c36) "
+        "[#811](https://github.com/npm/node-semver/pull/811) x-range build metadata support (i529015)"
+    )
+    assert render(entry, "markdown").text == "x-range build metadata support"

@@ -160,7 +160,8 @@ def test_release_notes_about_the_release_itself_are_housekeeping(text):
     + [("Report the coverage of a path", False)]
     # python-dotenv's squashed modernisation: its commit subjects were a first hint
     + [("Update __init__.py", True), ("Modernize some code", True), ("Use f-strings, make code concise", True)]
-    + [("Update the parser to accept tabs", False), ("Use the new style of config", False)],
+    + [("Update the parser to accept tabs", False), ("Use the new style of config", False)]
+    + [("Add missing `'use strict'` directives", True), ("Support strict mode parsing", False)],
 )
 def test_a_formatter_run_is_housekeeping_and_a_colour_is_not(subject, housekeeping):
     assert KindReader(load_rules().planning).is_housekeeping(subject, subject=True) is housekeeping

@@ -191,7 +191,7 @@ def strip_credits(text: str) -> str:
 # the credits closing an entry: "(@a, b.c)", or, in an entry opening with its commit's link (release-please,
 # npm's template-oss), its last parenthetical of bare names: "x-range build metadata support (i529015)"
 _CLOSING_CREDITS = re.compile(r"\s*\(\s*@[\w-]+(?:\[bot\])?(?:\s*,\s*@?[\w.-]+(?:\[bot\])?)*\s*\)\s*$")
-_COMMIT_LINK_OPENING = re.compile(r"^\s*(?:[-*+]\s+)?\[`?[0-9a-f]{7,40}`?\]\(https?://\S+/commit/[0-9a-f]{7,40}/?\)")
+_COMMIT_LINK_OPENING = re.compile(r"^\s*(?:[-*+]\s+)?\[[^\]\n]{1,60}\]\(https?://\S+/commit/[0-9a-f]{7,40}/?\)")
 _CLOSING_NAMES = re.compile(r"\s*\((?![^()]*#)[^()\s]+(?:\s*,\s*[^()\s]+)*\)\s*$")
 
 
