@@ -723,24 +723,29 @@ def test_criteria_quote_every_check_that_expects_a_value_only_the_new_source_hol
 def test_a_test_whose_helper_checks_more_is_traced_and_one_whose_helper_passes_an_argument_is_not(tmp_path):
     """markdown-it's shape: the tests call a same-file helper; the described commit adds an assertion to one helper
     (its callers now check more) and a new argument to another (its callers check nothing new)."""
-    from harnessforge.envs.declared_tests import trace_tests
-
     builder = RepoBuilder(tmp_path / "repo", START)
     before = (
         "def check(text):\n    assert text\n\n\ndef render(text, breaks=False):\n    return text\n\n\n"
         "def test_checked():\n    check('a')\n\n\ndef test_rendered():\n    render('a')\n\n\n"
         "def test_untouched():\n    assert True\n"
     )
-    base = builder.commit("Tests", {"test_m.py": before})
+    builder.commit("Tests", {"test_m.py": before})
     after = before.replace("    assert text\n", "    assert text\n    assert text.strip() == text\n").replace(
         "    return text\n", "    return text if breaks else text\n"
     )
-    verify = builder.commit("Strip the text", {"test_m.py": after})
+    accepted, excluded = _traced(builder, "test_m.py", before, after)
+    assert accepted == ["test_m.py::test_checked"] and excluded == []
+
+
+def _traced(builder: RepoBuilder, path: str, before: str, after: str):
+    """(accepted, excluded) of `trace_tests` for one described commit taking `path` from `before` to `after`."""
+    from harnessforge.envs.declared_tests import trace_tests
+
+    verify = builder.commit("Change", {path: after})
     repo = GitRepo(builder.path)
     added = sorted({number for number, line in enumerate(after.splitlines(), 1) if line not in before.splitlines()})
     sha = repo.run("rev-parse", verify).decode().strip()
-    accepted, excluded = trace_tests(repo, base, verify, {"test_m.py": added}, {"test_m.py": {sha}}, {sha: True}, {})
-    assert accepted == ["test_m.py::test_checked"] and excluded == []
+    return trace_tests(repo, sha + "~1", verify, {path: added}, {path: {sha}}, {sha: True}, {})
 
 
 def test_a_sentence_goes_on_after_an_abbreviation_and_a_long_doc_is_whole_or_absent():
@@ -765,29 +770,18 @@ def test_a_test_whose_change_is_only_a_comment_or_a_trailing_comma_is_not_traced
     """cobra's shape: the milestone adds a check to `TestNew` and, in the same file, only `//nolint` comments and a
     trailing comma to `TestOld`. `TestOld` fails at base only because the file does not build: it checks nothing
     the milestone changed, so it is not an acceptance test (and validation can see it as collateral)."""
-    from harnessforge.envs.declared_tests import trace_tests
-
     builder = RepoBuilder(tmp_path / "repo", START)
     before = (
         'package c\n\nimport "testing"\n\nfunc TestOld(t *testing.T) {\n\tcheck(t, []string{\n\t\t"a"}\n\t)\n}\n\n'
         'func TestNew(t *testing.T) {\n\tcheck(t, "b")\n}\n'
     )
-    base = builder.commit("Tests", {"c_test.go": before})
+    builder.commit("Tests", {"c_test.go": before})
     after = before.replace('\t\t"a"}\n\t)', '\t\t"a", //nolint:misspell\n\t},\n\t)').replace(
         'check(t, "b")', 'check(t, "b")\n\tcheck(t, Completion("c"))'
     )
-    verify = builder.commit("Completions", {"c_test.go": after})
-    repo = GitRepo(builder.path)
-    added = sorted({number for number, line in enumerate(after.splitlines(), 1) if line not in before.splitlines()})
-    sha = repo.run("rev-parse", verify).decode().strip()
-    accepted, _ = trace_tests(repo, base, verify, {"c_test.go": added}, {"c_test.go": {sha}}, {sha: True}, {})
-    assert accepted == ["c_test.go::TestNew"]
+    assert _traced(builder, "c_test.go", before, after)[0] == ["c_test.go::TestNew"]
     changed = after.replace('"a", //nolint:misspell', '"z", //nolint:misspell')
-    verify = builder.commit("A new value", {"c_test.go": changed})
-    added = sorted({number for number, line in enumerate(changed.splitlines(), 1) if line not in after.splitlines()})
-    sha = repo.run("rev-parse", verify).decode().strip()
-    accepted, _ = trace_tests(repo, sha + "~1", verify, {"c_test.go": added}, {"c_test.go": {sha}}, {sha: True}, {})
-    assert accepted == ["c_test.go::TestOld"]  # a changed value next to a comment is a change
+    assert _traced(builder, "c_test.go", after, changed)[0] == ["c_test.go::TestOld"]  # a new value is a change
 
 
 def test_a_new_message_built_in_a_template_is_quoted_by_its_phrase():
