@@ -170,7 +170,10 @@ def _package(**fields) -> str:
             {"scripts": {"test": "mocha -r ts-node/register 'test/**/*.spec.ts'"}},
             ("mocha", ["test/**/*.spec.ts"], ["ts-node/register"]),
         ),
-        ({"scripts": {"test": "vitest run"}, "devDependencies": {"vitest": "1"}}, ("vitest", ["run"], [])),
+        ({"scripts": {"test": "vitest run"}, "devDependencies": {"vitest": "1"}}, ("vitest", [], [])),
+        # node-tap 18+: `tap run` takes the files; motdotla/dotenv's v17.2 script named none ("run" is no glob)
+        ({"scripts": {"test": "tap run --allow-empty-coverage --timeout=60000"}}, ("tap", [], [])),
+        ({"scripts": {"test": "tap run tests/**/*.js --disable-coverage"}}, ("tap", ["tests/**/*.js"], [])),
         ({"devDependencies": {"jest": "29"}}, ("jest", [], [])),
         ({"scripts": {"test": "echo no tests"}}, ("node", [], [])),
         ({"scripts": {"test": "ava"}, "ava": {"files": ["test/*.ts", "!test/skip.ts"]}}, ("ava", ["test/*.ts"], [])),
@@ -529,3 +532,18 @@ def test_go_module_requiring_its_own_release_builds_and_runs_offline(rules, dock
     ).decode()
     assert output.strip() == module
     assert recipe.env["GOPROXY"].endswith("/mod/cache/download,off")
+
+
+def test_an_image_env_value_with_spaces_stays_one_value(docker_client, base_image):
+    """motdotla/dotenv's test files are two globs: unquoted, Docker read the second as a malformed `name=value`."""
+    from harnessforge.envs.images import env_instructions
+
+    lines = env_instructions({"HF_TEST_FILES": 'tests/**/*.js "x" lib/*.js', "CI": "1"})
+    assert lines == ['ENV HF_TEST_FILES="tests/**/*.js \\"x\\" lib/*.js"', 'ENV CI="1"']
+    container = docker_client.containers.create(base_image, ["true"], network_mode="none")
+    try:
+        image = container.commit(repository="harnessforge/test-env-quoting", tag="t", changes=lines)
+        assert 'HF_TEST_FILES=tests/**/*.js "x" lib/*.js' in image.attrs["Config"]["Env"]
+    finally:
+        container.remove(force=True)
+        docker_client.images.remove("harnessforge/test-env-quoting:t", force=True)

@@ -7,6 +7,8 @@ it. Per-milestone state is never an image: it is a workspace checked out into a 
 
 from __future__ import annotations
 
+import json
+
 import shutil
 import subprocess
 import tempfile
@@ -210,6 +212,11 @@ def image_tag(repo_key: str, image_hash: str) -> str:
     return f"harnessforge/{repo_key.lower()}:{image_hash}"
 
 
+def env_instructions(env: dict[str, str]) -> list[str]:
+    """The image's `ENV` lines, each value quoted: `HF_TEST_FILES=test/*.js lib/*.js` is one value, not two names."""
+    return [f"ENV {name}={json.dumps(value)}" for name, value in env.items()]
+
+
 def build_env_image(
     client: docker.DockerClient,
     store: Store,
@@ -252,7 +259,7 @@ def build_env_image(
     try:
         _copy_inputs(container, deps)
         _install(container, recipe, rules, repo_key, log_path)
-        runtime_env = [f"ENV {name}={value}" for name, value in recipe.env.items()]
+        runtime_env = env_instructions(recipe.env)
         repository, _, version = tag.rpartition(":")
         image = container.commit(
             repository=repository, tag=version, changes=[*runtime_env, f"WORKDIR {WORKSPACE}", f"LABEL {LABEL}=env"]

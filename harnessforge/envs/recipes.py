@@ -260,6 +260,9 @@ def _package_json(files: list[str], read: Reader) -> dict:
     return data
 
 
+_SUBCOMMANDS = {"tap": ("run",), "vitest": ("run",), "ava": ("test",)}
+
+
 def js_test_runner(manifest: dict) -> tuple[str, list[str], list[str]]:
     """(runner, file globs, modules to preload) from the test script, else from the dependencies.
 
@@ -275,6 +278,8 @@ def js_test_runner(manifest: dict) -> tuple[str, list[str], list[str]]:
     else:
         name = next((runner for runner in JS_RUNNERS if runner in deps), "node")
         words = []
+    if words and words[0] in _SUBCOMMANDS.get(name, ()):
+        words = words[1:]  # `tap run tests/*.js`, `vitest run`: the subcommand names no file
     globs, preload, skip = [], [], False
     for index, word in enumerate(words):
         if skip:
