@@ -85,12 +85,13 @@ def test_a_new_functions_readme_item_is_quoted_whole_and_alone(tmp_path):
     assert "## Documentation" in task and "All prerelease types remove build info only" in task
     assert "difference between two versions" not in task and "comparators" not in task
     assert quoted.held_back == []  # the title and the documentation state it
-    for lines in (0, 3):  # no room for the whole item: none of it, and the title alone is too terse to be a task
+    for lines in (0, 3):  # no room for the whole item: none of it; its declaration still says what to write
         bare = refresh_interface(repo, milestone, classify, planning.model_copy(update={"documentation_lines": lines}))
-        assert bare.documentation == [] and bare.held_back == [
-            "terse: its statement has 3 words (planning.min_statement_words: 8)"
-        ]
-        assert not bare.model_copy(update={"status": "valid"}).is_task
+        assert bare.documentation == [] and bare.held_back == []
+    untyped = planning.model_copy(update={"documentation_lines": 0, "min_statement_words": 20})
+    terse = refresh_interface(repo, milestone, classify, untyped)
+    assert terse.held_back == ["terse: its statement has 12 words (planning.min_statement_words: 20)"]
+    assert not terse.model_copy(update={"status": "valid"}).is_task
     assert quoted.model_copy(update={"status": "valid"}).is_task
     assert refresh_interface(repo, milestone, classify).held_back == []  # no rules: nothing is judged
 
@@ -134,3 +135,22 @@ def test_a_grab_bag_is_held_back_and_a_context_line_is_no_statement():
     assert held_back(described, [], parts[:6], 8, 6) == [] and held_back(described, [], parts, 8, 0) == []
     text = f"Float is not a sequence.\n\n{CONTEXT_LEAD} Bump the version.\n\nThis shipped in release 0.15.1."
     assert statement_words(text, []) == 5 and held_back(text, [], [], 8, 6)[0].startswith("terse: its statement has 5")
+
+
+def test_front_matter_headings_alone_link_lists_and_test_data_say_nothing():
+    """lo's docs pages open with YAML front matter and a table of contents of links; loguru's test outputs are .txt
+    files; loguru's README introduces its example with "::" and the example itself did not change."""
+    page = (
+        "---\nname: TakeWhile\nsignatures:\n  - func TakeWhile(collection Slice) Slice\n---\n\n"
+        "- [TakeWhile](#takewhile)\n\n### TakeWhile\n\n"
+        "TakeWhile returns the leading elements of `collection` while the predicate holds::\n\n"
+        "    lo.TakeWhile([]int{1, 2, 3}, even)\n"
+    )
+    lines = page.split("\n")
+    added = {number for number, line in enumerate(lines, 1) if "TakeWhile" in line}
+    assert naming(page, added, {"TakeWhile"}, set()) == [
+        ["TakeWhile returns the leading elements of `collection` while the predicate holds::"],
+        ["    lo.TakeWhile([]int{1, 2, 3}, even)"],
+    ]
+    assert not is_user_documentation("tests/exceptions/output/others/one_liner_recursion.txt")
+    assert is_user_documentation("README.txt") and is_user_documentation("docs/usage.txt")

@@ -2,7 +2,7 @@
 
 A test can pass only with a dependency the change bumps (cobra's man-page test needs go-md2man v2.0.6): a task
 that does not say so asks for what no reading of it can find. Read from the manifests at both ends: `go.mod`'s
-requires, `package.json`'s dependency maps, `pyproject.toml`'s project and optional dependencies, `Cargo.toml`'s
+requires, `package.json`'s dependency maps, `pyproject.toml`'s project dependencies, `Cargo.toml`'s
 dependency tables (a test compiles with the dev ones). npm's devDependencies are left out: linters and release
 tooling, which the sandbox installs as the image has them. A manifest that does not parse says nothing.
 """
@@ -34,8 +34,7 @@ def _node(text: str) -> dict[str, str]:
 
 def _python(text: str) -> dict[str, str]:
     project = tomllib.loads(text).get("project") or {}
-    specs = list(project.get("dependencies") or [])
-    specs += [spec for group in (project.get("optional-dependencies") or {}).values() for spec in group]
+    specs = list(project.get("dependencies") or [])  # not the extras: `dev`, `docs` and `test` tooling
     found = {}
     for spec in specs:
         try:
@@ -86,7 +85,7 @@ def changed_dependencies(repo: GitRepo, base: str, verify: str, changed_files: l
     """The dependency changes of every manifest among `changed_files`, each line naming its manifest when several
     changed."""
     out = []
-    manifests = [path for path in changed_files if PurePosixPath(path).name in MANIFESTS]
+    manifests = [path for path in changed_files if path in MANIFESTS]  # the root's: a docs site's are not the code's
     for path in manifests:
         texts = [(repo.show(rev, path) or b"").decode("utf-8", "replace") for rev in (base, verify)]
         before, after = (dependencies(path, text) if text else {} for text in texts)

@@ -18,6 +18,7 @@ from unidiff import PatchSet
 from ..gitio import GitRepo
 
 DOCUMENT_EXTENSIONS = (".md", ".mdx", ".rst", ".adoc", ".txt")
+_PLAIN_TEXT_PAGE = re.compile(r"(?i)(^|/)readme[^/]*\.txt$|^docs?/")  # a .txt elsewhere is data (a test's output)
 _NOT_USER_DOCUMENTATION = re.compile(
     r"(?i)(^|/)(changelog|changes|history|news|releases?|security|contributing|code_of_conduct|license|authors|"
     r"requirements[\w.-]*|pull_request_template|issue_template)(\.[\w]+)?$|(^|/)\.github/|(^|/)changelog\.d/"
@@ -30,6 +31,8 @@ _IDENTIFIER = re.compile(r"[A-Za-z_][\w-]*")
 
 def is_user_documentation(path: str) -> bool:
     """A page users read (README, docs/, site/ content), not a changelog, policy or requirements file."""
+    if path.lower().endswith(".txt") and not _PLAIN_TEXT_PAGE.search(path):
+        return False
     return path.lower().endswith(DOCUMENT_EXTENSIONS) and not _NOT_USER_DOCUMENTATION.search(path)
 
 
@@ -112,28 +115,51 @@ def documented(
 
 def naming(text: str, added: set[int], names: set[str], hidden: set[str]) -> list[list[str]]:
     """The prose paragraphs (list items apart) of a page that hold an `added` line and name one of `names` and none
-    of `hidden`, with the changed paragraph a colon leads into or out of ("For example:" and its code). A code
-    block alone is no statement of behaviour (an example edited to a new type is everywhere on a page)."""
+    of `hidden`, with the changed paragraph a colon leads out of and the paragraph a colon leads into ("For
+    example:" and its code, changed or not). A code block alone is no statement of behaviour (an example edited to
+    a new type is everywhere on a page); a heading alone, a list of links and a page's YAML front matter say
+    nothing."""
     page = [line.rstrip() for line in text.split("\n")]
-    changed = [
-        page[first - 1 : last]
+    front = _front_matter(page)
+    every = [
+        (page[first - 1 : last], any(first <= number <= last for number in added))
         for block in blocks(text)
         for first, last in _items(page, *block)
-        if any(first <= number <= last for number in added)
+        if first > front
     ]
     chosen = {
         index
-        for index, paragraph in enumerate(changed)
-        if not _FENCE.match(paragraph[0])  # a code block comes with the prose that introduces it, never alone
+        for index, (paragraph, changed) in enumerate(every)
+        if changed
+        and not _FENCE.match(paragraph[0])
+        and _says_something(paragraph)
         and _code_tokens(paragraph) & names
         and not any(form in line for form in hidden for line in paragraph)
     }
     for index in sorted(chosen):
-        if index > 0 and changed[index - 1][-1].endswith(":"):
+        if index > 0 and every[index - 1][1] and every[index - 1][0][-1].endswith(":"):
             chosen.add(index - 1)
-        if changed[index][-1].endswith(":") and index + 1 < len(changed):
+        if every[index][0][-1].endswith(":") and index + 1 < len(every):
             chosen.add(index + 1)
-    return [changed[index] for index in sorted(chosen)]
+    return [every[index][0] for index in sorted(chosen)]
+
+
+def _front_matter(page: list[str]) -> int:
+    """The last line of a page's YAML front matter (`---` ... `---` at its top), 0 when it has none."""
+    if not page or page[0].strip() != "---":
+        return 0
+    return next((number for number in range(2, len(page) + 1) if page[number - 1].strip() == "---"), 0)
+
+
+def _says_something(paragraph: list[str]) -> bool:
+    """Not a heading alone (`### TakeWhile`, a reST title and its underline) nor links alone (a table of contents)."""
+    text = "\n".join(paragraph)
+    text = re.sub(r"\[([^\]]*)\]\([^)]*\)", "", text)  # a Markdown link says its text only as a link
+    lines = [line for line in text.split("\n") if line.strip()]
+    headings = [line for line in lines if re.match(r"^\s*#{1,6}\s|^\s*([=\-~^*+#])\1{2,}\s*$", line)]
+    if len(lines) <= 2 and (headings or not lines):
+        return False
+    return bool(re.search(r"[A-Za-z]{2,}\W+[A-Za-z]{2,}", re.sub(r"^\s*(?:[-*+]|\d+[.)])\s*", "", text, flags=re.M)))
 
 
 _ITEM = re.compile(r"^(\s*)(?:[-*+]|\d+[.)])\s")

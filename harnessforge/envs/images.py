@@ -8,7 +8,6 @@ it. Per-milestone state is never an image: it is a workspace checked out into a 
 from __future__ import annotations
 
 import json
-
 import shutil
 import subprocess
 import tempfile

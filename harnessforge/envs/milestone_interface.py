@@ -90,7 +90,7 @@ def refresh_interface(
             repo,
             milestone.base_commit,
             milestone.verify_commit,
-            milestone.changed_files,
+            [path for path in milestone.changed_files if not classify.is_test(path)],  # a test's data is no page
             names,
             sources,
             documentation_lines,
@@ -102,7 +102,7 @@ def refresh_interface(
     updated = updated.model_copy(update={"dependencies": moved})
     reasons = held_back(
         updated.description,
-        updated.documentation,
+        updated.documentation + [item.line() for item in updated.interface],
         updated.parts,
         planning.min_statement_words,
         planning.max_asked_parts,

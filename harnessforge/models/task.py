@@ -122,7 +122,8 @@ def compose(parts: list[TaskPart], release: str | None) -> Composed:
 
 def statement_words(description: str, documentation: list[str]) -> int:
     """The words a task states its work in: its "What to build" (what it names as context and where it shipped
-    aside) and the documentation it quotes."""
+    aside), and the documentation and interface lines it quotes (a new function's declaration and doc say what
+    to write: lo's "Add `ConcatBy`" with its signature is a task a reader accepts)."""
     said = [line for line in description.splitlines() if not line.startswith((CONTEXT_LEAD, SHIPPED_LEAD))]
     return len(" ".join(said + documentation).split())
 
