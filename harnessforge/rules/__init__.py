@@ -241,8 +241,8 @@ class PlanningRules(Model):
     min_statement_words: int = Field(
         default=8,
         ge=0,
-        description="A task whose statement (its What to build and quoted documentation) has fewer words is held "
-        "back from the Dev: a title alone cannot say what its tests check (0: never).",
+        description="A task whose statement (its What to build, quoted documentation and interface lines) has fewer "
+        "words is held back from the Dev: a title alone cannot say what its tests check (0: never).",
     )
     max_asked_parts: int = Field(
         default=6,
