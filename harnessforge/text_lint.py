@@ -94,6 +94,10 @@ _LINK_AS_CODE = re.compile(r"`[^`\n]*<https?://[^`\n]*>[^`\n]*`")
 _HEADING = re.compile(r"^#{1,6}\s+\S")
 _ITEM = re.compile(r"^(\s*)(?:[-*+]|\d+[.)])\s+")
 _CUT_TEST = re.compile(r"^\s*- `[^`\n]*::[^`\n]*\s`")
+# a reST substitution (`|add|`) and a GitHub admonition flattened into prose (`[!TIP]`), anywhere in a task
+_MARKUP = re.compile(r"(?<![\w|`])\|[A-Za-z][\w-]*\|(?![\w|`])|\[!(?:NOTE|TIP|IMPORTANT|WARNING|CAUTION)\]")
+_REST_LINK = re.compile(r"`__?(?=[\s).,;:]|$)", re.M)  # "(``_)": what is left of a reST link such as `#390`_
+_BRANCH = re.compile(r"^(?:#{1,6}\s+|\s*- )?(?:feature|feat|fix|bugfix|hotfix|chore|docs?|refactor|dev)/[\w.-]", re.I)
 
 
 def _indent(line: str) -> int:
@@ -102,8 +106,14 @@ def _indent(line: str) -> int:
 
 def task_problems(text: str) -> list[str]:
     """What a reader of a whole task would stumble on, beyond `text_problems`: a heading with no text under it, an
-    example missing after the colon that announces it, a test's name cut short, a link shown as code."""
+    example missing after the colon that announces it, a test's name cut short, a link shown as code or its reST
+    residue, a branch name ("Feature/intersect by") for a heading."""
     problems = [f"a link shown as code: “{match[0][:80]}”" for match in _LINK_AS_CODE.finditer(text)]
+    problems += [
+        f"a reST link's residue: “{match.string[max(match.start() - 30, 0) : match.end()]}”"
+        for match in _REST_LINK.finditer(text)
+    ]
+    problems += [f"markup left in the text: “{match[0]}”" for match in _MARKUP.finditer(prose(text))]
     lines = text.splitlines()
     fenced = False
     for number, line in enumerate(lines):
@@ -115,6 +125,8 @@ def task_problems(text: str) -> list[str]:
         following = next((later for later in lines[number + 1 :] if later.strip()), None)
         if _HEADING.match(line) and (following is None or _rank(following) <= _rank(line)):
             problems.append(f"a heading with no text under it: “{line.strip()}”")
+        elif _BRANCH.match(line):
+            problems.append(f"a branch name for a title: “{line.strip()[:80]}”")
         elif _CUT_TEST.match(line):
             problems.append(f"a test's name cut short: “{line.strip()[:80]}”")
         elif line.rstrip().endswith(":") and not _HEADING.match(line) and not _announces(line, following):

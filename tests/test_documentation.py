@@ -137,6 +137,23 @@ def test_a_grab_bag_is_held_back_and_a_context_line_is_no_statement():
     assert statement_words(text, []) == 5 and held_back(text, [], [], 8, 6)[0].startswith("terse: its statement has 5")
 
 
+def test_a_task_asking_only_for_work_that_keeps_behaviour_is_held_back():
+    """lo's "Preallocate seen map capacity." was graded by tests pinning a new `Intersect` result: a speed-up or a
+    refactor keeps behaviour, so a test failing before it checks what no text says."""
+    from harnessforge.models.task import TaskPart, held_back
+
+    described = "Preallocate the seen map with the collection's length, so Intersect allocates once per call."
+    speed = TaskPart(heading="Preallocate seen map capacity", tested=True, kind="performance")
+    tidy = TaskPart(heading="Split the reader", tested=True, kind="refactor")
+    assert held_back(described, [], [speed, tidy], 8, 6, ["performance", "refactor"]) == [
+        "unstated: it asks only for performance and refactor work, which keeps behaviour, yet its tests fail before it"
+    ]
+    fix = TaskPart(heading="Fix Intersect with one list", tested=True, kind="bug fix")
+    assert held_back(described, [], [speed, fix], 8, 6, ["performance", "refactor"]) == []
+    assert held_back(described, [], [speed], 8, 6, []) == []  # the rule is off
+    assert held_back(described, [], [speed.model_copy(update={"kind": None})], 8, 6, ["performance"]) == []
+
+
 def test_front_matter_headings_alone_link_lists_and_test_data_say_nothing():
     """lo's docs pages open with YAML front matter and a table of contents of links; loguru's test outputs are .txt
     files; loguru's README introduces its example with "::" and the example itself did not change."""

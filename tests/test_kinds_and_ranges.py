@@ -58,6 +58,8 @@ WORK = [
     ("fix: keep counts when a tally is merged twice", "bug fix"),
     ("refactor: split the reader into sources and parsers", "refactor"),
     ("Speed up _complex_sumprod", "performance"),
+    ("Preallocate seen map capacity.", "performance"),  # lo: a speed-up in words that say none
+    ("Avoid extra allocations in Chunk", "performance"),
     ("Formatter for money values", None),  # nothing says: a feature by default where it matters
     ("Add 1.5 support for the wire protocol", "feature"),
 ]

@@ -195,6 +195,7 @@ def test_the_whole_task_is_read_for_what_a_reader_stumbles_on():
     )
     assert [problem.split(":")[0] for problem in task_problems(task)] == [
         "a link shown as code",
+        "a reST link's residue",
         "a heading with no text under it",
         "an example missing after its colon",
         "a test's name cut short",
@@ -205,6 +206,21 @@ def test_the_whole_task_is_read_for_what_a_reader_stumbles_on():
         "a heading with no text under it: “### Notes”"
     ]
     assert task_problems("# Title\n\n## Done\n") == ["a heading with no text under it: “## Done”"]
+
+
+def test_markup_residue_and_branch_names_a_reader_saw_are_found():
+    """The third held-out reading: loguru's docs kept `|add|`, pytest-mock's `#390`_ left "(``_)", dotenv's README
+    a flattened `[!TIP]`, lo's PR was titled by its branch."""
+    assert [
+        problem.split(":")[0]
+        for problem in task_problems(
+            "## Documentation\n\nSee the ``level`` argument of |add|.\n\n> [!TIP]\n> Become a sponsor.\n\n"
+            "It also resets mocks made by create_autospec (``_).\n\n### Feature/intersect by\n\nAdd IntersectBy.\n"
+        )
+    ] == ["a reST link's residue", "markup left in the text", "markup left in the text", "a branch name for a title"]
+    clean = "| name | kind |\n|---|---|\n| `a|b` | x |\n\nUse `fix/x` and a || b.\n"
+    assert task_problems(clean) == []
+    assert task_problems("Fix the parser for feature/flag names.\n") == []
 
 
 @pytest.mark.parametrize(
@@ -228,6 +244,8 @@ def test_the_whole_task_is_read_for_what_a_reader_stumbles_on():
         ("Changelog: 1.3.0 entries", True),
         ("Added testing", True),
         ("`arrow/locales.py` => `arrow/locale.py`", True),
+        ("Changed funding link in package.json to dotenvx.com", True),
+        ("Added a section on creating a custom handler for lo.Assert.", True),
         ("Remove the deprecated helper", False),
         ("Add iterator for JWKSet", False),
         ("Support multiple calls to `.parse()` with default settings", False),

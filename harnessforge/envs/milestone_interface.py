@@ -106,6 +106,7 @@ def refresh_interface(
         updated.parts,
         planning.min_statement_words,
         planning.max_asked_parts,
+        planning.behaviour_keeping_kinds,
     )
     return updated.model_copy(update={"held_back": reasons})
 

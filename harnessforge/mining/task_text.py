@@ -21,7 +21,7 @@ from ..models.plan import text_measures
 from ..models.task import Composed
 from ..rules import PlanningRules
 from .describe import TaskText, Withholding
-from .kinds import KindReader
+from .kinds import KindReader, strongest
 from .segment import UnitInfo
 from .unit_diffs import UnitDiff, tests_touched
 
@@ -149,6 +149,7 @@ def task_parts(
                 test_files=sorted(test_files),
                 tests=sorted(names),
                 lines=lines,
+                kind=strongest([info.kind for info in infos if info.kind]),
                 seed=section.seed,
                 tested=section.tested,
             )

@@ -34,6 +34,9 @@ class TaskPart(Model):
     test_files: list[str] = Field([], description="The test files its commits changed.")
     tests: list[str] = Field([], description="The tests its commits add or change there (names; empty: by file).")
     lines: int = Field(0, description="Source lines its commits change: the size of the work it asks for.")
+    kind: str | None = Field(
+        None, description="Its work kind by its commits and entries: feature, performance, bug fix, refactor."
+    )
     seed: bool = Field(True, description="Release notes (or a PR) describe it: it may title the milestone.")
     tested: bool = Field(False, description="Its commits changed a test file: a test can grade it.")
     graded: bool | None = Field(
@@ -128,11 +131,24 @@ def statement_words(description: str, documentation: list[str]) -> int:
     return len(" ".join(said + documentation).split())
 
 
-def held_back(description: str, documentation: list[str], parts: list[TaskPart], min_words: int, max_parts: int):
+def held_back(
+    description: str,
+    documentation: list[str],
+    parts: list[TaskPart],
+    min_words: int,
+    max_parts: int,
+    keeping_kinds: list[str] = (),
+):
     """Why a task cannot be given to a Dev, as SWE-bench Verified's filter would find it (empty: it can): a
     statement of fewer than `min_words` words (a title such as "Add `truncate` function" cannot say what the tests
-    check), or more than `max_parts` features asked at once (a grab-bag no statement specifies). 0 turns a rule off."""
+    check), more than `max_parts` features asked at once (a grab-bag no statement specifies), or only work of
+    `keeping_kinds` asked (a speed-up or refactor keeps behaviour: a test failing before it checks what no text
+    says). 0 or empty turns a rule off."""
     reasons = []
+    kinds = {parts[index].kind for index in asked(parts)} if parts else set()
+    if keeping_kinds and kinds and kinds <= set(keeping_kinds):
+        said = " and ".join(sorted(kinds))
+        reasons.append(f"unstated: it asks only for {said} work, which keeps behaviour, yet its tests fail before it")
     words = statement_words(description, documentation)
     if min_words and words < min_words:
         reasons.append(f"terse: its statement has {words} words (planning.min_statement_words: {min_words})")

@@ -244,6 +244,11 @@ class PlanningRules(Model):
         description="A task whose statement (its What to build, quoted documentation and interface lines) has fewer "
         "words is held back from the Dev: a title alone cannot say what its tests check (0: never).",
     )
+    behaviour_keeping_kinds: list[Kind] = Field(
+        default=["performance", "refactor"],
+        description="A task whose asked parts are all of these kinds is held back from the Dev: its text promises the "
+        "behaviour stays, yet its tests fail before and pass after, so they check a change no text states ([]: never).",
+    )
     max_asked_parts: int = Field(
         default=6,
         ge=0,
