@@ -137,6 +137,24 @@ def test_a_grab_bag_is_held_back_and_a_context_line_is_no_statement():
     assert statement_words(text, []) == 5 and held_back(text, [], [], 8, 6)[0].startswith("terse: its statement has 5")
 
 
+def test_a_colon_leads_into_its_whole_list():
+    """pytest-mock's docs: "spy objects contain four extra attributes:" was quoted with the first of its four."""
+    page = (
+        "# Spy\n\nThe `spy` objects contain four extra attributes:\n\n"
+        "* ``spy_return``: the last value returned.\n* ``spy_return_list``: every value returned.\n"
+        "* ``spy_return_iter``: a copy of the returned iterator.\n* ``spy_exception``: the last exception raised.\n\n"
+        "Unrelated paragraph about `spy`.\n"
+    )
+    added = {3}
+    assert naming(page, added, {"spy"}, set()) == [
+        ["The `spy` objects contain four extra attributes:"],
+        ["* ``spy_return``: the last value returned."],
+        ["* ``spy_return_list``: every value returned."],
+        ["* ``spy_return_iter``: a copy of the returned iterator."],
+        ["* ``spy_exception``: the last exception raised."],
+    ]
+
+
 def test_a_task_asking_only_for_work_that_keeps_behaviour_is_held_back():
     """lo's "Preallocate seen map capacity." was graded by tests pinning a new `Intersect` result: a speed-up or a
     refactor keeps behaviour, so a test failing before it checks what no text says."""

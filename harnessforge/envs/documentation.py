@@ -115,18 +115,20 @@ def documented(
 
 def naming(text: str, added: set[int], names: set[str], hidden: set[str]) -> list[list[str]]:
     """The prose paragraphs (list items apart) of a page that hold an `added` line and name one of `names` and none
-    of `hidden`, with the changed paragraph a colon leads out of and the paragraph a colon leads into ("For
-    example:" and its code, changed or not). A code block alone is no statement of behaviour (an example edited to
-    a new type is everywhere on a page); a heading alone, a list of links and a page's YAML front matter say
-    nothing."""
+    of `hidden`, with the changed paragraph a colon leads out of and the paragraph or whole list a colon leads into
+    ("For example:" and its code, "four extra attributes:" and its four items, changed or not). A code block alone
+    is no statement of behaviour (an example edited to a new type is everywhere on a page); a heading alone, a list
+    of links and a page's YAML front matter say nothing."""
     page = [line.rstrip() for line in text.split("\n")]
     front = _front_matter(page)
-    every = [
-        (page[first - 1 : last], any(first <= number <= last for number in added))
-        for block in blocks(text)
+    spans = [
+        (place, first, last)
+        for place, block in enumerate(blocks(text))
         for first, last in _items(page, *block)
         if first > front
     ]
+    every = [(page[first - 1 : last], any(first <= number <= last for number in added)) for _, first, last in spans]
+    block_of = [place for place, _, _ in spans]  # which paragraph of the page each item or paragraph is in
     chosen = {
         index
         for index, (paragraph, changed) in enumerate(every)
@@ -140,7 +142,11 @@ def naming(text: str, added: set[int], names: set[str], hidden: set[str]) -> lis
         if index > 0 and every[index - 1][1] and every[index - 1][0][-1].endswith(":"):
             chosen.add(index - 1)
         if every[index][0][-1].endswith(":") and index + 1 < len(every):
-            chosen.add(index + 1)
+            chosen.add(index + 1)  # what it announces: a code block, a paragraph or a whole list
+            following = index + 2
+            while following < len(every) and block_of[following] == block_of[index + 1]:
+                chosen.add(following)
+                following += 1
     return [every[index][0] for index in sorted(chosen)]
 
 
