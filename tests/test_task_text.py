@@ -536,6 +536,43 @@ def test_a_go_test_is_quoted_by_its_checks_its_table_rows_and_its_printed_output
     assert _examples("tree_test.go", source, spans["ExampleClean"], added, 3) == ["prints: /b"]
 
 
+def test_assertion_libraries_checks_are_quoted_and_an_edge_beyond_the_limit_too():
+    """lo's TestClone (testify) pinned `Clone(nil)` nil in its seventh check, which no criterion quoted; node-tap's
+    and tape's `t.equal` and supertest's chained `.expect(...)` were no checks at all."""
+    from harnessforge.envs.declared_tests import declared_tests
+    from harnessforge.envs.interface import _examples
+
+    source = (
+        "package lo\n\nfunc TestClone(t *testing.T) {\n\tis := assert.New(t)\n\tresult := Clone([]int{1, 2})\n"
+        "\tis.NoError(err)\n\tis.Equal(result, []int{1, 2})\n\tis.Equal(len(result), 2)\n\tis.Len(result, 2)\n"
+        "\tis.NotNil(result)\n\tis.Nil(Clone[[]int](nil))\n\tEqual(t, errs, nil)\n"
+        '\tis.PanicsWithValue("lo.Take: n must not be negative", func() { Take([]int{}, -1) })\n}\n'
+    )
+    (span,) = declared_tests("slice_test.go", source)
+    added = set(range(1, source.count("\n") + 2))
+    assert _examples("slice_test.go", source, span, added, 2, new_values=8) == [
+        "is.Equal(result, []int{1, 2})",
+        "is.Equal(len(result), 2)",
+        "is.Nil(Clone[[]int](nil))",  # an edge, beyond the limit
+        'is.PanicsWithValue("lo.Take: n must not be negative", func() {Take([]int{}, -1)})',
+    ]
+    script = (
+        "const test = require('tape')\n\ntest('tips', t => {\n  t.equal(tip(), 'tip: run anywhere')\n"
+        "  t.same(parse('A=1'), { A: '1' })\n  t.end()\n})\n\n"
+        "describe('res.send', () => {\n  it('sends a string', done => {\n    request(app)\n      .get('/')\n"
+        "      .expect(200, 'hey', done)\n  })\n})\n"
+    )
+    spans = {span.test_id.rsplit("::", 1)[-1]: span for span in declared_tests("test/main.js", script)}
+    added = set(range(1, script.count("\n") + 2))
+    assert _examples("test/main.js", script, spans["tips"], added, 2) == [
+        "t.equal(tip(), 'tip: run anywhere')",
+        "t.same(parse('A=1'), {A: '1'})",
+    ]
+    assert _examples("test/main.js", script, spans["sends a string"], added, 2) == [
+        ".expect(200, 'hey', done)"
+    ]
+
+
 def test_an_entry_written_at_release_goes_to_the_nearest_work_naming_it_not_the_last_merge():
     """httpx 0.28: "The `verify` argument as a string is now deprecated", written by the release commit, where a
     type-annotation fix was the last work merged; the work naming `verify` before it implements the entry."""

@@ -62,7 +62,14 @@ def _selected(spans: list[TestSpan], test_ids: list[str]) -> list[TestSpan]:
 _ASSERTION = re.compile(
     r"^\s*(?:assert\b|self\.assert\w*\(|with (?:pytest|self)\.(?:raises|assertRaises)\w*\(|expect\(|"
     r"[\w.]+\.assert_(?:called|not_called|any_call|has_calls|awaited)\w*\(|"
-    r"t\.(?:is|not|deepEqual|true|false|throws|snapshot)\w*\(|assert(?:_eq|_ne)?!\(|assert\.\w+\()"
+    r"t\.(?:is|not|deepEqual|true|false|throws|snapshot)\w*\(|assert(?:_eq|_ne)?!\(|assert\.\w+\(|"
+    # node-tap and tape (`t.equal`, `t.same`, `t.match`, `t.ok`), supertest's chained `.expect(200, 'tobi')`
+    r"t\.(?:equal|strict|same|match|ok|has|rejects|error)\w*\(|\.expect\()"
+)
+# a check that pins an edge a statement is least likely to say: nothing, empty, an error, a panic
+_EDGE = re.compile(
+    r"\b(?:nil|None|null|undefined)\b|\b(?:is|assert|require)\.(?:Nil|Empty|Zero|Panics\w*|Error)\(|==\s*(?:\[\]|\{\}|\"\"|'')"
+    r"|\b(?:raises|assertRaises|toThrow|throws|rejects|toBeNull|toBeUndefined)\b"
 )
 
 
@@ -95,6 +102,14 @@ def _statement(lines: list[str], start: int, last: int, reach: int = 8) -> str:
 # value a test expects (`expectedMethods := "GET,OPTIONS"`, `want := 3`).
 _GO_CHECK = re.compile(r"^\s*(?:if\b.*\{|\{.*\},?|(?:expected|want)\w*\s*:?=\s*\S.*)\s*$", re.I)
 _GO_REPORT = re.compile(r"\bt\.(?:Error|Fatal|Fail)")
+# testify's `is.Equal(got, want)`, `assert.Nil(t, got)`, `require.PanicsWithValue(t, "msg", f)`, go-playground's
+# `Equal(t, got, want)`: a check when it holds a literal or pins an edge (nil, empty, a panic, an error)
+_NO_ERROR = re.compile(r"\berrs?\w*\s*,\s*nil\)|\bNil\((?:t,\s*)?errs?\w*\)")  # `Equal(t, errs, nil)`: boilerplate
+_GO_ASSERT = re.compile(
+    r"^\s*(?:(?:is|assert|require|should|r|a)\.(?:Equal|NotEqual|Nil|Empty|NotEmpty|True|False|Len|Contains|"
+    r"NotContains|ElementsMatch|Subset|Panics|NotPanics|EqualError|ErrorContains|ErrorIs|Error|Zero|NotZero|Same|"
+    r"InDelta|Regexp|Greater|Less|IsType|JSONEq)\w*\(|(?:Equal|NotEqual|PanicMatches|MatchRegex|AssertError)\(t\b)"
+)
 _GO_UNEXPECTED_ERROR = re.compile(r"^\s*if\s+(?:.*;\s*)?err\s*!=\s*nil\s*\{")  # boilerplate, says nothing
 _LITERAL = re.compile(r"[\"']|\b\d")
 _DEF = re.compile(r"^\s*(?:async\s+)?def\s")
@@ -111,6 +126,8 @@ def _is_check(path: str, line: str, statement: str, decorating: bool = False) ->
         if decorating:
             return _PARAMETER_ROW.match(line) is not None and bool(_LITERAL.search(statement))
         return _ASSERTION.match(line) is not None
+    if _GO_ASSERT.match(line):
+        return bool(_LITERAL.search(statement) or _EDGE.search(statement)) and not _NO_ERROR.search(statement)
     if not _GO_CHECK.match(line) or _GO_UNEXPECTED_ERROR.match(line):
         return False
     return bool(_GO_REPORT.search(statement)) if line.lstrip().startswith("if") else bool(_LITERAL.search(statement))
@@ -128,8 +145,9 @@ def _examples(
 ) -> list[str]:
     """Up to `limit` distinct checks the diff adds to the test, each whole on one line: assertions and the rows of
     a parametrize list, or in Go an `if` that reports a failure and the rows of the test's table; then up to
-    `new_values` more that expect a value only the new source holds (`new_value`): with the tests hidden, the
-    Dev could not guess an exact message or a new locale's words."""
+    `new_values` more that expect a value only the new source holds (`new_value`) or pin an edge (nil, empty, an
+    error or a panic): with the tests hidden, the Dev could not guess an exact message, a new locale's words or
+    that `Clone(nil)` is nil."""
     lines = source.splitlines()
     body = lines[span.first - 1 : span.last]
     if path.endswith(".go") and any(line.strip().startswith("// Output:") for line in body):  # a Go example
@@ -159,7 +177,8 @@ def _examples(
         if not statement or len(statement) > longest or statement in found:
             continue
         if _is_check(path, lines[number - 1], statement, path.endswith(".py") and number < define):
-            if len(found) < limit or new_value(statement):
+            edge = _EDGE.search(statement) and not _NO_ERROR.search(statement)
+            if len(found) < limit or new_value(statement) or edge:
                 found.append(statement)
     return found
 
