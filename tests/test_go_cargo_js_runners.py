@@ -98,6 +98,26 @@ def test_go_package_that_fails_before_any_test_is_a_collect_error():
     assert run.statuses == {} and run.collect_errors == ["m/p"] and run.suite_ran
 
 
+def test_a_panicking_test_makes_its_package_a_collect_error_so_the_tests_it_cut_off_are_missing():
+    """lo: one new test panicked at base (`count <= 0`) and ended the package's binary; the tests after it never ran
+    and were graded as FAIL_TO_PASS. The panicking test fails; its package is a collect error (collateral)."""
+    text = r"""{"Action":"run","Package":"m/lo","Test":"TestA"}
+{"Action":"pass","Package":"m/lo","Test":"TestA","Elapsed":0}
+{"Action":"run","Package":"m/lo","Test":"TestSample"}
+{"Action":"output","Package":"m/lo","Test":"TestSample","Output":"panic: runtime error: makeslice: len out of range\n"}
+{"Action":"fail","Package":"m/lo","Test":"TestSample","Elapsed":0}
+{"Action":"output","Package":"m/lo","Output":"FAIL\tm/lo\t0.010s\n"}
+{"Action":"fail","Package":"m/lo","Elapsed":0.01}
+{"Action":"run","Package":"m/ok","Test":"TestOK"}
+{"Action":"fail","Package":"m/ok","Test":"TestOK","Elapsed":0}
+{"Action":"fail","Package":"m/ok","Elapsed":0.01}
+"""
+    run = runner("go").parse({"go.jsonl": text}, 1, "")
+    assert run.statuses == {"m/lo::TestA": "passed", "m/lo::TestSample": "failed", "m/ok::TestOK": "failed"}
+    assert run.collect_errors == ["m/lo"] and run.suite_ran  # m/ok failed a test: no collect error
+    assert run.status("m/lo::TestMin") == "missing"
+
+
 def test_go_nothing_ran_when_every_package_failed_to_build_before_124():
     run = runner("go").parse({"go.jsonl": "FAIL\tm/p [setup failed]\n"}, 1, "")
     assert run.collect_errors == ["m/p"] and not run.suite_ran

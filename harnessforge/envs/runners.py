@@ -136,17 +136,21 @@ class GoRunner(RunnerSpec):
         text = files.get(self.report, "")
         errors += _GO_BUILD_FAILED.findall(text)  # before Go 1.24 a plain text line, not JSON
         # A package whose tests do not compile (new tests of an API the base lacks) is a collection error of a
-        # suite that ran, as pytest's import errors are; `[setup failed]` (go.mod, imports) is not.
+        # suite that ran, as pytest's import errors are; `[setup failed]` (go.mod, imports) is not. So is one whose
+        # binary a panicking test ended: the tests it did not reach are missing, not failing (lo's `count <= 0`).
         ran = _GO_TESTS_FAILED_TO_BUILD.search(text) is not None or _own_package_missing(f"{text}\n{log}")
+        panicked: set[str] = set()  # a test that panics ends its package's binary: the tests after it never run
         for record in json_lines(text):
             action, package, test = record.get("Action"), record.get("Package", ""), record.get("Test")
+            if action == "output" and test and str(record.get("Output", "")).startswith("panic: "):
+                panicked.add(package)
             if test and action in _GO_STATUS:
                 with_tests.add(package)
                 merge_status(statuses, f"{package}::{test}", _GO_STATUS[action])
             elif not test and action in ("pass", "fail") and package:
                 ran = True
                 # FailedBuild: Go >= 1.24; a failed package without any test result did not get to run them.
-                if action == "fail" and (record.get("FailedBuild") or package not in with_tests):
+                if action == "fail" and (record.get("FailedBuild") or package not in with_tests or package in panicked):
                     errors.append(package)
         return statuses, errors, ran
 
