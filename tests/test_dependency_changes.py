@@ -51,6 +51,11 @@ def test_a_bumped_module_is_said_in_the_task(tmp_path):
     assert changed_dependencies(repo, base, verify, ["doc/man.go", "go.mod"]) == [
         "`github.com/cpuguy83/go-md2man/v2` v2.0.4 → v2.0.6"
     ]
+    assert changed_dependencies(repo, base, verify, ["README.md", "go.mod"]) == []  # no Go code changed with it
+    docs = builder.commit("Docs site", {"package.json": '{"dependencies": {"marked": "^16.3.0"}}'})
+    site = builder.commit("Bump marked", {"package.json": '{"dependencies": {"marked": "^16.4.1"}}', "x.go": ""})
+    assert changed_dependencies(repo, docs, site, ["package.json", "x.go"]) == []  # lo's docs tooling in a Go repo
+    assert changed_dependencies(repo, base, docs, ["package.json", "x.js"]) == []  # created: taken over, not moved
     fields = dict(id="m01", ordinal=1, title="Man pages see also", description="Man pages list their see-also pages.")
     milestone = Milestone(
         **fields,

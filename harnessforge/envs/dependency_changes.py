@@ -81,13 +81,29 @@ def dependency_changes(before: dict[str, str], after: dict[str, str]) -> list[st
     return lines
 
 
+# the code a manifest's dependencies serve: lo (Go) keeps its docs site's `marked` in a root package.json
+_SERVES = {
+    "go.mod": (".go",),
+    "package.json": (".js", ".jsx", ".mjs", ".cjs", ".ts", ".tsx", ".mts", ".cts"),
+    "pyproject.toml": (".py",),
+    "Cargo.toml": (".rs",),
+}
+
+
 def changed_dependencies(repo: GitRepo, base: str, verify: str, changed_files: list[str]) -> list[str]:
-    """The dependency changes of every manifest among `changed_files`, each line naming its manifest when several
-    changed."""
+    """The dependency changes of every root manifest among `changed_files` whose language's code the change touches
+    too, each line naming its manifest when several changed. A manifest the change creates moves nothing: loguru's
+    new pyproject.toml took over setup.py's dependencies."""
     out = []
-    manifests = [path for path in changed_files if path in MANIFESTS]  # the root's: a docs site's are not the code's
+    manifests = [  # the root's: a docs site's are not the code's
+        path
+        for path in changed_files
+        if path in MANIFESTS and any(other.endswith(_SERVES[path]) for other in changed_files)
+    ]
     for path in manifests:
         texts = [(repo.show(rev, path) or b"").decode("utf-8", "replace") for rev in (base, verify)]
+        if not texts[0]:
+            continue
         before, after = (dependencies(path, text) if text else {} for text in texts)
         if before is None or after is None:
             continue
