@@ -172,6 +172,19 @@ def test_a_task_asking_only_for_work_that_keeps_behaviour_is_held_back():
     assert held_back(described, [], [speed.model_copy(update={"kind": None})], 8, 6, ["performance"]) == []
 
 
+def test_a_one_word_commit_subject_is_no_context():
+    """lo m27: "Also in this change, not graded and not part of this task: Oops." named a commit subject."""
+    from harnessforge.models.task import CONTEXT_LEAD, TaskPart, compose
+
+    parts = [
+        TaskPart(heading="Reset the counter per iteration in it.Replace", tested=True, graded=True),
+        TaskPart(heading="Oops.", graded=False),
+        TaskPart(heading="Refactor the sequence helpers", graded=False),
+    ]
+    (context,) = [line for line in compose(parts, None).description.splitlines() if line.startswith(CONTEXT_LEAD)]
+    assert context == f"{CONTEXT_LEAD} Refactor the sequence helpers."
+
+
 def test_front_matter_headings_alone_link_lists_and_test_data_say_nothing():
     """lo's docs pages open with YAML front matter and a table of contents of links; loguru's test outputs are .txt
     files; loguru's README introduces its example with "::" and the example itself did not change."""

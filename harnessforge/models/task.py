@@ -8,6 +8,7 @@ as context ("Also in this change, not graded: ..."), never as a requirement, nor
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 
 from packaging.version import InvalidVersion, Version
@@ -17,6 +18,7 @@ from .common import Model
 
 CONTEXT_LEAD = "Also in this change, not graded and not part of this task:"
 SHIPPED_LEAD = "This shipped in release"
+_NAMES_NOTHING = re.compile(r"^\W*[A-Za-z]+\W*$")  # a commit subject of one plain word ("Oops.", "wip"): no context
 MAX_TITLE_PARTS = 2  # the title names this many features; the rest are its "(+N more)"
 
 
@@ -105,7 +107,7 @@ def compose(parts: list[TaskPart], release: str | None) -> Composed:
             lines += ["", f"### {part.heading}", "", *part.body] if part.heading else ["", *part.body]
     context = [parts[index].name for index in range(len(parts)) if index not in wanted]
     context = list(dict.fromkeys(context + [aside for index in wanted for aside in parts[index].asides]))
-    context = [name.rstrip(".") for name in context if name]
+    context = [name.rstrip(".") for name in context if name and not _NAMES_NOTHING.match(name)]
     if context:
         lines += ["", f"{CONTEXT_LEAD} " + "; ".join(context) + "."]
     shipped = sorted({release for index in wanted for release in parts[index].releases}, key=_version)
