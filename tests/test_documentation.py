@@ -137,6 +137,22 @@ def test_a_grab_bag_is_held_back_and_a_context_line_is_no_statement():
     assert statement_words(text, []) == 5 and held_back(text, [], [], 8, 6)[0].startswith("terse: its statement has 5")
 
 
+def test_a_paragraph_said_before_in_other_markup_is_not_quoted(tmp_path):
+    """loguru converted README.rst to README.md in the change: every paragraph was "added" and quoted, none new."""
+    from harnessforge.envs.documentation import documented
+
+    builder = RepoBuilder(tmp_path / "repo", START)
+    old = "Logging\n=======\n\nThe ``level`` argument of ``add()`` drops the messages below it.\n"
+    base = builder.commit("Docs", {"README.rst": old})
+    new = (
+        "# Logging\n\nThe `level` argument of `add()` drops the messages below it.\n\n"
+        "A `level` may also be a callable returning whether to keep a record.\n"
+    )
+    verify = builder.commit("README in Markdown", {"README.md": new, "README.rst": None})
+    quoted = documented(GitRepo(builder.path), base, verify, ["README.md", "README.rst"], {"level"}, [])
+    assert quoted == ["A `level` may also be a callable returning whether to keep a record."]
+
+
 def test_a_colon_leads_into_its_whole_list():
     """pytest-mock's docs: "spy objects contain four extra attributes:" was quoted with the first of its four."""
     page = (

@@ -98,19 +98,29 @@ def documented(
 ) -> list[str]:
     """The paragraphs of the user documentation among `paths` that the change adds to or edits and that name one of
     `names` (what the tests use), each whole as the verify commit has it, in page order, up to `max_lines` lines in
-    all; a paragraph naming a `withheld` path or file name is left out. Blank lines separate the paragraphs."""
+    all; a paragraph naming a `withheld` path or file name is left out, and one the pages said before (in other
+    markup, or moved) too. Blank lines separate the paragraphs."""
     wanted = {name for name in names if len(name) >= 3}
     hidden = {form for path in withheld for form in (path, PurePosixPath(path).name)}
+    pages = [path for path in paths if is_user_documentation(path)]
+    said = _words("\n".join((repo.show(base, path) or b"").decode("utf-8", "replace") for path in pages))
     lines: list[str] = []
-    for path in paths:
-        if not is_user_documentation(path) or (page := repo.show(verify, path)) is None:
+    for path in pages:
+        if (page := repo.show(verify, path)) is None:
             continue
         patch = repo.run("diff", "--no-color", "--no-ext-diff", base, verify, "--", path, check=False)
         for paragraph in naming(page.decode("utf-8", "replace"), added_line_numbers(patch.decode()), wanted, hidden):
+            if f" {_words(chr(10).join(paragraph))} " in f" {said} ":
+                continue  # said before, in other markup or on another page (loguru's README.rst -> README.md)
             if len(lines) + len(paragraph) + 1 > max_lines:
                 continue  # whole paragraphs only: a shorter one further on may still fit
             lines += ([""] if lines else []) + paragraph
     return lines
+
+
+def _words(text: str) -> str:
+    """A text's words, lower-case, one space apart: the same paragraph in reST and in Markdown."""
+    return " ".join(re.findall(r"[a-z0-9_]+", text.lower()))
 
 
 def naming(text: str, added: set[int], names: set[str], hidden: set[str]) -> list[list[str]]:
