@@ -186,6 +186,14 @@ def test_a_task_asking_only_for_work_that_keeps_behaviour_is_held_back():
     assert held_back(described, [], [speed, fix], 8, 6, ["performance", "refactor"]) == []
     assert held_back(described, [], [speed], 8, 6, []) == []  # the rule is off
     assert held_back(described, [], [speed.model_copy(update={"kind": None})], 8, 6, ["performance"]) == []
+    quiet = [
+        TaskPart(heading="Default `quiet` to true", tested=True, kind="feature", releases=["16.6.0", "16.6.1"]),
+        TaskPart(heading="`quiet: false` default", tested=True, kind="feature", releases=["17.0.0"]),
+    ]
+    assert held_back(described, [], quiet, 8, 6, [], 2) == [
+        "spans_releases: its work shipped in 3 releases (planning.max_task_releases: 2)"
+    ]
+    assert held_back(described, [], quiet[:1], 8, 6, [], 2) == [] and held_back(described, [], quiet, 8, 6, [], 0) == []
 
 
 def test_a_one_word_commit_subject_is_no_context():

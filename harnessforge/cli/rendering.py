@@ -113,7 +113,7 @@ def plan_table(plan: MilestonePlan) -> Table:
             f"release notes covered {report.entries_covered}/{report.entries_citing} (citing a PR, issue or commit); "
             f"entries placed {report.entries_placed}/{report.entries_in_range}; "
             f"task texts: {report.broken_texts} broken, {report.housekeeping_in_text} with housekeeping, "
-            f"{report.held_back} held back (terse or a grab-bag), "
+            f"{report.held_back} held back (terse, a grab-bag, unstated or over releases), "
             f"interface named {report.interface_named}/{report.interface_names}"
         )
     return table

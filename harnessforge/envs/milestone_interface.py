@@ -107,6 +107,7 @@ def refresh_interface(
         planning.min_statement_words,
         planning.max_asked_parts,
         planning.behaviour_keeping_kinds,
+        planning.max_task_releases,
     )
     return updated.model_copy(update={"held_back": reasons})
 

@@ -140,12 +140,14 @@ def held_back(
     min_words: int,
     max_parts: int,
     keeping_kinds: list[str] = (),
+    max_releases: int = 0,
 ):
     """Why a task cannot be given to a Dev, as SWE-bench Verified's filter would find it (empty: it can): a
     statement of fewer than `min_words` words (a title such as "Add `truncate` function" cannot say what the tests
     check), more than `max_parts` features asked at once (a grab-bag no statement specifies), or only work of
     `keeping_kinds` asked (a speed-up or refactor keeps behaviour: a test failing before it checks what no text
-    says). 0 or empty turns a rule off."""
+    says), or work that shipped over more than `max_releases` releases (later entries revise earlier ones). 0 or
+    empty turns a rule off."""
     reasons = []
     kinds = {parts[index].kind for index in asked(parts)} if parts else set()
     if keeping_kinds and kinds and kinds <= set(keeping_kinds):
@@ -154,6 +156,11 @@ def held_back(
     words = statement_words(description, documentation)
     if min_words and words < min_words:
         reasons.append(f"terse: its statement has {words} words (planning.min_statement_words: {min_words})")
+    releases = {release for index in asked(parts) for release in parts[index].releases} if parts else set()
+    if max_releases and len(releases) > max_releases:
+        reasons.append(
+            f"spans_releases: its work shipped in {len(releases)} releases (planning.max_task_releases: {max_releases})"
+        )
     features = len(asked(parts)) if parts else 0
     if max_parts and features > max_parts:
         reasons.append(f"grab_bag: it asks for {features} features (planning.max_asked_parts: {max_parts})")

@@ -249,6 +249,12 @@ class PlanningRules(Model):
         description="A task whose asked parts are all of these kinds is held back from the Dev: its text promises the "
         "behaviour stays, yet its tests fail before and pass after, so they check a change no text states ([]: never).",
     )
+    max_task_releases: int = Field(
+        default=2,
+        ge=0,
+        description="A task whose asked parts shipped in more releases than this is held back: a feature revised "
+        "over several releases (dotenv's quiet default, true then false) is no one statement (0: never).",
+    )
     max_asked_parts: int = Field(
         default=6,
         ge=0,
