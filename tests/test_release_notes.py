@@ -156,6 +156,11 @@ Run the migrations again, like this:
             "Parse ISO weeks.",
         ),
         ("The fix for #123 broke ``dehumanize``; restore it.", "rst", "An earlier fix broke `dehumanize`; restore it."),
+        (  # pytest-mock: named references whose targets the file defines elsewhere ("(``_)" was left)
+            "``mocker.resetall()`` now also resets ``create_autospec`` mocks (`#390`_). Thanks `@mlhamel`_ for the PR.",
+            "rst",
+            "`mocker.resetall()` now also resets `create_autospec` mocks.",
+        ),
     ],
 )
 def test_credits_and_references_go_as_whole_phrases(raw, syntax, shown):

@@ -15,6 +15,9 @@ _GITHUB = r"https?://github\.com/[\w.-]+/[\w.-]+"
 # (pattern, kind): kind "pr", "issue", "issue_link" (a PR when history knows it), "bare", or None (not a GitHub ref)
 _TYPED = [
     # a whole link to a PR or issue, its text included: `#556 <https://...>`_ and [#802](https://...)
+    # a reST named reference whose target is defined elsewhere in the file: `#390`_, `@mlhamel`_
+    (re.compile(r"`#(\d+)`__?"), "bare"),
+    (re.compile(r"`@[\w-]+`__?"), None),
     (re.compile(rf"`[^`<]*<{_GITHUB}/pull/(\d+)/?>`__?:?"), "pr"),
     (re.compile(rf"`[^`<]*<{_GITHUB}/issues/(\d+)/?>`__?:?"), "issue_link"),
     (re.compile(rf"\[[^\]\n]*\]\({_GITHUB}/pull/(\d+)/?\)"), "pr"),
