@@ -153,6 +153,18 @@ def test_a_paragraph_said_before_in_other_markup_is_not_quoted(tmp_path):
     assert quoted == ["A `level` may also be a callable returning whether to keep a record."]
 
 
+def test_a_rest_page_is_quoted_as_the_task_shows_markup():
+    """pytest-mock's docs quoted "Uses `tee <https://...>`__)" raw, loguru's "argument of |add|"."""
+    from harnessforge.envs.documentation import _plain_rest
+
+    assert _plain_rest("* ``spy_return_iter``: Uses `tee <https://docs.python.org/3/x.html#tee>`__ to copy it.") == (
+        "* `spy_return_iter`: Uses tee to copy it."
+    )
+    assert _plain_rest("The ``level`` of |add| and :meth:`Logger.bind`, see `Sphinx`_. For example::") == (
+        "The `level` of `add` and `Logger.bind`, see Sphinx. For example:"
+    )
+
+
 def test_a_colon_leads_into_its_whole_list():
     """pytest-mock's docs: "spy objects contain four extra attributes:" was quoted with the first of its four."""
     page = (

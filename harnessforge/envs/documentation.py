@@ -112,10 +112,28 @@ def documented(
         for paragraph in naming(page.decode("utf-8", "replace"), added_line_numbers(patch.decode()), wanted, hidden):
             if f" {_words(chr(10).join(paragraph))} " in f" {said} ":
                 continue  # said before, in other markup or on another page (loguru's README.rst -> README.md)
+            if path.endswith((".rst", ".txt")):
+                paragraph = [_plain_rest(line) for line in paragraph]
             if len(lines) + len(paragraph) + 1 > max_lines:
                 continue  # whole paragraphs only: a shorter one further on may still fit
             lines += ([""] if lines else []) + paragraph
     return lines
+
+
+_REST_INLINE = [
+    (re.compile(r"`([^`<\n]+?)\s*<[^>\n]+>`__?"), r"\1"),  # a link: its words (`tee <https://...>`__)
+    (re.compile(r"(?<!`)`([^`\n]+?)`__?(?!\w)"), r"\1"),  # a named reference (`Sphinx`_): its words
+    (re.compile(r"(?::[\w:.-]+:)?``?([^`\n]+?)``?(?!_)"), r"`\1`"),  # ``code``, :func:`name`, `text`: code
+    (re.compile(r"(?<![\w|])\|(\w[\w.-]*)\|(?![\w|])"), r"`\1`"),  # a substitution (loguru's |add|): its name
+    (re.compile(r"(?<=\S)::$"), ":"),  # "For example::" introduces its literal block
+]
+
+
+def _plain_rest(line: str) -> str:
+    """A reST line as the task's Markdown shows it: links as their words, literals and roles as code."""
+    for pattern, replacement in _REST_INLINE:
+        line = pattern.sub(replacement, line)
+    return line
 
 
 def _words(text: str) -> str:
