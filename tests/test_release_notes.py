@@ -251,6 +251,7 @@ def test_markup_residue_and_branch_names_a_reader_saw_are_found():
         ("`arrow/locales.py` => `arrow/locale.py`", True),
         ("Changed funding link in package.json to dotenvx.com", True),
         ("Python 3.14 is now officially supported.", True),
+        ("🎉 Added new sponsor Graphite - *the AI developer productivity platform*.", True),
         ("Added a section on creating a custom handler for lo.Assert.", True),
         ("Remove the deprecated helper", False),
         ("Add iterator for JWKSet", False),
