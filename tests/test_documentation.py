@@ -197,6 +197,12 @@ def test_a_task_asking_only_for_work_that_keeps_behaviour_is_held_back():
     fix = TaskPart(heading="Fix Intersect with one list", tested=True, kind="bug fix")
     assert held_back(described, [], [speed, fix], 8, 6, ["performance", "refactor"]) == []
     assert held_back(described, [], [speed], 8, 6, []) == []  # the rule is off
+    words = load_rules().planning.behaviour_change_words
+    revert = TaskPart(
+        heading="Improve SamplesBy performance and revert non-panic behavior", tested=True, kind="refactor"
+    )
+    assert held_back(described, [], [revert], 8, 6, ["refactor"], 0, words) == []  # its name says a change
+    assert held_back(described, [], [speed], 8, 6, ["performance"], 0, words) != []
     assert held_back(described, [], [speed.model_copy(update={"kind": None})], 8, 6, ["performance"]) == []
     quiet = [
         TaskPart(heading="Default `quiet` to true", tested=True, kind="feature", releases=["16.6.0", "16.6.1"]),

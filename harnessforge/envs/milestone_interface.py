@@ -108,6 +108,7 @@ def refresh_interface(
         planning.max_asked_parts,
         planning.behaviour_keeping_kinds,
         planning.max_task_releases,
+        planning.behaviour_change_words,
     )
     return updated.model_copy(update={"held_back": reasons})
 

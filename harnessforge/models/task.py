@@ -141,16 +141,18 @@ def held_back(
     max_parts: int,
     keeping_kinds: list[str] = (),
     max_releases: int = 0,
+    change_words: str = "",
 ):
     """Why a task cannot be given to a Dev, as SWE-bench Verified's filter would find it (empty: it can): a
     statement of fewer than `min_words` words (a title such as "Add `truncate` function" cannot say what the tests
     check), more than `max_parts` features asked at once (a grab-bag no statement specifies), or only work of
     `keeping_kinds` asked (a speed-up or refactor keeps behaviour: a test failing before it checks what no text
-    says), or work that shipped over more than `max_releases` releases (later entries revise earlier ones). 0 or
-    empty turns a rule off."""
+    says) unless a part's name says a change in `change_words`, or work that shipped over more than `max_releases`
+    releases (later entries revise earlier ones). 0 or empty turns a rule off."""
     reasons = []
     kinds = {parts[index].kind for index in asked(parts)} if parts else set()
-    if keeping_kinds and kinds and kinds <= set(keeping_kinds):
+    says_change = change_words and any(re.search(change_words, parts[index].name, re.I) for index in asked(parts))
+    if keeping_kinds and kinds and kinds <= set(keeping_kinds) and not says_change:
         said = " and ".join(sorted(kinds))
         reasons.append(f"unstated: it asks only for {said} work, which keeps behaviour, yet its tests fail before it")
     words = statement_words(description, documentation)

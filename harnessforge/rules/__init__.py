@@ -249,6 +249,11 @@ class PlanningRules(Model):
         description="A task whose asked parts are all of these kinds is held back from the Dev: its text promises the "
         "behaviour stays, yet its tests fail before and pass after, so they check a change no text states ([]: never).",
     )
+    behaviour_change_words: str = Field(
+        default=r"\b(?:behaviou?r|revert\w*|now|no longer|instead|returns?|panics?|errors?|raises?|throws?|fix\w*)\b",
+        description="Words (a regex, case-insensitive) by which a part of a behaviour-keeping kind says it changes "
+        "behaviour too (lo's 'Improve SamplesBy performance and revert non-panic behavior'): it is not held back.",
+    )
     max_task_releases: int = Field(
         default=2,
         ge=0,
