@@ -12,7 +12,7 @@ import json
 
 import pytest
 
-from harnessforge.envs.recipes import detect_recipe, go_recipe, js_test_runner, node_recipe, rust_recipe
+from harnessforge.envs.recipes import detect_recipe, go_recipe, js_test_runner, node_recipe, recipe_at, rust_recipe
 from harnessforge.envs.runners import runner
 from harnessforge.errors import EnvError
 from harnessforge.examples.patterns import build_pattern
@@ -196,6 +196,29 @@ def test_node_recipe_installs_from_the_lockfile_and_a_newer_node_when_engines_as
     assert "--package=pnpm@8 pnpm install --frozen-lockfile" in node_recipe("base", files, read).install[0]
     files, read = _files({"package.json": _package(), "yarn.lock": "# yarn lockfile v1\n"})
     assert "--package=yarn@1 yarn install --frozen-lockfile" in node_recipe("base", files, read).install[0]
+
+
+def test_an_npm_image_has_the_packages_only_the_base_requires(tmp_path):
+    """express 5.1 dropped `utils-merge`, which its base code requires: every test file failed to load at base and
+    653 collateral tests were graded. The image installs what the base's package.json alone names, unsaved."""
+    from harnessforge.examples.builder import RepoBuilder
+    from harnessforge.examples.patterns.common import START
+    from harnessforge.gitio import GitRepo
+
+    builder = RepoBuilder(tmp_path / "express", START)
+    deps = {"utils-merge": "1.0.1", "router": "^2.0.0", "local": "file:../local"}
+    base = builder.commit("Base", {"package.json": _package(dependencies=deps), "index.js": "x"})
+    dropped = {"router": "^2.1.0"}
+    verify = builder.commit("Drop utils-merge", {"package.json": _package(dependencies=dropped), "index.js": "y"})
+    rules = load_rules().environments
+    recipe = recipe_at(GitRepo(builder.path), verify, "x__express", rules, base_commit=base)
+    assert recipe.install[1] == (
+        "cd /hf/deps && npm install --no-save --ignore-scripts --no-audit --no-fund utils-merge@1.0.1"
+    )
+    assert (
+        recipe_at(GitRepo(builder.path), verify, "x__express", rules).install
+        == recipe.install[:1] + (recipe.install[2:])
+    )  # without a base, nothing more
 
 
 @pytest.mark.parametrize(

@@ -7,7 +7,6 @@ bumps a version number reuses the image, and a new dependency builds a new one.
 
 from __future__ import annotations
 
-import base64
 import hashlib
 import json
 import re
@@ -23,6 +22,7 @@ from ..gitio import GitRepo
 from ..models.common import first_error
 from ..models.env import Recipe
 from ..rules import EnvRules
+from .base_dependencies import base_modules, base_packages
 from .go_releases import own_releases
 from .python_deps import read_python_deps
 from .runner_spec import PLUGIN_DIR
@@ -451,24 +451,6 @@ def env_hash(recipe: Recipe, base_image_id: str) -> str:
     return hashlib.sha256(canonical.encode()).hexdigest()[:12]
 
 
-def base_modules(repo: GitRepo, base: str, verify: str) -> list[str]:
-    """Install steps downloading the modules the base checkout's go.mod requires when they differ from the verify
-    checkout's: at base the milestone's tests run against the base's versions (a test dependency the milestone
-    upgrades), and the sandbox has no proxy but the image's module cache."""
-    files = {name: repo.show(base, name) for name in ("go.mod", "go.sum")}
-    if files["go.mod"] is None or all(files[name] == repo.show(verify, name) for name in files):
-        return []
-    if not re.search(rb"^\s*require\b", files["go.mod"], re.M):
-        return []
-    folder = f"{DEPS_DIR}-base"
-    writes = [
-        f"echo {base64.b64encode(content).decode()} | base64 -d > {folder}/{name}"
-        for name, content in files.items()
-        if content is not None
-    ]
-    return [f"mkdir -p {folder} && {' && '.join(writes)} && cd {folder} && go mod download"]
-
-
 def recipe_at(
     repo: GitRepo,
     commit: str,
@@ -478,7 +460,8 @@ def recipe_at(
     base_commit: str | None = None,
 ) -> Recipe:
     """The recipe of the environment built from `commit` (a milestone's verify commit); `base_commit`, when
-    given, is the other checkout the image must run (a Go module's own releases it requires)."""
+    given, is the other checkout the image must run (a Go module's own releases and modules it requires, the npm
+    packages it requires that the verify checkout dropped)."""
     files = repo.files(commit)
     language = language or detect_language(repo, commit, files)
     recipe = detect_recipe(language, files, lambda path: repo.show(commit, path), rules)
@@ -486,8 +469,13 @@ def recipe_at(
         commits = [commit] if base_commit is None else [base_commit, commit]
         steps = own_releases(repo, commits, f"{GO_HOME}/mod")
         if base_commit is not None:
-            steps += base_modules(repo, base_commit, commit)
+            steps += base_modules(repo, base_commit, commit, DEPS_DIR)
         if steps:
+            recipe = recipe.model_copy(update={"install": [recipe.install[0], *steps, *recipe.install[1:]]})
+    elif (
+        recipe.language == "typescript" and base_commit is not None and not {"pnpm-lock.yaml", "yarn.lock"} & set(files)
+    ):
+        if steps := base_packages(repo, base_commit, commit, DEPS_DIR):  # npm's tree only: pnpm's has its own layout
             recipe = recipe.model_copy(update={"install": [recipe.install[0], *steps, *recipe.install[1:]]})
     override = rules.overrides.get(repo_key)
     return apply_override(recipe, override) if override else recipe
