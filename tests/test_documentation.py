@@ -151,6 +151,24 @@ def test_a_paragraph_said_before_in_other_markup_is_not_quoted(tmp_path):
     verify = builder.commit("README in Markdown", {"README.md": new, "README.rst": None})
     quoted = documented(GitRepo(builder.path), base, verify, ["README.md", "README.rst"], {"level"}, [])
     assert quoted == ["A `level` may also be a callable returning whether to keep a record."]
+    linked = "Combine |bind|_ and ``level``.\n\n.. |bind| replace:: ``bind()``\n.. _bind: https://x.io/api#bind\n"
+    base = builder.commit("Linked", {"README.md": None, "README.rst": linked})
+    markdown = (
+        "Combine [`bind()`](https://x.io/api#bind) and `level`.\n\nA new `level` rule:\n\n"
+        "```python\nlogger.add(sink, level=lambda record: True)\n```\n"
+    )
+    verify = builder.commit("Markdown", {"README.md": markdown, "README.rst": None})
+    repo = GitRepo(builder.path)
+    assert documented(repo, base, verify, ["README.md", "README.rst"], {"level"}, []) == [
+        "A new `level` rule:",  # the link's target is no word: the first paragraph was said before
+        "",
+        "```python",
+        "logger.add(sink, level=lambda record: True)",
+        "```",
+    ]
+    assert (
+        documented(repo, base, verify, ["README.md", "README.rst"], {"level"}, [], max_lines=3) == []
+    )  # no lone lead-in
 
 
 def test_a_rest_page_is_quoted_as_the_task_shows_markup():

@@ -109,15 +109,32 @@ def documented(
         if (page := repo.show(verify, path)) is None:
             continue
         patch = repo.run("diff", "--no-color", "--no-ext-diff", base, verify, "--", path, check=False)
-        for paragraph in naming(page.decode("utf-8", "replace"), added_line_numbers(patch.decode()), wanted, hidden):
-            if f" {_words(chr(10).join(paragraph))} " in f" {said} ":
+        found = naming(page.decode("utf-8", "replace"), added_line_numbers(patch.decode()), wanted, hidden)
+        for unit in _announced(found):
+            if f" {_words(chr(10).join(unit))} " in f" {said} ":
                 continue  # said before, in other markup or on another page (loguru's README.rst -> README.md)
             if path.endswith((".rst", ".txt")):
-                paragraph = [_plain_rest(line) for line in paragraph]
-            if len(lines) + len(paragraph) + 1 > max_lines:
+                unit = [_plain_rest(line) for line in unit]
+            if len(lines) + len(unit) + 1 > max_lines:
                 continue  # whole paragraphs only: a shorter one further on may still fit
-            lines += ([""] if lines else []) + paragraph
+            lines += ([""] if lines else []) + unit
     return lines
+
+
+def _announced(paragraphs: list[list[str]]) -> list[list[str]]:
+    """The paragraphs with each colon lead-in joined to what it announces (the code, paragraph or list items after
+    it), so a lead-in is quoted with its example or not at all ("For example:" alone reads broken)."""
+    units: list[list[str]] = []
+    in_list = False  # the last unit ends in the items of a list its lead-in announced
+    for paragraph in paragraphs:
+        item = _ITEM.match(paragraph[0]) is not None
+        if units and (units[-1][-1].rstrip().endswith(":") or in_list and item):
+            units[-1] += paragraph if item else ["", *paragraph]
+            in_list = item
+        else:
+            units.append(list(paragraph))
+            in_list = False
+    return units
 
 
 _REST_INLINE = [
@@ -137,8 +154,9 @@ def _plain_rest(line: str) -> str:
 
 
 def _words(text: str) -> str:
-    """A text's words, lower-case, one space apart: the same paragraph in reST and in Markdown."""
-    return " ".join(re.findall(r"[a-z0-9_]+", text.lower()))
+    """A text's words, lower-case, one space apart, link targets aside: the same paragraph in reST and Markdown."""
+    text = re.sub(r"\]\([^)\s]*\)|<https?://[^>\s]*>|https?://\S+|^\s*\.\. [^\n]*", " ", text, flags=re.M)
+    return " ".join(re.findall(r"[a-z0-9]+(?:_+[a-z0-9]+)*", text.lower()))
 
 
 def naming(text: str, added: set[int], names: set[str], hidden: set[str]) -> list[list[str]]:
