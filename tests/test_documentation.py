@@ -151,10 +151,14 @@ def test_a_paragraph_said_before_in_other_markup_is_not_quoted(tmp_path):
     verify = builder.commit("README in Markdown", {"README.md": new, "README.rst": None})
     quoted = documented(GitRepo(builder.path), base, verify, ["README.md", "README.rst"], {"level"}, [])
     assert quoted == ["A `level` may also be a callable returning whether to keep a record."]
-    linked = "Combine |bind|_ and ``level``.\n\n.. |bind| replace:: ``bind()``\n.. _bind: https://x.io/api#bind\n"
+    linked = (
+        "Combine |bind|_ and ``level``::\n\n    logger.bind(a=1)\n\n"
+        ".. |bind| replace:: ``bind()``\n.. _bind: https://x.io/api#bind\n"
+    )
     base = builder.commit("Linked", {"README.md": None, "README.rst": linked})
     markdown = (
-        "Combine [`bind()`](https://x.io/api#bind) and `level`.\n\nA new `level` rule:\n\n"
+        "Combine [`bind()`](https://x.io/api#bind) and `level`:\n\n```python\nlogger.bind(a=1)\n```\n\n"
+        "A new `level` rule:\n\n"
         "```python\nlogger.add(sink, level=lambda record: True)\n```\n"
     )
     verify = builder.commit("Markdown", {"README.md": markdown, "README.rst": None})

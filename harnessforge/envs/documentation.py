@@ -155,7 +155,12 @@ def _plain_rest(line: str) -> str:
 
 def _words(text: str) -> str:
     """A text's words, lower-case, one space apart, link targets aside: the same paragraph in reST and Markdown."""
-    text = re.sub(r"\]\([^)\s]*\)|<https?://[^>\s]*>|https?://\S+|^\s*\.\. [^\n]*", " ", text, flags=re.M)
+    text = re.sub(
+        r"\]\([^)\s]*\)|<https?://[^>\s]*>|https?://\S+|^\s*\.\. [^\n]*|^\s*(?:```|~~~)[\w+-]*\s*$",
+        " ",
+        text,
+        flags=re.M,
+    )  # link targets, reST directives and a fence's language are no words of the text
     return " ".join(re.findall(r"[a-z0-9]+(?:_+[a-z0-9]+)*", text.lower()))
 
 
