@@ -175,6 +175,20 @@ def test_a_paragraph_said_before_in_other_markup_is_not_quoted(tmp_path):
     )  # no lone lead-in
 
 
+def test_a_rest_literal_block_is_quoted_whole_after_its_lead_in():
+    """loguru's troubleshooting page: "For example::" and a literal block with blank lines inside it was cut after
+    its first paragraph ("import sys / from loguru import logger")."""
+    page = (
+        "Use a `filter` to avoid recursive calls. For example::\n\n    import sys\n    from loguru import logger\n\n"
+        "    def filter(record):\n        return True\n\nAnother paragraph.\n"
+    )
+    assert naming(page, {1}, {"filter"}, set()) == [
+        ["Use a `filter` to avoid recursive calls. For example::"],
+        ["    import sys", "    from loguru import logger"],
+        ["    def filter(record):", "        return True"],
+    ]
+
+
 def test_a_rest_page_is_quoted_as_the_task_shows_markup():
     """pytest-mock's docs quoted "Uses `tee <https://...>`__)" raw, loguru's "argument of |add|"."""
     from harnessforge.envs.documentation import _plain_rest

@@ -125,15 +125,15 @@ def _announced(paragraphs: list[list[str]]) -> list[list[str]]:
     """The paragraphs with each colon lead-in joined to what it announces (the code, paragraph or list items after
     it), so a lead-in is quoted with its example or not at all ("For example:" alone reads broken)."""
     units: list[list[str]] = []
-    in_list = False  # the last unit ends in the items of a list its lead-in announced
+    in_list = in_code = False  # the last unit ends in the items of a list, or the indented code, it announced
     for paragraph in paragraphs:
-        item = _ITEM.match(paragraph[0]) is not None
-        if units and (units[-1][-1].rstrip().endswith(":") or in_list and item):
+        item, code = _ITEM.match(paragraph[0]) is not None, _margin(paragraph) > 0
+        if units and (units[-1][-1].rstrip().endswith(":") or in_list and item or in_code and code):
             units[-1] += paragraph if item else ["", *paragraph]
-            in_list = item
+            in_list, in_code = item, code and not item
         else:
             units.append(list(paragraph))
-            in_list = False
+            in_list = in_code = False
     return units
 
 
@@ -194,11 +194,18 @@ def naming(text: str, added: set[int], names: set[str], hidden: set[str]) -> lis
             chosen.add(index - 1)
         if every[index][0][-1].endswith(":") and index + 1 < len(every):
             chosen.add(index + 1)  # what it announces: a code block, a paragraph or a whole list
-            following = index + 2
-            while following < len(every) and block_of[following] == block_of[index + 1]:
+            following, margin = index + 2, _margin(every[index + 1][0])
+            while following < len(every) and (
+                block_of[following] == block_of[index + 1] or margin and _margin(every[following][0]) >= margin
+            ):  # a list's next item, or a reST literal block's next paragraph (indented as deep)
                 chosen.add(following)
                 following += 1
     return [every[index][0] for index in sorted(chosen)]
+
+
+def _margin(paragraph: list[str]) -> int:
+    """How far a paragraph's first line is indented (0: not at all)."""
+    return len(paragraph[0]) - len(paragraph[0].lstrip())
 
 
 def _front_matter(page: list[str]) -> int:
