@@ -570,3 +570,28 @@ def test_an_image_env_value_with_spaces_stays_one_value(docker_client, base_imag
     finally:
         container.remove(force=True)
         docker_client.images.remove("harnessforge/test-env-quoting:t", force=True)
+
+
+def test_an_image_built_for_another_base_is_built_again_before_it_runs(rules, go_validated):
+    """validator m03: m02 (untested) merged into it, so its base moved back to a go.mod with older modules, and
+    the image built for the old base had none of them ("module lookup disabled by GOPROXY=off"). A milestone
+    whose recipe today differs from its image's gets its image built again before a sandbox starts."""
+    from harnessforge.envs.environment import Environment
+    from harnessforge.envs.recipes import recipe_at
+
+    store, key, _, _ = go_validated
+    images = store.load_images(key)
+    built = images.for_milestone("m01")
+    stale = built.model_copy(
+        update={"env_hash": "0123456789ab", "recipe": built.recipe.model_copy(update={"install": ["true"]})}
+    )
+    images.images.append(stale)
+    images.milestone_images["m01"] = stale.env_hash
+    store.save_images(images)
+    environment = Environment(store, key, rules, backend="docker")
+    milestone = store.load_plan(key).milestones[0]
+    current = recipe_at(
+        environment.repo, milestone.verify_commit, key, rules.environments, base_commit=milestone.base_commit
+    )
+    assert environment.recipe(milestone) == current
+    assert store.load_images(key).milestone_images["m01"] == built.env_hash  # the image of today's recipe

@@ -145,6 +145,12 @@ class Environment:
     def recipe(self, milestone: Milestone) -> Recipe:
         if self.images is not None:
             record = self.images.for_milestone(milestone.id)
+            current = self._current_recipe(milestone) if record is not None else None
+            if current is not None and record.recipe != current:
+                # its base moved since the build (an untested milestone merged into it): what the image holds for
+                # the base (go.mod's modules, npm packages only the base requires) is another base's
+                self.images = build(self.store, self.key, self.rules, milestone.id, log=lambda line: None)
+                record = self.images.for_milestone(milestone.id)
             if record is None:
                 why = self.images.failures.get(milestone.id, "no image built for it")
                 reason = why.split(":", 1)[0]  # failures are stored as "reason: message"
@@ -154,6 +160,14 @@ class Environment:
         return recipe_at(
             self.repo, milestone.verify_commit, self.key, self.rules.environments, base_commit=milestone.base_commit
         )
+
+    def _current_recipe(self, milestone: Milestone) -> Recipe | None:
+        try:
+            return recipe_at(
+                self.repo, milestone.verify_commit, self.key, self.rules.environments, base_commit=milestone.base_commit
+            )
+        except (ConfigError, EnvError):
+            return None  # no recipe today: the built image is all there is
 
     def opener(
         self, milestone: Milestone, labels: dict[str, str] | None = None, mounts: Sequence[Mount] = ()
