@@ -94,8 +94,11 @@ _LINK_AS_CODE = re.compile(r"`[^`\n]*<https?://[^`\n]*>[^`\n]*`")
 _HEADING = re.compile(r"^#{1,6}\s+\S")
 _ITEM = re.compile(r"^(\s*)(?:[-*+]|\d+[.)])\s+")
 _CUT_TEST = re.compile(r"^\s*- `[^`\n]*::[^`\n]*\s`")
-# a reST substitution (`|add|`) and a GitHub admonition flattened into prose (`[!TIP]`), anywhere in a task
-_MARKUP = re.compile(r"(?<![\w|`])\|[A-Za-z][\w-]*\|(?![\w|`])|\[!(?:NOTE|TIP|IMPORTANT|WARNING|CAUTION)\]")
+# a reST substitution (`|add|`), a GitHub admonition flattened into prose (`[!TIP]`), anywhere in a task
+_MARKUP = re.compile(
+    r"(?<![\w|`])\|[A-Za-z][\w-]*\|(?![\w|`])|\[!(?:NOTE|TIP|IMPORTANT|WARNING|CAUTION)\]"
+    r"|(?<![\w\]`])\[[^\]\n]+\]\[[^\]\n]*\]"  # a reference-style link never resolved: `[text][ref]`
+)
 _REST_LINK = re.compile(r"`__?(?=[\s).,;:]|$)", re.M)  # "(``_)": what is left of a reST link such as `#390`_
 _BRANCH = re.compile(r"^(?:#{1,6}\s+|\s*- )?(?:feature|feat|fix|bugfix|hotfix|chore|docs?|refactor|dev)/[\w.-]", re.I)
 

@@ -156,6 +156,16 @@ Run the migrations again, like this:
             "Parse ISO weeks.",
         ),
         ("The fix for #123 broke ``dehumanize``; restore it.", "rst", "An earlier fix broke `dehumanize`; restore it."),
+        (  # validator: a team to review, a sentence that only pointed at a PR
+            "Add Thai translations. Check #1376 for more details. @go-playground/validator-maintainers",
+            "markdown",
+            "Add Thai translations.",
+        ),
+        (  # cachetools: decorators are no handles ("Add optional "condition" parameter to" was left)
+            'Add optional "condition" parameter to @cached and @cachedmethod (thanks @tkem).',
+            "markdown",
+            'Add optional "condition" parameter to @cached and @cachedmethod.',
+        ),
         (  # pytest-mock: named references whose targets the file defines elsewhere ("(``_)" was left)
             "``mocker.resetall()`` now also resets ``create_autospec`` mocks (`#390`_). Thanks `@mlhamel`_ for the PR.",
             "rst",
@@ -167,7 +177,7 @@ def test_credits_and_references_go_as_whole_phrases(raw, syntax, shown):
     rendered = render(raw, syntax)
     assert rendered.text == (shown or "Prevent partial matching of `iss` claim")
     assert rendered.problems == []
-    assert "@" not in strip_refs(raw).replace("@property", "").replace("@functools", "")
+    assert "@" not in strip_refs(raw).replace("@property", "").replace("@functools", "").replace("@cached", "")
 
 
 @pytest.mark.parametrize(

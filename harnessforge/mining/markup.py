@@ -257,11 +257,18 @@ def _rst(text: str) -> Rendered:
     return Rendered("\n".join(line.rstrip() for line in lines).strip("\n"), warnings=warnings)
 
 
+_REFERENCE_LINK = re.compile(
+    r"(?<![\w\]`])\[([^\]\n]+)\]\[[^\]\n]*\]"
+)  # boltons' [`listutils.BarrelList`][listutils.BarrelList]
+
+
 def render(text: str, syntax: Syntax) -> Rendered:
     """`text` (a changelog entry, an issue or PR body) as Markdown for the Dev: references to PRs and
     issues gone, everything else kept; paragraphs on one line each, sub-bullets indented under them."""
     source = text
     text = strip_refs_outside_code(render_roles(_COLON_FENCE.sub("", text), syntax))
+    if syntax != "rst":  # an entry alone has no reference definitions: `[text][ref]` would stay as typed
+        text = _REFERENCE_LINK.sub(r"\1", text)
     rendered = _rst(_SPHINX_CODE.sub(r"\1.. code::", text)) if syntax == "rst" else _markdown(text)
     rendered.text = re.sub(r"[ \t]+([,.;:])(?=\s|$)", r"\1", rendered.text)
     rendered.problems += text_problems(rendered.text, source)

@@ -38,6 +38,7 @@ _TYPED = [
     (re.compile(r"(?:https?://)?github\.com/[\w.-]+/[\w.-]+/(?:commit|security/advisories)/[\w-]+\b/?"), None),
     (re.compile(r"(?<![\w-])(?:GHSA(?:-[23456789cfghjmpqrvwx]{4}){3}|CVE-\d{4}-\d{4,})(?![\w-])"), None),  # advisories
     # a person: "@octocat" (not a decorator: no call or attribute follows)
+    (re.compile(r"(?<![\w`@./])@[A-Za-z0-9][\w-]*/[\w-]+"), None),  # a team: "@go-playground/validator-maintainers"
     (re.compile(r"(?<![\w`@./])@[A-Za-z0-9](?:[\w-]*[A-Za-z0-9])?(?![\w(`@-]|\.\w)"), None),
     # words that type a number: "PR #635", "pull request #12" ("issue #492" stays bare: GitHub may serve a PR there)
     (re.compile(r"\b(?:PRs?|pull requests?)\s*#?(\d+)\b|\bpull\s*#(\d+)\b", re.I), "pr"),
@@ -144,7 +145,13 @@ _REFERENCE_TIDYING = [
     # a list of references is one
     (re.compile(rf"{_MARK}(?:\s*(?:,|and|&)\s*{_MARK})+", re.I), _MARK),
     # a sentence that only pointed at a reference: "See #136 for the rationale."
-    (re.compile(rf"(?:(?<=^)|(?<=[.!?]\s))see\s+(?:also\s+)?{_MARK}[^.!?\n]*[.!?]?[ \t]*", re.I), ""),
+    (
+        re.compile(
+            rf"(?:(?<=^)|(?<=[.!?]\s))(?:see|check(?: out)?|refer to|read)\s+(?:also\s+)?{_MARK}[^.!?\n]*[.!?]?[ \t]*",
+            re.I,
+        ),
+        "",
+    ),
     # a credit: "by @a, @b and @c in #12" (GitHub's generated notes), what it credited goes with it
     (re.compile(rf"\s*\bby\s+{_MARK}(?:\s*(?:,|and|&)\s*{_MARK})*(?:\s+in\s+{_MARK})?", re.I), _MARK),
     # "Raised in #618 by x", "bug, #12, introduced": the reference's own preposition or commas go
@@ -198,6 +205,16 @@ _COMMIT_LINK_OPENING = re.compile(r"^\s*(?:[-*+]\s+)?\[[^\]\n]{1,60}\]\(https?:/
 _CLOSING_NAMES = re.compile(r"\s*\((?![^()]*#)[^()\s]+(?:\s*,\s*[^()\s]+)*\)\s*$")
 
 
+# an @name that is the object of a preposition, article or verb is a decorator, not a person: "Add an optional
+# condition parameter to @cached and @cachedmethod" (an @name joined to a kept one by "and" too)
+_AT = "\x02"
+_OBJECT_AT = re.compile(
+    r"\b(?:to|the|a|an|of|on|into|for|use|using|uses|decorators?|new|existing)\s+@[A-Za-z_][\w.]*"
+    r"(?:(?:\s*,\s*|\s+(?:and|or)\s+)@[A-Za-z_][\w.]*)*",
+    re.I,
+)
+
+
 def strip_refs(text: str) -> str:
     """The text without PR/issue references, credits to people ("by @x in #12", "Thanks @x for reporting."), the
     words that only named them ("Issue #5", "see #3 for details.") and the brackets they leave behind."""
@@ -207,9 +224,10 @@ def strip_refs(text: str) -> str:
     capital = text.lstrip()[:1].isupper()
     if prefix := _NUMBERED_PREFIX.match(text):
         text = text[prefix.end() :][:1].upper() + text[prefix.end() + 1 :]
+    text = _OBJECT_AT.sub(lambda match: match[0].replace("@", _AT), text)
     for pattern, _ in _TYPED:
         text = pattern.sub(_MARK, text)
-    text = _LINKING.sub(_MARK, text)
+    text = _LINKING.sub(_MARK, text).replace(_AT, "@")
     text = _BARE.sub(_MARK, text)
     for _ in range(3):  # each rule can make another apply: "(#4), see #5 and #6."
         before = text
