@@ -280,3 +280,46 @@ def test_front_matter_headings_alone_link_lists_and_test_data_say_nothing():
     ]
     assert not is_user_documentation("tests/exceptions/output/others/one_liner_recursion.txt")
     assert is_user_documentation("README.txt") and is_user_documentation("docs/usage.txt")
+
+
+def test_tests_expecting_messages_no_text_gives_hold_the_task_back(tmp_path):
+    """validator's "Add Thai translations": its tests expect 133 Thai messages that only the new translations file
+    holds, as templates; no statement of the task gives them, so no Dev could pass it as written."""
+    builder = RepoBuilder(tmp_path / "repo", START)
+    base = builder.commit("Messages", {"words.py": "WORDS = {}\n", "test_words.py": "def test_none():\n    pass\n"})
+    words = ["longer", "shorter", "wider", "narrower", "heavier", "lighter", "taller"]
+    templates = {word: "{0} must be " + word + " than {1}" for word in words}
+    verify = builder.commit(
+        "Translations",
+        {
+            "words.py": f"WORDS = {templates!r}\n\n\ndef say(key, name, value):\n"
+            "    return WORDS[key].format(name, value)\n",
+            "test_words.py": "from words import say\n\n\ndef test_words():\n"
+            + "".join(f"    assert say({word!r}, 'Name', 5) == 'Name must be {word} than 5'\n" for word in words),
+        },
+    )
+    fields = dict(
+        id="m01", ordinal=1, title="Add comparisons", description="Add the comparison messages, one per rule."
+    )
+    milestone = Milestone(
+        **fields,
+        base_commit=base,
+        verify_commit=verify,
+        source_prs=[],
+        issues=[],
+        commits=[verify],
+        changed_files=["test_words.py", "words.py"],
+        test_files=["test_words.py"],
+        lines_added=9,
+        lines_deleted=1,
+        difficulty=1,
+        acceptance_tests=["test_words.py::test_words"],
+    )
+    planning = load_rules().planning.model_copy(update={"assertion_examples": 0, "new_value_examples": 0})
+    repo, classify = GitRepo(builder.path), FileClassifier(planning)
+    held = refresh_interface(repo, milestone, classify, planning).held_back
+    assert held == [
+        "unstated_values: its tests expect 7 messages the task does not give (planning.max_unstated_values: 5)"
+    ]
+    quoting = planning.model_copy(update={"new_value_examples": 8})  # the criteria quote them all: stated
+    assert refresh_interface(repo, milestone, classify, quoting).held_back == []

@@ -36,6 +36,7 @@ class Interface:
     warnings: list[str] = field(default_factory=list)
     used: Usage = field(default_factory=Usage)  # what the tests use: names, keywords, strings
     documentation: list[str] = field(default_factory=list)  # the user documentation the change adds about them
+    pinned: set[str] = field(default_factory=set)  # the messages the tests expect that only the new code holds
 
 
 def _text(repo: GitRepo, rev: str, path: str) -> str | None:
@@ -180,6 +181,21 @@ def _examples(
             edge = _EDGE.search(statement) and not _NO_ERROR.search(statement)
             if len(found) < limit or new_value(statement) or edge:
                 found.append(statement)
+    return found
+
+
+def _pinned(source: str, span: TestSpan, added: set[int], new_value: Callable[[str], bool]) -> set[str]:
+    """The messages (strings of two words or more) the lines a test adds expect that only the new source holds:
+    validator's Thai translations, dotenv's ten tips. A task that gives none of them cannot be solved as written."""
+    lines = source.splitlines()
+    found = set()
+    for number in range(span.first, min(span.last, len(lines)) + 1):
+        if number not in added:
+            continue
+        for match in _STRING.finditer(lines[number - 1]):
+            value = next(group for group in match.groups() if group is not None)
+            if len(value.split()) > 1 and new_value(match[0]):
+                found.add(value)
     return found
 
 
@@ -365,6 +381,7 @@ def read_interface(
             if len(ids) > 1:
                 text = text.replace("`: ", f"` (and in {len(ids) - 1} more test classes): ", 1)
             result.criteria.append(AcceptanceCriterion(text=text, source="test", tests=ids))
+            result.pinned |= _pinned(source, span, added, new_value)
         lines = [(span.first, span.last) for span in chosen]
         if path.endswith(".py"):
             try:

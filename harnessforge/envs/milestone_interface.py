@@ -100,6 +100,7 @@ def refresh_interface(
         return updated
     moved = changed_dependencies(repo, milestone.base_commit, milestone.verify_commit, milestone.changed_files)
     updated = updated.model_copy(update={"dependencies": moved})
+    text = updated.task()
     reasons = held_back(
         updated.description,
         updated.documentation + [item.line() for item in updated.interface],
@@ -109,6 +110,8 @@ def refresh_interface(
         planning.behaviour_keeping_kinds,
         planning.max_task_releases,
         planning.behaviour_change_words,
+        len([value for value in interface.pinned if value not in text]),
+        planning.max_unstated_values,
     )
     return updated.model_copy(update={"held_back": reasons})
 

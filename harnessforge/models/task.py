@@ -142,14 +142,23 @@ def held_back(
     keeping_kinds: list[str] = (),
     max_releases: int = 0,
     change_words: str = "",
+    unstated_values: int = 0,
+    max_unstated_values: int = 0,
 ):
     """Why a task cannot be given to a Dev, as SWE-bench Verified's filter would find it (empty: it can): a
     statement of fewer than `min_words` words (a title such as "Add `truncate` function" cannot say what the tests
     check), more than `max_parts` features asked at once (a grab-bag no statement specifies), or only work of
     `keeping_kinds` asked (a speed-up or refactor keeps behaviour: a test failing before it checks what no text
     says) unless a part's name says a change in `change_words`, or work that shipped over more than `max_releases`
-    releases (later entries revise earlier ones). 0 or empty turns a rule off."""
+    releases (later entries revise earlier ones), or tests expecting more than `max_unstated_values` messages only the
+    new code holds that the task does not give (`unstated_values`: translations, tip texts). 0 or empty turns a rule
+    off."""
     reasons = []
+    if max_unstated_values and unstated_values > max_unstated_values:
+        reasons.append(
+            f"unstated_values: its tests expect {unstated_values} messages the task does not give "
+            f"(planning.max_unstated_values: {max_unstated_values})"
+        )
     kinds = {parts[index].kind for index in asked(parts)} if parts else set()
     says_change = change_words and any(re.search(change_words, parts[index].name, re.I) for index in asked(parts))
     if keeping_kinds and kinds and kinds <= set(keeping_kinds) and not says_change:

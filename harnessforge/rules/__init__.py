@@ -260,6 +260,12 @@ class PlanningRules(Model):
         description="A task whose asked parts shipped in more releases than this is held back: a feature revised "
         "over several releases (dotenv's quiet default, true then false) is no one statement (0: never).",
     )
+    max_unstated_values: int = Field(
+        default=5,
+        ge=0,
+        description="A task whose tests expect more messages only the new code holds than this, none of them in its "
+        "text, is held back: the Dev cannot write 133 Thai translations it never read (0: never).",
+    )
     max_asked_parts: int = Field(
         default=6,
         ge=0,
