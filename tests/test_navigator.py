@@ -258,7 +258,7 @@ def test_an_invalid_milestone_is_skipped_and_the_next_one_starts_from_its_base(c
     assert "m03: skipped (not validated); the chain goes on from its verify commit" in logs
     start = _start_event(store, key, "skip", "m02")
     assert start.action.args["carried_from"] is None and summaries[0].carried_from is None
-    assert "Earlier milestones:\n- (this is the first milestone)" in start.action.content
+    assert "Earlier milestones:\n- (none: this is your first task here; the work before it is in your workspace)" in start.action.content
     assert not store.milestone_run(key, "skip", "m01").dir.exists()
     assert not (store.milestone_run(key, "skip", "m02").dir / "start.patch").exists()
 

@@ -22,7 +22,7 @@ from ..models.trajectory import Event
 from ..rules import MemoryRules
 from .symbols import changed_lines, symbols_in
 
-FIRST = "- (this is the first milestone)"
+FIRST = "- (none: this is your first task here; the work before it is in your workspace)"
 # A failing test in a run's output: run_tests / verifier lines, pytest's summary, go test, cargo test.
 _FAILING = re.compile(
     r"^(?:FAILED|FAILING|ERROR collecting|ERROR)\s+(\S+)|^--- FAIL: (\S+)|^test (\S+) \.\.\. FAILED", re.M
