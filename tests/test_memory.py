@@ -147,7 +147,8 @@ def test_files_and_symbols_are_bounded_by_the_rules(tmp_path):
 
 
 def test_an_empty_final_diff_and_no_earlier_milestone():
-    assert render([], MEMORY) == FIRST == "- (none: this is your first task here; the work before it is in your workspace)"
+    assert render([], MEMORY) == FIRST
+    assert FIRST == "- (none: this is your first task here; the work before it is in your workspace)"
     memory = memory_of(b"", status="STUCK", turns=30, hints=(1, 2))
     assert (memory.files, memory.symbols, memory.errors) == ([], [], [])
     assert render([memory], MEMORY) == (

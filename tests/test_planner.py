@@ -9,6 +9,7 @@ import pytest
 from harnessforge.errors import PlanningError
 from harnessforge.examples import build_example_repo
 from harnessforge.files import FileClassifier
+from harnessforge.harness.memory import FIRST
 from harnessforge.mining.describe import Withholding
 from harnessforge.mining.planner import plan
 from harnessforge.models import HintLadder, Milestone, MilestonePlan
@@ -390,7 +391,7 @@ def test_show_task_prints_the_devs_first_message(planned, run_cli):
     hint = store.load_hints(key, first.id).levels[0]
     assert shown.stdout.startswith(first.task("hidden"))  # the task as the Dev reads it, unwrapped
     assert "[hint L0] " in shown.stdout and hint.content.splitlines()[0] in shown.stdout
-    assert "Earlier milestones:\n- (none: this is your first task here; the work before it is in your workspace)" in shown.stdout
+    assert f"Earlier milestones:\n{FIRST}" in shown.stdout
     later = run_cli("show", key, "--task", second.id, "--json", store=store.root)
     data = json.loads(later.stdout)
     assert data["message"].startswith(second.task("visible")) and data["test_visibility"] == "visible"
