@@ -248,7 +248,12 @@ def _go(output: str, wrapped: bool) -> ShellTestRun | None:
     if not (run.suite_ran or run.statuses or run.collect_errors):
         return None
     as_text = go_text(_go_json_as_text(output))
-    return counted("go", run.statuses, run.collect_errors, as_text.last_error if as_text else "")
+    # a package a panicking test ended is a collect error for validation (the tests it cut off never ran); to the
+    # person reading the console its failing test is the failure, counted once
+    errors = [
+        package for package in run.collect_errors if not any(test.startswith(f"{package}::") for test in run.statuses)
+    ]
+    return counted("go", run.statuses, errors, as_text.last_error if as_text else "")
 
 
 def _go_json_as_text(output: str) -> str:
