@@ -575,7 +575,7 @@ def test_an_image_env_value_with_spaces_stays_one_value(docker_client, base_imag
 def test_an_image_built_for_another_base_is_built_again_before_it_runs(rules, go_validated):
     """validator m03: m02 (untested) merged into it, so its base moved back to a go.mod with older modules, and
     the image built for the old base had none of them ("module lookup disabled by GOPROXY=off"). A milestone
-    whose recipe today differs from its image's gets its image built again before a sandbox starts."""
+    whose recipe today differs from its image's gets its image built again before validation starts."""
     from harnessforge.envs.environment import Environment
     from harnessforge.envs.recipes import recipe_at
 
@@ -593,5 +593,6 @@ def test_an_image_built_for_another_base_is_built_again_before_it_runs(rules, go
     current = recipe_at(
         environment.repo, milestone.verify_commit, key, rules.environments, base_commit=milestone.base_commit
     )
-    assert environment.recipe(milestone) == current
+    assert environment.refresh_images([milestone]) == ["m01"] and environment.recipe(milestone) == current
+    assert environment.refresh_images([milestone]) == []  # built for its base now: nothing to do
     assert store.load_images(key).milestone_images["m01"] == built.env_hash  # the image of today's recipe

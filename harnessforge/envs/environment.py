@@ -145,12 +145,6 @@ class Environment:
     def recipe(self, milestone: Milestone) -> Recipe:
         if self.images is not None:
             record = self.images.for_milestone(milestone.id)
-            current = self._current_recipe(milestone) if record is not None else None
-            if current is not None and record.recipe != current:
-                # its base moved since the build (an untested milestone merged into it): what the image holds for
-                # the base (go.mod's modules, npm packages only the base requires) is another base's
-                self.images = build(self.store, self.key, self.rules, milestone.id, log=lambda line: None)
-                record = self.images.for_milestone(milestone.id)
             if record is None:
                 why = self.images.failures.get(milestone.id, "no image built for it")
                 reason = why.split(":", 1)[0]  # failures are stored as "reason: message"
@@ -161,13 +155,27 @@ class Environment:
             self.repo, milestone.verify_commit, self.key, self.rules.environments, base_commit=milestone.base_commit
         )
 
-    def _current_recipe(self, milestone: Milestone) -> Recipe | None:
-        try:
-            return recipe_at(
-                self.repo, milestone.verify_commit, self.key, self.rules.environments, base_commit=milestone.base_commit
-            )
-        except (ConfigError, EnvError):
-            return None  # no recipe today: the built image is all there is
+    def refresh_images(self, milestones: Sequence[Milestone]) -> list[str]:
+        """Build again the image of each milestone whose recipe today differs from its image's (its base moved in a
+        merge: what the image holds for the base, go.mod's modules or the npm packages only the base requires, is
+        another base's); the ids rebuilt. Not thread-safe (it reads the repository): call it before the workers."""
+        rebuilt = []
+        for milestone in milestones if self.images is not None else []:
+            record = self.images.for_milestone(milestone.id)
+            try:
+                current = recipe_at(
+                    self.repo,
+                    milestone.verify_commit,
+                    self.key,
+                    self.rules.environments,
+                    base_commit=milestone.base_commit,
+                )
+            except (ConfigError, EnvError):
+                continue  # no recipe today: the built image is all there is
+            if record is not None and record.recipe != current:
+                self.images = build(self.store, self.key, self.rules, milestone.id, log=lambda line: None)
+                rebuilt.append(milestone.id)
+        return rebuilt
 
     def opener(
         self, milestone: Milestone, labels: dict[str, str] | None = None, mounts: Sequence[Mount] = ()
@@ -255,6 +263,9 @@ def validate(
         for planned in kept:
             log(f"{planned.id}: kept its valid verdict from the other sandbox kind; --force replaces it")
         todo = [planned for planned in todo if planned not in kept]
+
+    for rebuilt in env.refresh_images(todo):
+        log(f"{rebuilt}: its image was built for another base (a merge moved it): built again")
 
     def one(planned: Milestone) -> Validation:
         _, test_patch = store.read_patches(key, planned.id)
