@@ -434,3 +434,15 @@ def test_a_test_that_calls_process_exit_fails_alone_and_the_run_goes_on(tmp_path
     done = subprocess.run(["bash", "-c", command], cwd=tmp_path, timeout=60)
     assert (tmp_path / "seen.txt").read_text() == "process.exit(3) was called"
     assert done.returncode == 7
+
+
+def test_a_memory_address_in_a_test_name_is_the_same_in_every_run():
+    """testify: subtests named after their arguments hold pointers (`(*assert.A)(0xc0003a70e0)`), different in every
+    run, so each run's tests were new and graded as FAIL_TO_PASS. Every address reads the same."""
+    text = "\n".join(
+        '{"Action":"%s","Package":"m/assert","Test":"TestContains/Contains([]*assert.A{(*assert.A)(%s)})"}'
+        % (action, address)
+        for action, address in (("run", "0xc0003a70e0"), ("pass", "0xc0003a70e0"), ("fail", "0xc000112233"))
+    )
+    run = runner("go").parse({"go.jsonl": text}, 1, "")
+    assert run.statuses == {"m/assert::TestContains/Contains([]*assert.A{(*assert.A)(0x…)})": "failed"}
