@@ -110,13 +110,15 @@ def _indent(line: str) -> int:
 def task_problems(text: str) -> list[str]:
     """What a reader of a whole task would stumble on, beyond `text_problems`: a heading with no text under it, an
     example missing after the colon that announces it, a test's name cut short, a link shown as code or its reST
-    residue, a branch name ("Feature/intersect by") for a heading."""
+    residue, a branch name ("Feature/intersect by") for a heading, a placeholder title, a statement that only repeats
+    its title."""
     problems = [f"a link shown as code: “{match[0][:80]}”" for match in _LINK_AS_CODE.finditer(text)]
     problems += [
         f"a reST link's residue: “{match.string[max(match.start() - 30, 0) : match.end()]}”"
         for match in _REST_LINK.finditer(text)
     ]
     problems += [f"markup left in the text: “{match[0]}”" for match in _MARKUP.finditer(prose(text))]
+    problems += _title_problems(text)
     lines = text.splitlines()
     fenced = False
     for number, line in enumerate(lines):
@@ -135,6 +137,20 @@ def task_problems(text: str) -> list[str]:
         elif line.rstrip().endswith(":") and not _HEADING.match(line) and not _announces(line, following):
             problems.append(f"an example missing after its colon: “{line.strip()[-80:]}”")
     return list(dict.fromkeys(problems))
+
+
+def _title_problems(text: str) -> list[str]:
+    """A task titled by no feature ("Milestone towards v1.10.0"), or whose statement only says its title again."""
+    title = next((line[2:].strip() for line in text.splitlines() if line.startswith("# ")), "")
+    found = []
+    if re.fullmatch(r"Milestone(?: towards \S+)?", title):
+        found.append(f"a placeholder title: “{title}”")
+    body = text.split("## What to build", 1)[1] if "## What to build" in text else ""
+    said = next((block.strip() for block in body.split("\n\n") if block.strip()), "")
+    words = lambda words_of: re.findall(r"[a-z0-9]+", words_of.lower())  # noqa: E731
+    if title and said and words(said) == words(title):
+        found.append(f"the statement only repeats its title: “{title[:80]}”")
+    return found
 
 
 def _rank(line: str) -> int:

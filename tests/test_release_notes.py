@@ -223,6 +223,19 @@ def test_the_whole_task_is_read_for_what_a_reader_stumbles_on():
     assert task_problems("# Title\n\n## Done\n") == ["a heading with no text under it: “## Done”"]
 
 
+def test_a_placeholder_title_and_a_statement_that_repeats_it_are_found():
+    """testify: "# Milestone towards v1.10.0"; "# Fix time comparison" with "Fix time comparison." all it says."""
+    assert task_problems(
+        "# Milestone towards v1.10.0\n\n## What to build\n\nAdd `NotErrorAs`, the negation of `ErrorAs`.\n"
+    ) == ["a placeholder title: “Milestone towards v1.10.0”"]
+    assert task_problems(
+        "# Fix time comparison\n\n## What to build\n\nFix time comparison.\n\n## Interface\n\n- x\n"
+    ) == ["the statement only repeats its title: “Fix time comparison”"]
+    assert (
+        task_problems("# Fix time comparison\n\n## What to build\n\nDates after 2262 overflowed; compare them.\n") == []
+    )
+
+
 def test_markup_residue_and_branch_names_a_reader_saw_are_found():
     """The third held-out reading: loguru's docs kept `|add|`, pytest-mock's `#390`_ left "(``_)", dotenv's README
     a flattened `[!TIP]`, lo's PR was titled by its branch."""
