@@ -568,9 +568,7 @@ def test_assertion_libraries_checks_are_quoted_and_an_edge_beyond_the_limit_too(
         "t.equal(tip(), 'tip: run anywhere')",
         "t.same(parse('A=1'), {A: '1'})",
     ]
-    assert _examples("test/main.js", script, spans["sends a string"], added, 2) == [
-        ".expect(200, 'hey', done)"
-    ]
+    assert _examples("test/main.js", script, spans["sends a string"], added, 2) == [".expect(200, 'hey', done)"]
 
 
 def test_an_entry_written_at_release_goes_to_the_nearest_work_naming_it_not_the_last_merge():
