@@ -12,6 +12,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from harnessforge.envs.environment import validate
+from harnessforge.models import Milestone
 from harnessforge.rules import Rules, load_rules
 from harnessforge.store import Store
 
@@ -89,3 +90,32 @@ def free_port() -> int:
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
         return probe.getsockname()[1]
+
+
+def milestone_between(
+    base: str,
+    verify: str,
+    title: str,
+    description: str,
+    changed_files: Sequence[str],
+    test_files: Sequence[str] = (),
+    tests: Sequence[str] = (),
+) -> Milestone:
+    """Milestone m01 from `base` to `verify` (one commit) with only what reading its task needs: its files and tests."""
+    return Milestone(
+        id="m01",
+        ordinal=1,
+        title=title,
+        description=description,
+        base_commit=base,
+        verify_commit=verify,
+        source_prs=[],
+        issues=[],
+        commits=[verify],
+        changed_files=list(changed_files),
+        test_files=list(test_files),
+        lines_added=1,
+        lines_deleted=0,
+        difficulty=1,
+        acceptance_tests=list(tests),
+    )

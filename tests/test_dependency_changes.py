@@ -11,8 +11,8 @@ from harnessforge.examples.builder import RepoBuilder
 from harnessforge.examples.patterns.common import START
 from harnessforge.files import FileClassifier
 from harnessforge.gitio import GitRepo
-from harnessforge.models import Milestone
 from harnessforge.rules import load_rules
+from tests.helpers import milestone_between
 
 GO_MOD = (
     "module github.com/spf13/cobra\n\ngo 1.15\n\n"
@@ -56,21 +56,8 @@ def test_a_bumped_module_is_said_in_the_task(tmp_path):
     site = builder.commit("Bump marked", {"package.json": '{"dependencies": {"marked": "^16.4.1"}}', "x.go": ""})
     assert changed_dependencies(repo, docs, site, ["package.json", "x.go"]) == []  # lo's docs tooling in a Go repo
     assert changed_dependencies(repo, base, docs, ["package.json", "x.js"]) == []  # created: taken over, not moved
-    fields = dict(id="m01", ordinal=1, title="Man pages see also", description="Man pages list their see-also pages.")
-    milestone = Milestone(
-        **fields,
-        base_commit=base,
-        verify_commit=verify,
-        source_prs=[],
-        issues=[],
-        commits=[verify],
-        changed_files=["doc/man.go", "go.mod"],
-        test_files=[],
-        lines_added=3,
-        lines_deleted=1,
-        difficulty=1,
-        acceptance_tests=[],
-    )
+    title, description = "Man pages see also", "Man pages list their see-also pages."
+    milestone = milestone_between(base, verify, title, description, ["doc/man.go", "go.mod"])
     planning = load_rules().planning
     task = refresh_interface(repo, milestone, FileClassifier(planning), planning).task("hidden")
     assert "## Dependencies" in task and "- `github.com/cpuguy83/go-md2man/v2` v2.0.4 → v2.0.6" in task

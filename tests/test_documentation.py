@@ -9,8 +9,8 @@ from harnessforge.examples.builder import RepoBuilder
 from harnessforge.examples.patterns.common import START
 from harnessforge.files import FileClassifier
 from harnessforge.gitio import GitRepo
-from harnessforge.models import Milestone
 from harnessforge.rules import load_rules
+from tests.helpers import milestone_between
 
 README = """# semver
 
@@ -58,22 +58,9 @@ def test_a_new_functions_readme_item_is_quoted_whole_and_alone(tmp_path):
         },
     )
     changed = ["CHANGELOG.md", "README.md", "docs/ranges.md", "functions/truncate.js", "test/truncate.js"]
-    milestone = Milestone(
-        id="m01",
-        ordinal=1,
-        title="Add `truncate` function",
-        description="Add `truncate` function.",
-        base_commit=base,
-        verify_commit=verify,
-        source_prs=[],
-        issues=[],
-        commits=[verify],
-        changed_files=changed,
-        test_files=["test/truncate.js"],
-        lines_added=9,
-        lines_deleted=0,
-        difficulty=1,
-        acceptance_tests=["test/truncate.js > x"],
+    title = "Add `truncate` function"
+    milestone = milestone_between(
+        base, verify, title, f"{title}.", changed, ["test/truncate.js"], ["test/truncate.js > x"]
     )
     planning = load_rules().planning
     classify = FileClassifier(planning)
@@ -298,22 +285,9 @@ def test_tests_expecting_messages_no_text_gives_hold_the_task_back(tmp_path):
             + "".join(f"    assert say({word!r}, 'Name', 5) == 'Name must be {word} than 5'\n" for word in words),
         },
     )
-    fields = dict(
-        id="m01", ordinal=1, title="Add comparisons", description="Add the comparison messages, one per rule."
-    )
-    milestone = Milestone(
-        **fields,
-        base_commit=base,
-        verify_commit=verify,
-        source_prs=[],
-        issues=[],
-        commits=[verify],
-        changed_files=["test_words.py", "words.py"],
-        test_files=["test_words.py"],
-        lines_added=9,
-        lines_deleted=1,
-        difficulty=1,
-        acceptance_tests=["test_words.py::test_words"],
+    changed, description = ["test_words.py", "words.py"], "Add the comparison messages, one per rule."
+    milestone = milestone_between(
+        base, verify, "Add comparisons", description, changed, changed[:1], ["test_words.py::test_words"]
     )
     planning = load_rules().planning.model_copy(update={"assertion_examples": 0, "new_value_examples": 0})
     repo, classify = GitRepo(builder.path), FileClassifier(planning)

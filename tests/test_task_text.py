@@ -7,7 +7,8 @@ from __future__ import annotations
 import pytest
 
 from harnessforge.diffs import parse_text, split_diff
-from harnessforge.envs.interface import declarations
+from harnessforge.envs.declared_tests import declared_tests
+from harnessforge.envs.interface import _examples, declarations
 from harnessforge.envs.interface_python import definitions
 from harnessforge.examples.builder import RepoBuilder
 from harnessforge.examples.patterns.common import PYPROJECT, START, feature_files
@@ -509,11 +510,15 @@ def test_the_interface_names_a_changed_signature_the_tests_call_and_not_a_tables
     assert items["cases"].signature == "cases"  # the table's rows are the Dev's to write, not a cut literal
 
 
+def quoted(path: str, source: str, test: str, limit: int, new_values: int = 0) -> list[str]:
+    """The checks a criterion quotes from the test named `test` (its last id part) of a file the diff adds whole."""
+    spans = {span.test_id.rsplit("::", 1)[-1]: span for span in declared_tests(path, source)}
+    return _examples(path, source, spans[test], set(range(1, source.count("\n") + 2)), limit, new_values=new_values)
+
+
 def test_a_go_test_is_quoted_by_its_checks_its_table_rows_and_its_printed_output():
     """Go has no assert: a criterion quotes an `if` that reports a failure (never the `err != nil` boilerplate),
     the rows of a test table, the value it expects, or what an example prints."""
-    from harnessforge.envs.declared_tests import declared_tests
-    from harnessforge.envs.interface import _examples
 
     source = (
         'package tree\n\nimport "testing"\n\n'
@@ -525,22 +530,18 @@ def test_a_go_test_is_quoted_by_its_checks_its_table_rows_and_its_printed_output
         "// helper builds a tree (a Go test's span runs on to the next test: no output of the example)\n"
         "func helper() {}\n"
     )
-    spans = {span.test_id.rsplit("::", 1)[-1]: span for span in declared_tests("tree_test.go", source)}
-    added = set(range(1, source.count("\n") + 2))
-    assert _examples("tree_test.go", source, spans["TestConflict"], added, 4) == [
+    assert quoted("tree_test.go", source, "TestConflict", 4) == [
         '{"/src/*filepath/x", true}',
         '{"/src2/", false}',
         "want := 2",  # the value the test expects
         'if got != want {t.Errorf("got %d conflicts, want %d", got, want)}',
     ]
-    assert _examples("tree_test.go", source, spans["ExampleClean"], added, 3) == ["prints: /b"]
+    assert quoted("tree_test.go", source, "ExampleClean", 3) == ["prints: /b"]
 
 
 def test_assertion_libraries_checks_are_quoted_and_an_edge_beyond_the_limit_too():
     """lo's TestClone (testify) pinned `Clone(nil)` nil in its seventh check, which no criterion quoted; node-tap's
     and tape's `t.equal` and supertest's chained `.expect(...)` were no checks at all."""
-    from harnessforge.envs.declared_tests import declared_tests
-    from harnessforge.envs.interface import _examples
 
     source = (
         "package lo\n\nfunc TestClone(t *testing.T) {\n\tis := assert.New(t)\n\tresult := Clone([]int{1, 2})\n"
@@ -548,9 +549,7 @@ def test_assertion_libraries_checks_are_quoted_and_an_edge_beyond_the_limit_too(
         "\tis.NotNil(result)\n\tis.Nil(Clone[[]int](nil))\n\tEqual(t, errs, nil)\n"
         '\tis.PanicsWithValue("lo.Take: n must not be negative", func() { Take([]int{}, -1) })\n}\n'
     )
-    (span,) = declared_tests("slice_test.go", source)
-    added = set(range(1, source.count("\n") + 2))
-    assert _examples("slice_test.go", source, span, added, 2, new_values=8) == [
+    assert quoted("slice_test.go", source, "TestClone", 2, new_values=8) == [
         "is.Equal(result, []int{1, 2})",
         "is.Equal(len(result), 2)",
         "is.Nil(Clone[[]int](nil))",  # an edge, beyond the limit
@@ -562,13 +561,11 @@ def test_assertion_libraries_checks_are_quoted_and_an_edge_beyond_the_limit_too(
         "describe('res.send', () => {\n  it('sends a string', done => {\n    request(app)\n      .get('/')\n"
         "      .expect(200, 'hey', done)\n  })\n})\n"
     )
-    spans = {span.test_id.rsplit("::", 1)[-1]: span for span in declared_tests("test/main.js", script)}
-    added = set(range(1, script.count("\n") + 2))
-    assert _examples("test/main.js", script, spans["tips"], added, 2) == [
+    assert quoted("test/main.js", script, "tips", 2) == [
         "t.equal(tip(), 'tip: run anywhere')",
         "t.same(parse('A=1'), {A: '1'})",
     ]
-    assert _examples("test/main.js", script, spans["sends a string"], added, 2) == [".expect(200, 'hey', done)"]
+    assert quoted("test/main.js", script, "sends a string", 2) == [".expect(200, 'hey', done)"]
 
 
 def test_an_entry_written_at_release_goes_to_the_nearest_work_naming_it_not_the_last_merge():
@@ -629,8 +626,6 @@ def test_an_entry_written_at_release_goes_to_the_nearest_work_naming_it_not_the_
 
 def test_a_parametrized_python_test_is_quoted_by_the_cases_its_diff_adds():
     """humanize's rounding change is specified by its new parametrize rows, not by the unchanged assert."""
-    from harnessforge.envs.declared_tests import declared_tests
-    from harnessforge.envs.interface import _examples
 
     source = (
         "import pytest\n\n\n@pytest.mark.parametrize(\n    'seconds, expected',\n    [\n"
@@ -645,7 +640,6 @@ def test_a_parametrized_python_test_is_quoted_by_the_cases_its_diff_adds():
 
 def test_a_test_method_named_by_its_class_too_when_no_docstring_says_it():
     """more-itertools' `ExtractTests::test_basics` read "basics": the class says what is basic."""
-    from harnessforge.envs.declared_tests import declared_tests
     from harnessforge.envs.interface import _criterion
 
     source = "class ExtractTests:\n    def test_basics(self):\n        pass\n"
