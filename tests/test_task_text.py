@@ -8,8 +8,9 @@ import pytest
 
 from harnessforge.diffs import parse_text, split_diff
 from harnessforge.envs.declared_tests import declared_tests
-from harnessforge.envs.interface import _examples, declarations
+from harnessforge.envs.interface import declarations
 from harnessforge.envs.interface_python import definitions
+from harnessforge.envs.test_checks import quoted_checks
 from harnessforge.examples.builder import RepoBuilder
 from harnessforge.examples.patterns.common import PYPROJECT, START, feature_files
 from harnessforge.files import FileClassifier
@@ -444,9 +445,9 @@ def test_a_headline_knows_the_tests_its_commits_add_or_change():
     ],
 )
 def test_a_test_name_reads_as_words_with_its_acronyms_whole(name, sentence):
-    from harnessforge.envs.interface import _sentence
+    from harnessforge.envs.test_checks import name_as_sentence
 
-    assert _sentence(name) == sentence
+    assert name_as_sentence(name) == sentence
 
 
 def test_the_interface_reads_the_helpers_a_test_calls(tmp_path):
@@ -513,7 +514,7 @@ def test_the_interface_names_a_changed_signature_the_tests_call_and_not_a_tables
 def quoted(path: str, source: str, test: str, limit: int, new_values: int = 0) -> list[str]:
     """The checks a criterion quotes from the test named `test` (its last id part) of a file the diff adds whole."""
     spans = {span.test_id.rsplit("::", 1)[-1]: span for span in declared_tests(path, source)}
-    return _examples(path, source, spans[test], set(range(1, source.count("\n") + 2)), limit, new_values=new_values)
+    return quoted_checks(path, source, spans[test], set(range(1, source.count("\n") + 2)), limit, new_values=new_values)
 
 
 def test_a_go_test_is_quoted_by_its_checks_its_table_rows_and_its_printed_output():
@@ -550,9 +551,8 @@ def test_assertion_libraries_checks_are_quoted_and_an_edge_beyond_the_limit_too(
         '\tis.PanicsWithValue("lo.Take: n must not be negative", func() { Take([]int{}, -1) })\n}\n'
     )
     assert quoted("slice_test.go", source, "TestClone", 2, new_values=8) == [
-        "is.Equal(result, []int{1, 2})",
-        "is.Equal(len(result), 2)",
-        "is.Nil(Clone[[]int](nil))",  # an edge, beyond the limit
+        "is.Equal(result, []int{1, 2})",  # the first check, then the one adding most: not `Equal(len(result), 2)`
+        "is.Nil(Clone[[]int](nil))",
         'is.PanicsWithValue("lo.Take: n must not be negative", func() {Take([]int{}, -1)})',
     ]
     script = (
@@ -635,16 +635,16 @@ def test_a_parametrized_python_test_is_quoted_by_the_cases_its_diff_adds():
     [span] = declared_tests("tests/test_time.py", source)
     old_rows = {9}  # (5, 'seconds') was there at base
     added = set(range(1, 16)) - old_rows - {13}  # the assert is unchanged
-    assert _examples("tests/test_time.py", source, span, added, 3) == ["(59, 'a minute')", "(90, '2 minutes')"]
+    assert quoted_checks("tests/test_time.py", source, span, added, 3) == ["(59, 'a minute')", "(90, '2 minutes')"]
 
 
 def test_a_test_method_named_by_its_class_too_when_no_docstring_says_it():
     """more-itertools' `ExtractTests::test_basics` read "basics": the class says what is basic."""
-    from harnessforge.envs.interface import _criterion
+    from harnessforge.envs.test_checks import criterion
 
     source = "class ExtractTests:\n    def test_basics(self):\n        pass\n"
     [span] = declared_tests("tests/test_more.py", source)
-    assert _criterion("tests/test_more.py", source, span).endswith(": extract: basics")
+    assert criterion("tests/test_more.py", source, span).endswith(": extract: basics")
 
 
 def test_undescribed_work_speaks_only_when_tested_and_no_refactor_and_housekeeping_titles_never():
@@ -744,8 +744,8 @@ def test_criteria_quote_every_check_that_expects_a_value_only_the_new_source_hol
     repo = GitRepo(builder.path)
     arguments = (repo, base, verify, ["test_locales.py::test_amharic"], ["test_locales.py"], ["locales.py"], "m01")
     (criterion,) = read_interface(*arguments, examples=2, new_value_examples=8).criteria
-    quoted = criterion.text.split(", e.g. ", 1)[1]
-    assert quoted.count("`assert ") == 5 and all(value in quoted for value in words.values())
+    quoted = criterion.text.split(", for example:", 1)[1]  # more than two: one per line
+    assert quoted.count("\n  - `assert ") == 5 and all(value in quoted for value in words.values())
     assert 'WORDS["en"]["week"]' not in quoted  # the third check, on a value the base held already
     (criterion,) = read_interface(*arguments, examples=2, new_value_examples=0).criteria
     assert criterion.text.split(", e.g. ", 1)[1].count("`assert ") == 2
@@ -818,11 +818,11 @@ def test_a_test_whose_change_is_only_a_comment_or_a_trailing_comma_is_not_traced
 def test_a_new_message_built_in_a_template_is_quoted_by_its_phrase():
     """node-semver's `inc()`: two checks quote messages the base has; the third expects "invalid identifier: x/y",
     which the new source builds in a template literal. Its phrase "invalid identifier" is new: it is quoted."""
-    from harnessforge.envs.interface import _new_value_reader
+    from harnessforge.envs.test_checks import new_value_reader
 
     before = ["throw new Error('invalid increment argument: identifier is empty')"]
     after = [before[0] + "\nthrow new Error(`invalid identifier: ${identifier}`)"]
-    new_value = _new_value_reader(before, after)
+    new_value = new_value_reader(before, after)
     assert new_value("t.throws(() => v.inc('prerelease', 'a/b'), Error('invalid identifier: invalid/preid'))")
     old = "t.throws(() => v.inc('prerelease', ''), Error('invalid increment argument: identifier is empty'))"
     assert not new_value(old)
@@ -833,13 +833,13 @@ def test_an_expected_layout_in_triple_quotes_is_quoted_exactly():
     `\"\"\"c.d = 2 [a] x = 9 \"\"\"` (a Dev following it fails). Its line ends stay `\\n` escapes: the same string."""
     import ast
 
-    from harnessforge.envs.interface import _statement
+    from harnessforge.envs.test_checks import whole_statement
 
     lines = ["    assert (", "        doc.as_string()", '        == """c.d = 2', "[a]", "  x = 9", '"""', "    )"]
-    quoted = _statement(lines, 1, len(lines))
+    quoted = whole_statement(lines, 1, len(lines))
     assert quoted == 'assert ( doc.as_string() == """c.d = 2\\n[a]\\n  x = 9\\n""" )'
     assert ast.literal_eval(quoted.split("== ", 1)[1].rstrip(" )")) == "c.d = 2\n[a]\n  x = 9\n"
-    assert _statement(["    assert f(1,", "      2)"], 1, 2) == "assert f(1, 2)"
+    assert whole_statement(["    assert f(1,", "      2)"], 1, 2) == "assert f(1, 2)"
 
 
 def test_a_parametrize_list_of_values_and_a_mock_assertion_are_quoted(tmp_path):
@@ -866,7 +866,8 @@ def test_a_parametrize_list_of_values_and_a_mock_assertion_are_quoted(tmp_path):
     arguments = (GitRepo(builder.path), base, verify, ["test_dotenv.py::test_disabled"], ["test_dotenv.py"])
     (criterion,) = read_interface(*arguments, ["dotenv.py"], "m01", examples=2, new_value_examples=8).criteria
     assert criterion.text == (
-        "`test_dotenv.py::test_disabled`: disabled, e.g. "
-        '`@pytest.mark.parametrize("flag", ["true", "yes", "1", "t", "y"])`; `assert result is False`; '
-        '`debug.assert_called_once_with("loading disabled by DOTENV_DISABLED")`'
+        "`test_dotenv.py::test_disabled`: disabled, for example:\n"
+        '  - `@pytest.mark.parametrize("flag", ["true", "yes", "1", "t", "y"])`\n'
+        "  - `assert result is False`\n"
+        '  - `debug.assert_called_once_with("loading disabled by DOTENV_DISABLED")`'
     )

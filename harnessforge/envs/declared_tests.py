@@ -31,6 +31,7 @@ class TestSpan:
     test_id: str
     first: int  # 1-based, inclusive
     last: int
+    titles: tuple[str, ...] = ()  # a JavaScript test's suites' titles then its own (mocha's ids join them all)
 
 
 def _base_names(cls: ast.ClassDef) -> list[str]:
@@ -141,7 +142,7 @@ def declared_tests(path: str, source: str) -> list[TestSpan]:
                 )
                 for match, following in zip(matches, matches[1:] + [None])
             ]
-    return [TestSpan(f"{path}::{test.name}", test.first, test.last) for test in tests(path, source)]
+    return [TestSpan(f"{path}::{test.name}", test.first, test.last, test.titles) for test in tests(path, source)]
 
 
 def _functions(path: str, source: str) -> dict[str, tuple[int, int]]:

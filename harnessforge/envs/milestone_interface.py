@@ -59,10 +59,10 @@ def refresh_interface(
     tests before validation), quoting up to `planning.assertion_examples` (and `new_value_examples`) checks per
     test and `planning.documentation_lines` of the user documentation it adds about the names those tests use;
     and whether its task is held back (`models.task.held_back`). No `planning`: two examples, nothing more."""
-    examples, new_value_examples, documentation_lines = (
-        (planning.assertion_examples, planning.new_value_examples, planning.documentation_lines)
+    examples, new_value_examples, documentation_lines, task_examples = (
+        (planning.assertion_examples, planning.new_value_examples, planning.documentation_lines, planning.task_examples)
         if planning
-        else (2, 0, 0)
+        else (2, 0, 0, None)
     )
     code = tuple(extension for extensions in LANGUAGE_EXTENSIONS.values() for extension in extensions)
     sources = [path for path in milestone.changed_files if classify.is_source(path) and path.endswith(code)]
@@ -77,6 +77,7 @@ def refresh_interface(
         milestone.id,
         examples,
         new_value_examples,
+        task_examples,
     )
     asked_parts = [milestone.parts[index] for index in asked(milestone.parts) if milestone.parts[index].heading]
     features = [(part.heading, part.tests, part.test_files) for part in asked_parts] or [
@@ -103,7 +104,7 @@ def refresh_interface(
     text = updated.task()
     reasons = held_back(
         updated.description,
-        updated.documentation + [item.line() for item in updated.interface],
+        updated.documentation + [item.model_copy(update={"module": ""}).line() for item in updated.interface],
         updated.parts,
         planning.min_statement_words,
         planning.max_asked_parts,

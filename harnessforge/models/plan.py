@@ -110,6 +110,11 @@ class InterfaceItem(Model):
     signature: str = Field("", description="Its declaration at the verify commit (`def f(a, b=1) -> int`).")
     doc: str = Field("", description="The first line of its docstring or comment.")
     before: str = Field("", description="A changed signature's declaration at the base commit.")
+    module: str = Field(
+        "",
+        exclude_if=lambda value: not value,
+        description="The file the tests require it from by path (a JavaScript module's private export), else empty.",
+    )
 
     @property
     def short(self) -> str:
@@ -132,6 +137,7 @@ class InterfaceItem(Model):
         text = f"- {label.get(self.kind, self.kind)} `{self.name}`"
         if self.signature and self.kind not in ("option", "key", "message"):
             text += f": `{self.signature}`" + (f" (was `{self.before}`)" if self.before else "")
+        text += f" (in `{self.module}`, which the tests require)" if self.module else ""
         return text + (f" — {self.doc}" if self.doc else "")
 
 

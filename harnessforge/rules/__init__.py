@@ -242,7 +242,12 @@ class PlanningRules(Model):
     )
     expected_turns: ExpectedTurns
     assertion_examples: int = Field(
-        default=2, ge=0, description="Assertions each test criterion quotes from the lines the diff adds to it."
+        default=6, ge=0, description="Assertions each test criterion quotes from the lines the diff adds to it."
+    )
+    task_examples: int = Field(
+        default=24,
+        ge=0,
+        description="Assertions a task's criteria quote in all: with many tests, each quotes fewer (never under 2).",
     )
     new_value_examples: int = Field(
         default=8,

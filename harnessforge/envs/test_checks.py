@@ -1,0 +1,262 @@
+"""What an acceptance test checks, in words a Dev with the tests hidden can act on: its own sentence (docstring,
+title or name) and the checks its diff adds, chosen for breadth (the first, then each adding the most names and
+values the others lack), plus the values only the new code holds, which no statement could let a Dev guess.
+"""
+
+from __future__ import annotations
+
+import ast
+import itertools
+import re
+from collections.abc import Callable
+
+from .declared_tests import TestSpan
+from .interface_python import first_sentence
+
+_STRING = re.compile(r"\"((?:[^\"\\\n]|\\.){2,200})\"|'((?:[^'\\\n]|\\.){2,200})'|`([^`\n]{2,200})`")
+
+# an assertion line a test adds: what it expects, in the test's own words
+_ASSERTION = re.compile(
+    r"^\s*(?:assert\b|self\.assert\w*\(|with (?:pytest|self)\.(?:raises|assertRaises)\w*\(|expect\(|"
+    r"[\w.]+\.assert_(?:called|not_called|any_call|has_calls|awaited)\w*\(|"
+    r"t\.(?:is|not|deepEqual|true|false|throws|snapshot)\w*\(|assert(?:_eq|_ne)?!\(|assert\.\w+\(|"
+    # node-tap and tape (`t.equal`, `t.same`, `t.match`, `t.ok`), supertest's chained `.expect(200, 'tobi')`
+    r"t\.(?:equal|strict|same|match|ok|has|rejects|error)\w*\(|\.expect\()"
+)
+# a check that pins an edge a statement is least likely to say: nothing, empty, an error, a panic
+_EDGE = re.compile(
+    r"\b(?:nil|None|null|undefined)\b|\b(?:is|assert|require)\.(?:Nil|Empty|Zero|Panics\w*|Error)\(|==\s*(?:\[\]|\{\}|\"\"|'')"
+    r"|\b(?:raises|assertRaises|toThrow|throws|rejects|toBeNull|toBeUndefined)\b"
+)
+
+
+_MULTILINE_QUOTES = re.compile(r'"""|\'\'\'')  # (not Go's raw strings: `\\n` in them is no line end)
+
+
+def whole_statement(lines: list[str], start: int, last: int, reach: int = 8) -> str:
+    """The statement opening at line `start` (1-based), continued until its brackets close, on one line. A string
+    that spans lines (Python's triple quotes) keeps its line ends as `\\n` escapes, the same string, and its lines
+    as they are: the layout a test expects is exact."""
+    text, depth, quoted, spanning = "", 0, False, False
+    for number in range(start, min(last, start + reach) + 1):
+        raw = lines[number - 1]
+        pieces = _MULTILINE_QUOTES.split(raw)
+        code = "".join(pieces[1 if quoted else 0 :: 2])  # brackets inside a string do not count
+        depth += sum(code.count(opening) for opening in "([{") - sum(code.count(closing) for closing in ")]}")
+        text = f"{text}\\n{raw}" if quoted else f"{text} {raw.strip()}".strip()
+        spanning = spanning or quoted
+        quoted ^= len(pieces) % 2 == 0  # an odd number of quotes opens or closes a string
+        if quoted or depth > 0:
+            continue
+        if spanning:
+            return text.removesuffix(":")
+        text = " ".join(text.removesuffix(":").split())
+        return re.sub(r",?\s+([)\]}])", r"\1", re.sub(r"([(\[{])\s+", r"\1", text))
+    return ""  # never closes within reach: not quotable
+
+
+# Go has no assert statement: a check is an `if` whose block reports (`t.Errorf`), a row of a test table, or the
+# value a test expects (`expectedMethods := "GET,OPTIONS"`, `want := 3`).
+_GO_CHECK = re.compile(r"^\s*(?:if\b.*\{|\{.*\},?|(?:expected|want)\w*\s*:?=\s*\S.*)\s*$", re.I)
+_GO_REPORT = re.compile(r"\bt\.(?:Error|Fatal|Fail)")
+# testify's `is.Equal(got, want)`, `assert.Nil(t, got)`, `require.PanicsWithValue(t, "msg", f)`, go-playground's
+# `Equal(t, got, want)`: a check when it holds a literal or pins an edge (nil, empty, a panic, an error)
+_NO_ERROR = re.compile(r"\berrs?\w*\s*,\s*nil\)|\bNil\((?:t,\s*)?errs?\w*\)")  # `Equal(t, errs, nil)`: boilerplate
+_GO_ASSERT = re.compile(
+    r"^\s*(?:(?:is|assert|require|should|r|a)\.(?:Equal|NotEqual|Nil|Empty|NotEmpty|True|False|Len|Contains|"
+    r"NotContains|ElementsMatch|Subset|Panics|NotPanics|EqualError|ErrorContains|ErrorIs|Error|Zero|NotZero|Same|"
+    r"InDelta|Regexp|Greater|Less|IsType|JSONEq)\w*\(|(?:Equal|NotEqual|PanicMatches|MatchRegex|AssertError)\(t\b)"
+)
+_GO_UNEXPECTED_ERROR = re.compile(r"^\s*if\s+(?:.*;\s*)?err\s*!=\s*nil\s*\{")  # boilerplate, says nothing
+_LITERAL = re.compile(r"[\"']|\b\d")
+_DEF = re.compile(r"^\s*(?:async\s+)?def\s")
+
+
+# A row of a table of cases: a Python parametrize list's tuple (above the `def`), a Go table's struct literal.
+_PARAMETRIZE = re.compile(r"^\s*@pytest\.mark\.parametrize\(")
+_PARAMETER_ROW = re.compile(r"^\s*(?:pytest\.param)?\(.*\),?\s*$")
+
+
+def _is_check(path: str, line: str, statement: str, decorating: bool = False) -> bool:
+    """Whether an added line opens a check worth quoting; `decorating`: it is above a Python test's `def`."""
+    if not path.endswith(".go"):
+        if decorating:
+            return _PARAMETER_ROW.match(line) is not None and bool(_LITERAL.search(statement))
+        return _ASSERTION.match(line) is not None
+    if _GO_ASSERT.match(line):
+        return bool(_LITERAL.search(statement) or _EDGE.search(statement)) and not _NO_ERROR.search(statement)
+    if not _GO_CHECK.match(line) or _GO_UNEXPECTED_ERROR.match(line):
+        return False
+    return bool(_GO_REPORT.search(statement)) if line.lstrip().startswith("if") else bool(_LITERAL.search(statement))
+
+
+def quoted_checks(
+    path: str,
+    source: str,
+    span: TestSpan,
+    added: set[int],
+    limit: int,
+    new_value: Callable[[str], bool] = lambda statement: False,
+    new_values: int = 0,
+    longest: int = 200,
+) -> list[str]:
+    """Up to `limit` distinct checks the diff adds to the test, each whole on one line: assertions and the rows of
+    a parametrize list, or in Go an `if` that reports a failure and the rows of the test's table; then up to
+    `new_values` more that expect a value only the new source holds (`new_value`) or pin an edge (nil, empty, an
+    error or a panic): with the tests hidden, the Dev could not guess an exact message, a new locale's words or
+    that `Clone(nil)` is nil."""
+    lines = source.splitlines()
+    body = lines[span.first - 1 : span.last]
+    if path.endswith(".go") and any(line.strip().startswith("// Output:") for line in body):  # a Go example
+        start = next(at for at, line in enumerate(body) if line.strip().startswith("// Output:"))
+        output = list(itertools.takewhile(lambda line: line.startswith("//"), (line.strip() for line in body[start:])))
+        output = [line.removeprefix("//").strip() for line in output]  # the comment block under `// Output:` only
+        printed = " / ".join(line for line in [output[0].removeprefix("Output:").strip(), *output[1:]] if line)
+        return [f"prints: {printed}"[:longest]] if printed else []
+    found: list[str] = []
+    last = min(span.last, len(lines))
+    define = next((at for at in range(span.first, last + 1) if _DEF.match(lines[at - 1])), span.first)
+    inside: set[int] = set()  # the lines of a parametrize list quoted whole
+    for number in range(span.first, define) if path.endswith(".py") and limit else []:
+        if _PARAMETRIZE.match(lines[number - 1]):
+            statement = whole_statement(lines, number, define - 1, reach=40)
+            whole = set(range(number, define)) <= added  # a new parametrization: its values are what it tests
+            if statement and len(statement) <= longest and whole:
+                found.append(statement)  # the values it runs with, one per line ("true", "yes", "1", ...)
+                inside |= set(range(number, define))
+            break
+    checks: list[str] = []  # every check the diff adds, in order
+    for number in range(span.first, last + 1):
+        if number not in added or number in inside:
+            continue
+        statement = whole_statement(lines, number, span.last).removesuffix(",")
+        if not statement or len(statement) > longest or statement in found or statement in checks:
+            continue
+        if _is_check(path, lines[number - 1], statement, path.endswith(".py") and number < define):
+            checks.append(statement)
+    chosen = set(_widest(checks, max(limit - len(found), 0)))
+    extra = [
+        check
+        for check in checks
+        if check not in chosen and (new_value(check) or (_EDGE.search(check) and not _NO_ERROR.search(check)))
+    ]
+    chosen |= set(extra[:new_values])
+    return found + [check for check in checks if check in chosen]
+
+
+_QUOTED = re.compile(r"\"(?:[^\"\\]|\\.)*\"|'(?:[^'\\]|\\.)*'|`[^`]*`")
+_SYMBOL = re.compile(r"[!-/:-@\[-`{-~]")
+
+
+def _pieces(check: str) -> tuple[set[str], set[str], set[str]]:
+    """What a check is made of, weightiest first: the names and operators it uses, the symbols inside its strings
+    (an empty string too), and the words inside them: `f(xs, sep=';') == 'a; b'` is (`f`, `sep`, `=`...),
+    (`;`) and (`a`, `b`)."""
+    symbols, words = set(), set()
+    for literal in _QUOTED.findall(check):
+        inside = literal[1:-1]
+        symbols |= set(_SYMBOL.findall(inside)) | ({"''"} if not inside.strip() else set())
+        words |= set(re.findall(r"\w+", inside))
+    return set(re.findall(r"\w+|[^\w\s]", _QUOTED.sub(" ", check))), symbols, words
+
+
+def _widest(checks: list[str], limit: int) -> list[str]:
+    """Up to `limit` of `checks`: the first, then each time the one adding the most of what the ones chosen before
+    it lack, names before symbols before words: a test of twenty asserts over one function quotes its keyword
+    options and its odd separators, not its first lines or its twentieth fruit."""
+    chosen: list[str] = checks[:1] if limit else []  # a test's first check is most often its plainest case
+    seen = _pieces(chosen[0]) if chosen else (set(), set(), set())
+    left = checks[1:]
+    while left and len(chosen) < limit:
+        pieces = [_pieces(check) for check in left]
+        gains = [tuple(len(new - old) for new, old in zip(piece, seen)) for piece in pieces]
+        best = max(range(len(left)), key=lambda at: (gains[at], -at))
+        if not any(gains[best]):
+            break
+        chosen.append(left.pop(best))
+        seen = tuple(old | new for old, new in zip(seen, pieces[best]))
+    return chosen
+
+
+def pinned_values(source: str, span: TestSpan, added: set[int], new_value: Callable[[str], bool]) -> set[str]:
+    """The messages (strings of two words or more) the lines a test adds expect that only the new source holds:
+    validator's Thai translations, dotenv's ten tips. A task that gives none of them cannot be solved as written."""
+    lines = source.splitlines()
+    found = set()
+    for number in range(span.first, min(span.last, len(lines)) + 1):
+        if number not in added:
+            continue
+        for match in _STRING.finditer(lines[number - 1]):
+            value = next(group for group in match.groups() if group is not None)
+            if len(value.split()) > 1 and new_value(match[0]):
+                found.add(value)
+    return found
+
+
+def new_value_reader(before: list[str], after: list[str]) -> Callable[[str], bool]:
+    """Whether a check quotes a value only the new source holds: a string literal, one of its words or one of its
+    phrases, found in the changed source files after the change and not before (`"2 ሳምንታት"` when the locale is
+    new; "invalid identifier" of `Error('invalid identifier: a/b')` when the source builds it in a template)."""
+    old, new = "\n".join(before), "\n".join(after)
+
+    def holds(statement: str) -> bool:
+        for match in _STRING.finditer(statement):
+            value = next(group for group in match.groups() if group is not None)
+            words = re.findall(r"[^\s\"'`.,:;()\[\]{}]{3,}", value)
+            phrases = [part.strip() for part in re.split(r"[:;,(){}\[\]]", value) if len(part.split()) > 1]
+            pieces = [value, *words, *phrases]  # a phrase: "invalid identifier" of a message built in a template
+            if any(piece in new and piece not in old for piece in pieces):
+                return True
+        return False
+
+    return holds
+
+
+def name_as_sentence(name: str) -> str:
+    """`test_open_file_ignores_encoding` -> "open file ignores encoding"; `TestParseHTTPDate` -> "parse HTTP date"."""
+    name = re.sub(r"^(?:test|Test)_?", "", name)
+    words = re.sub(r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])|_+", " ", name).split()
+    return " ".join(word if word.isupper() and len(word) > 1 else word.lower() for word in words) or name
+
+
+def _python_doc(source: str, span: TestSpan) -> str:
+    for node in ast.walk(ast.parse(source)):
+        if (
+            isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))
+            and node.lineno >= span.first
+            and (node.end_lineno or node.lineno) <= span.last
+        ):
+            return first_sentence(ast.get_docstring(node))
+    return ""
+
+
+def criterion(path: str, source: str, span: TestSpan, examples: list[str] = ()) -> str:
+    name = span.test_id.rsplit("::", 1)[-1]
+    doc = ""
+    if path.endswith(".py"):
+        try:
+            doc = _python_doc(source, span)
+        except SyntaxError:
+            doc = ""
+    if not path.endswith(".py"):  # a JS/TS test's own sentence, else the comment above the test
+        doc = name if " " in name else _comment_above(source.splitlines(), span.first - 1)
+    said = doc or name_as_sentence(name)
+    parts = span.test_id.split("::")
+    if not doc and path.endswith(".py") and len(parts) > 2:  # `ExtractTests::test_basics` -> "extract: basics"
+        owner = re.sub(r"^Tests?|Tests?$", "", parts[-2]) or parts[-2]
+        said = f"{name_as_sentence(owner)}: {said}"
+    quoted = [f"`{example.replace('`', '')}`" for example in examples]
+    if len(quoted) > 2:  # one check per line, under the test's sentence
+        said = said.rstrip(".") + ", for example:" + "".join(f"\n  - {example}" for example in quoted)
+    elif quoted:  # "open resource, e.g. `assert ...`; `assert ...`"
+        said = said.rstrip(".") + ", e.g. " + "; ".join(quoted)
+    return f"`{span.test_id}`: {said}"
+
+
+def _comment_above(lines: list[str], number: int) -> str:
+    """The first sentence of the comment block right above line `number` (`//`, `///`, `/** */`)."""
+    block: list[str] = []
+    while number > 0 and lines[number - 1].strip().startswith(("//", "/*", "*")):
+        number -= 1
+        block.insert(0, re.sub(r"^(?:/{2,3}|/\*\*?|\*/?)\s?", "", lines[number].strip()).rstrip("*/ "))
+    return first_sentence("\n".join(line for line in block if not line.startswith("#[")))

@@ -1,0 +1,96 @@
+"""What a criterion quotes of a hidden test: its checks chosen for breadth, within a budget per task; and the names a
+JavaScript test reaches by requiring a module file, matched by mocha's joined titles."""
+
+from __future__ import annotations
+
+from harnessforge.envs.declared_tests import declared_tests
+from harnessforge.envs.interface import read_interface
+from harnessforge.envs.test_checks import quoted_checks
+from harnessforge.examples.builder import RepoBuilder
+from harnessforge.examples.patterns.common import START
+from harnessforge.gitio import GitRepo
+
+# boltons' human_readable_list shape: twenty asserts over one function, its keyword options late in the test
+LIST_TEST = (
+    "from strutils import join\n\n\ndef test_join():\n"
+    "    assert join([]) == ''\n"
+    "    assert join(['a']) == 'a'\n"
+    "    assert join(['a', 'b']) == 'a and b'\n"
+    "    assert join(['a', 'b', 'c']) == 'a, b, and c'\n"
+    "    assert join(['x', 'y', 'z']) == 'x, y, and z'\n"
+    "    assert join(['a', 'b', 'c'], oxford=False) == 'a, b and c'\n"
+    "    assert join(['a', 'b', 'c'], delimiter=';') == 'a; b; and c'\n"
+)
+
+
+def test_a_criterion_quotes_the_checks_that_say_most_not_the_first_lines():
+    """Before, the first two asserts (`[]` and `['a']`) were all a Dev with the tests hidden saw; the options and
+    the odd separator came last. Now: the first, then each adding the most names and symbols the others lack."""
+    span = next(span for span in declared_tests("test_strutils.py", LIST_TEST) if span.test_id.endswith("test_join"))
+    added = set(range(1, LIST_TEST.count("\n") + 2))
+    three = quoted_checks("test_strutils.py", LIST_TEST, span, added, 3)
+    assert three[0] == "assert join([]) == ''"  # the plainest case first
+    assert "assert join(['a', 'b', 'c'], oxford=False) == 'a, b and c'" in three
+    assert "assert join(['a', 'b', 'c'], delimiter=';') == 'a; b; and c'" in three
+    assert "assert join(['x', 'y', 'z']) == 'x, y, and z'" not in three  # the same shape with other words
+    everything = quoted_checks("test_strutils.py", LIST_TEST, span, added, 20)
+    assert len(everything) < 7  # a check adding nothing the others lack is never quoted, whatever the room
+    assert everything == [check for check in everything if check in LIST_TEST]  # in the test's order
+
+
+def _many_tests(tmp_path, count: int):
+    builder = RepoBuilder(tmp_path / "repo", START)
+    base = builder.commit("Start", {"strutils.py": "def other():\n    return 1\n"})
+    tests = "".join(
+        LIST_TEST.split("\n\n\n", 1)[1].replace("test_join", f"test_join_{n}") + "\n\n" for n in range(count)
+    )
+    source = "def join(items, delimiter=',', conjunction='and', *, oxford=True):\n    return ''\n"
+    verify = builder.commit(
+        "Join", {"strutils.py": source, "test_strutils.py": "from strutils import join\n\n\n" + tests}
+    )
+    ids = [f"test_strutils.py::test_join_{n}" for n in range(count)]
+    return read_interface(
+        GitRepo(builder.path), base, verify, ids, ["test_strutils.py"], ["strutils.py"], "m01", 6, 0, 24
+    )
+
+
+def test_a_task_of_many_tests_quotes_fewer_checks_of_each(tmp_path):
+    """Six checks per test, twenty-four per task: two tests quote all four checks that add something (one per
+    line), twelve quote two each."""
+    two = _many_tests(tmp_path / "two", 2)
+    assert [criterion.text.count("\n  - `assert ") for criterion in two.criteria] == [4, 4]
+    twelve = _many_tests(tmp_path / "twelve", 12)
+    assert len(twelve.criteria) == 12
+    assert all(criterion.text.count("`assert ") == 2 and ", e.g. " in criterion.text for criterion in twelve.criteria)
+
+
+def test_a_mocha_test_is_found_by_its_joined_titles_and_the_helper_it_requires_is_named_with_its_file(tmp_path):
+    """express 5.1's shape: mocha names a test `Route .all should handle VERBS` (its suites' titles and its own,
+    joined); the test file requires `../lib/utils` for a new private export `methods`. The criterion was missing
+    (the id matched no test) and so was the interface, which named neither the export nor where it lives."""
+    builder = RepoBuilder(tmp_path / "repo", START)
+    utils = "'use strict'\n\nexports.flatten = function flatten (list) {\n  return list\n}\n"
+    test = (
+        "var assert = require('assert')\nvar methods = require('../lib/utils').methods\n\n"
+        "describe('Route', function () {\n  describe('.all', function () {\n"
+        "    it('should handle VERBS', function () {\n      assert.strictEqual(methods.length > 5, true)\n"
+        "    })\n  })\n  describe('.get', function () {\n    it('should handle VERBS', function () {\n"
+        "      assert.ok(true)\n    })\n  })\n})\n"
+    )
+    base = builder.commit("Start", {"lib/utils.js": utils, "test/Route.js": test.replace("methods.length", "1")})
+    new = utils + "\n/**\n * The lowercased HTTP methods Node.js supports.\n */\nexports.methods = ['get', 'post']\n"
+    verify = builder.commit("Methods", {"lib/utils.js": new, "test/Route.js": test})
+    found = read_interface(
+        GitRepo(builder.path),
+        base,
+        verify,
+        ["test/Route.js::Route .all should handle VERBS"],
+        ["test/Route.js"],
+        ["lib/utils.js"],
+        "m01",
+    )
+    assert [criterion.tests for criterion in found.criteria] == [["test/Route.js::should handle VERBS"]]
+    assert "methods.length > 5" in found.criteria[0].text  # the `.all` test's check, not the `.get` one's
+    (item,) = found.items
+    assert (item.name, item.module) == ("methods", "lib/utils.js")
+    assert "(in `lib/utils.js`, which the tests require)" in item.line()
