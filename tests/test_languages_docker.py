@@ -429,6 +429,27 @@ def test_tap_command_runs_each_file_on_its_own_and_selected_ids_by_file():
     assert "$HF_TEST_FILES" in runner("tape").command([], out_dir="/o")
 
 
+def test_mocha_exits_when_its_tests_end_though_a_test_left_a_handle_open(tmp_path):
+    """multer's shape: a test leaves a stream open and the project's script says `mocha --exit`; without it each
+    file's run waited for the sandbox's 900 s timeout. The file runs through mocha's own CLI entry (a stand-in
+    here, as mocha would: it keeps the process alive unless told `--exit`)."""
+    import subprocess
+
+    cli = tmp_path / "node_modules" / "mocha" / "lib" / "cli" / "cli.js"
+    cli.parent.mkdir(parents=True)
+    cli.write_text(
+        "exports.main = (args) => {\n  console.log('ok 1 - ' + args[args.length - 1]);\n"
+        "  const open = setInterval(() => {}, 1000);\n  if (args.includes('--exit')) process.exit(0);\n};\n"
+    )
+    (tmp_path / "node_modules" / "mocha" / "package.json").write_text('{"name": "mocha"}')
+    (tmp_path / "test").mkdir()
+    (tmp_path / "test" / "a.js").write_text("// a test file\n")
+    command = runner("mocha").command(["test/a.js::works"], out_dir=str(tmp_path / "out"))
+    done = subprocess.run(["bash", "-c", command], cwd=tmp_path, timeout=60)
+    assert done.returncode == 0
+    assert (tmp_path / "out" / "tap-1.txt").read_text() == "ok 1 - test/a.js\n"
+
+
 def test_exported_go_task_builds_on_the_backports_go(rules, docker_client):
     """An exported Go task's Dockerfile installs the base's packages by the names dpkg knows them by, adds the
     suite a `name/suite` package comes from, and puts that Go first on PATH: built on the local base (the

@@ -25,7 +25,9 @@ _TAP_DEFAULT_FILES = {
 }
 _TAP_SKIP_FILES = r"(^|/)(node_modules|fixtures|helpers|tap-snapshots|_[^/]*)(/|$)|\.d\.ts$"
 # The runner's own options never reach the program under test (`runner_spec.in_process`): node's runner and ava run
-# each file in a process or worker of its own; a tape file is a program that prints TAP; mocha runs in process.
+# each file in a process or worker of its own; a tape file is a program that prints TAP; mocha runs in process, and
+# exits when its tests end (`--exit`, as most projects' own test scripts say): a handle a test leaves open (multer's
+# busboy streams) would otherwise hold the run until the sandbox's timeout.
 _TAP_RUN = {
     "ava": 'npx --no-install ava --tap "$f"',
     "node": 'node "${req[@]}" --test --test-reporter=tap "$f"',
@@ -34,7 +36,7 @@ _TAP_RUN = {
     "mocha": in_process(
         "mocha", "mocha/lib/cli/cli", "main", "{out}", test_frame=r"/[\\/]mocha[\\/]lib[\\/]runnable\.js/"
     )
-    + ' "${req[@]}" --reporter tap "$f"',
+    + ' "${req[@]}" --reporter tap --exit "$f"',
 }
 _TAP_POINT = re.compile(
     r"^(\s*)(not ok|ok)\b\s*(?:\d+)?\s*(?:-\s+)?(.*?)(?:\s+#\s*(SKIP|TODO)\b.*|\s+#\s*time=\S+)?$", re.I
