@@ -262,6 +262,19 @@ def test_requirement_files_with_includes_markers_hashes_and_options():
     assert "a local path other than the project: not installed)" in reasons
 
 
+def test_a_test_folders_requirements_are_read_and_docs_ones_are_not():
+    """packaging's noxfile installs `tests/requirements.txt` (`pretend`); without it five test modules did not
+    import at either end and three milestones were env errors."""
+    found = deps(
+        {
+            "tests/requirements.txt": "pretend\npytest>=6.2.0\n",
+            "docs/requirements.txt": "furo\n",
+            "tasks/requirements.txt": "invoke\n",
+        }
+    )
+    assert names(found.requirements) == {"pytest", "pretend"}
+
+
 def test_pip_compile_in_files_yield_to_their_txt():
     found = deps({"requirements/test.in": "pytest\n", "requirements/test.txt": "pytest==8.3.3\n"})
     assert found.requirements == ["pytest", "pytest==8.3.3"]

@@ -15,7 +15,8 @@ Every requirement goes through `packaging` (PEP 508). Rules:
   line (`mypy: mypy`, `py3{10,11}-tests: x`, `!py38: y`) is taken when its condition holds for those
   factors, as tox would decide it. So `mypy: mypy` and `docs: sphinx` are not taken, `!pypy: x` is.
 - Requirement files are read when tox's test env names them (`-r`, followed recursively), else every
-  `requirements*.txt` and `requirements/*{test,dev}*.txt` (a pip-compile `.in` only without its `.txt`).
+  `requirements*.txt`, `requirements/*{test,dev}*.txt` and `tests/requirements*.txt` (a pip-compile `.in`
+  only without its `.txt`).
 - A line that does not parse, or that could only come from elsewhere than the package index (VCS,
   URLs, other local paths, unset tox substitutions), is skipped and reported, never fatal.
   Constraint files (`-c`) and index options are read past: they only narrow what the index gives.
@@ -40,7 +41,11 @@ from .python_project import Project, Reader, as_list, import_names, logical_line
 PYTHON = (3, 11)  # the interpreter of the default Python base image (Debian bookworm)
 TEST_EXTRAS = re.compile(r"^(test|tests|testing|dev|develop|check)$", re.I)
 TEST_FACTORS = {"test", "tests", "testing", "unit", "unittest", "unittests", "pytest"}
-REQUIREMENT_FILES = re.compile(r"^(requirements[^/]*|requirements/[^/]*(test|dev)[^/]*)\.(txt|in)$", re.I)
+# the root's requirements files, a requirements folder's test and dev files, and a test folder's own (packaging's
+# `tests/requirements.txt`, which its noxfile installs); never docs' or tasks'
+REQUIREMENT_FILES = re.compile(
+    r"^(requirements[^/]*|requirements/[^/]*(test|dev)[^/]*|(tests?|testing)/requirements[^/]*)\.(txt|in)$", re.I
+)
 INDEX_HOSTS = {"pypi.org", "files.pythonhosted.org"}  # the only index reachable at image build
 EDITABLE_REQUIRES = {"hatchling": "editables", "pdm-pep517": "editables"}  # backend -> its editable helper
 PIP_OPTIONS = {  # options a requirements file may carry that change nothing we install
