@@ -256,3 +256,16 @@ def test_a_part_named_only_as_context_gives_no_first_hint():
     ]
     assert [name for name, _ in asked_names(named, milestone)] == ["Find the .env from a zipfile"]
     assert asked_names(named, milestone.model_copy(update={"parts": []})) == named  # no parts: every name
+
+
+def test_the_first_hint_names_no_work_the_task_calls_context():
+    """packaging 25.0: a task graded on its PEP 751 markers only said the Android tags were "not part of this task",
+    then its first hint (the work's titles, planned before validation) asked for them."""
+    from harnessforge.models.task import TaskPart, asked_hint
+
+    markers = TaskPart(heading="PEP 751: Add support for `extras` and `dependency_groups` markers", graded=True)
+    android = TaskPart(heading="PEP 738: Add support for Android platform tags", graded=False)
+    hint = "- support 'extras' and 'dependency_groups' markers\n- Add support for PEP 738 Android tags"
+    assert asked_hint(hint, [markers, android]) == "- support 'extras' and 'dependency_groups' markers"
+    assert asked_hint(hint, [markers, android.model_copy(update={"graded": True})]) == hint  # both asked
+    assert asked_hint("- Speed up the parser", [markers, android]) == "- Speed up the parser"  # matches neither

@@ -217,6 +217,30 @@ def test_pr_attribution_styles_and_interleaved_branches(tmp_path):
     assert units[0].to_pull().commits == [a1, a2]
 
 
+def test_a_merge_without_its_prs_title_is_named_by_the_prs_first_commit(tmp_path):
+    """prettytable 3.10: `Merge pull request #299 from av-guy/bugfix-colortable-290` with no body; the task's whole
+    statement read "Merge from av-guy/bugfix-colortable-290". The branch's first commit says the work (a merge of
+    the mainline into the branch says nothing)."""
+    builder = _repo(tmp_path)
+    start = builder.commit("init", {"a.py": "1\n"})
+    builder.git("checkout", "-q", "-b", "fix")
+    builder.git("checkout", "-q", "main")
+    builder.commit("Unrelated", {"b.py": "1\n"})
+    builder.git("checkout", "-q", "fix")
+    builder.git("merge", "-q", "--no-ff", "main", "-m", "Merge branch 'main' into fix")
+    builder.commit("Fix ColorTable title width with ANSI junctions", {"a.py": "2\n"})
+    builder.commit("Add a test", {"t.py": "1\n"})
+    builder.git("checkout", "-q", "main")
+    builder.git("merge", "-q", "--no-ff", "fix", "-m", "Merge pull request #299 from av-guy/bugfix-colortable-290")
+    repo = GitRepo(builder.path / ".git")
+    units = attribute(repo, repo.first_parent_log(start, "HEAD"), start)
+    assert [(unit.pr, unit.kind, unit.title) for unit in units][-1] == (
+        299,
+        "merge",
+        "Fix ColorTable title width with ANSI junctions",
+    )
+
+
 def test_towncrier_fragments_are_tied_to_their_prs(tmp_path, store, rules):
     builder = _repo(tmp_path)
     builder.commit("init", {"pkg/core.py": "A = 1\n", "tests/test_core.py": "def test_a():\n    assert True\n"})

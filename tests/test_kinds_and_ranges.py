@@ -84,6 +84,10 @@ def test_labels_and_prefixes_come_before_words():
     # A component is no commit type: it stays, as the only words of the title that name anything.
     assert KINDS.without_prefix("DurationSlice: implementation and tests") == "DurationSlice: implementation and tests"
     assert without_prefix("router: add Allow", ["router"]) == "add Allow"
+    # multer's gitmoji subjects: the picture is no word of the statement (and hid the `fix` that says the kind)
+    assert KINDS.without_prefix("🔒️ fix orphaned files issue") == "fix orphaned files issue"
+    assert KINDS.without_prefix(":bug: fix x") == "fix x" and KINDS.without_prefix("feat: ✨ add y") == "add y"
+    assert KINDS.without_prefix("Fix 🐛 in the middle") == "Fix 🐛 in the middle"
     assert strongest(["refactor", "bug fix", "housekeeping"]) == "bug fix"
     assert strongest(["housekeeping"]) == "housekeeping" and strongest([]) is None
 

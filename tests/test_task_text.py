@@ -132,6 +132,9 @@ def test_the_lint_leaves_an_authors_own_words_alone():
         ("Keep the order. This is part of #12.", "Keep the order."),  # left "This is." before
         ("Keep the order. It relates to #4.", "Keep the order."),
         ("This is part of the parser.", "This is part of the parser."),
+        # multer's subject left "- . Makes multer handle missing field names."
+        ("Fixes https://github.com/a/b/issues/1233. Makes b handle missing names.", "Makes b handle missing names."),
+        (".pyi stubs ship (#3)", ".pyi stubs ship"),  # a leading dot of a word stays
     ],
 )
 def test_references_go_with_the_words_that_named_them_and_code_stays(subject, stripped):
@@ -518,8 +521,9 @@ def quoted(path: str, source: str, test: str, limit: int, new_values: int = 0) -
 
 
 def test_a_go_test_is_quoted_by_its_checks_its_table_rows_and_its_printed_output():
-    """Go has no assert: a criterion quotes an `if` that reports a failure (never the `err != nil` boilerplate),
-    the rows of a test table, the value it expects, or what an example prints."""
+    """Go has no assert: a criterion quotes an `if` that reports a failure on a value it names (never the `err !=
+    nil` boilerplate, nor `got != want`, whose values are elsewhere), the rows of a test table, the value it
+    expects, or what an example prints."""
 
     source = (
         'package tree\n\nimport "testing"\n\n'
@@ -534,8 +538,7 @@ def test_a_go_test_is_quoted_by_its_checks_its_table_rows_and_its_printed_output
     assert quoted("tree_test.go", source, "TestConflict", 4) == [
         '{"/src/*filepath/x", true}',
         '{"/src2/", false}',
-        "want := 2",  # the value the test expects
-        'if got != want {t.Errorf("got %d conflicts, want %d", got, want)}',
+        "want := 2",  # the value the test expects; `if got != want {t.Errorf(...)}` compares names: not quoted
     ]
     assert quoted("tree_test.go", source, "ExampleClean", 3) == ["prints: /b"]
 

@@ -94,3 +94,40 @@ def test_a_mocha_test_is_found_by_its_joined_titles_and_the_helper_it_requires_i
     (item,) = found.items
     assert (item.name, item.module) == ("methods", "lib/utils.js")
     assert "(in `lib/utils.js`, which the tests require)" in item.line()
+
+
+def test_two_tests_of_one_title_quote_their_own_checks_and_one_sentence_is_said_once(tmp_path):
+    """multer's test/error-handling.js: two tests named "should notify of missing field name" (one per upload
+    style). Each criterion quoted the first test's lines, and the same sentence stood twice in the task."""
+    builder = RepoBuilder(tmp_path / "repo", START)
+    base = builder.commit("Start", {"index.js": "exports.upload = () => null\n"})
+    test = (
+        "const assert = require('assert')\nconst {upload} = require('../index')\n\n"
+        "it('should notify of missing field name', () => {\n  assert.strictEqual(upload('a').code, 'MISSING')\n})\n\n"
+        "it('should notify of missing field name', () => {\n  assert.strictEqual(upload('b').field, 'none')\n})\n\n"
+        "it('should keep going', () => {\n  assert.ok(true)\n})\n\n"
+        "it('should keep going', () => {\n  assert.ok(true)\n})\n"
+    )
+    verify = builder.commit("Notify", {"index.js": "exports.upload = (x) => ({})\n", "test/e.js": test})
+    ids = ["test/e.js::should notify of missing field name", "test/e.js::should keep going"]
+    found = read_interface(GitRepo(builder.path), base, verify, ids, ["test/e.js"], ["index.js"], "m01")
+    texts = [criterion.text for criterion in found.criteria]
+    assert len(texts) == 3 and len(set(texts)) == 3  # the two checks apart, "keep going" once
+    assert "upload('a').code" in texts[0] and "upload('b').field" in texts[1]
+
+
+def test_each_of_stacked_parametrizations_is_quoted():
+    """packaging's marker test: `variable` over two names, then `expression, result` over the cases; only the first
+    was quoted, so the criterion read `... == result` with no result anywhere."""
+    source = (
+        "import pytest\n\n\n"
+        '@pytest.mark.parametrize("variable", ["extras", "groups"])\n'
+        '@pytest.mark.parametrize(("expression", "result"), [("\'a\' in {0}", True), ("\'b\' in {0}", False)])\n'
+        "def test_markers(variable, expression, result):\n"
+        "    assert evaluate(expression.format(variable)) == result\n"
+    )
+    span = next(span for span in declared_tests("test_markers.py", source) if span.test_id.endswith("test_markers"))
+    quoted = quoted_checks("test_markers.py", source, span, set(range(1, source.count("\n") + 2)), 6)
+    assert quoted[0] == '@pytest.mark.parametrize("variable", ["extras", "groups"])'
+    assert quoted[1].startswith('@pytest.mark.parametrize(("expression", "result"), [("\'a\' in {0}", True)')
+    assert quoted[2] == "assert evaluate(expression.format(variable)) == result"

@@ -18,6 +18,7 @@ from ..mining.candidates import DEFAULT_CANDIDATES, read_candidates, search_cand
 from ..mining.planner import plan as plan_repo
 from ..mining.screening import screen as screen_repo
 from ..models import GRANULARITIES
+from ..models.task import asked_hint
 from ..repos import open_repo
 from .context import console, github_factory, out, state, warn
 from .options import MODEL_AGENTS, either
@@ -211,7 +212,8 @@ def show_task(repo_key: str, milestone_id: str | None, tests: str | None, as_jso
         raise ConfigError(f"{repo_key} has no milestone {milestone_id!r} (it has {known})")
     ladder = state.store.load_hints(repo_key, milestone_id)
     level = ladder.levels[0]
-    hint = "" if level.empty else rules.mentor.frame(0, level.content, "milestone_start", 0)
+    content = asked_hint(level.content, milestone.parts)
+    hint = "" if level.empty or not content else rules.mentor.frame(0, content, "milestone_start", 0)
     chain = [planned for planned in plan.milestones if planned.status != "merged"]
     ids = [planned.id for planned in chain]
     before = chain[: ids.index(milestone_id)] if milestone_id in ids else []

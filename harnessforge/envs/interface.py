@@ -164,7 +164,7 @@ def read_interface(
         [before or "" for before, after in sources.values() if after is not None],
         [after for _, after in sources.values() if after is not None],
     )
-    read: list[tuple[str, str, set[int], list[TestSpan], list[list[str]]]] = []
+    read: list[tuple[str, str, set[int], list[TestSpan], list[tuple[TestSpan, list[str]]]]] = []
     required: set[str] = set()  # the module files the JavaScript tests require by path (`../lib/utils`)
     for path in test_paths:
         source = _text(repo, verify, path)
@@ -179,19 +179,21 @@ def read_interface(
         by_body: dict[tuple[int, int], list[str]] = {}  # a mixin's test runs in several classes: one criterion
         for span in chosen:
             by_body.setdefault((span.first, span.last), []).append(span.test_id)
-        read.append((path, source, added, chosen, list(by_body.values())))
+        spans_of = {(span.first, span.last): span for span in chosen}
+        read.append((path, source, added, chosen, [(spans_of[body], ids) for body, ids in by_body.items()]))
     count = sum(len(groups) for *_, groups in read)
     if task_examples is not None and count:
         examples = min(examples, max(2, task_examples // count))
     for path, source, added, chosen, groups in read:
-        for ids in groups:
-            span = next(span for span in chosen if span.test_id == ids[0])
+        for span, ids in groups:
             quoted = quoted_checks(path, source, span, added, examples, new_value, new_value_examples)
             text = criterion(path, source, span, quoted)
             if len(ids) > 1:
                 text = text.replace("`: ", f"` (and in {len(ids) - 1} more test classes): ", 1)
-            result.criteria.append(AcceptanceCriterion(text=text, source="test", tests=ids))
             result.pinned |= pinned_values(source, span, added, new_value)
+            if any(known.text == text for known in result.criteria):
+                continue  # two tests of one title in one file (multer's two "should notify of missing field name")
+            result.criteria.append(AcceptanceCriterion(text=text, source="test", tests=ids))
         lines = [(span.first, span.last) for span in chosen]
         if path.endswith(".py"):
             try:

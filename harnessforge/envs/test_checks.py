@@ -87,7 +87,9 @@ def _is_check(path: str, line: str, statement: str, decorating: bool = False) ->
         return bool(_LITERAL.search(statement) or _EDGE.search(statement)) and not _NO_ERROR.search(statement)
     if not _GO_CHECK.match(line) or _GO_UNEXPECTED_ERROR.match(line):
         return False
-    return bool(_GO_REPORT.search(statement)) if line.lstrip().startswith("if") else bool(_LITERAL.search(statement))
+    if line.lstrip().startswith("if"):  # `if a != e {t.Errorf(...)}` compares names: the values are elsewhere
+        return bool(_GO_REPORT.search(statement)) and bool(_LITERAL.search(statement.split("{", 1)[0]))
+    return bool(_LITERAL.search(statement))
 
 
 def quoted_checks(
@@ -117,14 +119,14 @@ def quoted_checks(
     last = min(span.last, len(lines))
     define = next((at for at in range(span.first, last + 1) if _DEF.match(lines[at - 1])), span.first)
     inside: set[int] = set()  # the lines of a parametrize list quoted whole
-    for number in range(span.first, define) if path.endswith(".py") and limit else []:
-        if _PARAMETRIZE.match(lines[number - 1]):
-            statement = whole_statement(lines, number, define - 1, reach=40)
-            whole = set(range(number, define)) <= added  # a new parametrization: its values are what it tests
+    decorators = [number for number in range(span.first, define) if lines[number - 1].lstrip().startswith("@")]
+    for number, end in zip(decorators, [*decorators[1:], define]) if path.endswith(".py") and limit else []:
+        if _PARAMETRIZE.match(lines[number - 1]):  # each of stacked parametrizations: packaging's `variable`, then
+            statement = whole_statement(lines, number, end - 1, reach=40)  # its `expression, result` rows
+            whole = set(range(number, end)) <= added  # a new parametrization: its values are what it tests
             if statement and len(statement) <= longest and whole:
                 found.append(statement)  # the values it runs with, one per line ("true", "yes", "1", ...)
-                inside |= set(range(number, define))
-            break
+                inside |= set(range(number, end))
     checks: list[str] = []  # every check the diff adds, in order
     for number in range(span.first, last + 1):
         if number not in added or number in inside:

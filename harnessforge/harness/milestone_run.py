@@ -20,6 +20,7 @@ from ..envs.sandbox import Sandbox
 from ..errors import EnvError, SandboxLost
 from ..models.plan import Milestone
 from ..models.run import MilestoneStatus, MilestoneSummary
+from ..models.task import asked_hint
 from ..models.trajectory import Action, AgentTurn, Event, MentorDecision, Message, TestCounts, ToolCall, VerifierReport
 from ..store import RunFiles
 from . import conversation, stopping
@@ -162,8 +163,9 @@ class MilestoneRun:
         milestone, carried_from = self.milestone, self.inherited.carried_from
         memory = render(self.inherited.memory, self.budget.memory)
         first_hint = self.mentor.ladder.levels[0]
-        framed = self.budget.mentor.frame(0, first_hint.content, "milestone_start", 0)
-        hint = "" if first_hint.empty or not self.mode.first_hint else framed
+        content = asked_hint(first_hint.content, milestone.parts)  # not the titles of work it names as context
+        framed = self.budget.mentor.frame(0, content, "milestone_start", 0)
+        hint = "" if first_hint.empty or not content or not self.mode.first_hint else framed
         memory = memory if self.mode.memory else None  # (the probe mode gives only the feature description)
         task = conversation.opening(milestone, self.context.test_visibility, hint, memory, carried_from)
         task += self.profile.task_note()

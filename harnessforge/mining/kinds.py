@@ -23,13 +23,20 @@ _MD_LINK = re.compile(r"\[([^\]\n]*)\]\([^)\s]*\)")
 AMBIGUOUS, NEUTRAL = "feature?", "neutral"
 
 
+# a gitmoji, as a character or a `:shortcode:` (`🥅 improve error handling`, `:bug: fix x`), with its variation selector
+_EMOJI = r"[\u2300-\u23ff\u2600-\u27bf\u2b00-\u2bff\U0001f000-\U0001faff]"
+_GITMOJI = re.compile(rf"^\s*(?:(?::[a-z0-9_+-]+:|{_EMOJI})[\ufe0f\u200d]*\s*)+")
+
+
 def without_prefix(title: str, types: Collection[str]) -> str:
-    """A title without its conventional-commit prefix: `feat(cli): add --json` -> `add --json`, `[docs] x` -> `x`.
-    A prefix that is no commit type in `types` is the component the change is about and stays: without it,
-    "DurationSlice: implementation and tests" names nothing."""
+    """A title without its conventional-commit prefix and gitmoji: `feat(cli): add --json` -> `add --json`,
+    `[docs] x` -> `x`, `🔒️ fix orphaned files` -> `fix orphaned files`. A prefix that is no commit type in `types` is
+    the component the change is about and stays: without it, "DurationSlice: implementation and tests" names
+    nothing."""
+    title = _GITMOJI.sub("", title, count=1) or title
     match = _PREFIX.match(title)
     if match and (match[2] or match[1].lower() in types):
-        return title[match.end() :]
+        return _GITMOJI.sub("", title[match.end() :], count=1) or title[match.end() :]
     return title
 
 

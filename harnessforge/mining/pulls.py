@@ -130,8 +130,21 @@ def attribute(repo: GitRepo, mainline: list[Commit], start: str | None) -> list[
         pr, kind, title, body = _classify(commit)
         shas = sides.get(commit.sha, [])
         messages = [graph[sha][1:] for sha in shas]
+        if kind == "merge" and title == commit.subject and any(pattern.match(title) for pattern in MERGE_PR):
+            title = _side_title(messages) or title
         texts = [f"{side_subject}\n{side_body}" for side_subject, side_body in messages]
         text = "\n".join([commit.subject, commit.body, *texts])
         issues = linked_issues(text) - ({pr} if pr else set())
         units.append(Unit(commit, pr, kind, title, body, shas, messages, issues))
     return units
+
+
+def _side_title(messages: list[tuple[str, str]]) -> str | None:
+    """A PR's title when its merge commit gives none (`Merge pull request #299 from av-guy/bugfix-colortable-290`
+    and no body, as a merge from the command line writes it): its first commit's subject, merges of the mainline
+    into the branch aside. Its branch name is no statement of the work."""
+    subjects = (subject.strip() for subject, _ in messages)
+    return next((subject for subject in subjects if subject and not _MERGE_WORD.match(subject)), None)
+
+
+_MERGE_WORD = re.compile(r"^\s*merge\b", re.I)

@@ -239,6 +239,7 @@ def strip_refs(text: str) -> str:
     text = re.sub(r"\s+([,.;:])(?=\s|$)", r"\1", text)  # (not `.copy()`, `.pyi`: words, not punctuation)
     text = re.sub(r"([.;:!?])[,;]+(?=\s|$)", r"\1", text)
     text = re.sub(r"[,;]+\s*(?=[.!?](?:\s|$))", "", text)  # "for X, by @a." -> "for X."
-    text = re.sub(r"^[\s,;:]+|[\s,;]+$", "", text)  # what "`#1 <url>`_, `#2 <url>`_:" leaves, or "x, see #3"
+    # what "`#1 <url>`_, `#2 <url>`_:" leaves, "x, see #3", or the full stop of "Fixes <issue url>. Makes ..."
+    text = re.sub(r"^(?:[\s,;:]|\.(?=\s))+|[\s,;]+$", "", text)
     text = re.sub(r"\s{2,}", " ", text).strip()
     return text[:1].upper() + text[1:] if capital and text[:1].islower() else text  # "Follow-up to #3: keep"

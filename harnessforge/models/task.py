@@ -63,6 +63,29 @@ def asked(parts: list[TaskPart]) -> list[int]:
     return tested or list(range(len(parts)))
 
 
+def _words(text: str) -> set[str]:
+    return {word.lower() for word in re.findall(r"[A-Za-z0-9_]+", text) if len(word) > 1}
+
+
+def asked_hint(content: str, parts: list[TaskPart], min_overlap: float = 0.5) -> str:
+    """The first hint's lines (the work's titles, planned before validation) without those naming a part the task no
+    longer asks for: packaging's PEP 751 task, graded on its markers only, named its Android tags in the hint just
+    after saying they are not part of it. A line goes when the part its words match best (`min_overlap` of the
+    words of both) is one the task names as context."""
+    wanted = set(asked(parts))
+    named = [(index, _words(part.name)) for index, part in enumerate(parts) if part.name]
+    if all(index in wanted for index, _ in named):
+        return content
+    kept = []
+    for line in content.splitlines():
+        words = _words(line)
+        overlaps = [(len(words & own) / len(words | own), index) for index, own in named if words | own]
+        best = max(overlaps, default=(0.0, -1))
+        if best[0] < min_overlap or best[1] in wanted:
+            kept.append(line)
+    return "\n".join(kept)
+
+
 @dataclass
 class Composed:
     """A milestone's title and description from its parts, and which parts they ask for."""
