@@ -82,6 +82,16 @@ def test_go_statuses_subtests_and_same_names_in_two_packages():
     assert run.collect_errors == ["example.com/m/broken"] and run.suite_ran
 
 
+def test_a_failing_go_test_says_what_it_printed():
+    """What a failing test printed (its `t.Errorf` lines), never the runner's own frame lines: the message a task
+    shows as what goes wrong at the base commit. A passing test says nothing."""
+    run = runner("go").parse({"go.jsonl": GO_119}, 2, "")
+    assert run.messages == {
+        "example.com/m/store::TestAdd": "store_test.go:5: boom",
+        "example.com/m/calc::TestSub/neg_one": "calc_test.go:9: bad",
+    }
+
+
 def test_go_124_build_failures_are_collect_errors():
     run = runner("go").parse({"go.jsonl": GO_124}, 1, "")
     assert run.statuses == {"m/ok::TestOK": "passed"}

@@ -131,3 +131,29 @@ def test_each_of_stacked_parametrizations_is_quoted():
     assert quoted[0] == '@pytest.mark.parametrize("variable", ["extras", "groups"])'
     assert quoted[1].startswith('@pytest.mark.parametrize(("expression", "result"), [("\'a\' in {0}", True)')
     assert quoted[2] == "assert evaluate(expression.format(variable)) == result"
+
+
+def test_a_task_shows_how_its_tests_fail_at_the_base_commit_once_per_shape():
+    """packaging's "Fix uninformative error message" said no message; its tests at base say which, and which they
+    expect. Parametrized twins one value apart say it once; a failure saying only that a name is missing (the
+    Interface section says it) is left out; the messages are cut and kept apart from the text by a fence."""
+    from harnessforge.envs.test_checks import base_failures
+    from tests.helpers import milestone_between
+
+    messages = {
+        "t.py::test_dynamic[name]": "AssertionError: Regex pattern did not match.\n  Expected regex: \"'name' is "
+        'not allowed"\n  Actual message: "[\'name\'] is not allowed as a dynamic field"',
+        "t.py::test_dynamic[version]": "AssertionError: Regex pattern did not match.\n  Expected regex: \"'version' "
+        'is not allowed"\n  Actual message: "[\'version\'] is not allowed as a dynamic field"',
+        "t.py::test_new": "AttributeError: module 'packaging.metadata' has no attribute 'License'",
+        "t.py::test_long": "AssertionError: assert 1 == 2\n" + "\n".join(f"line {n} ```" for n in range(20)),
+    }
+    tests = list(messages)
+    shown = base_failures(tests, messages, 3, lines=4)
+    assert len(shown) == 2 and shown[0].startswith("`t.py::test_dynamic[name]`:\n```\nAssertionError")
+    assert "Actual message" in shown[0] and shown[1].endswith("line 2 '''\n...\n```")
+    assert base_failures(tests, messages, 0) == [] and base_failures(tests, {}, 3) == []
+    milestone = milestone_between("a" * 40, "b" * 40, "Fix uninformative error message", "Fix it.", [], [], [])
+    task = milestone.model_copy(update={"base_failures": shown}).task("hidden")
+    assert "## What happens now" in task and task.index("## What happens now") < task.index("## Acceptance criteria")
+    assert "## What happens now" not in milestone.task("hidden")

@@ -28,6 +28,7 @@ from .local_sandbox import LocalSandbox
 from .milestone_interface import refresh_interface
 from .recipes import dependency_files, recipe_at
 from .sandbox import Limits, Mount, Sandbox, SandboxSpec
+from .test_checks import base_failures
 from .validation import validate_milestone
 
 # The local backend runs the host's own interpreter; these make the checkout importable.
@@ -289,6 +290,11 @@ def validate(
                     test
                     for test, why in validation.rejected.items()
                     if why.startswith(("not_passing_at_verify", "flaky"))
+                ),
+                "base_failures": base_failures(
+                    validation.fail_to_pass,
+                    validation.base_runs[0].messages if validation.base_runs else {},
+                    rules.planning.base_failures,
                 ),
             }
             validated = planned.model_copy(update=verdict)

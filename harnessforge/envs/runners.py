@@ -114,6 +114,9 @@ def _pytest_phase(statuses: dict[str, TestStatus], nodeid: str, when: str, outco
         statuses[nodeid] = "error"
 
 
+_GO_FRAME = re.compile(r"^\s*(?:=== (?:RUN|PAUSE|CONT|NAME)|--- (?:PASS|FAIL|SKIP):|(?:PASS|FAIL|ok)\s*$)")
+
+
 class GoRunner(RunnerSpec):
     """`go test -json`; ids are `<import path>::<Test>` (subtests `Test/sub`)."""
 
@@ -128,6 +131,18 @@ class GoRunner(RunnerSpec):
         tops = unique(re.escape(test_id.split("::", 1)[-1].split("/", 1)[0]) for test_id in test_ids)
         pattern = f"^({'|'.join(tops)})$"
         return f"go test -json -count=1 -run {quoted(pattern)} {quoted(*packages)} > {quoted(f'{out}/{self.report}')}"
+
+    def parse(self, files, exit_code, log):
+        """The run, with what each failing test printed (its `t.Errorf` lines, testify's report)."""
+        run = super().parse(files, exit_code, log)
+        said: dict[str, list[str]] = {}
+        for record in json_lines(files.get(self.report, "")):
+            test, output = record.get("Test"), str(record.get("Output", ""))
+            if record.get("Action") == "output" and test and not _GO_FRAME.match(output):
+                said.setdefault(f"{record.get('Package', '')}::{test}", []).append(output.rstrip())
+        failed = {test for test, status in run.statuses.items() if status == "failed"}
+        messages = {test: "\n".join(lines).strip() for test, lines in said.items() if test in failed}
+        return run.model_copy(update={"messages": {test: text for test, text in messages.items() if text}})
 
     def _parse(self, files, log):
         statuses: dict[str, TestStatus] = {}

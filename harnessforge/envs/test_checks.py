@@ -262,3 +262,34 @@ def _comment_above(lines: list[str], number: int) -> str:
         number -= 1
         block.insert(0, re.sub(r"^(?:/{2,3}|/\*\*?|\*/?)\s?", "", lines[number].strip()).rstrip("*/ "))
     return first_sentence("\n".join(line for line in block if not line.startswith("#[")))
+
+
+# a failure that only says a name is missing (the Interface section says that better), or that the test cannot run
+_MISSING = re.compile(
+    r"^(?:E\s+)?(?:ImportError|ModuleNotFoundError|AttributeError|NameError|fixture '\w+' not found)|"
+    r"unexpected keyword argument|positional arguments? but|missing \d+ required|object is not callable",
+    re.M,
+)
+_FENCE = "```"
+
+
+def base_failures(tests: list[str], messages: dict[str, str], limit: int, lines: int = 8) -> list[str]:
+    """Up to `limit` of the messages `tests` fail with at the base commit, each under its test's id in a fenced
+    block cut to `lines` lines: packaging's "Fix uninformative error message" never said which message; its test
+    at base says `Expected regex: "'name' is not allowed"`, `Actual message: "['name'] is not allowed as a dynamic
+    field"`. A message said already (parametrized twins, one value apart) and one that only says a name is missing
+    are left out."""
+    found: list[str] = []
+    shapes: set[str] = set()
+    for test in tests:
+        message = messages.get(test, "").strip()
+        if not message or _MISSING.search(message) or len(found) >= limit:
+            continue
+        shape = re.sub(r"\[[^\]]*\]|'[^'\n]*'|\"[^\"\n]*\"|\d+", "_", message)  # twins differ in values only
+        if shape in shapes:
+            continue
+        shapes.add(shape)
+        kept = "\n".join(message.splitlines()[:lines]).replace(_FENCE, "'''")
+        cut = "\n..." if len(message.splitlines()) > lines else ""
+        found.append(f"`{test}`:\n{_FENCE}\n{kept}{cut}\n{_FENCE}")
+    return found

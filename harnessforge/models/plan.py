@@ -253,6 +253,12 @@ class Milestone(Model):
         description="Set by `validate`: tests of the changed test files that fail with the reference solution too, "
         "or are flaky: not graded, and the visible task says so (the Dev does not chase them).",
     )
+    base_failures: list[str] = Field(
+        [],
+        exclude_if=lambda value: not value,
+        description="Set by `validate`: how acceptance tests fail at the base commit, in the runner's words (a test "
+        "id, then its message): what goes wrong now, as a bug report would show it.",
+    )
 
     @property
     def is_task(self) -> bool:
@@ -281,6 +287,10 @@ class Milestone(Model):
         if self.dependencies:
             lead = "The change also moves these dependencies (the sandbox has the new versions):"
             parts += ["## Dependencies", lead + "\n" + "\n".join(f"- {line}" for line in self.dependencies)]
+        if self.base_failures:
+            lead = "At the start, acceptance tests fail like this (the test runner's words):"
+            shown = "\n\n".join(self.base_failures)
+            parts += ["## What happens now", f"{lead}\n\n{shown}"]
         criteria = [f"- {criterion.text}" for criterion in self.acceptance_criteria[:max_criteria]]
         more = len(self.acceptance_criteria) - len(criteria)
         criteria += [f"- ... and {more} more behaviours the tests check" if more > 0 else ""]

@@ -255,6 +255,12 @@ class PlanningRules(Model):
         description="Further checks a test criterion quotes when they expect a value only the new source holds "
         "(an exact message, a new locale's words): with the tests hidden, the Dev could not guess it.",
     )
+    base_failures: int = Field(
+        default=3,
+        ge=0,
+        description="Messages of acceptance tests failing at the base commit a task shows (what goes wrong now; "
+        "0: none); one saying only that a name is missing is left out.",
+    )
     documentation_lines: int = Field(
         default=30,
         ge=0,
