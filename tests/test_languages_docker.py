@@ -417,6 +417,29 @@ def test_tap_statuses_per_file(name, reports, statuses, collect_errors):
     assert run.collect_errors == collect_errors and run.suite_ran
 
 
+MOCHA = """ok 1 should add
+not ok 2 should reject a bad boundary
+  Unexpected end of form
+  Error: Unexpected end of form
+      at Multipart._final (node_modules/busboy/lib/types/multipart.js:588:17)
+ok 3 should go on
+# tests 3
+"""
+
+
+def test_a_failing_tap_point_says_what_its_lines_under_it_say_without_its_stack():
+    """What a task shows as how its tests fail at base: mocha's message lines, the YAML of tape and ava, never the
+    stack (`at ...`) nor the YAML's own markers; a passing point says nothing."""
+    assert _tap("mocha", {"test/a.js": MOCHA}).messages == {
+        "test/a.js::should reject a bad boundary": "Unexpected end of form\nError: Unexpected end of form"
+    }
+    assert _tap("ava", {"test/a.js": AVA}).messages == {
+        "test/a.js::fails": "name: AssertionError\nmessage: 'ok 9 - forged'"
+    }
+    assert _tap("tape", {"test/a.js": TAPE}).messages == {"test/a.js::tape fails": "operator: equal"}
+    assert _tap("tap", {"test/a.js": NODE_TAP}).messages == {"test/a.js::clean tests": "found: null"}
+
+
 def test_tap_run_that_never_finished_did_not_run():
     files = {"tap-files.tsv": "1\ttest/a.js\n", "tap-1.txt": AVA}
     assert not runner("ava").parse(files, 137, "").suite_ran

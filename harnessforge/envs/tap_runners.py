@@ -81,6 +81,19 @@ class TapRunner(RunnerSpec):
             f"touch {quoted(out)}/{TAP_DONE}; exit $rc"
         )
 
+    def parse(self, files, exit_code, log):
+        """The run, with what each failing test said under its point (mocha's message, the YAML block of tape, node
+        and ava), its stack left out."""
+        run = super().parse(files, exit_code, log)
+        messages: dict[str, str] = {}
+        for line in files.get(TAP_FILES, "").splitlines():
+            number, _, path = line.partition("\t")
+            said: dict[str, str] = {}
+            report = files.get(f"tap-{number}.txt", "")
+            parse_tap(report, path, self.groups, self.name == "ava", self.subtest_tests, said)
+            messages.update({f"{path}::{name}": text for name, text in said.items()})
+        return run.model_copy(update={"messages": messages})
+
     def _parse(self, files, log):
         statuses: dict[str, TestStatus] = {}
         errors: list[str] = []
@@ -98,11 +111,17 @@ class TapRunner(RunnerSpec):
 
 
 def parse_tap(
-    text: str, path: str, grouped: bool, uncaught: bool, subtest_tests: bool = False
+    text: str,
+    path: str,
+    grouped: bool,
+    uncaught: bool,
+    subtest_tests: bool = False,
+    said: dict[str, str] | None = None,
 ) -> tuple[dict[str, TestStatus], bool]:
-    """(title -> status, whether the file failed outside its tests) from one file's TAP stream.
+    """(title -> status, whether the file failed outside its tests) from one file's TAP stream; into `said`, what
+    each failing test said in the lines under its point (`_message`).
 
-    YAML diagnostics (`---` ... `...`) are skipped whatever they hold; only leaf points are tests (node
+    YAML diagnostics (`---` ... `...`) are no points whatever they hold; only leaf points are tests (node
     reports each describe block as a point of its own, and node 18 the file itself). With `subtest_tests`
     (node-tap) a leaf point is an assertion of the subtests around it: they are the test."""
     statuses: dict[str, TestStatus] = {}
@@ -110,8 +129,16 @@ def parse_tap(
     subtests: dict[int, str] = {}  # indent -> name of the subtest opened there
     parents: set[int] = set()  # indents whose next point closes a subtest that had points inside
     in_yaml, plan_seen, planned, group = None, False, None, None
+    speaking: tuple[str, int, list[str]] | None = None  # a failed test, its point's indent, the lines under it
     for line in text.splitlines():
         indent = len(line) - len(line.lstrip(" "))
+        if speaking is not None and line.strip() and (indent > speaking[1] or in_yaml is not None):
+            if not _TAP_POINT.match(line) and not _TAP_SUBTEST.match(line):
+                speaking[2].append(line.strip())
+        elif speaking is not None and line.strip():
+            if said is not None and speaking[0] not in said and (message := _message(speaking[2])):
+                said[speaking[0]] = message
+            speaking = None
         if in_yaml is not None:
             if line.strip() == "..." and indent <= in_yaml + 2:
                 in_yaml = None
@@ -156,16 +183,35 @@ def parse_tap(
         if grouped:
             if group is None:
                 continue
-            merge_status(statuses, group, status)
+            name = group
         elif subtest_tests and names and subtests.get(level) != title:  # an assertion of the subtests around it
-            merge_status(statuses, " > ".join(names), status)
+            name = " > ".join(names)
         else:
-            merge_status(statuses, " > ".join([*names, title]), status)
+            name = " > ".join([*names, title])
+        merge_status(statuses, name, status)
+        speaking = (name, level, []) if status == "failed" else None
         for depth in [depth for depth in subtests if depth >= level]:
             del subtests[depth]
+    if speaking is not None and said is not None and speaking[0] not in said and (message := _message(speaking[2])):
+        said[speaking[0]] = message
     if uncaught and planned == 0:  # ava ran no test of the file: what it reported were load errors
         return {}, outside or any(status == "failed" for status in statuses.values())
     return statuses, outside
+
+
+_STACK = re.compile(r"^(?:stack|at|location):|^at\s|^\^")
+_NOISE = re.compile(r"^(?:---|\.\.\.|duration_ms:|failureType:|type:|code:\s*'?ERR_TEST_FAILURE)")
+
+
+def _message(lines: list[str]) -> str:
+    """What a failing point's lines say: up to the first stack frame (`at ...`, a YAML `stack:` or `at:`)."""
+    kept: list[str] = []
+    for line in lines:
+        if _STACK.match(line):
+            break
+        if not _NOISE.match(line):
+            kept.append(line)
+    return "\n".join(kept)
 
 
 def _is_file(title: str, path: str) -> bool:
