@@ -157,3 +157,25 @@ def test_a_task_shows_how_its_tests_fail_at_the_base_commit_once_per_shape():
     task = milestone.model_copy(update={"base_failures": shown}).task("hidden")
     assert "## What happens now" in task and task.index("## What happens now") < task.index("## Acceptance criteria")
     assert "## What happens now" not in milestone.task("hidden")
+
+
+def test_an_option_read_from_kwargs_is_named_as_the_property_or_the_key_the_new_code_holds(tmp_path):
+    """prettytable 3.11: tests call `get_html_string(escape_header=False)`; the option is read from **kwargs (no new
+    parameter) and is also a new property. The interface named nothing, and the text never said `escape_header`."""
+    builder = RepoBuilder(tmp_path / "repo", START)
+    old = "class Table:\n    def html(self, **kwargs):\n        return ''\n"
+    base = builder.commit("Start", {"table.py": old})
+    new = (
+        "class Table:\n    def html(self, **kwargs):\n        escaped = kwargs.get('escape_header', True)\n"
+        "        data = kwargs.get('escape_data', True)\n        return str(escaped and data)\n\n"
+        "    @property\n    def escape_header(self):\n        '''Whether headers are escaped.'''\n        return True\n"
+    )
+    test = (
+        "from table import Table\n\n\ndef test_escape():\n"
+        "    assert Table().html(escape_header=False, escape_data=False) == 'False'\n"
+    )
+    verify = builder.commit("Escape", {"table.py": new, "test_table.py": test})
+    found = read_interface(
+        GitRepo(builder.path), base, verify, ["test_table.py::test_escape"], ["test_table.py"], ["table.py"], "m01"
+    )
+    assert {(item.kind, item.short) for item in found.items} == {("attribute", "escape_header"), ("key", "escape_data")}

@@ -224,8 +224,9 @@ def read_interface(
                     f"{where}: {path} does not parse ({e.msg}, line {e.lineno}); its names are not read"
                 )
                 continue
-            for definition in added:
-                if definition.name.rsplit(".", 1)[-1] in used.names:
+            passed = {param for _, param in used.keywords}  # `get_html_string(escape_header=False)`: an option
+            for definition in added:  # read from **kwargs that is also a new property is a name to provide
+                if definition.name.rsplit(".", 1)[-1] in used.names | passed:
                     result.items.append(_item(definition))
             for definition, param in params:
                 function = definition.name.rsplit(".", 1)[-1]
@@ -257,7 +258,10 @@ def read_interface(
                 f"{where}: no declaration reader for {extension or 'extensionless'} files ({path}): "
                 "its new names are not in the interface"
             )
-    result.items += _literals(used.strings, before_texts, after_texts)
+    keywords = {param for _, param in used.keywords}  # a keyword only the new code names, as a string (**kwargs)
+    shorts = {item.short for item in result.items}
+    literals = _literals(used.strings | keywords, before_texts, after_texts)
+    result.items += [item for item in literals if item.kind != "key" or item.name not in shorts]
     result.items = list({(item.kind, item.name): item for item in result.items}.values())
     result.used = used
     return result

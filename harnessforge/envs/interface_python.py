@@ -107,7 +107,13 @@ def definitions(source: str, path: str) -> dict[str, Definition]:
             found[qualified] = Definition(qualified, "exception" if error else "class", signature, _doc(node), params)
             for child in _body(node.body):
                 if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                    decorators = {ast.unparse(decorator) for decorator in child.decorator_list}
+                    name = f"{qualified}.{child.name}"
+                    if decorators & {f"{child.name}.setter", f"{child.name}.deleter"} and name in found:
+                        continue  # a property's setter: the property is its getter
                     definition = _function(child, qualified, "method")
+                    if decorators & {"property", "functools.cached_property", "cached_property"}:
+                        definition = Definition(name, "attribute", f"{child.name} (property)", _doc(child))
                     found[definition.name] = definition
                 for name in _assigned(child):
                     found[f"{qualified}.{name}"] = Definition(f"{qualified}.{name}", "attribute", _statement(child))
