@@ -93,6 +93,9 @@ def test_each_level_is_framed_by_the_chosen_template_after_its_mark():
     rules = load_rules().harness.mentor
     plain, framed = rules, rules.model_copy(update={"framing": "mentor"})
     assert plain.frame(2, "The PR says X.", "same_error", 7) == "[hint L2] The PR says X."
+    # the first hint comes inside the task: a reader saw "[hint L0] - add >= and <=" and took it for a stray label
+    first = plain.frame(0, "- add >= and <=", "milestone_start", 0)
+    assert first == "[hint L0] Where this work comes from (its issue and pull-request titles):\n- add >= and <="
     text = framed.frame(1, "Add a CSV export.", "same_error", 7)
     assert text.startswith("[hint L1] [Mentor] You seem to be stuck.") and text.endswith("\nAdd a CSV export.")
     custom = rules.model_copy(update={"framing": "mine", "framings": {"mine": {3: "({rule}, turn {turn}) {hint}"}}})
