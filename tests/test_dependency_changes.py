@@ -61,3 +61,4 @@ def test_a_bumped_module_is_said_in_the_task(tmp_path):
     planning = load_rules().planning
     task = refresh_interface(repo, milestone, FileClassifier(planning), planning).task("hidden")
     assert "## Dependencies" in task and "- `github.com/cpuguy83/go-md2man/v2` v2.0.4 → v2.0.6" in task
+    assert "Context, not work to do" in task  # a reader took the list for bumps asked of the Dev

@@ -285,7 +285,10 @@ class Milestone(Model):
                 "The acceptance tests use these names, which do not exist yet or change:\n" + "\n".join(shown),
             ]
         if self.dependencies:
-            lead = "The change also moves these dependencies (the sandbox has the new versions):"
+            lead = (  # readers took the list for work asked: it is what the sandbox already has
+                "Context, not work to do: the repository's change also moved these dependencies, and the sandbox "
+                "already has the new versions installed:"
+            )
             parts += ["## Dependencies", lead + "\n" + "\n".join(f"- {line}" for line in self.dependencies)]
         if self.base_failures:
             lead = "At the start, acceptance tests fail like this (the test runner's words):"
