@@ -10,7 +10,7 @@ from harnessforge.mining.kinds import KindReader
 from harnessforge.mining.markup import render
 from harnessforge.mining.refs import strip_refs
 from harnessforge.rules import load_rules
-from harnessforge.text_lint import task_problems, text_problems
+from harnessforge.text_lint import repeated_title, task_problems, text_problems
 
 MIGRATION_GUIDE = """# Changelog
 
@@ -228,12 +228,12 @@ def test_a_placeholder_title_and_a_statement_that_repeats_it_are_found():
     assert task_problems(
         "# Milestone towards v1.10.0\n\n## What to build\n\nAdd `NotErrorAs`, the negation of `ErrorAs`.\n"
     ) == ["a placeholder title: “Milestone towards v1.10.0”"]
-    assert task_problems(
-        "# Fix time comparison\n\n## What to build\n\nFix time comparison.\n\n## Interface\n\n- x\n"
-    ) == ["the statement only repeats its title: “Fix time comparison”"]
-    assert (
-        task_problems("# Fix time comparison\n\n## What to build\n\nDates after 2262 overflowed; compare them.\n") == []
-    )
+    # thin, not broken: a warning (readers of the sixth held-out set rated such texts intact), not a problem
+    repeated = "# Fix time comparison\n\n## What to build\n\nFix time comparison.\n\n## Interface\n\n- x\n"
+    assert task_problems(repeated) == []
+    assert repeated_title(repeated) == ["the statement only repeats its title: “Fix time comparison”"]
+    said = "# Fix time comparison\n\n## What to build\n\nDates after 2262 overflowed; compare them.\n"
+    assert repeated_title(said) == []
 
 
 def test_markup_residue_and_branch_names_a_reader_saw_are_found():

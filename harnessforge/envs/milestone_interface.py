@@ -14,7 +14,7 @@ from ..gitio import GitRepo
 from ..models import AcceptanceCriterion, Milestone
 from ..models.task import asked, held_back
 from ..rules import PlanningRules
-from ..text_lint import task_problems
+from ..text_lint import repeated_title, task_problems
 from .classification import names_in_test_id
 from .dependency_changes import changed_dependencies
 from .documentation import documented
@@ -36,7 +36,7 @@ def with_interface(milestone: Milestone, interface: Interface) -> Milestone:
     )
     text = updated.task()
     named = sum(1 for item in interface.items if item.short in text)
-    warnings = list(dict.fromkeys([*milestone.quality.warnings, *interface.warnings]))
+    warnings = list(dict.fromkeys([*milestone.quality.warnings, *interface.warnings, *repeated_title(text)]))
     problems = milestone.quality.problems
     if milestone.parts:  # the asked parts' own holes, and what the whole task shows a reader
         own = [problem for index in asked(milestone.parts) for problem in milestone.parts[index].problems]
