@@ -296,7 +296,7 @@ class PlanningRules(Model):
         "text, is held back: the Dev cannot write 133 Thai translations it never read (0: never).",
     )
     max_asked_parts: int = Field(
-        default=6,
+        default=2,
         ge=0,
         description="A task asking for more features than this is held back from the Dev: a grab-bag (0: never).",
     )
