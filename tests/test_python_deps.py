@@ -275,6 +275,17 @@ def test_a_test_folders_requirements_are_read_and_docs_ones_are_not():
     assert names(found.requirements) == {"pytest", "pretend"}
 
 
+def test_a_dev_group_is_read_only_without_a_test_group():
+    """filelock 3.30: `dev` includes `docs`, whose Sphinx plugin needs a newer Python than the image's, and the image
+    failed to build; its `test` group is what the tests need. A project with only `dev` still gets it."""
+    groups = '[dependency-groups]\ndev = [{include-group = "docs"}, {include-group = "test"}]\n'
+    groups += 'docs = ["sphinx-autodoc-typehints>=3.9.11"]\ntest = ["pytest-timeout>=2.4"]\n'
+    found = deps({"pyproject.toml": '[project]\nname = "filelock"\n' + groups})
+    assert names(found.requirements) - {"setuptools", "wheel"} == {"pytest", "pytest-timeout"}  # (no build system)
+    only_dev = deps({"pyproject.toml": '[project]\nname = "x"\n[dependency-groups]\ndev = ["hypothesis"]\n'})
+    assert names(only_dev.requirements) - {"setuptools", "wheel"} == {"pytest", "hypothesis"}
+
+
 def test_pip_compile_in_files_yield_to_their_txt():
     found = deps({"requirements/test.in": "pytest\n", "requirements/test.txt": "pytest==8.3.3\n"})
     assert found.requirements == ["pytest", "pytest==8.3.3"]

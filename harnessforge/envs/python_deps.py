@@ -40,6 +40,7 @@ from .python_project import Project, Reader, as_list, import_names, logical_line
 
 PYTHON = (3, 11)  # the interpreter of the default Python base image (Debian bookworm)
 TEST_EXTRAS = re.compile(r"^(test|tests|testing|dev|develop|check)$", re.I)
+ONLY_TESTS = re.compile(r"^(test|tests|testing)$", re.I)
 TEST_FACTORS = {"test", "tests", "testing", "unit", "unittest", "unittests", "pytest"}
 # the root's requirements files, a requirements folder's test and dev files, and a test folder's own (packaging's
 # `tests/requirements.txt`, which its noxfile installs); never docs' or tasks'
@@ -349,9 +350,11 @@ def read_python_deps(files: list[str], read: Reader) -> PythonDeps:
     for extra in project.extras:
         if TEST_EXTRAS.match(extra) or extra == "tests-require":
             collector.extras([extra], "test extras")
-    for group in project.groups:
-        if TEST_EXTRAS.match(group):
-            collector.group(group, "dependency groups")
+    # a `test` group is the tests' own; `dev` gathers docs, lint and release tools too (filelock's pins a Sphinx
+    # plugin that needs a newer Python than the image's): read only when no test group is there
+    testing = [group for group in project.groups if ONLY_TESTS.match(group)]
+    for group in testing or [group for group in project.groups if TEST_EXTRAS.match(group)]:
+        collector.group(group, "dependency groups")
     tox_names_files = False
     if "tox.ini" in files:
         tox_names_files = collector.tox_ini((read("tox.ini") or b"").decode(errors="replace"), "tox.ini")
