@@ -23,6 +23,7 @@ KINDS = KindReader(load_rules().planning)
 
 # Subjects seen in the trial repositories' histories (flask, structlog, httpx, pyparsing, humanize, ky...).
 CHORES = [
+    "Merge commit from fork",  # GitHub's merge of a security advisory's fix (send 1.2.0): no statement
     "[pre-commit.ci] pre-commit autoupdate (#5541)",
     "Bump the github-actions group with 3 updates (#5539)",
     "Bump actions/checkout from 4.1.4 to 4.1.6 in the github-actions group",

@@ -135,6 +135,8 @@ def test_the_lint_leaves_an_authors_own_words_alone():
         # multer's subject left "- . Makes multer handle missing field names."
         ("Fixes https://github.com/a/b/issues/1233. Makes b handle missing names.", "Makes b handle missing names."),
         (".pyi stubs ship (#3)", ".pyi stubs ship"),  # a leading dot of a word stays
+        # glom's credit left "com/Julian)!": the full stop of the link's address ended the credit sentence
+        ("Add TOML support to the CLI. Thanks, [Julian](https://github.com/Julian)!", "Add TOML support to the CLI."),
     ],
 )
 def test_references_go_with_the_words_that_named_them_and_code_stays(subject, stripped):

@@ -9,6 +9,7 @@ from harnessforge.envs.test_checks import quoted_checks
 from harnessforge.examples.builder import RepoBuilder
 from harnessforge.examples.patterns.common import START
 from harnessforge.gitio import GitRepo
+from harnessforge.text_lint import task_problems
 
 # boltons' human_readable_list shape: twenty asserts over one function, its keyword options late in the test
 LIST_TEST = (
@@ -157,6 +158,7 @@ def test_a_task_shows_how_its_tests_fail_at_the_base_commit_once_per_shape():
     task = milestone.model_copy(update={"base_failures": shown}).task("hidden")
     assert "## What happens now" in task and task.index("## What happens now") < task.index("## Acceptance criteria")
     assert "## What happens now" not in milestone.task("hidden")
+    assert task_problems(task) == []  # its lead is no sentence ending in a colon with its example missing
 
 
 def test_an_option_read_from_kwargs_is_named_as_the_property_or_the_key_the_new_code_holds(tmp_path):

@@ -180,7 +180,8 @@ _CREDIT_SENTENCE = re.compile(
     r"(?:reported|contributed|suggested|requested|discovered|brought up(?: and fixed)?|"
     r"proposed|implemented|written|submitted|authored|found|investigated|patch(?:ed)?|fixed)\s+"
     r"(?:by|with help from)\b(?!\s+(?:an?|the|this|that|its|their|default|\w+ing)\b)|"
-    r"(?:initial |original )?patch by\b|co-authored-by:)[^.!?\n]*(?:[.!?]+|$)",
+    # to its sentence's end: a full stop inside a link's address ("github.com/Julian") ends nothing
+    r"(?:initial |original )?patch by\b|co-authored-by:)(?:[^.!?\n]|[.!?](?=[\w/]))*(?:[.!?]+|$)",
     re.I | re.M,
 )
 

@@ -291,7 +291,7 @@ class Milestone(Model):
             )
             parts += ["## Dependencies", lead + "\n" + "\n".join(f"- {line}" for line in self.dependencies)]
         if self.base_failures:
-            lead = "At the start, acceptance tests fail like this (the test runner's words):"
+            lead = "At the start, acceptance tests fail like this, in the test runner's words."
             shown = "\n\n".join(self.base_failures)
             parts += ["## What happens now", f"{lead}\n\n{shown}"]
         criteria = [f"- {criterion.text}" for criterion in self.acceptance_criteria[:max_criteria]]
