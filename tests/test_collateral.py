@@ -63,6 +63,61 @@ def test_a_test_is_collateral_when_unchanged_and_failing_at_base_only_to_load(ba
         assert why is not None and why.startswith(reason), why
 
 
+# pytest's collection reports, as filelock's tests gave them at a base without the change's test infrastructure
+HELPER_MODULE = """ImportError while importing test module '/workspace/tests/test_lock.py'.
+Traceback:
+/usr/lib/python3.11/importlib/__init__.py:126: in import_module
+    return _bootstrap._gcd_import(name[level:], package, level)
+tests/test_lock.py:18: in <module>
+    from coverage_pragmas import CAPABILITIES
+E   ModuleNotFoundError: No module named 'coverage_pragmas'"""
+UNKNOWN_MARK = """tests/test_lock.py:24: in <module>
+    @pytest.mark.requires_hard_links
+/opt/hf/venv/lib/python3.11/site-packages/_pytest/mark/structures.py:652: in __getattr__
+    warnings.warn(
+E   pytest.PytestUnknownMarkWarning: Unknown pytest.mark.requires_hard_links - is this a typo?"""
+PLUGIN_KEY = """tests/test_lock.py:24: in <module>
+    from tests.capability_marks import NEEDS_FORK
+tests/capability_marks.py:35: in <module>
+    not CAPABILITIES["register-at-fork"], reason="installed through os.register_at_fork"
+E   KeyError: 'register-at-fork'"""
+NEW_PUBLIC_NAME = """tests/test_lock.py:3: in <module>
+    from filelock import SoftLease
+E   ImportError: cannot import name 'SoftLease' from 'filelock' (/workspace/src/filelock/__init__.py)"""
+NEW_KEYWORD = """tests/test_lock.py:49: in Conditioned
+    @cachedmethod(lambda self: self.cache, condition=lambda self: self)
+E   TypeError: cachedmethod() got an unexpected keyword argument 'condition'"""
+RAISED_IN_PACKAGE = """tests/test_lock.py:9: in <module>
+    DEFAULT = make_lock()
+src/filelock/_api.py:40: in make_lock
+    from ._soft import lease
+E   ImportError: cannot import name 'lease' from 'soft_backend' (/workspace/src/soft_backend.py)"""
+
+
+@pytest.mark.parametrize(
+    "message, packages, reason",
+    [
+        (HELPER_MODULE, ["filelock"], "tests/test_lock.py does not load at base, on test infrastructure (E   Module"),
+        (UNKNOWN_MARK, ["filelock"], "tests/test_lock.py does not load at base, on test infrastructure (E   pytest."),
+        # the change's own public name, a failure raised inside the package, a call with the new keyword: the
+        # test checks the work; a key missing from a helper's table is not told from one of the package's
+        (NEW_PUBLIC_NAME, ["filelock"], None),
+        (RAISED_IN_PACKAGE, ["filelock"], None),
+        (NEW_KEYWORD, ["cachetools"], None),
+        (PLUGIN_KEY, ["filelock"], None),
+        (HELPER_MODULE, [], None),  # no import names known (a language other than Python): nothing is said
+    ],
+)
+def test_a_changed_test_is_collateral_when_its_file_fails_to_load_on_test_infrastructure(message, packages, reason):
+    test = "tests/test_lock.py::test_claim"
+    base = run({}, {"tests/test_lock.py": message}, ["tests/test_lock.py"])
+    why = collateral([test], [base, base], file_of, lambda test: True, packages).get(test)
+    if reason is None:
+        assert why is None
+    else:
+        assert why is not None and why.startswith(reason), why
+
+
 def test_collateral_tests_leave_grading_unless_nothing_else_is_fail_to_pass():
     base = [run({"t.py::new": "failed"}, {"t.py::new": "assert 1 == 2", "u.py": PRIVATE_IMPORT}, ["u.py"])] * 2
     verify = [run({"t.py::new": "passed", "u.py::old": "passed"})] * 2
@@ -138,6 +193,8 @@ def test_a_milestone_whose_every_fail_to_pass_is_collateral_keeps_them_and_its_h
     # its headline has no test of its own: the milestone says which, and is weak
     (milestone,) = plan_.milestones
     assert validation.untested_headlines == [milestone.title] == [headline.text for headline in milestone.headlines]
+    # nothing it grades checks its work: the Dev is not given it
+    assert milestone.held_back and milestone.held_back[-1].startswith("collateral: its 4 FAIL_TO_PASS tests all fail")
     assert "weak_acceptance" in milestone.flags and milestone.status == "valid"
 
 

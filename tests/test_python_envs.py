@@ -291,3 +291,29 @@ def test_env_build_of_one_milestone_keeps_the_other_milestones_images(env_store,
     assert [i.env_hash for i in after.images] == [i.env_hash for i in before.images]
     with pytest.raises(EnvError, match="has no milestone 'm99'"):
         build(store, key, load_rules(), milestone="m99", log=lambda *_: None)
+
+
+EXTENSION = """#include <Python.h>
+static PyObject *answer(PyObject *self, PyObject *args) { return PyLong_FromLong(42); }
+static PyMethodDef methods[] = {{"answer", answer, METH_NOARGS, "The answer."}, {NULL, NULL, 0, NULL}};
+static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "speedups", NULL, -1, methods};
+PyMODINIT_FUNC PyInit_speedups(void) { return PyModule_Create(&module); }
+"""
+
+
+def test_the_python_base_compiles_a_c_extension_without_network(base_image, docker_client, tmp_path):
+    # markupsafe's checkout installs only by compiling its speedups: the base carries a compiler and the headers
+    (tmp_path / "speedups.c").write_text(EXTENSION)
+    (tmp_path / "setup.py").write_text(
+        "from setuptools import Extension, setup\nsetup(ext_modules=[Extension('speedups', ['speedups.c'])])\n"
+    )
+    script = "cp -r /source /tmp/build && cd /tmp/build && python3 setup.py -q build_ext --inplace 2>&1 | tail -3 && "
+    script += "python3 -c 'import speedups; print(speedups.answer())'"
+    output = docker_client.containers.run(
+        base_image,
+        ["bash", "-c", script],
+        network_mode="none",
+        remove=True,
+        volumes={str(tmp_path): {"bind": "/source", "mode": "ro"}},
+    )
+    assert output.decode().strip().splitlines()[-1] == "42"

@@ -190,15 +190,60 @@ def _load_failure(test: str, base_runs: list[TestRun], file_of: Callable[[str], 
     return min(reasons) if reasons else None
 
 
+# A module's load failure that no task can state: an import of a module outside the project (a test helper kept
+# beside the tests' configuration), or a marker the project's test configuration registers.
+_INFRASTRUCTURE = re.compile(
+    r"^E\s+(?:ModuleNotFoundError: No module named '(?P<missing>[\w.]+)'"
+    r"|ImportError: cannot import name '\w+' from '(?P<source>[\w.]+)'"
+    r"|pytest\.PytestUnknownMarkWarning: )"
+)
+
+
+def _outside_packages(test: str, base_runs: list[TestRun], file_of: Callable[[str], str], packages: list[str]):
+    """Why a test fails at base on test infrastructure (None when it does not): in every base run its file does
+    not load on a module outside the project's `packages` or an unregistered marker, and no frame of its
+    traceback is in the project (a call into the package with a new argument is the work itself)."""
+    if not packages:
+        return None
+    reasons = set()
+    for run in base_runs:
+        where = file_of(test)
+        lines = run.messages.get(where, "").splitlines()
+        errors = [found for line in lines if (found := _INFRASTRUCTURE.match(line))]
+        if run.status(test) != "missing" or where not in run.collect_errors or len(errors) != 1:
+            return None
+        module = errors[0]["missing"] or errors[0]["source"] or ""
+        frames = [line.split(":", 1)[0] for line in lines if _FRAME.match(line)]
+        inside = [
+            name
+            for name in packages
+            if module.split(".")[0] == name or any(f"/{name}/" in f"/{frame}" for frame in frames)
+        ]
+        if inside:
+            return None
+        reasons.add(f"{where} does not load at base, on test infrastructure ({errors[0].string.strip()[:200]})")
+    return min(reasons) if reasons else None
+
+
+_FRAME = re.compile(r"^\S+\.py:\d+: in ")  # a traceback frame of pytest's report: `src/pkg/mod.py:12: in f`
+
+
 def collateral(
-    fail_to_pass: list[str], base_runs: list[TestRun], file_of: Callable[[str], str], changed: Callable[[str], bool]
+    fail_to_pass: list[str],
+    base_runs: list[TestRun],
+    file_of: Callable[[str], str],
+    changed: Callable[[str], bool],
+    packages: list[str] = (),
 ) -> dict[str, str]:
     """FAIL_TO_PASS tests that prove nothing of the milestone (test -> why): the milestone left the test's
     own lines alone (`changed` is the static trace), and at base it fails only because its file does not
-    load (a collection or build error) or on a private name the milestone adds."""
+    load (a collection or build error) or on a private name the milestone adds; or, changed or not, its file
+    does not load at base for a reason outside the project's `packages` (Python's import names)."""
     found = {}
     for test in fail_to_pass:
         if not changed(test) and (why := _load_failure(test, base_runs, file_of)):
+            found[test] = why
+        elif why := _outside_packages(test, base_runs, file_of, list(packages)):
             found[test] = why
     return found
 

@@ -300,6 +300,7 @@ def validate(
             validated = planned.model_copy(update=verdict)
             if validation.fail_to_pass:  # the interface and criteria of the tests that really fail and pass
                 validated = refresh_interface(env.repo, validated, classify, rules.planning)
+                validated = _held_back_when_collateral(validated, validation, rules.environments.collateral_tests)
             store.update_milestone(key, validated)
             log(_verdict_line(validation))
             validations.append(validation)
@@ -318,6 +319,18 @@ def validate(
             reason="no_tests_ran",
         )
     return validations
+
+
+def _held_back_when_collateral(milestone: Milestone, validation: Validation, collateral_tests: str) -> Milestone:
+    """A milestone graded only by collateral tests (`environments.collateral_tests: set_aside` kept them because
+    nothing else goes FAIL -> PASS) is held back: its tests fail at base only to load, on work no task states."""
+    if collateral_tests != "set_aside" or not set(validation.fail_to_pass) <= set(validation.collateral):
+        return milestone
+    reason = (
+        f"collateral: its {len(validation.fail_to_pass)} FAIL_TO_PASS tests all fail at base only to load or on a "
+        "private name: they check nothing its task states"
+    )
+    return milestone.model_copy(update={"held_back": [*milestone.held_back, reason]})
 
 
 def _acceptance(planned: Milestone, validation: Validation) -> dict:

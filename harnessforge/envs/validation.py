@@ -167,7 +167,7 @@ def validate_milestone(
         )
     file_of = runner(recipe.runner).file_of
     verdict = classify(found.tests, base_runs, verify_runs, file_of, env.max_pass_to_pass, excluded=found.excluded)
-    collateral_tests = collateral(verdict.fail_to_pass, base_runs, file_of, found.changed.__contains__)
+    collateral_tests = collateral(verdict.fail_to_pass, base_runs, file_of, found.changed.__contains__, recipe.packages)
     verdict = set_aside(verdict, collateral_tests, leave_out=env.collateral_tests == "set_aside")
     graded = [test for test in verdict.fail_to_pass if test not in verdict.collateral]
     owners = lambda test: found.owners.get(test, [])  # noqa: E731
