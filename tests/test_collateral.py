@@ -196,6 +196,7 @@ def test_a_milestone_whose_every_fail_to_pass_is_collateral_keeps_them_and_its_h
     # nothing it grades checks its work: the Dev is not given it
     assert milestone.held_back and milestone.held_back[-1].startswith("collateral: its 4 FAIL_TO_PASS tests all fail")
     assert "weak_acceptance" in milestone.flags and milestone.status == "valid"
+    assert milestone.held_back[0].startswith("ungraded: no test it is graded by covers the work it asks for")
 
 
 # ---- a test that hangs at base -----------------------------------------------------------------------------

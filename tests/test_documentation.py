@@ -237,6 +237,17 @@ def test_a_task_asking_only_for_work_that_keeps_behaviour_is_held_back():
     assert held_back(described, [], quiet[:1], 8, 6, [], 2) == [] and held_back(described, [], quiet, 8, 6, [], 0) == []
 
 
+def test_a_task_whose_asked_work_no_graded_test_covers_is_held_back():
+    # planning.hold_back_ungraded: validation flagged it weak_acceptance (its tests check another change)
+    from harnessforge.models.task import held_back
+
+    described = "Remove the brotli support check: every supported Node has brotli, so the check always passed."
+    assert held_back(described, [], [], 8, 6, ungraded=True) == [
+        "ungraded: no test it is graded by covers the work it asks for (flag weak_acceptance)"
+    ]
+    assert held_back(described, [], [], 8, 6, ungraded=False) == []
+
+
 def test_a_one_word_commit_subject_is_no_context():
     """lo m27: "Also in this change, not graded and not part of this task: Oops." named a commit subject."""
     from harnessforge.models.task import CONTEXT_LEAD, TaskPart, compose

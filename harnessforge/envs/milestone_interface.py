@@ -113,6 +113,7 @@ def refresh_interface(
         planning.behaviour_change_words,
         len([value for value in interface.pinned if value not in text]),
         planning.max_unstated_values,
+        planning.hold_back_ungraded and "weak_acceptance" in updated.flags,
     )
     return updated.model_copy(update={"held_back": reasons})
 

@@ -167,6 +167,7 @@ def held_back(
     change_words: str = "",
     unstated_values: int = 0,
     max_unstated_values: int = 0,
+    ungraded: bool = False,
 ):
     """Why a task cannot be given to a Dev, as SWE-bench Verified's filter would find it (empty: it can): a
     statement of fewer than `min_words` words (a title such as "Add `truncate` function" cannot say what the tests
@@ -174,9 +175,12 @@ def held_back(
     `keeping_kinds` asked (a speed-up or refactor keeps behaviour: a test failing before it checks what no text
     says) unless a part's name says a change in `change_words`, or work that shipped over more than `max_releases`
     releases (later entries revise earlier ones), or tests expecting more than `max_unstated_values` messages only the
-    new code holds that the task does not give (`unstated_values`: translations, tip texts). 0 or empty turns a rule
-    off."""
+    new code holds that the task does not give (`unstated_values`: translations, tip texts), or, `ungraded`, a task
+    none of whose asked work a graded test covers (its tests check a change the text does not ask for). 0 or empty
+    turns a rule off."""
     reasons = []
+    if ungraded:
+        reasons.append("ungraded: no test it is graded by covers the work it asks for (flag weak_acceptance)")
     if max_unstated_values and unstated_values > max_unstated_values:
         reasons.append(
             f"unstated_values: its tests expect {unstated_values} messages the task does not give "

@@ -300,6 +300,11 @@ class PlanningRules(Model):
         ge=0,
         description="A task asking for more features than this is held back from the Dev: a grab-bag (0: never).",
     )
+    hold_back_ungraded: bool = Field(
+        default=True,
+        description="A validated task none of whose asked work a graded test covers (`weak_acceptance`) is held back: "
+        "its tests check what its text does not ask (body-parser's brotli check asked, its urlencoded fix graded).",
+    )
     hint_l4_max_chars: int = Field(gt=0)
     hint_l4_max_hunks: int = Field(gt=0)
     difficulty_lines: list[int] = Field(min_length=4, max_length=4)
