@@ -110,14 +110,15 @@ def _indent(line: str) -> int:
 def task_problems(text: str) -> list[str]:
     """What a reader of a whole task would stumble on, beyond `text_problems`: a heading with no text under it, an
     example missing after the colon that announces it, a test's name cut short, a link shown as code or its reST
-    residue, a branch name ("Feature/intersect by") for a heading, a placeholder title."""
+    residue, a branch name ("Feature/intersect by") for a heading, a placeholder title, the author's aside in the
+    first person, a statement that starts mid-thought."""
     problems = [f"a link shown as code: “{match[0][:80]}”" for match in _LINK_AS_CODE.finditer(text)]
     problems += [
         f"a reST link's residue: “{match.string[max(match.start() - 30, 0) : match.end()]}”"
         for match in _REST_LINK.finditer(text)
     ]
     problems += [f"markup left in the text: “{match[0]}”" for match in _MARKUP.finditer(prose(text))]
-    problems += _title_problems(text)
+    problems += _title_problems(text) + _statement_problems(text)
     lines = text.splitlines()
     fenced = False
     for number, line in enumerate(lines):
@@ -146,6 +147,33 @@ def _title_problems(text: str) -> list[str]:
     """A task titled by no feature ("Milestone towards v1.10.0")."""
     title = _title(text)
     return [f"a placeholder title: “{title}”"] if re.fullmatch(r"Milestone(?: towards \S+)?", title) else []
+
+
+# A commit's or pull request's aside in its author's voice ("I'm not entirely sure ... but this seems to fix it",
+# "This doesn't really need tests IMO"): a reader takes it for a raw commit message, not a statement.
+_FIRST_PERSON = re.compile(r"(?<![\w'])(?:I(?:'m|'ve|'d|'ll)?\s+[a-z]|IMO\b|IMHO\b)")
+# A statement opening on a word that continues a thought said elsewhere ("Otherwise round-tripping 5e+22 won't work.")
+_CONTINUES = re.compile(r"^(?:[-*]\s+)?(?:Otherwise|Also|But|However|Instead|Additionally|So|And|Then)\b[ ,]")
+
+
+def _statement_problems(text: str) -> list[str]:
+    """The author speaking in the first person anywhere in "What to build", and a statement whose first words go on
+    from something it does not say."""
+    body = text.split("## What to build", 1)[1].split("\n## ", 1)[0] if "## What to build" in text else ""
+    problems = [
+        f"the author's aside in the first person: “{_sentence_around(prose(body), match.start())}”"
+        for match in _FIRST_PERSON.finditer(prose(body))
+    ][:1]
+    first = next((line.strip() for line in body.splitlines() if line.strip()), "")
+    if _CONTINUES.match(first):
+        problems.append(f"a statement that starts mid-thought: “{first[:80]}”")
+    return problems
+
+
+def _sentence_around(text: str, position: int) -> str:
+    start = max(text.rfind(". ", 0, position) + 2, text.rfind("\n", 0, position) + 1, 0)
+    end = min(found for found in (text.find(". ", position), text.find("\n", position), len(text)) if found >= 0)
+    return " ".join(text[start : end + 1].split())[:100]
 
 
 def repeated_title(text: str) -> list[str]:

@@ -15,7 +15,6 @@ from harnessforge.agents.oracle import WRONG, OracleAgent
 from harnessforge.diffs import split_diff
 from harnessforge.harness import chain
 from harnessforge.harness.conversation import NUDGE
-from harnessforge.harness.memory import FIRST
 from harnessforge.harness.navigator import Navigator
 from harnessforge.harness.recorder import Recorder, read_summary
 from harnessforge.harness.resume import ResumePoint
@@ -259,7 +258,10 @@ def test_an_invalid_milestone_is_skipped_and_the_next_one_starts_from_its_base(c
     assert "m03: skipped (not validated); the chain goes on from its verify commit" in logs
     start = _start_event(store, key, "skip", "m02")
     assert start.action.args["carried_from"] is None and summaries[0].carried_from is None
-    assert f"Earlier milestones:\n{FIRST}" in start.action.content
+    m01 = store.load_milestone(key, "m01").title  # skipped, its reference solution applied: said so
+    applied = f"- m01 {m01}: not given to you; its reference solution is in your workspace"
+    assert f"Earlier milestones:\n{applied}" in start.action.content
+    assert start.action.args["memory"][0]["applied"] is True
     assert not store.milestone_run(key, "skip", "m01").dir.exists()
     assert not (store.milestone_run(key, "skip", "m02").dir / "start.patch").exists()
 

@@ -236,6 +236,30 @@ def test_a_placeholder_title_and_a_statement_that_repeats_it_are_found():
     assert repeated_title(said) == []
 
 
+def test_a_commit_authors_aside_and_a_statement_starting_mid_thought_are_found():
+    """The eighth held-out reading: BurntSushi/toml has no changelog, and its commit bodies spoke as the statement."""
+    aside = (
+        "# Correct encoding of embedded structs\n\n## What to build\n\nI'm not entirely sure if I understand what's "
+        "going on here, but this seems to fix it.\n\n## Acceptance criteria\n\n- `TestEncodeEmbedded`\n"
+    )
+    assert task_problems(aside) == [
+        "the author's aside in the first person: “I'm not entirely sure if I understand what's going on here, but "
+        "this seems to fix it.”"
+    ]
+    opinion = "# Add String methods\n\n## What to build\n\nThis doesn't really need tests IMO, but easy enough.\n"
+    assert task_problems(opinion)[0].startswith("the author's aside in the first person: “This doesn't really")
+    otherwise = "# Encode large floats\n\n## What to build\n\nOtherwise round-tripping 5e+22 won't work.\n"
+    assert task_problems(otherwise) == [
+        "a statement that starts mid-thought: “Otherwise round-tripping 5e+22 won't work.”"
+    ]
+    # a statement in the third person, "I" in code, and our own "Also in this change" after the statement: whole
+    whole = (
+        "# Encode large floats\n\n## What to build\n\nLarge floats encode with an exponent (`I = 5e+22`).\n\n"
+        "Also in this change, not graded and not part of this task: Update toml-test.\n"
+    )
+    assert task_problems(whole) == []
+
+
 def test_markup_residue_and_branch_names_a_reader_saw_are_found():
     """The third held-out reading: loguru's docs kept `|add|`, pytest-mock's `#390`_ left "(``_)", dotenv's README
     a flattened `[!TIP]`, lo's PR was titled by its branch."""

@@ -532,7 +532,9 @@ def test_a_go_test_is_quoted_by_its_checks_its_table_rows_and_its_printed_output
         "func TestConflict(t *testing.T) {\n"
         '\troutes := []testRoute{\n\t\t{"/src/*filepath/x", true},\n\t\t{"/src2/", false},\n\t}\n'
         "\tgot, err := check(routes)\n\tif err != nil {\n\t\tt.Fatal(err)\n\t}\n"
-        '\twant := 2\n\tif got != want {\n\t\tt.Errorf("got %d conflicts, want %d", got, want)\n\t}\n}\n\n'
+        '\twant := 2\n\tif got != want {\n\t\tt.Errorf("got %d conflicts, want %d", got, want)\n\t}\n'
+        # toml's: the literals are in the `if`'s statement before its `;`, the condition compares names
+        '\tif h, w := fmt.Sprintf("%s", got), fmt.Sprintf("%s", 2); h != w {\n\t\tt.Fatalf("%s", h)\n\t}\n}\n\n'
         'func ExampleClean() {\n\tfmt.Println(Clean("/a/../b"))\n\t// Output:\n\t// /b\n}\n\n'
         "// helper builds a tree (a Go test's span runs on to the next test: no output of the example)\n"
         "func helper() {}\n"

@@ -13,7 +13,7 @@ from rich.table import Table
 from ..errors import ConfigError, HarnessForgeError
 from ..gitio import resolve_repo
 from ..harness.conversation import opening
-from ..harness.memory import render
+from ..harness.memory import applied, header, render
 from ..mining.candidates import DEFAULT_CANDIDATES, read_candidates, search_candidates
 from ..mining.planner import plan as plan_repo
 from ..mining.screening import screen as screen_repo
@@ -219,8 +219,9 @@ def show_task(repo_key: str, milestone_id: str | None, tests: str | None, as_jso
     before = chain[: ids.index(milestone_id)] if milestone_id in ids else []
     earlier = [
         f"- {planned.id} {planned.title}"
-        for planned in before
         if planned.status in (None, "valid") and not planned.held_back
+        else header(applied(planned.id, planned.title))  # held back or not valid: its work is applied all the same
+        for planned in before
     ]
     memory = "\n".join(earlier) if earlier else render([], rules.memory)
     message = opening(milestone, visibility, hint, memory)

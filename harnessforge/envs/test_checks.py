@@ -88,7 +88,8 @@ def _is_check(path: str, line: str, statement: str, decorating: bool = False) ->
     if not _GO_CHECK.match(line) or _GO_UNEXPECTED_ERROR.match(line):
         return False
     if line.lstrip().startswith("if"):  # `if a != e {t.Errorf(...)}` compares names: the values are elsewhere
-        return bool(_GO_REPORT.search(statement)) and bool(_LITERAL.search(statement.split("{", 1)[0]))
+        condition = statement.split("{", 1)[0].rsplit(";", 1)[-1]  # `if h := f("%s", m); h != w {`: after the `;`
+        return bool(_GO_REPORT.search(statement)) and bool(_LITERAL.search(condition))
     return bool(_LITERAL.search(statement))
 
 

@@ -23,6 +23,8 @@ from ..rules import MemoryRules
 from .symbols import changed_lines, symbols_in
 
 FIRST = "- (none: this is your first task here; the work before it is in your workspace)"
+# An earlier milestone the Dev was not given (held back, not valid): the chain applied its reference solution
+APPLIED = "not given to you; its reference solution is in your workspace"
 # A failing test in a run's output: run_tests / verifier lines, pytest's summary, go test, cargo test.
 _FAILING = re.compile(
     r"^(?:FAILED|FAILING|ERROR collecting|ERROR)\s+(\S+)|^--- FAIL: (\S+)|^test (\S+) \.\.\. FAILED", re.M
@@ -56,6 +58,13 @@ class MilestoneMemory(Model):
     symbols: list[str] = Field([], description="Names declared on its added lines")
     more_symbols: int = Field(0, description="Names beyond `max_symbols`")
     errors: list[ErrorFix] = []
+    applied: bool = Field(False, description="Not given to the Dev: the chain applied its reference solution")
+
+
+def applied(milestone_id: str, title: str) -> MilestoneMemory:
+    """An earlier milestone the chain went past with its reference solution (held back, or not valid): its work
+    is in the workspace, so the next task names it like the others."""
+    return MilestoneMemory(id=milestone_id, title=title, outcome="PASS", applied=True)
 
 
 def remember(
@@ -176,12 +185,16 @@ def key_errors(events: Sequence[Event], rules: MemoryRules, classifier: FileClas
 
 def header(memory: MilestoneMemory) -> str:
     """`- m01 <title>: PASS (12 turns; hints L1, L2)`: the line an older milestone shrinks to."""
+    if memory.applied:
+        return f"- {memory.id} {memory.title}: {APPLIED}"
     hints = "hints " + ", ".join(f"L{level}" for level in memory.hints) if memory.hints else "no hints"
     return f"- {memory.id} {memory.title}: {memory.outcome} ({memory.turns} turns; {hints})"
 
 
 def render_one(memory: MilestoneMemory, rules: MemoryRules) -> str:
     """One milestone's block of the task text, cut at a line to `max_chars`."""
+    if memory.applied:
+        return header(memory)
     lines = [header(memory)]
     if memory.files or memory.removed:
         built = ", ".join(memory.files + [f"{path} (deleted)" for path in memory.removed])

@@ -43,7 +43,7 @@ from .context_budget import ContextBudget
 from .conversation import NUDGE
 from .hint_rewriter import HintRewriter
 from .jobs import check_milestone_ids
-from .memory import MilestoneMemory, remember
+from .memory import MilestoneMemory, applied, remember
 from .milestone_run import MilestoneRun
 from .recorder import Recorder, read_summary, write_run_metadata
 from .run_context import Inheritance, RunContext
@@ -138,6 +138,7 @@ class Navigator:
                 status = f"held back: {'; '.join(milestone.held_back)}" if milestone.held_back else status
                 self.log(f"{milestone.id}: skipped ({status}); the chain goes on from its verify commit")
                 self._after(milestone, None)
+                self.memory.append(applied(milestone.id, milestone.title))
                 continue
             summary = finished_summary(files)
             if summary is None:  # not started, interrupted, or ENV_ERROR: resumed from its log
