@@ -161,6 +161,34 @@ def test_a_task_shows_how_its_tests_fail_at_the_base_commit_once_per_shape():
     assert task_problems(task) == []  # its lead is no sentence ending in a colon with its example missing
 
 
+def test_a_go_failure_shows_its_subtests_reason_and_where_a_long_dump_differs():
+    """toml's eighth-set tasks: `TestToml/decode` failed only because a subtest did, and showed its passing summary
+    ("valid: passed 181; failed 0"); a round trip's `have:`/`want:` dump differed in its last line, past the cut."""
+    from harnessforge.envs.test_checks import base_failures
+
+    fields = ["age = 13", 'cats = ["one", "two"]', "pi = 3.145", "dob = 2012-01-02T15:16:17Z", 'ip = "192.168.0.1"']
+    dump = "\n".join(
+        ["encode_test.go:62:", "        have:", *(f"        {line}" for line in fields)]
+        + ["        large_float = 50000000000000000000000.0", "", "        want:"]
+        + [*(f"        {line}" for line in fields), "        large_float = 5e+22"]
+    )
+    messages = {
+        "toml::TestToml": "",
+        "toml::TestToml/decode": "toml_test.go:390:   valid: passed 181; failed 0\ntoml_test.go:392: skipped: 18",
+        "toml::TestToml/decode/valid/float": dump,
+    }
+    (shown,) = base_failures(list(messages), messages, 3, lines=8)
+    assert shown.startswith("`toml::TestToml/decode/valid/float`:\n```\nencode_test.go:62:\n")
+    assert shown.endswith(
+        "where what the test wants (-) and what it got (+) differ:\n"
+        "-large_float = 5e+22\n+large_float = 50000000000000000000000.0\n```"
+    )
+    short = {"toml::TestShort": "x_test.go:9:\n    have:\n    a = 1\n    want:\n    a = 2"}  # within the lines: whole
+    assert base_failures(list(short), short, 3, lines=8) == [
+        f"`toml::TestShort`:\n```\n{short['toml::TestShort']}\n```"
+    ]
+
+
 def test_an_option_read_from_kwargs_is_named_as_the_property_or_the_key_the_new_code_holds(tmp_path):
     """prettytable 3.11: tests call `get_html_string(escape_header=False)`; the option is read from **kwargs (no new
     parameter) and is also a new property. The interface named nothing, and the text never said `escape_header`."""

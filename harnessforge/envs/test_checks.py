@@ -6,6 +6,7 @@ values the others lack), plus the values only the new code holds, which no state
 from __future__ import annotations
 
 import ast
+import difflib
 import itertools
 import re
 from collections.abc import Callable
@@ -286,11 +287,38 @@ def base_failures(tests: list[str], messages: dict[str, str], limit: int, lines:
         message = messages.get(test, "").strip()
         if not message or _MISSING.search(message) or len(found) >= limit:
             continue
+        if any(other.startswith(f"{test}/") and messages.get(other, "").strip() for other in tests):
+            continue  # a Go test failing because a subtest did: its lines are a summary, the subtest's say why
         shape = re.sub(r"\[[^\]]*\]|'[^'\n]*'|\"[^\"\n]*\"|\d+", "_", message)  # twins differ in values only
         if shape in shapes:
             continue
         shapes.add(shape)
+        if len(message.splitlines()) > lines:
+            message = _differences(message) or message
         kept = "\n".join(message.splitlines()[:lines]).replace(_FENCE, "'''")
         cut = "\n..." if len(message.splitlines()) > lines else ""
         found.append(f"`{test}`:\n{_FENCE}\n{kept}{cut}\n{_FENCE}")
     return found
+
+
+_SIDE = re.compile(r"^\s*(have|got|actual|want|expected):\s*$", re.I)
+_GOT = {"have", "got", "actual"}
+
+
+def _differences(message: str) -> str | None:
+    """A long `have:` ... `want:` dump (Go's tests print whole documents) as the lines where the two differ, so a
+    cut keeps what matters: toml's round trip differed in its last line, `large_float = 5e+22`, which eight lines
+    never reached. None when the message is not such a dump."""
+    lines = message.splitlines()
+    marks = [(index, found[1].lower()) for index, line in enumerate(lines) if (found := _SIDE.match(line))]
+    if len(marks) != 2 or (marks[0][1] in _GOT) == (marks[1][1] in _GOT):
+        return None
+    (first, side), (second, _) = marks
+    before = [line.strip() for line in lines[first + 1 : second] if line.strip()]
+    after = [line.strip() for line in lines[second + 1 :] if line.strip()]
+    have, want = (before, after) if side in _GOT else (after, before)
+    changed = [
+        line for line in difflib.unified_diff(want, have, lineterm="", n=0) if not line.startswith(("---", "+++", "@@"))
+    ]
+    head = [line for line in lines[:first] if line.strip()]
+    return "\n".join([*head, "where what the test wants (-) and what it got (+) differ:", *changed])
