@@ -652,6 +652,10 @@ def test_a_test_method_named_by_its_class_too_when_no_docstring_says_it():
     source = "class ExtractTests:\n    def test_basics(self):\n        pass\n"
     [span] = declared_tests("tests/test_more.py", source)
     assert criterion("tests/test_more.py", source, span).endswith(": extract: basics")
+    # toml's `TestToml`: "toml" said its name again, a stub to its readers: the id alone
+    go = "package toml\n\nfunc TestToml(t *testing.T) {\n\trunSuite(t)\n}\n"
+    [span] = declared_tests("toml_test.go", go)
+    assert criterion("toml_test.go", go, span) == "`toml_test.go::TestToml`"
 
 
 def test_undescribed_work_speaks_only_when_tested_and_no_refactor_and_housekeeping_titles_never():
