@@ -437,6 +437,16 @@ def test_a_headline_knows_the_tests_its_commits_add_or_change():
     diff = UnitDiff(touched={"tests/test_i18n.py": [10, 18], "time_test.go": [4], "more/more.py": [1]})
     touched = tests_touched(diff, ["tests/test_i18n.py", "time_test.go"], files.get)
     assert touched == {"test_intword_i18n", "ArgminTests", "test_basic", "TestParseTime"}  # not more.py: no test file
+    # markupsafe's "Use deferred evaluation of annotations" added `-> None` to every test: it changed no check, so
+    # its task part did not cover `test_format_map`, which a fix merged back from 2.1.3 made fail at base
+    before = "def test_format_map():\n    x = 1\n    assert x\n\n\ndef test_adding():\n    assert 1 + 1 == 2\n"
+    after = (
+        "def test_format_map() -> None:\n    x: int = 1\n    assert x\n\n\ndef test_adding() -> None:\n    assert 3\n"
+    )
+    typed = UnitDiff(touched={"tests/test_markupsafe.py": [1, 2, 6, 7]})
+    read, read_before = {"tests/test_markupsafe.py": after}.get, {"tests/test_markupsafe.py": before}.get
+    assert tests_touched(typed, ["tests/test_markupsafe.py"], read, read_before) == {"test_adding"}
+    assert tests_touched(typed, ["tests/test_markupsafe.py"], read) == {"test_format_map", "test_adding"}
 
 
 @pytest.mark.parametrize(

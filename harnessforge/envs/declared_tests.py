@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import ast
 import re
+import textwrap
 from dataclasses import dataclass
 
 from ..gitio import GitRepo, display
@@ -185,10 +186,36 @@ def helper_changes(path: str, source: str, spans: list[TestSpan], lines: list[in
 _COMMENT = re.compile(r"(?:^|(?<=\s))(?://|#)[^\n]*|/\*.*?\*/", re.S)
 
 
-def _code(source: str, span: TestSpan) -> str:
-    """A test's code without its comments, spaces and trailing commas: what it checks, however laid out."""
+def code_of(source: str, span: TestSpan, path: str = "") -> str:
+    """A test's code without its comments, spaces and trailing commas: what it checks, however laid out; a Python
+    test's without its type annotations too (markupsafe's `-> None` on every test checked nothing new)."""
     text = "\n".join(source.splitlines()[span.first - 1 : span.last])
+    if path.endswith(".py"):
+        try:
+            return ast.dump(_Unannotated().visit(ast.parse(textwrap.dedent(text))))
+        except SyntaxError:
+            pass
     return re.sub(r",(?=[)\]}])", "", re.sub(r"\s+", "", _COMMENT.sub("", text)))
+
+
+class _Unannotated(ast.NodeTransformer):
+    """Python code as it runs: no return or parameter annotations, `x: int = 1` as `x = 1`."""
+
+    def visit_FunctionDef(self, node: ast.FunctionDef) -> ast.AST:
+        node.returns = None
+        for argument in (*node.args.posonlyargs, *node.args.args, *node.args.kwonlyargs):
+            argument.annotation = None
+        for argument in (node.args.vararg, node.args.kwarg):
+            if argument is not None:
+                argument.annotation = None
+        return self.generic_visit(node)
+
+    visit_AsyncFunctionDef = visit_FunctionDef
+
+    def visit_AnnAssign(self, node: ast.AnnAssign) -> ast.AST:
+        if node.value is None:
+            return ast.Pass()
+        return ast.Assign(targets=[node.target], value=self.visit(node.value))
 
 
 def trace_tests(
@@ -220,13 +247,13 @@ def trace_tests(
             continue
         helpers = helper_changes(display(path), source, spans, lines)
         earlier = (repo.show(base, path) or b"").decode("utf-8", "replace")
-        before = {span.test_id: _code(earlier, span) for span in declared_tests(display(path), earlier)}
+        before = {span.test_id: code_of(earlier, span, path) for span in declared_tests(display(path), earlier)}
         writers = touched_by.get(path, set())
         needs_blame = not writers or not all(described.get(sha, False) for sha in writers)
         origins = repo.blame_origins(base, verify, path) if needs_blame else None
         for span in spans:
             changed = [line for line in lines if span.first <= line <= span.last] + helpers.get(span.test_id, [])
-            if not helpers.get(span.test_id) and before.get(span.test_id) == _code(source, span):
+            if not helpers.get(span.test_id) and before.get(span.test_id) == code_of(source, span, path):
                 continue  # only comments or layout changed (`//nolint`, a trailing comma): the test checks the same
             if origins is None:
                 shas = set(writers) if changed else set()

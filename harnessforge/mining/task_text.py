@@ -125,7 +125,8 @@ def task_parts(
             if not classify.is_test(path):
                 continue
             read = lambda path, sha=sha: (repo.show(sha, path) or b"").decode(errors="replace")  # noqa: E731
-            touched = tests_touched(diffs[sha], [path], read) if sha in diffs else set()
+            before = lambda path, sha=sha: (repo.show(f"{sha}^", path) or b"").decode(errors="replace")  # noqa: E731
+            touched = tests_touched(diffs[sha], [path], read, before) if sha in diffs else set()
             names |= touched
             if touched or not declared_tests(path, read(path)):  # a file it changed outside every test is not its
                 test_files.add(display(path))

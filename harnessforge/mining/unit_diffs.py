@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 
 from ..diffs import parse_text, split_diff
 from ..envs.classification import names_in_test_id
-from ..envs.declared_tests import declared_tests
+from ..envs.declared_tests import code_of, declared_tests
 from ..gitio import GitRepo
 from .pulls import Unit
 
@@ -61,14 +61,23 @@ def unit_diffs(repo: GitRepo, units: list[Unit]) -> dict[str, UnitDiff]:
     return {unit.sha: unit_diff(repo, unit) for unit in units}
 
 
-def tests_touched(diff: UnitDiff, test_paths: list[str], read: Callable[[str], str | None]) -> set[str]:
+def tests_touched(
+    diff: UnitDiff,
+    test_paths: list[str],
+    read: Callable[[str], str | None],
+    read_before: Callable[[str], str | None] | None = None,
+) -> set[str]:
     """The names (functions, classes) of the tests whose lines, decorators and parameter lists included, a unit
-    adds or changes in `test_paths`; `read(path)` is the file as the unit left it."""
+    adds or changes in `test_paths`; `read(path)` is the file as the unit left it, `read_before(path)` as it found
+    it: a test whose code is the same but for comments, layout and annotations is not changed."""
     names: set[str] = set()
     for path in test_paths:
         lines = set(diff.touched.get(path, []))
         source = read(path) if lines else None
+        earlier = (read_before(path) or "") if source and read_before else ""
+        before = {span.test_id: code_of(earlier, span, path) for span in declared_tests(path, earlier)}
         for span in declared_tests(path, source) if source else []:
             if any(span.first <= line <= span.last for line in lines):
-                names |= names_in_test_id(span.test_id)
+                if before.get(span.test_id) != code_of(source, span, path):
+                    names |= names_in_test_id(span.test_id)
     return names
