@@ -55,9 +55,21 @@ _HOLES = [
         ),
         "a credit left without its name",
     ),
-    (re.compile(r"(?<![\w`@./])@[A-Za-z0-9][\w-]*\b(?![(.\w])"), "a person's handle left in the text"),
+    (re.compile(r"(?<![\w`@./\"'])@[A-Za-z0-9][\w-]*\b(?![(.\w\"'])"), "a person's handle left in the text"),
+    (re.compile(r"(?<![\w\"'])(?:\"\"|'')(?![\w\"'])"), "empty quotes where a word was removed"),
+    (re.compile(r"\b(?:incl|e\.g|i\.e|cf|see|via)\.?\s*\)", re.I), "a list lost its items"),
     (re.compile(r"(?<![\w&/#`])(?:#\d+|GHSA(?:-\w{4}){3})\b"), "a reference left in the text"),
 ]
+
+
+def code_span(content: str, syntax: str = "markdown") -> str:
+    """`content` as a code span, fenced with more backticks than it holds (reStructuredText: a literal)."""
+    if syntax == "rst":
+        return f"``{content}``" if "``" not in content else f":code:`{content}`"
+    longest = max((len(run) for run in re.findall(r"`+", content)), default=0)
+    fence = "`" * (longest + 1)
+    pad = " " if content.startswith("`") or content.endswith("`") else ""
+    return f"{fence}{pad}{content}{pad}{fence}"
 
 
 def prose(text: str) -> str:

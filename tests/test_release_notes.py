@@ -195,6 +195,21 @@ def test_residue_of_credits_and_references_is_a_problem(text, problem):
     assert problem in [found.split(":")[0] for found in text_problems(text)]
 
 
+def test_quoted_at_names_and_mention_links_inside_code_are_the_codes():
+    """The ninth held-out reading: gjson's 'adds the "@dig" modifier' and "such as '@hello'" lost their names as if
+    they were people; xmltodict's changelog tool had linked `@xmlns`, inside a code span, to a GitHub user."""
+    assert render('This commit adds the "@dig" modifier.', "markdown").text == 'This commit adds the "@dig" modifier.'
+    assert strip_refs("path components such as '@hello' return 0") == "path components such as '@hello' return 0"
+    rendered = render("attach `[@xmlns](https://github.com/xmlns)` to the declaring element", "markdown")
+    assert rendered.text == "attach `@xmlns` to the declaring element" and rendered.problems == []
+    found = text_problems('This commit adds the "" modifier') + text_problems("reject '<' in names (incl. )")
+    assert [problem.split(":")[0] for problem in found] == [
+        "empty quotes where a word was removed",
+        "a list lost its items",
+    ]
+    assert text_problems('Return "" for a missing key.', source='Return "" for a missing key.') == []  # the author's
+
+
 def test_an_authors_own_words_are_no_residue():
     assert text_problems("Use `@property` and @functools.cache; thanks are due to nobody") == []
     assert text_problems("Thanks to the new cache, lookups are faster.") == []  # "thanks to" a thing: the author's

@@ -662,6 +662,12 @@ def test_a_test_method_named_by_its_class_too_when_no_docstring_says_it():
     source = "class ExtractTests:\n    def test_basics(self):\n        pass\n"
     [span] = declared_tests("tests/test_more.py", source)
     assert criterion("tests/test_more.py", source, span).endswith(": extract: basics")
+    # meow's checks hold template literals: the quote keeps them, in a longer fence (they were dropped, leaving
+    # "meow( unicorn cat , ...)")
+    js = "test('help indent', t => {\n\tt.is(meow(`unicorn cat`, {helpIndent: 0}).help, 'unicorn cat');\n});\n"
+    [span] = declared_tests("test/help.js", js)
+    check = "t.is(meow(`unicorn cat`, {helpIndent: 0}).help, 'unicorn cat')"
+    assert criterion("test/help.js", js, span, [check]) == f"`test/help.js::help indent`: help indent, e.g. ``{check}``"
     # toml's `TestToml`: "toml" said its name again, a stub to its readers: the id alone
     go = "package toml\n\nfunc TestToml(t *testing.T) {\n\trunSuite(t)\n}\n"
     [span] = declared_tests("toml_test.go", go)

@@ -11,6 +11,7 @@ import itertools
 import re
 from collections.abc import Callable
 
+from ..text_lint import code_span
 from .declared_tests import TestSpan
 from .interface_python import first_sentence
 
@@ -249,7 +250,7 @@ def criterion(path: str, source: str, span: TestSpan, examples: list[str] = ()) 
     if not doc and path.endswith(".py") and len(parts) > 2:  # `ExtractTests::test_basics` -> "extract: basics"
         owner = re.sub(r"^Tests?|Tests?$", "", parts[-2]) or parts[-2]
         said = f"{name_as_sentence(owner)}: {said}"
-    quoted = [f"`{example.replace('`', '')}`" for example in examples]
+    quoted = [code_span(example) for example in examples]  # meow's checks hold template literals: kept whole
     if len(quoted) > 2:  # one check per line, under the test's sentence
         said = said.rstrip(".") + ", for example:" + "".join(f"\n  - {example}" for example in quoted)
     elif quoted:  # "open resource, e.g. `assert ...`; `assert ...`"

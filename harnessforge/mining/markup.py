@@ -18,7 +18,7 @@ from docutils import nodes
 from docutils.core import publish_doctree
 from markdown_it import MarkdownIt
 
-from ..text_lint import text_problems
+from ..text_lint import code_span, text_problems
 from .refs import strip_refs
 
 Syntax = Literal["markdown", "rst"]
@@ -59,6 +59,7 @@ _HTML_TAG = re.compile(
 )
 _COLON_FENCE = re.compile(r"^\s*:::+.*$\n?", re.M)  # MyST's `:::{warning}` ... `:::`: its content stays
 _SPHINX_CODE = re.compile(r"^(\s*)\.\. (?:code-block|sourcecode)::", re.M)
+_MENTION_LINK = re.compile(r"\[(@[\w-]+)\]\(https?://github\.com/[\w-]+/?\)")
 _LINK_ONLY = re.compile(r"^`([^`<]*?)\s*(?:<[^>]*>)?`__?$")  # an RST reference whose target lies elsewhere
 
 
@@ -81,16 +82,6 @@ def syntax_of(source: str, text: str = "") -> Syntax:
     if "restructuredtext" in lowered or re.search(r"\.rst\b", lowered) or "(reno)" in lowered:
         return "rst"
     return "rst" if _RST_MARKERS.search(text) else "markdown"
-
-
-def code_span(content: str, syntax: Syntax = "markdown") -> str:
-    """`content` as a code span, fenced with more backticks than it holds."""
-    if syntax == "rst":
-        return f"``{content}``" if "``" not in content else f":code:`{content}`"
-    longest = max((len(run) for run in re.findall(r"`+", content)), default=0)
-    fence = "`" * (longest + 1)
-    pad = " " if content.startswith("`") or content.endswith("`") else ""
-    return f"{fence}{pad}{content}{pad}{fence}"
 
 
 def _role_text(name: str, content: str, syntax: Syntax) -> str | None:
@@ -129,8 +120,8 @@ def _markdown_inline(children, warnings: list[str]) -> str:
         kind = token.type
         if kind == "text":
             out.append(token.content)
-        elif kind == "code_inline":
-            out.append(code_span(token.content))
+        elif kind == "code_inline":  # a changelog tool's mention link inside code: `[@xmlns](https://github.com/xmlns)`
+            out.append(code_span(_MENTION_LINK.sub(r"\1", token.content)))
         elif kind in ("softbreak", "hardbreak"):
             out.append(" ")
         elif kind in ("em_open", "em_close", "strong_open", "strong_close", "s_open", "s_close"):

@@ -38,8 +38,9 @@ _TYPED = [
     (re.compile(r"(?:https?://)?github\.com/[\w.-]+/[\w.-]+/(?:commit|security/advisories)/[\w-]+\b/?"), None),
     (re.compile(r"(?<![\w-])(?:GHSA(?:-[23456789cfghjmpqrvwx]{4}){3}|CVE-\d{4}-\d{4,})(?![\w-])"), None),  # advisories
     # a person: "@octocat" (not a decorator: no call or attribute follows)
-    (re.compile(r"(?<![\w`@./])@[A-Za-z0-9][\w-]*/[\w-]+"), None),  # a team: "@go-playground/validator-maintainers"
-    (re.compile(r"(?<![\w`@./])@[A-Za-z0-9](?:[\w-]*[A-Za-z0-9])?(?![\w(`@-]|\.\w)"), None),
+    # (a quoted @name is a token of the code: gjson's "the \"@dig\" modifier", "such as '@hello'")
+    (re.compile(r"(?<![\w`@./\"'])@[A-Za-z0-9][\w-]*/[\w-]+"), None),  # a team: "@go-playground/validator-maintainers"
+    (re.compile(r"(?<![\w`@./\"'])@[A-Za-z0-9](?:[\w-]*[A-Za-z0-9])?(?![\w(`@\"'-]|\.\w)"), None),
     # words that type a number: "PR #635", "pull request #12" ("issue #492" stays bare: GitHub may serve a PR there)
     (re.compile(r"\b(?:PRs?|pull requests?)\s*#?(\d+)\b|\bpull\s*#(\d+)\b", re.I), "pr"),
     # a word glued to its number, as sqlparse writes them: "(issue262, pr725 by hugovk)"
