@@ -186,6 +186,10 @@ def test_a_rest_page_is_quoted_as_the_task_shows_markup():
     assert _plain_rest("The ``level`` of |add| and :meth:`Logger.bind`, see `Sphinx`_. For example::") == (
         "The `level` of `add` and `Logger.bind`, see Sphinx. For example:"
     )
+    # platformdirs' api.rst (the ninth held-out set showed both raw): a :ref: with escaped literals, autodoc
+    assert _plain_rest("See also: :ref:`platforms:\\`\\`user_projects_dir\\`\\``") == "See also: `user_projects_dir`"
+    assert _plain_rest(".. autofunction:: platformdirs.user_projects_dir") == "`platformdirs.user_projects_dir`:"
+    assert _plain_rest("See :ref:`the platforms <platforms>` page.") == "See the platforms page."
 
 
 def test_a_colon_leads_into_its_whole_list():

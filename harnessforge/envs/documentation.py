@@ -138,6 +138,11 @@ def _announced(paragraphs: list[list[str]]) -> list[list[str]]:
 
 
 _REST_INLINE = [
+    # Sphinx's autodoc directive names what it documents: `.. autofunction:: platformdirs.user_projects_dir`
+    (re.compile(r"^(\s*)\.\. (?:auto\w+|py:\w+|function|method|class|attribute|data)::\s*(\S+).*$"), r"\1`\2`:"),
+    # a :ref: to a label: its text, or the label's last part (platformdirs' :ref:`platforms:\`\`user_projects_dir\`\``)
+    (re.compile(r":ref:`([^`<\n]+?)\s*<[^>\n]+>`"), r"\1"),
+    (re.compile(r":ref:`(?:[^`\n]*?:)?((?:\\`|[^`\n])+)`"), lambda found: f"`{found[1].replace(chr(92) + '`', '')}`"),
     (re.compile(r"`([^`<\n]+?)\s*<[^>\n]+>`__?"), r"\1"),  # a link: its words (`tee <https://...>`__)
     (re.compile(r"(?<!`)`([^`\n]+?)`__?(?!\w)"), r"\1"),  # a named reference (`Sphinx`_): its words
     (re.compile(r"(?::[\w:.-]+:)?``?([^`\n]+?)``?(?!_)"), r"`\1`"),  # ``code``, :func:`name`, `text`: code
