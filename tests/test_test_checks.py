@@ -161,6 +161,23 @@ def test_a_task_shows_how_its_tests_fail_at_the_base_commit_once_per_shape():
     assert task_problems(task) == []  # its lead is no sentence ending in a colon with its example missing
 
 
+def test_the_rows_a_tests_table_of_expected_values_gains_are_quoted():
+    """platformdirs' `test_android` checks `result == expected_map[func]`: the new directory's Android path was only
+    in the row the change added to `expected_map`, and the criterion quoted nothing. A dict of inputs is no check."""
+    source = (
+        "def test_android(func):\n"
+        '    params = {\n        "appname": "foo",\n    }\n'
+        '    expected_map = {\n        "user_data_dir": "/data/files",\n'
+        '        "user_projects_dir": "/storage/emulated/0/Projects",\n    }\n'
+        "    assert result(params, func) == expected_map[func]\n"
+    )
+    [span] = declared_tests("tests/test_android.py", source)
+    added = {3, 7}  # the new input row and the new expected row
+    assert quoted_checks("tests/test_android.py", source, span, added, 6) == [
+        '"user_projects_dir": "/storage/emulated/0/Projects"'
+    ]
+
+
 def test_a_go_failure_shows_its_subtests_reason_and_where_a_long_dump_differs():
     """toml's eighth-set tasks: `TestToml/decode` failed only because a subtest did, and showed its passing summary
     ("valid: passed 181; failed 0"); a round trip's `have:`/`want:` dump differed in its last line, past the cut."""

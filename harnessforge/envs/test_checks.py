@@ -75,6 +75,9 @@ _DEF = re.compile(r"^\s*(?:async\s+)?def\s")
 
 
 # A row of a table of cases: a Python parametrize list's tuple (above the `def`), a Go table's struct literal.
+# A row a test's table of expected values gains (`expected_map = {`, `want = {`): platformdirs' Android paths
+_EXPECTED_ROW = re.compile(r"""^\s*(["'])[\w.-]+\1\s*:\s*\S.*["']""")  # `"key": "value"`, `"key": f"{home}/x"`
+_EXPECTED_TABLE = re.compile(r"^\s*\w*(?:expect|want|result)\w*\s*(?::[^=]+)?=\s*\{\s*$", re.I)
 _PARAMETRIZE = re.compile(r"^\s*@pytest\.mark\.parametrize\(")
 _PARAMETER_ROW = re.compile(r"^\s*(?:pytest\.param)?\(.*\),?\s*$")
 
@@ -93,6 +96,17 @@ def _is_check(path: str, line: str, statement: str, decorating: bool = False) ->
         condition = statement.split("{", 1)[0].rsplit(";", 1)[-1]  # `if h := f("%s", m); h != w {`: after the `;`
         return bool(_GO_REPORT.search(statement)) and bool(_LITERAL.search(condition))
     return bool(_LITERAL.search(statement))
+
+
+def _in_expected_table(lines: list[str], number: int, first: int) -> bool:
+    """Line `number` is a row of a dict literal the test names as what it expects (the nearest line above, within
+    the test, that opens a dict at a lower indent)."""
+    indent = len(lines[number - 1]) - len(lines[number - 1].lstrip())
+    for above in range(number - 1, first - 1, -1):
+        line = lines[above - 1]
+        if line.strip() and len(line) - len(line.lstrip()) < indent:
+            return _EXPECTED_TABLE.match(line) is not None
+    return False
 
 
 def quoted_checks(
@@ -137,7 +151,9 @@ def quoted_checks(
         statement = whole_statement(lines, number, span.last).removesuffix(",")
         if not statement or len(statement) > longest or statement in found or statement in checks:
             continue
-        if _is_check(path, lines[number - 1], statement, path.endswith(".py") and number < define):
+        if _is_check(path, lines[number - 1], statement, path.endswith(".py") and number < define) or (
+            path.endswith(".py") and _EXPECTED_ROW.match(statement) and _in_expected_table(lines, number, define)
+        ):
             checks.append(statement)
     chosen = set(_widest(checks, max(limit - len(found), 0)))
     extra = [
