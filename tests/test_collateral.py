@@ -222,3 +222,23 @@ def test_a_test_that_hangs_at_base_fails_alone_under_the_per_test_timeout(tmp_pa
     # without it, the one hanging test stops the whole run
     (untimed,) = validate(store, key, _timeouts(0, 8), backend="local", log=lambda *_: None)
     assert (untimed.status, untimed.reason) == ("env_error", "timeout")
+
+
+def test_tests_that_did_not_load_at_base_outside_the_changed_files_are_pass_to_pass_by_a_run_without_the_patch():
+    """gjson: a new test calling a new function keeps the whole Go package from compiling at base, so its old tests
+    were missing there and PASS_TO_PASS was empty while the text promised the suite still passes."""
+    from harnessforge.envs.classification import unloaded_elsewhere
+
+    def go_file(test: str) -> str:
+        return "gjson_test.go"
+
+    base = [run({}, {"gjson_test.go": "undefined: AppendJSONString"}, ["gjson_test.go"])]
+    verify = [run({"pkg::TestNew": "passed", "pkg::TestOld": "passed", "pkg::TestBroken": "failed"})]
+    reference = [run({"pkg::TestOld": "passed", "pkg::TestBroken": "passed"})]
+    assert unloaded_elsewhere(["pkg::TestNew"], base, verify)  # TestOld is no candidate and did not load
+    assert not unloaded_elsewhere(["pkg::TestNew", "pkg::TestOld"], base, verify)  # all missing ones are candidates
+    without = classify(["pkg::TestNew"], base, verify, go_file, 10)
+    assert without.fail_to_pass == ["pkg::TestNew"] and without.pass_to_pass == []
+    verdict = classify(["pkg::TestNew"], base, verify, go_file, 10, reference_runs=reference)
+    assert verdict.fail_to_pass == ["pkg::TestNew"] and verdict.pass_to_pass == ["pkg::TestOld"]
+    assert verdict.broken == ["pkg::TestBroken"]  # passed before the change, fails after it: said, as any other

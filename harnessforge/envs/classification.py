@@ -109,11 +109,14 @@ def classify(
     file_of: Callable[[str], str],
     max_pass_to_pass: int,
     excluded: dict[str, str] | None = None,
+    reference_runs: list[TestRun] = (),
 ) -> Classification:
     """F2P: a candidate failing (failed, error, missing) in every base run and passing in every verify
     run. Mixed results at one commit: flaky, reported and never counted. A candidate passing at base
     did not reproduce. `excluded` candidates (test -> why the static trace left it out) are left out
-    whatever their results; every candidate that is not F2P gets its reason in `rejected`."""
+    whatever their results; every candidate that is not F2P gets its reason in `rejected`. A test that is no
+    candidate and did not load in any base run is PASS_TO_PASS by its `reference_runs` (the base without the test
+    patch) instead."""
     excluded = excluded or {}
     chosen = set(candidates)
     seen = set(candidates)
@@ -126,6 +129,8 @@ def classify(
     p2p = []
     for test in sorted(seen - changing):
         base = [outcome(run, test, file_of) for run in base_runs]
+        if reference_runs and test not in chosen and all(run.status(test) == "missing" for run in base_runs):
+            base = [outcome(run, test, file_of) for run in reference_runs]
         verify = [outcome(run, test, file_of) for run in verify_runs]
         base_ok, verify_ok = {status == "passed" for status in base}, {status == "passed" for status in verify}
         if len(base_ok) > 1 or len(verify_ok) > 1:
@@ -144,6 +149,15 @@ def classify(
     classification.pass_to_pass = sample(p2p, max_pass_to_pass)
     classification.suite_pass_to_pass = sorted(p2p)
     return classification
+
+
+def unloaded_elsewhere(candidates: list[str], base_runs: list[TestRun], verify_runs: list[TestRun]) -> bool:
+    """Whether a test that is no candidate passed at verify yet was absent from every base run: the test patch
+    broke loading beyond its own files (a Go package's new test does not compile), so the base's own tests say
+    nothing there; a base run without the patch (`reference_runs` of `classify`) says what passed before."""
+    chosen = set(candidates)
+    passed = {test for test, status in verify_runs[0].statuses.items() if status == "passed"} if verify_runs else set()
+    return any(test not in chosen and all(run.status(test) == "missing" for run in base_runs) for test in passed)
 
 
 _PARAMETERS = re.compile(r"\[.*\]$|\(.*\)$")  # a parametrised test's id: `test_x[...]`, Go's and JS's `name (…)`

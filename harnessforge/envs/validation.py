@@ -27,6 +27,7 @@ from .classification import (
     static_ids,
     unbuilt_tests,
     uncovered,
+    unloaded_elsewhere,
     untested_headlines,
 )
 from .declared_tests import declared_tests
@@ -146,9 +147,13 @@ def validate_milestone(
             check_workspace(sandbox, recipe)  # EnvError install_failed / package_shadowed: env_error below
             verify_runs, defined_in = _repeated_runs(sandbox, recipe, b"", env.repeats, env.test_timeout_s)
             found = find_candidates(sandbox, recipe, milestone, verify_runs + base_runs, defined_in)
+        reference_runs: list[TestRun] = []
+        if unloaded_elsewhere(found.tests, base_runs, verify_runs) and not any(map(run_problem, verify_runs)):
+            with open_sandbox(milestone.base_commit) as sandbox:  # the base's own tests, without the test patch
+                reference_runs, _ = _repeated_runs(sandbox, recipe, b"", 1, env.test_timeout_s)
     except EnvError as e:
         return Validation(**common, status="env_error", reason=e.reason, detail=str(e))
-    runs = {"base_runs": base_runs, "verify_runs": verify_runs}
+    runs = {"base_runs": base_runs, "verify_runs": verify_runs, "reference_runs": reference_runs}
     # At base the new tests may not even import: only verify runs must be clean to trust a verdict.
     for side, side_runs in (("verify", verify_runs), ("base", base_runs)):
         for run in side_runs:
@@ -166,7 +171,9 @@ def validate_milestone(
             detail=detail + verify_runs[-1].log_tail[-800:],
         )
     file_of = runner(recipe.runner).file_of
-    verdict = classify(found.tests, base_runs, verify_runs, file_of, env.max_pass_to_pass, excluded=found.excluded)
+    verdict = classify(
+        found.tests, base_runs, verify_runs, file_of, env.max_pass_to_pass, found.excluded, reference_runs
+    )
     collateral_tests = collateral(verdict.fail_to_pass, base_runs, file_of, found.changed.__contains__, recipe.packages)
     verdict = set_aside(verdict, collateral_tests, leave_out=env.collateral_tests == "set_aside")
     graded = [test for test in verdict.fail_to_pass if test not in verdict.collateral]

@@ -168,6 +168,11 @@ class Validation(Model):
     )
     base_runs: list[TestRun] = []
     verify_runs: list[TestRun] = []
+    reference_runs: list[TestRun] = Field(
+        [],
+        description="A base run without the test patch, made only when tests outside the changed files did not load "
+        "at base (a Go package whose new test does not compile): PASS_TO_PASS of those tests comes from it.",
+    )
     validated_at: datetime = Field(default_factory=utcnow)
     provenance: Provenance = Field(default_factory=Provenance)
 
