@@ -210,6 +210,21 @@ def test_quoted_at_names_and_mention_links_inside_code_are_the_codes():
     assert text_problems('Return "" for a missing key.', source='Return "" for a missing key.') == []  # the author's
 
 
+def test_a_subject_fixing_a_numbered_issue_first_says_what_it_fixes():
+    """The tenth held-out reading: tabulate's subjects became "# - exception on empty data with maxcolwidths option",
+    "Fix bug/: SEPARATING_LINE ..." and "... a fix based on" once their references went."""
+    assert strip_refs("fix #180 - exception on empty data with maxcolwidths option") == (
+        "Fix: exception on empty data with maxcolwidths option"
+    )
+    assert strip_refs("Fix bug/issue #231: SEPARATING_LINE feature doesn't work") == (
+        "Fix: SEPARATING_LINE feature doesn't work"
+    )
+    assert strip_refs("fix #365 - added a regression test and a fix based on pull request #393") == (
+        "Fix: added a regression test and a fix"
+    )
+    assert strip_refs("Fix the loop (#12)") == "Fix the loop"  # a fix that says what first keeps its words
+
+
 def test_an_authors_own_words_are_no_residue():
     assert text_problems("Use `@property` and @functools.cache; thanks are due to nobody") == []
     assert text_problems("Thanks to the new cache, lookups are faster.") == []  # "thanks to" a thing: the author's

@@ -112,6 +112,12 @@ def linked_issues(text: str) -> set[int]:
 _MARK = "\x01"  # where a reference stood, while the words around it are tidied
 # a subject that opens with the number it answers: "Issue 1001: fix last()", "Issue 985 -- Add ..."
 _NUMBERED_PREFIX = re.compile(r"^\s*(?:issue|pr|gh)[\s-]*#?\d+\s*(?::|-{1,2}|\u2013|\u2014)\s*", re.I)
+# a subject that fixes a numbered issue before saying what: "fix #180 - exception on empty data", "Fix bug/issue #231:
+# SEPARATING_LINE feature doesn't work" (tabulate's) -> "Fix: exception on empty data"
+_FIX_PREFIX = re.compile(
+    r"^\s*(?:fix(?:es|ed)?|close[sd]?|resolve[sd]?)\s+(?:bug\s*/\s*)?(?:issue\s*)?#\d+\s*(?::|-{1,2}|\u2013|\u2014)\s*",
+    re.I,
+)
 _REFERENCE_WORDS = r"see|issues?|prs?|pull requests?|pulls?|fix(?:es)?|closes?|refs?|thanks(?: to)?|by|h/t|via"
 _EMPTIED = re.compile(
     # ... and who made them: "(issue262, by skryzh)", "(pr848 by alhudz and tonghuaroot)"
@@ -141,6 +147,8 @@ _REFERENCE_TIDYING = [
         ),
         _MARK,
     ),
+    # what the change was drawn from: "a fix based on pull request #393" -> "a fix"
+    (re.compile(rf"\s*,?\s*\b(?:based on|taken from|adapted from|inspired by)\s+(?:the\s+)?{_MARK}", re.I), _MARK),
     # a reference as what was fixed: "the fix for #12 resolved it" -> "an earlier fix resolved it"
     (re.compile(rf"\b(?:the\s+)?(fix|change|patch)\s+(?:for|in|from|of)\s+{_MARK}", re.I), r"an earlier \1"),
     # a list of references is one
@@ -224,7 +232,9 @@ def strip_refs(text: str) -> str:
         text = _CLOSING_NAMES.sub("", text)
     text = strip_credits(_CLOSING_CREDITS.sub("", text))
     capital = text.lstrip()[:1].isupper()
-    if prefix := _NUMBERED_PREFIX.match(text):
+    if fixed := _FIX_PREFIX.match(text):
+        text = "Fix: " + text[fixed.end() :]
+    elif prefix := _NUMBERED_PREFIX.match(text):
         text = text[prefix.end() :][:1].upper() + text[prefix.end() + 1 :]
     text = _OBJECT_AT.sub(lambda match: match[0].replace("@", _AT), text)
     for pattern, _ in _TYPED:
