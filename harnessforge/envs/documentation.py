@@ -5,7 +5,8 @@ accepts, what a new function returns for each input) while the release note is o
 `truncate` function"). Those added paragraphs are the repository's own statement of the behaviour, so
 the task quotes them: the ones that name something the acceptance tests use, whole, up to a budget.
 Changelogs, security and contributing pages are no user documentation; a paragraph naming a changed
-source file is left out (the description never names where the solution goes).
+source file is left out (the description never names where the solution goes). A changed source file's
+docstrings and doc comments are a page too (`docstrings`): many libraries document there, not in a README.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from pathlib import PurePosixPath
 from unidiff import PatchSet
 
 from ..gitio import GitRepo
+from . import docstrings
 
 DOCUMENT_EXTENSIONS = (".md", ".mdx", ".rst", ".adoc", ".txt")
 _PLAIN_TEXT_PAGE = re.compile(r"(?i)(^|/)readme[^/]*\.txt$|^docs?/")  # a .txt elsewhere is data (a test's output)
@@ -96,29 +98,46 @@ def documented(
     withheld: list[str],
     max_lines: int = 30,
 ) -> list[str]:
-    """The paragraphs of the user documentation among `paths` that the change adds to or edits and that name one of
-    `names` (what the tests use), each whole as the verify commit has it, in page order, up to `max_lines` lines in
-    all; a paragraph naming a `withheld` path or file name is left out, and one the pages said before (in other
-    markup, or moved) too. Blank lines separate the paragraphs."""
+    """The paragraphs of the user documentation among `paths` (pages, and source files' docstrings) that the change adds
+    to or edits and that name one of `names` (what the tests use) or document one of them, each whole as the verify
+    commit has it, in page order, up to `max_lines` lines in all; a paragraph naming a `withheld` path or file name is
+    left out, and one the pages said before (in other markup, or moved) too. Blank lines separate the paragraphs."""
     wanted = {name for name in names if len(name) >= 3}
     hidden = {form for path in withheld for form in (path, PurePosixPath(path).name)}
-    pages = [path for path in paths if is_user_documentation(path)]
-    said = _words("\n".join((repo.show(base, path) or b"").decode("utf-8", "replace") for path in pages))
+    pages = [path for path in paths if is_user_documentation(path)] + [
+        path for path in paths if not is_user_documentation(path) and docstrings.readable(path)
+    ]
+    said = _words("\n".join(_page(repo, base, path)[0] for path in pages))
     lines: list[str] = []
     for path in pages:
-        if (page := repo.show(verify, path)) is None:
+        text, owned = _page(repo, verify, path)
+        if not text:
             continue
         patch = repo.run("diff", "--no-color", "--no-ext-diff", base, verify, "--", path, check=False)
-        found = naming(page.decode("utf-8", "replace"), added_line_numbers(patch.decode()), wanted, hidden)
+        mine = {number for number, owner in owned.items() if owner in wanted}
+        found = naming(text, added_line_numbers(patch.decode("utf-8", "replace")), wanted, hidden, mine)
         for unit in _announced(found):
             if f" {_words(chr(10).join(unit))} " in f" {said} ":
                 continue  # said before, in other markup or on another page (loguru's README.rst -> README.md)
-            if path.endswith((".rst", ".txt")):
-                unit = [_plain_rest(line) for line in unit]
+            if path.endswith((".rst", ".txt", ".py")):
+                unit = [_plain_rest(line) if not line.startswith("    ") else line for line in unit]
             if len(lines) + len(unit) + 1 > max_lines:
                 continue  # whole paragraphs only: a shorter one further on may still fit
             lines += ([""] if lines else []) + unit
     return lines
+
+
+def _page(repo: GitRepo, revision: str, path: str) -> tuple[str, dict[int, str]]:
+    """A user page's text, or a source file's docstrings and doc comments as a page (`docstrings.page`) with the
+    lines owned by a definition; empty where the file is not at `revision`."""
+    content = repo.show(revision, path)
+    if content is None:
+        return "", {}
+    text = content.decode("utf-8", "replace")
+    if is_user_documentation(path):
+        return text, {}
+    found = docstrings.page(path, text)
+    return (found.text, found.owned) if found else ("", {})
 
 
 def _announced(paragraphs: list[list[str]]) -> list[list[str]]:
@@ -169,12 +188,14 @@ def _words(text: str) -> str:
     return " ".join(re.findall(r"[a-z0-9]+(?:_+[a-z0-9]+)*", text.lower()))
 
 
-def naming(text: str, added: set[int], names: set[str], hidden: set[str]) -> list[list[str]]:
-    """The prose paragraphs (list items apart) of a page that hold an `added` line and name one of `names` and none
-    of `hidden`, with the changed paragraph a colon leads out of and the paragraph or whole list a colon leads into
-    ("For example:" and its code, "four extra attributes:" and its four items, changed or not). A code block alone
-    is no statement of behaviour (an example edited to a new type is everywhere on a page); a heading alone, a list
-    of links and a page's YAML front matter say nothing."""
+def naming(
+    text: str, added: set[int], names: set[str], hidden: set[str], owned: set[int] = frozenset()
+) -> list[list[str]]:
+    """The prose paragraphs (list items apart) of a page that hold an `added` line and name one of `names` (or hold an
+    `owned` line: a docstring of one of them) and none of `hidden`, with the changed paragraph a colon leads out of and
+    the paragraph or whole list a colon leads into ("For example:" and its code, "four extra attributes:" and its four
+    items, changed or not). A code block alone is no statement of behaviour (an example edited to a new type is
+    everywhere on a page); a heading alone, a list of links and a page's YAML front matter say nothing."""
     page = [line.rstrip() for line in text.split("\n")]
     front = _front_matter(page)
     spans = [
@@ -187,11 +208,11 @@ def naming(text: str, added: set[int], names: set[str], hidden: set[str]) -> lis
     block_of = [place for place, _, _ in spans]  # which paragraph of the page each item or paragraph is in
     chosen = {
         index
-        for index, (paragraph, changed) in enumerate(every)
+        for index, ((paragraph, changed), (_, first, last)) in enumerate(zip(every, spans))
         if changed
         and not _FENCE.match(paragraph[0])
         and _says_something(paragraph)
-        and _code_tokens(paragraph) & names
+        and (_code_tokens(paragraph) & names or any(first <= number <= last for number in owned))
         and not any(form in line for form in hidden for line in paragraph)
     }
     for index in sorted(chosen):

@@ -1,0 +1,130 @@
+"""A changed source file's docstrings and doc comments quoted as documentation: where a library documents in the
+code, the change's own statement of what its tests pin (tabulate's colon_grid example table) reaches the task."""
+
+from __future__ import annotations
+
+from harnessforge.envs import docstrings
+from harnessforge.envs.documentation import documented
+from harnessforge.envs.milestone_interface import refresh_interface
+from harnessforge.examples.builder import RepoBuilder
+from harnessforge.examples.patterns.common import START
+from harnessforge.files import FileClassifier
+from harnessforge.gitio import GitRepo
+from harnessforge.rules import load_rules
+from tests.helpers import milestone_between
+
+TABLES = '''"""Pretty-print tabular data."""
+
+
+def tabulate(rows, tablefmt="simple"):
+    """Format a fixed width table for pretty printing.
+
+    >>> print(tabulate([[1, 2]]))
+    -  -
+    1  2
+    -  -
+
+    "grid" draws a box around every cell.
+%s
+    """
+    # implementation detail: the grid's header rule is drawn with "=" (colon_grid too)
+    return _draw(rows, tablefmt)
+'''
+
+COLON_GRID = """
+    "colon_grid" is similar to "grid" but uses colons only to define
+    columnwise content alignment:
+
+    >>> print(tabulate([["spam", 1]], ["a", "b"], "colon_grid"))
+
+    +------+-----+
+    | a    | b   |
+    +:=====+:====+
+    | spam | 1   |
+    +------+-----+
+"""
+
+
+def test_a_docstring_paragraph_the_change_adds_is_quoted_with_its_example(tmp_path):
+    """tabulate's "Add table format colon_grid": the release note is the whole statement, the docstring paragraph
+    and its example table say what the tests pin. The paragraph and example are quoted (the example as code), the
+    docstring's unchanged paragraphs and the code's comments are not."""
+    builder = RepoBuilder(tmp_path / "repo", START)
+    base = builder.commit("Tables", {"tables.py": TABLES % ""})
+    verify = builder.commit(
+        "Add colon_grid",
+        {
+            "tables.py": TABLES % COLON_GRID,
+            "test_tables.py": "from tables import tabulate\n\ndef test_colon_grid():\n"
+            "    assert tabulate([['a']], tablefmt='colon_grid') == '+---+'\n",
+        },
+    )
+    milestone = milestone_between(
+        base,
+        verify,
+        'Add table format "colon_grid"',
+        'Add table format "colon_grid".',
+        ["tables.py", "test_tables.py"],
+        ["test_tables.py"],
+        ["test_tables.py::test_colon_grid"],
+    )
+    planning = load_rules().planning
+    quoted = refresh_interface(GitRepo(builder.path), milestone, FileClassifier(planning), planning)
+    assert quoted.documentation == [
+        '"colon_grid" is similar to "grid" but uses colons only to define',
+        "columnwise content alignment:",
+        "",
+        '    >>> print(tabulate([["spam", 1]], ["a", "b"], "colon_grid"))',
+        "",
+        "    +------+-----+",
+        "    | a    | b   |",
+        "    +:=====+:====+",
+        "    | spam | 1   |",
+        "    +------+-----+",
+    ]
+    task = quoted.task("hidden")
+    assert "+:=====+:====+" in task and "draws a box" not in task and "implementation detail" not in task
+    assert "tables.py" not in "\n".join(quoted.documentation)  # never where the solution goes
+
+
+def test_a_new_definitions_own_docstring_is_quoted_past_its_first_paragraph(tmp_path):
+    """A new function's docstring documents it without naming it: its first sentence is the interface line, the
+    paragraphs after it are the documentation; an old function's new paragraph that names nothing the tests use is
+    not quoted."""
+    builder = RepoBuilder(tmp_path / "repo", START)
+    old = 'def parse(text):\n    """Parse a version."""\n    return text\n'
+    base = builder.commit("Versions", {"versions.py": old})
+    new = (
+        'def parse(text):\n    """Parse a version.\n\n    Leading spaces are an error.\n    """\n    return text\n\n\n'
+        'def truncate(version, part):\n    """Drop the components lower than `part`.\n\n'
+        '    ``major`` also drops the prerelease and sets minor and patch to 0.\n    """\n    return version\n'
+    )
+    verify = builder.commit("Add truncate", {"versions.py": new})
+    repo = GitRepo(builder.path)
+    found = docstrings.page("versions.py", new)
+    assert found is not None and set(found.owned.values()) == {"parse", "truncate"}
+    quoted = documented(repo, base, verify, ["versions.py"], {"truncate"}, ["versions.py"])
+    assert quoted == ["`major` also drops the prerelease and sets minor and patch to 0."]  # reST literal as code
+    assert documented(repo, base, verify, ["versions.py"], {"other"}, ["versions.py"]) == []
+
+
+def test_go_and_javascript_doc_comments_are_pages_at_the_files_lines():
+    """Doc comments right above a declaration, markers stripped, on the file's own lines; a comment inside a body
+    or apart from any declaration is no documentation."""
+    go = (
+        "package uuid\n\n// NullUUID represents a UUID that may be null.\n//\n"
+        "// An invalid NullUUID marshals to JSON as null.\ntype NullUUID struct {\n\tUUID UUID\n}\n\n"
+        "func f() {\n\t// not documentation\n}\n"
+    )
+    page = docstrings.page("null.go", go)
+    assert page is not None
+    lines = page.text.split("\n")
+    said = ["NullUUID represents a UUID that may be null.", "", "An invalid NullUUID marshals to JSON as null."]
+    assert lines[2:5] == said
+    assert "not documentation" not in page.text and len(lines) == len(go.split("\n"))
+    assert page.owned == {5: "NullUUID"}
+    script = "/**\n * Split a path.\n *\n * Empty segments are kept.\n */\nexport function split(path) {}\n"
+    page = docstrings.page("split.js", script)
+    assert page is not None and page.text.split("\n")[1:4] == ["Split a path.", "", "Empty segments are kept."]
+    assert page.owned == {4: "split"}
+    assert docstrings.page("data.json", "{}") is None and docstrings.page("broken.py", "def (") is None
