@@ -212,7 +212,8 @@ def test_quoted_at_names_and_mention_links_inside_code_are_the_codes():
 
 def test_a_subject_fixing_a_numbered_issue_first_says_what_it_fixes():
     """The tenth held-out reading: tabulate's subjects became "# - exception on empty data with maxcolwidths option",
-    "Fix bug/: SEPARATING_LINE ..." and "... a fix based on" once their references went."""
+    "Fix bug/: SEPARATING_LINE ...", "Bug an earlier fix | `intfmt`: ..." and "... a fix based on" once their
+    references went."""
     assert strip_refs("fix #180 - exception on empty data with maxcolwidths option") == (
         "Fix: exception on empty data with maxcolwidths option"
     )
@@ -222,6 +223,9 @@ def test_a_subject_fixing_a_numbered_issue_first_says_what_it_fixes():
     assert strip_refs("fix #365 - added a regression test and a fix based on pull request #393") == (
         "Fix: added a regression test and a fix"
     )
+    assert strip_refs("Bug fix for issue #318 | `intfmt`: error for strings which contain integer values") == (
+        "Fix: `intfmt`: error for strings which contain integer values"
+    )  # it read "Bug an earlier fix | `intfmt`: ..."
     assert strip_refs("Fix the loop (#12)") == "Fix the loop"  # a fix that says what first keeps its words
 
 

@@ -178,6 +178,32 @@ def test_the_rows_a_tests_table_of_expected_values_gains_are_quoted():
     ]
 
 
+def test_the_values_a_test_names_before_comparing_the_names_are_quoted():
+    """tabulate's `test_..._with_sep_line_...`: `expected = "\\n".join([...])`, `result = tabulate(...)`, then
+    `assert_equal(expected, result)`: the criterion quoted nothing, and the doubled rule the test pins was nowhere.
+    An assignment without a literal, or to any other name, is no check."""
+    source = (
+        "def test_grid_with_sep_line():\n"
+        '    expected = "\\n".join(\n        [\n            "+------+",\n            "+------+",\n        ]\n    )\n'
+        '    result = tabulate(_table, tablefmt="grid")\n'
+        "    rows = make_rows(3)\n"
+        "    result_copy = result\n"
+        "    assert_equal(expected, result)\n"
+    )
+    [span] = declared_tests("test/test_output.py", source)
+    added = set(range(1, 13))
+    assert quoted_checks("test/test_output.py", source, span, added, 6) == [
+        'expected = "\\n".join(["+------+", "+------+"])',
+        'result = tabulate(_table, tablefmt="grid")',
+    ]
+    script = "test('x', () => {\n  const expected = 'a; b'\n  let total = 3\n  expect(join(list)).toBe(expected)\n})\n"
+    [span] = declared_tests("test/join.test.js", script)
+    assert quoted_checks("test/join.test.js", script, span, {2, 3, 4}, 6) == [
+        "const expected = 'a; b'",
+        "expect(join(list)).toBe(expected)",
+    ]
+
+
 def test_a_go_failure_shows_its_subtests_reason_and_where_a_long_dump_differs():
     """toml's eighth-set tasks: `TestToml/decode` failed only because a subtest did, and showed its passing summary
     ("valid: passed 181; failed 0"); a round trip's `have:`/`want:` dump differed in its last line, past the cut."""

@@ -82,12 +82,20 @@ _PARAMETRIZE = re.compile(r"^\s*@pytest\.mark\.parametrize\(")
 _PARAMETER_ROW = re.compile(r"^\s*(?:pytest\.param)?\(.*\),?\s*$")
 
 
+# the value a test computes or expects, named, with the assertion comparing the names (`expected = "\n".join([...])`,
+# `result = tabulate(rows, tablefmt="grid")`, `assert_equal(expected, result)`): the values are in the assignments
+_NAMED_VALUE = re.compile(
+    r"^\s*(?:(?:const|let|var)\s+)?(?:expected|want|result|actual|got|output)\w*\s*(?::[^=]+)?=(?!=)\s*\S", re.I
+)
+
+
 def _is_check(path: str, line: str, statement: str, decorating: bool = False) -> bool:
     """Whether an added line opens a check worth quoting; `decorating`: it is above a Python test's `def`."""
     if not path.endswith(".go"):
         if decorating:
             return _PARAMETER_ROW.match(line) is not None and bool(_LITERAL.search(statement))
-        return _ASSERTION.match(line) is not None
+        named = _NAMED_VALUE.match(line) is not None and not _EXPECTED_TABLE.match(line)
+        return _ASSERTION.match(line) is not None or named and bool(_LITERAL.search(statement))
     if _GO_ASSERT.match(line):
         return bool(_LITERAL.search(statement) or _EDGE.search(statement)) and not _NO_ERROR.search(statement)
     if not _GO_CHECK.match(line) or _GO_UNEXPECTED_ERROR.match(line):

@@ -113,9 +113,10 @@ _MARK = "\x01"  # where a reference stood, while the words around it are tidied
 # a subject that opens with the number it answers: "Issue 1001: fix last()", "Issue 985 -- Add ..."
 _NUMBERED_PREFIX = re.compile(r"^\s*(?:issue|pr|gh)[\s-]*#?\d+\s*(?::|-{1,2}|\u2013|\u2014)\s*", re.I)
 # a subject that fixes a numbered issue before saying what: "fix #180 - exception on empty data", "Fix bug/issue #231:
-# SEPARATING_LINE feature doesn't work" (tabulate's) -> "Fix: exception on empty data"
+# SEPARATING_LINE feature doesn't work", "Bug fix for issue #318 | `intfmt`: error ..." (tabulate's) -> "Fix: ..."
 _FIX_PREFIX = re.compile(
-    r"^\s*(?:fix(?:es|ed)?|close[sd]?|resolve[sd]?)\s+(?:bug\s*/\s*)?(?:issue\s*)?#\d+\s*(?::|-{1,2}|\u2013|\u2014)\s*",
+    r"^\s*(?:bug\s*)?(?:fix(?:es|ed)?|close[sd]?|resolve[sd]?)(?:\s+for)?\s+(?:bug\s*/\s*)?(?:issue\s*)?#\d+\s*"
+    r"(?::|\||-{1,2}|\u2013|\u2014)\s*",
     re.I,
 )
 _REFERENCE_WORDS = r"see|issues?|prs?|pull requests?|pulls?|fix(?:es)?|closes?|refs?|thanks(?: to)?|by|h/t|via"
