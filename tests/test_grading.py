@@ -235,6 +235,34 @@ def test_validation_asks_for_the_graded_parts_and_names_the_others_as_context():
     assert "weak_acceptance" in none["flags"] and none["title"] == "Deprecate `old()`; Typing for `Schema` (+1 more)"
 
 
+def test_a_mocha_id_of_joined_titles_covers_the_headline_its_test_title_names():
+    """pillarjs/router (the eleventh held-out set): mocha ids a test `test/router.js::Router .all(path, fn) should not
+    stack overflow ...` (its suites' titles and its own, joined), the diff declares the title alone; every headline
+    was `untested`, every task held back as `weak_acceptance`. A title is covered by an id ending in it, whole."""
+    from harnessforge.envs.classification import untested_headlines
+    from harnessforge.models.plan import Headline
+
+    headlines = [
+        Headline(
+            text="Fix hanging on large stack of sync routes",
+            commits=[],
+            test_files=[],
+            tests=["should not stack overflow"],
+        ),
+        Headline(
+            text="Fix routing requests without method", commits=[], test_files=[], tests=["should route without method"]
+        ),
+    ]
+    graded = ["test/router.js::Router .all(path, fn) should not stack overflow"]
+    files = lambda test: [test.split("::")[0]]  # noqa: E731
+    assert untested_headlines(headlines, graded, files) == ["Fix routing requests without method"]
+    assert untested_headlines(headlines, ["test/router.js::Router .all(path, fn) x should not stack"], files) == [
+        "Fix hanging on large stack of sync routes",
+        "Fix routing requests without method",
+    ]  # a title inside another is no match
+    assert untested_headlines(headlines[:1], ["test/router.js::should not stack overflow"], files) == []
+
+
 def test_a_part_named_only_as_context_gives_no_first_hint():
     """python-dotenv: the zipfile task's first hint was the unrelated rewrite() fix's commit subject."""
     from types import SimpleNamespace
