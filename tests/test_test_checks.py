@@ -204,6 +204,24 @@ def test_the_values_a_test_names_before_comparing_the_names_are_quoted():
     ]
 
 
+def test_a_comment_inside_a_quoted_statement_does_not_swallow_the_rest():
+    """freezegun's parametrize list with a comment after each row read `(['threading'], # example from docs [], #
+    ignore nothing)` once joined onto one line: not code. A `#` or `//` inside a string stays."""
+    source = (
+        "@pytest.mark.parametrize('ignorelist', (\n"
+        "    ['threading', 'tensorflow'],  # example from docs\n"
+        "    [],  # ignore nothing\n"
+        "))\n"
+        "def test_ignore(ignorelist):\n"
+        "    assert configure(ignorelist) == '# not a comment // either'  # this is\n"
+    )
+    [span] = declared_tests("tests/test_configure.py", source)
+    assert quoted_checks("tests/test_configure.py", source, span, set(range(1, 7)), 6) == [
+        "@pytest.mark.parametrize('ignorelist', (['threading', 'tensorflow'], []))",
+        "assert configure(ignorelist) == '# not a comment // either'",
+    ]
+
+
 def test_a_go_failure_shows_its_subtests_reason_and_where_a_long_dump_differs():
     """toml's eighth-set tasks: `TestToml/decode` failed only because a subtest did, and showed its passing summary
     ("valid: passed 181; failed 0"); a round trip's `have:`/`want:` dump differed in its last line, past the cut."""

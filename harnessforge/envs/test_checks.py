@@ -41,7 +41,7 @@ def whole_statement(lines: list[str], start: int, last: int, reach: int = 8) -> 
     as they are: the layout a test expects is exact."""
     text, depth, quoted, spanning = "", 0, False, False
     for number in range(start, min(last, start + reach) + 1):
-        raw = lines[number - 1]
+        raw = lines[number - 1] if quoted else _without_comment(lines[number - 1])
         pieces = _MULTILINE_QUOTES.split(raw)
         code = "".join(pieces[1 if quoted else 0 :: 2])  # brackets inside a string do not count
         depth += sum(code.count(opening) for opening in "([{") - sum(code.count(closing) for closing in ")]}")
@@ -55,6 +55,20 @@ def whole_statement(lines: list[str], start: int, last: int, reach: int = 8) -> 
         text = " ".join(text.removesuffix(":").split())
         return re.sub(r",?\s+([)\]}])", r"\1", re.sub(r"([(\[{])\s+", r"\1", text))
     return ""  # never closes within reach: not quotable
+
+
+def _without_comment(line: str) -> str:
+    """The line without its trailing comment (`# ...`, `// ...` after a blank, outside any string): joined onto one
+    line, a comment would swallow the rest of the statement (freezegun's `([...], # example from docs [], ...)`)."""
+    quote = ""
+    for at, character in enumerate(line):
+        if quote:
+            quote = "" if character == quote and line[at - 1] != "\\" else quote
+        elif character in "\"'`":
+            quote = character
+        elif (at == 0 or line[at - 1] in " \t") and (line.startswith("# ", at) or line.startswith("//", at)):
+            return line[:at].rstrip()
+    return line
 
 
 # Go has no assert statement: a check is an `if` whose block reports (`t.Errorf`), a row of a test table, or the
