@@ -105,6 +105,20 @@ def test_a_quoted_paragraph_brings_the_example_its_colon_introduces():
     assert blocks("a\nb\n\n```\nx\n\ny\n```\nc\n") == [(1, 2), (4, 8), (9, 9)]
 
 
+def test_a_paragraph_about_the_example_above_it_comes_with_the_example():
+    """sprig's `all`/`any` docs: "The above returns `false`." was quoted alone, after nothing."""
+    page = (
+        '# Conditions\n\n## any\n\n```\nany "foo" "" 0\n```\n\n'
+        "The above returns `true`; `any` is true when one argument is not empty.\n"
+    )
+    lines = page.split("\n")
+    added = set(range(3, len(lines) + 1))
+    assert naming(page, added, {"any"}, set()) == [
+        ["```", 'any "foo" "" 0', "```"],
+        ["The above returns `true`; `any` is true when one argument is not empty."],
+    ]
+
+
 def test_only_pages_users_read_are_documentation():
     assert is_user_documentation("README.md") and is_user_documentation("site/content/completions/_index.md")
     assert is_user_documentation("docs/usage.rst")

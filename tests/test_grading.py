@@ -231,6 +231,9 @@ def test_validation_asks_for_the_graded_parts_and_names_the_others_as_context():
         "`t/test_many.py::test_many_by_default`: many",
     ]
     assert "untested_features" in update["flags"] and "weak_acceptance" not in update["flags"]
+    parts[1] = parts[1].model_copy(update={"housekeeping": True})  # freezegun's "Improved static typing definitions"
+    quiet = regraded(milestone.model_copy(update={"parts": parts}), ungraded)
+    assert "Also in this change, not graded and not part of this task: Deprecate `old()`." in quiet["description"]
     none = regraded(milestone, [0, 1, 2])
     assert "weak_acceptance" in none["flags"] and none["title"] == "Deprecate `old()`; Typing for `Schema` (+1 more)"
 

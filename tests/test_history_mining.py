@@ -220,7 +220,7 @@ def test_pr_attribution_styles_and_interleaved_branches(tmp_path):
 def test_a_merge_without_its_prs_title_is_named_by_the_prs_first_commit(tmp_path):
     """prettytable 3.10: `Merge pull request #299 from av-guy/bugfix-colortable-290` with no body; the task's whole
     statement read "Merge from av-guy/bugfix-colortable-290". The branch's first commit says the work (a merge of
-    the mainline into the branch says nothing)."""
+    the mainline into the branch says nothing); nor does a merge whose body is only its trailer."""
     builder = _repo(tmp_path)
     start = builder.commit("init", {"a.py": "1\n"})
     builder.git("checkout", "-q", "-b", "fix")
@@ -238,6 +238,17 @@ def test_a_merge_without_its_prs_title_is_named_by_the_prs_first_commit(tmp_path
         299,
         "merge",
         "Fix ColorTable title width with ANSI junctions",
+    )
+    builder.git("checkout", "-q", "-b", "any")
+    builder.commit("Add all/any for evaluating multiple conditions", {"c.py": "1\n"})
+    builder.git("checkout", "-q", "main")
+    message = "Merge pull request #268 from phuslu/master\n\nSigned-off-by: Matt Farina <matt@mattfarina.com>"
+    builder.git("merge", "-q", "--no-ff", "any", "-m", message)  # sprig's: a trailer is no title (eleventh set)
+    units = attribute(repo, repo.first_parent_log(start, "HEAD"), start)
+    assert (units[-1].pr, units[-1].title, units[-1].body) == (
+        268,
+        "Add all/any for evaluating multiple conditions",
+        "",
     )
 
 

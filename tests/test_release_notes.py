@@ -317,6 +317,12 @@ def test_markup_residue_and_branch_names_a_reader_saw_are_found():
         ("Ruff linter and formatter changes", True),
         ("Update dependecies and lint", True),
         ("Test improvements", True),
+        ("Fixed the release number in the build", True),  # freezegun's, asked under a feature (eleventh set)
+        ("Improved static typing definitions", True),  # the eleventh set's context lines
+        ("Fix types", True),
+        ("Modernize source with pyupgrade", True),
+        ("Updating location of mergo", True),
+        ("Fix type coercion of header values", False),
         ("Annotate PyJWKSet.keys for pyright", True),
         ("Typing: replace type with a metaclass for Schema and Field.", True),
         ("Switch back to development.", True),

@@ -672,6 +672,11 @@ def test_a_test_method_named_by_its_class_too_when_no_docstring_says_it():
     go = "package toml\n\nfunc TestToml(t *testing.T) {\n\trunSuite(t)\n}\n"
     [span] = declared_tests("toml_test.go", go)
     assert criterion("toml_test.go", go, span) == "`toml_test.go::TestToml`"
+    # sprig's "NOTE(bacongobbler): this test is really _slow_ ...": a note to maintainers says nothing it checks
+    noted = "package sprig\n\n// NOTE(bacongobbler): this test is really _slow_.\n"
+    noted += "func TestGenPrivateKey(t *testing.T) {\n}\n"
+    [span] = declared_tests("crypto_test.go", noted)
+    assert criterion("crypto_test.go", noted, span) == "`crypto_test.go::TestGenPrivateKey`: gen private key"
 
 
 def test_undescribed_work_speaks_only_when_tested_and_no_refactor_and_housekeeping_titles_never():

@@ -215,6 +215,7 @@ def naming(
         and (_code_tokens(paragraph) & names or any(first <= number <= last for number in owned))
         and not any(form in line for form in hidden for line in paragraph)
     }
+    chosen |= {index - 1 for index in chosen if index > 0 and _REFERS_BACK.match(every[index][0][0])}
     for index in sorted(chosen):
         if index > 0 and every[index - 1][1] and every[index - 1][0][-1].endswith(":"):
             chosen.add(index - 1)
@@ -227,6 +228,12 @@ def naming(
                 chosen.add(following)
                 following += 1
     return [every[index][0] for index in sorted(chosen)]
+
+
+# a paragraph about the one before it ("The above returns `false`."): quoted alone it points at nothing
+_REFERS_BACK = re.compile(
+    r"^\s*(?:the (?:example |code |snippet )?above|above,|in the (?:above )?example|the previous)\b", re.I
+)
 
 
 def _margin(paragraph: list[str]) -> int:

@@ -26,11 +26,8 @@ from ..text_lint import text_problems
 from .describe import Withholding
 from .kinds import KindReader
 from .markup import render
-from .pulls import Unit
+from .pulls import Unit, without_trailers
 from .refs import strip_refs
-
-# Lines of a commit message that say nothing about the change: trailers, bare references.
-_TRAILER = re.compile(r"^\s*(?:[\w-]+-by|change-id)\s*:|^\s*\(?cherry picked from", re.I)
 
 
 def _unit_ref(unit: Unit) -> str:
@@ -43,7 +40,7 @@ def _normal(text: str) -> str:
 
 def _message_text(body: str) -> str:
     """A commit message body without trailers and lines that are only references ("Closes #3")."""
-    kept = [line for line in body.strip().splitlines() if not _TRAILER.match(line)]
+    kept = without_trailers(body).splitlines()
     kept = [line for line in kept if _normal(line) or not line.strip()]
     return "\n".join(kept).strip()
 

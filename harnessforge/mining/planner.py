@@ -147,6 +147,7 @@ def _milestone(
     task = describe(features, withholding, lambda words: kinds.is_housekeeping(words, subject=True))
     sources = [(group.infos, group.entries) for group in groups] + [([info], info.entries) for info in backports]
     parts = task_parts(task, sources, ctx.classify, ctx.diffs, ctx.repo)
+    parts = [part.model_copy(update={"housekeeping": kinds.is_housekeeping(part.name, subject=True)}) for part in parts]
     # an entry an earlier milestone presented (a fix merged back from a maintenance branch, placed twice) is that
     # milestone's: said again here, it would be asked twice or named as this task's context
     fresh = [part for part in parts if part.name.lower() not in ctx.said]

@@ -76,13 +76,22 @@ class Unit:
         )
 
 
+# Lines of a commit message that say nothing about the change: trailers ("Signed-off-by: ...", "Change-Id: ..."),
+# a cherry-pick's note. A merge whose body is only its trailer has no title of its own.
+TRAILER = re.compile(r"^\s*(?:[\w-]+-by|change-id)\s*:|^\s*\(?cherry picked from", re.I)
+
+
+def without_trailers(body: str) -> str:
+    return "\n".join(line for line in body.strip().splitlines() if not TRAILER.match(line)).strip()
+
+
 def _classify(commit: Commit) -> tuple[int | None, str, str, str]:
     """(pr, kind, title, body) of a mainline commit."""
     if commit.is_merge:
         for pattern in MERGE_PR:
             match = pattern.match(commit.subject)
             if match:
-                title, _, body = commit.body.partition("\n\n")
+                title, _, body = without_trailers(commit.body).partition("\n\n")
                 return int(match[1]), "merge", title.strip() or commit.subject, body.strip()
         match = GITLAB_MR.search(commit.body)
         if match:

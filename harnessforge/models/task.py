@@ -40,6 +40,9 @@ class TaskPart(Model):
         None, description="Its work kind by its commits and entries: feature, performance, bug fix, refactor."
     )
     seed: bool = Field(True, description="Release notes (or a PR) describe it: it may title the milestone.")
+    housekeeping: bool = Field(
+        False, description="Its name says housekeeping (typing, CI, dependencies): not named as context when not asked."
+    )
     tested: bool = Field(False, description="Its commits changed a test file: a test can grade it.")
     graded: bool | None = Field(
         None, description="Set by `validate`: a graded FAIL_TO_PASS test is its own (None: not validated yet)."
@@ -128,7 +131,9 @@ def compose(parts: list[TaskPart], release: str | None) -> Composed:
         lines += [f"- {part.heading}" for part in bare]
         for part in full:
             lines += ["", f"### {part.heading}", "", *part.body] if part.heading else ["", *part.body]
-    context = [parts[index].name for index in range(len(parts)) if index not in wanted]
+    context = [
+        parts[index].name for index in range(len(parts)) if index not in wanted and not parts[index].housekeeping
+    ]
     context = list(dict.fromkeys(context + [aside for index in wanted for aside in parts[index].asides]))
     context = [name.rstrip(".") for name in context if name and not _NAMES_NOTHING.match(name)]
     if context:

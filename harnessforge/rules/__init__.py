@@ -268,7 +268,7 @@ class PlanningRules(Model):
         "quotes: the paragraphs naming what its tests use, whole (0: none).",
     )
     min_statement_words: int = Field(
-        default=8,
+        default=3,
         ge=0,
         description="A task whose statement (its What to build, quoted documentation and interface lines) has fewer "
         "words is held back from the Dev: a title alone cannot say what its tests check (0: never).",
