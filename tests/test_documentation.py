@@ -119,6 +119,18 @@ def test_a_paragraph_about_the_example_above_it_comes_with_the_example():
     ]
 
 
+def test_an_indented_code_block_is_no_statement_alone():
+    """responses' README: the asserts closing a reST code block were quoted under an unrelated paragraph, without
+    the setup above them and without a fence."""
+    page = (
+        "Calls\n-----\n\n`Request` object has `calls` list.\n\n.. code-block:: python\n\n"
+        "    rsp = responses.get(url)\n\n    assert rsp.call_count == 1\n"
+    )
+    lines = page.split("\n")
+    added = {lines.index(line) + 1 for line in lines if "call" in line}
+    assert naming(page, added, {"call_count", "calls"}, set()) == [["`Request` object has `calls` list."]]
+
+
 def test_only_pages_users_read_are_documentation():
     assert is_user_documentation("README.md") and is_user_documentation("site/content/completions/_index.md")
     assert is_user_documentation("docs/usage.rst")

@@ -524,6 +524,10 @@ def test_the_interface_names_a_changed_signature_the_tests_call_and_not_a_tables
         "(was `func HostHandler(key string) func()`) — HostHandler adds the host."
     )
     assert items["cases"].signature == "cases"  # the table's rows are the Dev's to write, not a cut literal
+    from harnessforge.envs.interface import _changed
+
+    assert not _changed("function param(name, fn)", "function param (name, fn)")  # router's lint: spacing only
+    assert _changed("function param(name, fn)", "function param(name, fn, options)")
 
 
 def quoted(path: str, source: str, test: str, limit: int, new_values: int = 0) -> list[str]:

@@ -211,6 +211,7 @@ def naming(
         for index, ((paragraph, changed), (_, first, last)) in enumerate(zip(every, spans))
         if changed
         and not _FENCE.match(paragraph[0])
+        and _margin(paragraph) < 4  # an indented block is code too (reST's, Markdown's): quoted only as announced
         and _says_something(paragraph)
         and (_code_tokens(paragraph) & names or any(first <= number <= last for number in owned))
         and not any(form in line for form in hidden for line in paragraph)
