@@ -8,7 +8,8 @@ from __future__ import annotations
 
 import pytest
 
-from harnessforge.envs.classification import classify, collateral, set_aside
+from harnessforge.envs.classification import classify
+from harnessforge.envs.collateral import collateral, set_aside
 from harnessforge.envs.environment import validate
 from harnessforge.envs.validation import summary
 from harnessforge.examples.patterns import build_pattern
@@ -138,6 +139,28 @@ def test_collateral_tests_leave_grading_unless_nothing_else_is_fail_to_pass():
     assert (
         summary(None, candidates, graded) == "2 candidates: 2 FAIL_TO_PASS (1 of them collateral, graded by the rules)"
     )
+
+
+def test_a_crowd_of_unchanged_tests_failing_alike_on_a_moved_dependency_is_collateral():
+    """pillarjs/router (eleventh held-out set): array-flatten 3 in the image made 684 old tests fail "flatten is not
+    a function" at base until two `require` lines changed; all were graded. With `crowd` (the milestone moves a
+    dependency) such a crowd is collateral; fewer tests alike, a changed test, or no dependency moved: graded."""
+    broken = "flatten is not a function\nTypeError: flatten is not a function"
+    old = [f"test/router.js::Router old {number}" for number in range(12)]
+    tests = [*old, "test/router.js::Router new"]
+    messages = {test: broken for test in old} | {"test/router.js::Router new": "AssertionError: 1 == 2"}
+    base = [run({test: "failed" for test in tests}, messages)] * 2
+    unchanged = lambda test: test == "test/router.js::Router new"  # noqa: E731
+    found = collateral(tests, base, file_of, unchanged, crowd=10)
+    assert sorted(found) == sorted(old)
+    assert (
+        found[old[0]] == "fails at base as 11 others do, on a moved dependency (TypeError: flatten is not a function)"
+    )
+    assert collateral(tests, base, file_of, unchanged, crowd=0) == {}  # no dependency moved
+    assert collateral(tests, base, file_of, unchanged, crowd=13) == {}  # not a crowd
+    assert collateral(tests, base, file_of, lambda test: True, crowd=10) == {}  # the milestone changed them all
+    varied = [run({test: "failed" for test in tests}, messages), run({test: "failed" for test in tests}, {})]
+    assert collateral(tests, varied, file_of, unchanged, crowd=10) == {}  # not the same failure in every run
 
 
 # ---- the private-import pattern repository, planned and validated in the local sandbox ------------------

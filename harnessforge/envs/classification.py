@@ -12,7 +12,7 @@ import posixpath
 import re
 from collections import Counter
 from collections.abc import Callable
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 
 from ..models.env import EnvErrorReason, TestRun, TestStatus
 from ..models.plan import AcceptanceCriterion, Headline, Milestone, title_headlines
@@ -177,100 +177,6 @@ def run_dependent(runs: list[TestRun]) -> set[str]:
             if found and re.search(r"\d", found[0]):
                 shapes.setdefault(test[: found.start()] + re.sub(r"\d+", "#", found[0]), set()).add(test)
     return {test for tests in shapes.values() if len(tests) > 1 and not tests & every for test in tests}
-
-
-# A failure on a name the milestone adds that no user calls: `cannot import name '_flag'`, `module 'x' has no
-# attribute '_y'`, `_parse() takes 2 positional arguments` (dunder names such as `__init__` are public API).
-_PRIVATE_NAME = re.compile(r"\b(?:ImportError|AttributeError|NameError|TypeError)\b.*?(?:'_(?!_)\w*'|\b_(?!_)\w*\(\))")
-
-
-def _last_line(message: str) -> str:
-    lines = [line.strip() for line in message.strip().splitlines() if line.strip()]
-    return lines[-1][:200] if lines else ""
-
-
-def _load_failure(test: str, base_runs: list[TestRun], file_of: Callable[[str], str]) -> str | None:
-    """Why a test fails at base without running its own check (None when it ran and failed)."""
-    reasons = set()
-    for run in base_runs:
-        where = file_of(test)
-        if run.status(test) == "missing" and where in run.collect_errors:
-            said = _last_line(run.messages.get(where, ""))
-            reasons.add(f"{where} does not load at base" + (f" ({said})" if said else ""))
-        elif _PRIVATE_NAME.search(run.messages.get(test, "")):
-            reasons.add(f"fails at base on a private name ({_last_line(run.messages[test])})")
-        else:
-            return None
-    return min(reasons) if reasons else None
-
-
-# A module's load failure that no task can state: an import of a module outside the project (a test helper kept
-# beside the tests' configuration), or a marker the project's test configuration registers.
-_INFRASTRUCTURE = re.compile(
-    r"^E\s+(?:ModuleNotFoundError: No module named '(?P<missing>[\w.]+)'"
-    r"|ImportError: cannot import name '\w+' from '(?P<source>[\w.]+)'"
-    r"|pytest\.PytestUnknownMarkWarning: )"
-)
-
-
-def _outside_packages(test: str, base_runs: list[TestRun], file_of: Callable[[str], str], packages: list[str]):
-    """Why a test fails at base on test infrastructure (None when it does not): in every base run its file does
-    not load on a module outside the project's `packages` or an unregistered marker, and no frame of its
-    traceback is in the project (a call into the package with a new argument is the work itself)."""
-    if not packages:
-        return None
-    reasons = set()
-    for run in base_runs:
-        where = file_of(test)
-        lines = run.messages.get(where, "").splitlines()
-        errors = [found for line in lines if (found := _INFRASTRUCTURE.match(line))]
-        if run.status(test) != "missing" or where not in run.collect_errors or len(errors) != 1:
-            return None
-        module = errors[0]["missing"] or errors[0]["source"] or ""
-        frames = [line.split(":", 1)[0] for line in lines if _FRAME.match(line)]
-        inside = [
-            name
-            for name in packages
-            if module.split(".")[0] == name or any(f"/{name}/" in f"/{frame}" for frame in frames)
-        ]
-        if inside:
-            return None
-        reasons.add(f"{where} does not load at base, on test infrastructure ({errors[0].string.strip()[:200]})")
-    return min(reasons) if reasons else None
-
-
-_FRAME = re.compile(r"^\S+\.py:\d+: in ")  # a traceback frame of pytest's report: `src/pkg/mod.py:12: in f`
-
-
-def collateral(
-    fail_to_pass: list[str],
-    base_runs: list[TestRun],
-    file_of: Callable[[str], str],
-    changed: Callable[[str], bool],
-    packages: list[str] = (),
-) -> dict[str, str]:
-    """FAIL_TO_PASS tests that prove nothing of the milestone (test -> why): the milestone left the test's
-    own lines alone (`changed` is the static trace), and at base it fails only because its file does not
-    load (a collection or build error) or on a private name the milestone adds; or, changed or not, its file
-    does not load at base for a reason outside the project's `packages` (Python's import names)."""
-    found = {}
-    for test in fail_to_pass:
-        if not changed(test) and (why := _load_failure(test, base_runs, file_of)):
-            found[test] = why
-        elif why := _outside_packages(test, base_runs, file_of, list(packages)):
-            found[test] = why
-    return found
-
-
-def set_aside(classification: Classification, collateral_tests: dict[str, str], leave_out: bool) -> Classification:
-    """The classification with its collateral tests recorded and, with `leave_out`, out of grading, each with
-    its reason in `rejected`; they stay when nothing else is FAIL_TO_PASS (then they are all it has)."""
-    kept = [test for test in classification.fail_to_pass if test not in collateral_tests]
-    recorded = replace(classification, collateral=sorted(collateral_tests))
-    if not leave_out or not kept:
-        return recorded
-    rejected = {**classification.rejected, **{test: f"collateral: {why}" for test, why in collateral_tests.items()}}
-    return replace(recorded, fail_to_pass=kept, rejected=rejected)
 
 
 def uncovered(items: list, graded: list[str], files_of: Callable[[str], list[str]]) -> list[int]:

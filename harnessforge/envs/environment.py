@@ -327,8 +327,8 @@ def _held_back_when_collateral(milestone: Milestone, validation: Validation, col
     if collateral_tests != "set_aside" or not set(validation.fail_to_pass) <= set(validation.collateral):
         return milestone
     reason = (
-        f"collateral: its {len(validation.fail_to_pass)} FAIL_TO_PASS tests all fail at base only to load or on a "
-        "private name: they check nothing its task states"
+        f"collateral: its {len(validation.fail_to_pass)} FAIL_TO_PASS tests all fail at base only to load, on a "
+        "private name or on a moved dependency: they check nothing its task states"
     )
     return milestone.model_copy(update={"held_back": [*milestone.held_back, reason]})
 

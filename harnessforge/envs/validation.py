@@ -19,17 +19,16 @@ from .classification import (
     Classification,
     candidate_tests,
     classify,
-    collateral,
     excluded_candidates,
     owner_files,
     run_problem,
-    set_aside,
     static_ids,
     unbuilt_tests,
     uncovered,
     unloaded_elsewhere,
     untested_headlines,
 )
+from .collateral import collateral, set_aside
 from .declared_tests import declared_tests
 from .runners import run_with_reports, runner
 from .sandbox import Sandbox
@@ -174,7 +173,10 @@ def validate_milestone(
     verdict = classify(
         found.tests, base_runs, verify_runs, file_of, env.max_pass_to_pass, found.excluded, reference_runs
     )
-    collateral_tests = collateral(verdict.fail_to_pass, base_runs, file_of, found.changed.__contains__, recipe.packages)
+    crowd = env.collateral_crowd if milestone.dependencies else 0  # the image holds the verify commit's
+    collateral_tests = collateral(
+        verdict.fail_to_pass, base_runs, file_of, found.changed.__contains__, recipe.packages, crowd
+    )
     verdict = set_aside(verdict, collateral_tests, leave_out=env.collateral_tests == "set_aside")
     graded = [test for test in verdict.fail_to_pass if test not in verdict.collateral]
     owners = lambda test: found.owners.get(test, [])  # noqa: E731

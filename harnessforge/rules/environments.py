@@ -40,6 +40,12 @@ class EnvRules(Model):
         " above this many tests on a sample of this many (by a hash of the test id); 0: no whole-suite check",
     )
     collateral_tests: CollateralTests = "set_aside"
+    collateral_crowd: int = Field(
+        10,
+        ge=0,
+        description="In a milestone that moves a dependency, this many unchanged FAIL_TO_PASS tests failing at base "
+        "with one message are collateral: the dependency broke the old code, no task states that (0: never)",
+    )
     merge_untested: list[Literal["no_fail_to_pass", "does_not_reproduce", "env_error"]] = Field(
         ["no_fail_to_pass", "does_not_reproduce"],
         description="Verdicts that merge a milestone into the next one (nothing grades it); [] keeps every one.",
