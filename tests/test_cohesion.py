@@ -137,3 +137,22 @@ def test_footprints_name_the_definitions_a_change_touches():
     assert shared({"conf.xyz:*"}, {"conf.xyz:x"}) == {"conf.xyz:*"}
     broken = footprint({"pkg/bad.py": [1]}, ["pkg/bad.py"], lambda path: "def (:\n")
     assert broken == {"pkg/bad.py:*"}  # a file that does not parse counts whole
+
+
+def test_entries_inserted_side_by_side_into_a_table_relate_nothing():
+    """sprig (the eleventh held-out set): every template function adds one line to `genericMap`, so htpasswd and
+    duration "shared code" and grew one grab-bag. Lines inserted into a table are that entry only; a changed line
+    of the table (an entry edited or removed) or of a function is still the definition itself."""
+    go = 'package sprig\n\nvar genericMap = map[string]interface{}{\n\t"htpasswd": htpasswd,\n'
+    go += '\t"duration": duration,\n}\n'
+    go += "\nfunc render(s string) string {\n\treturn s\n}\n"
+    python = "TABLE = {\n    'a': 1,\n    'b': 2,\n}\n"
+    files = {"functions.go": go, "table.py": python}
+    first = footprint({"functions.go": [4]}, ["functions.go"], files.get, {"functions.go": [4]})
+    second = footprint({"functions.go": [5]}, ["functions.go"], files.get, {"functions.go": [5]})
+    assert first == {"functions.go:genericMap+"} and shared(first, second) == set()
+    edited = footprint({"functions.go": [5]}, ["functions.go"], files.get)  # the hunk removed a line too
+    assert shared(edited, footprint({"functions.go": [4]}, ["functions.go"], files.get)) == {"functions.go:genericMap"}
+    inside = footprint({"functions.go": [9]}, ["functions.go"], files.get, {"functions.go": [9]})
+    assert inside == {"functions.go:render"}  # lines inserted into a function are a change of it
+    assert footprint({"table.py": [3]}, ["table.py"], files.get, {"table.py": [3]}) == {"table.py:TABLE+"}

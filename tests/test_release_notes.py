@@ -322,6 +322,7 @@ def test_markup_residue_and_branch_names_a_reader_saw_are_found():
         ("Fix types", True),
         ("Modernize source with pyupgrade", True),
         ("Updating location of mergo", True),
+        ("This is a re-release of 3.2.1 to satisfy something with the Go module system", True),
         ("Fix type coercion of header values", False),
         ("Annotate PyJWKSet.keys for pyright", True),
         ("Typing: replace type with a metaclass for Schema and Field.", True),

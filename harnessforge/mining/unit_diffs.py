@@ -26,6 +26,7 @@ class UnitDiff:
     added: dict[str, list[str]] = field(default_factory=dict)
     removed: dict[str, list[str]] = field(default_factory=dict)
     touched: dict[str, list[int]] = field(default_factory=dict)  # the lines each hunk spans in the unit's file
+    inserted: dict[str, list[int]] = field(default_factory=dict)  # those of hunks that remove nothing
     unreadable: bool = False
 
     def lines(self, path: str) -> list[str]:
@@ -49,6 +50,8 @@ def unit_diff(repo: GitRepo, unit: Unit) -> UnitDiff:
         for hunk in patched:
             lines = range(hunk.target_start, hunk.target_start + max(hunk.target_length, 1))
             diff.touched.setdefault(path, []).extend(lines)
+            if not hunk.source_length:
+                diff.inserted.setdefault(path, []).extend(lines)
             for line in hunk:
                 if line.is_added:
                     diff.added.setdefault(path, []).append(line.value.rstrip("\n"))
