@@ -116,7 +116,8 @@ def _signature(node: Node) -> str:
     body = _body(node)
     end = body.start_byte if body is not None else node.end_byte
     text = node.text[: end - node.start_byte].decode("utf-8", "replace")
-    return " ".join(text.split()).rstrip("{ =;")[:160]
+    text = re.sub(r"([(\[{])\s+|\s+([)\]}])", lambda found: found[1] or found[2], " ".join(text.split()))
+    return text.rstrip("{ =;")[:160]  # `func F(\n\traw Hook,\n) error` -> `func F(raw Hook,) error`
 
 
 def _doc(node: Node) -> str:

@@ -199,6 +199,12 @@ def test_quoted_at_names_and_mention_links_inside_code_are_the_codes():
     """The ninth held-out reading: gjson's 'adds the "@dig" modifier' and "such as '@hello'" lost their names as if
     they were people; xmltodict's changelog tool had linked `@xmlns`, inside a code span, to a GitHub user."""
     assert render('This commit adds the "@dig" modifier.', "markdown").text == 'This commit adds the "@dig" modifier.'
+    # dacite's "[PEP 604]" (a shortcut reference whose target is further down the changelog): its words; an index
+    # (`list[int]`) and a task box keep their brackets (a real link reads as its text, as before)
+    shortcut = "Support [PEP 604] unions through `types.UnionType` and list[int]; - [ ] [docs](https://x.io)"
+    assert render(shortcut, "markdown").text == (
+        "Support PEP 604 unions through `types.UnionType` and list[int]; - [ ] docs"
+    )
     assert strip_refs("path components such as '@hello' return 0") == "path components such as '@hello' return 0"
     rendered = render("attach `[@xmlns](https://github.com/xmlns)` to the declaring element", "markdown")
     assert rendered.text == "attach `@xmlns` to the declaring element" and rendered.problems == []
@@ -227,6 +233,10 @@ def test_a_subject_fixing_a_numbered_issue_first_says_what_it_fixes():
         "Fix: `intfmt`: error for strings which contain integer values"
     )  # it read "Bug an earlier fix | `intfmt`: ..."
     assert strip_refs("Fix the loop (#12)") == "Fix the loop"  # a fix that says what first keeps its words
+    assert (
+        strip_refs("Do not suppress KeyError in type hooks. Fixes #140.") == "Do not suppress KeyError in type hooks."
+    )
+    assert strip_refs("Wait for it... see #3.") == "Wait for it..."  # an ellipsis is the author's
 
 
 def test_an_authors_own_words_are_no_residue():
@@ -322,6 +332,7 @@ def test_markup_residue_and_branch_names_a_reader_saw_are_found():
         ("Fix types", True),
         ("Modernize source with pyupgrade", True),
         ("Updating location of mergo", True),
+        ("Move all project related data from setup.cfg to pyproject.toml", True),  # python-semver (twelfth set)
         ("This is a re-release of 3.2.1 to satisfy something with the Go module system", True),
         ("Fix type coercion of header values", False),
         ("Annotate PyJWKSet.keys for pyright", True),

@@ -69,6 +69,11 @@ def test_go_methods_are_named_by_their_receiver_and_rust_methods_by_their_impl()
     found = {definition.name: definition for definition in syntax.definitions("m.go", go)}
     assert found["Router.Handle"].doc == "Handle routes." and found["Router.Handle"].kind == "method"
     assert found["Router"].signature == "Router[T any] struct" and "Router.name" in found
+    wrapped = (
+        "package m\n\nfunc Exec(\n\traw Hook,\n\tto reflect.Value,\n) (interface{}, error) {\n\treturn nil, nil\n}\n"
+    )
+    (exec_,) = syntax.definitions("m.go", wrapped)  # mapstructure's read `func Exec( raw Hook, ...`
+    assert exec_.signature == "func Exec(raw Hook, to reflect.Value,) (interface{}, error)"
     rust = "impl<T> Foo<T> {\n    pub fn new() -> Self { Foo }\n}\nmod tests {\n    fn helper() {}\n}\n"
     kinds = {definition.name: definition.kind for definition in syntax.definitions("src/lib.rs", rust)}
     assert kinds == {"Foo.new": "method", "tests.helper": "function"}

@@ -382,9 +382,10 @@ def test_the_task_names_the_interface_the_tests_use_and_what_they_check(acme):
     assert "empty field in" in names and names["empty field in"].kind == "message"
     task = milestone.task()
     assert "## What to build" in task and "## Interface" in task and "## Acceptance criteria" in task
-    assert (  # what the test checks: its docstring, and the assertions it adds, each whole on one line
+    assert (  # what the test checks: its docstring, and the assertions it adds, each whole on one line (a `with
+        # pytest.raises` with the call that raises: python-semver's read `with pytest.raises(TypeError)` alone)
         "`tests/test_strict.py::test_strict_parse_rejects_empty_fields`: Strict parsing refuses an empty field, "
-        "e.g. `with pytest.raises(EmptyFieldError, match='empty field in')`; "
+        "e.g. `with pytest.raises(EmptyFieldError, match='empty field in'): parse('a,,b', ',', strict=True)`; "
         "`assert parse('a,b', ',', strict=True) == ['a', 'b']`" in task
     )
     assert milestone.quality.interface_named == milestone.quality.interface_names == len(milestone.interface)

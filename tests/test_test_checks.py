@@ -222,6 +222,28 @@ def test_a_comment_inside_a_quoted_statement_does_not_swallow_the_rest():
     ]
 
 
+def test_a_go_examples_output_is_quoted_in_whole_lines():
+    """mapstructure's `ExampleDecode_errors` prints five error lines; the quote was cut at 200 characters, mid-word
+    ("... / * 'Em"). Whole lines as fit, then "...". A Go test's comment that is only a reference names nothing."""
+    lines = "\n".join(
+        f"\t// * 'Emails[{n}]' expected type 'string', got unconvertible type 'int', value: '{n}'" for n in range(5)
+    )
+    source = "package m\n\nfunc ExampleDecode_errors() {\n\tDecode()\n\t// Output:\n\t// 5 error(s) decoding:\n"
+    source += f"{lines}\n}}\n"
+    [span] = declared_tests("example_test.go", source)
+    [printed] = quoted_checks("example_test.go", source, span, set(range(1, 20)), 6)
+    assert printed.startswith("prints: 5 error(s) decoding: / * 'Emails[0]' expected type 'string'")
+    assert printed.endswith("value: '1' / ...") and len(printed) <= 200
+    from harnessforge.envs.test_checks import criterion
+
+    noted = "package m\n\n// Issue 187\nfunc TestBasic_interfaceStructNonPtr(t *testing.T) {\n}\n"
+    [span] = declared_tests("m_test.go", noted)
+    assert (
+        criterion("m_test.go", noted, span)
+        == "`m_test.go::TestBasic_interfaceStructNonPtr`: basic interface struct non ptr"
+    )
+
+
 def test_a_go_failure_shows_its_subtests_reason_and_where_a_long_dump_differs():
     """toml's eighth-set tasks: `TestToml/decode` failed only because a subtest did, and showed its passing summary
     ("valid: passed 181; failed 0"); a round trip's `have:`/`want:` dump differed in its last line, past the cut."""

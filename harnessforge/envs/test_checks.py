@@ -103,6 +103,9 @@ _NAMED_VALUE = re.compile(
 )
 
 
+_RAISES_BLOCK = re.compile(r"^with (?:pytest|self)\.(?:raises|assertRaises)\w*\(.*\)(?: as \w+)?$")
+
+
 def _is_check(path: str, line: str, statement: str, decorating: bool = False) -> bool:
     """Whether an added line opens a check worth quoting; `decorating`: it is above a Python test's `def`."""
     if not path.endswith(".go"):
@@ -152,8 +155,15 @@ def quoted_checks(
         start = next(at for at, line in enumerate(body) if line.strip().startswith("// Output:"))
         output = list(itertools.takewhile(lambda line: line.startswith("//"), (line.strip() for line in body[start:])))
         output = [line.removeprefix("//").strip() for line in output]  # the comment block under `// Output:` only
-        printed = " / ".join(line for line in [output[0].removeprefix("Output:").strip(), *output[1:]] if line)
-        return [f"prints: {printed}"[:longest]] if printed else []
+        lines = [line for line in [output[0].removeprefix("Output:").strip(), *output[1:]] if line]
+        printed = ""  # whole lines, as many as fit: a line cut mid-word ("* 'Em") reads broken
+        for at, line in enumerate(lines):
+            more = f"{printed} / {line}" if printed else line
+            if len(f"prints: {more} / ...") > longest and at < len(lines) - 1 or len(f"prints: {more}") > longest:
+                printed = f"{printed} / ..." if printed else ""
+                break
+            printed = more
+        return [f"prints: {printed}"] if printed else []
     found: list[str] = []
     last = min(span.last, len(lines))
     define = next((at for at in range(span.first, last + 1) if _DEF.match(lines[at - 1])), span.first)
@@ -171,6 +181,10 @@ def quoted_checks(
         if number not in added or number in inside:
             continue
         statement = whole_statement(lines, number, span.last).removesuffix(",")
+        if _RAISES_BLOCK.match(statement) and number < last:  # `with pytest.raises(E)` alone says not what raises
+            inner = next((at for at in range(number + 1, last + 1) if lines[at - 1].strip()), None)
+            body = whole_statement(lines, inner, span.last) if inner else ""
+            statement = f"{statement}: {body}" if body else statement
         if not statement or len(statement) > longest or statement in found or statement in checks:
             continue
         if _is_check(path, lines[number - 1], statement, path.endswith(".py") and number < define) or (
@@ -309,7 +323,10 @@ def _comment_above(lines: list[str], number: int) -> str:
 
 
 # a comment to the test's maintainers, not what it checks: "NOTE(bacongobbler): this test is really _slow_ ..."
-_NOTE = re.compile(r"^(?:NOTE|TODO|FIXME|XXX|HACK|BUG|nolint|lint:|eslint-|noqa|nosec)\b", re.I)
+# or only a reference: "Issue 187" (mapstructure's)
+_NOTE = re.compile(
+    r"^(?:NOTE|TODO|FIXME|XXX|HACK|BUG|nolint|lint:|eslint-|noqa|nosec)\b|^(?:issue|bug|pr|gh)[\s#-]*\d+\W*$", re.I
+)
 
 
 # a failure that only says a name is missing (the Interface section says that better), or that the test cannot run

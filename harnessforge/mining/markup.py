@@ -249,8 +249,9 @@ def _rst(text: str) -> Rendered:
 
 
 _REFERENCE_LINK = re.compile(
-    r"(?<![\w\]`])\[([^\]\n]+)\]\[[^\]\n]*\]"
-)  # boltons' [`listutils.BarrelList`][listutils.BarrelList]
+    r"(?<![\w\]`])\[([^\]\n]+)\]\[[^\]\n]*\]"  # boltons' [`listutils.BarrelList`][listutils.BarrelList]
+    r"|(?<![\w\]`!])\[([^\]\[\n]*[A-Za-z][^\]\[\n]+)\](?![\[(:])"  # dacite's shortcut "[PEP 604]" (its target below)
+)
 
 
 def render(text: str, syntax: Syntax) -> Rendered:
@@ -259,7 +260,7 @@ def render(text: str, syntax: Syntax) -> Rendered:
     source = text
     text = strip_refs_outside_code(render_roles(_COLON_FENCE.sub("", text), syntax))
     if syntax != "rst":  # an entry alone has no reference definitions: `[text][ref]` would stay as typed
-        text = _REFERENCE_LINK.sub(r"\1", text)
+        text = _REFERENCE_LINK.sub(lambda found: found[1] or found[2], text)
     rendered = _rst(_SPHINX_CODE.sub(r"\1.. code::", text)) if syntax == "rst" else _markdown(text)
     rendered.text = re.sub(r"[ \t]+([,.;:])(?=\s|$)", r"\1", rendered.text)
     rendered.problems += text_problems(rendered.text, source)

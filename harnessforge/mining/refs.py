@@ -229,6 +229,7 @@ _OBJECT_AT = re.compile(
 def strip_refs(text: str) -> str:
     """The text without PR/issue references, credits to people ("by @x in #12", "Thanks @x for reporting."), the
     words that only named them ("Issue #5", "see #3 for details.") and the brackets they leave behind."""
+    source = text
     if _COMMIT_LINK_OPENING.match(text):
         text = _CLOSING_NAMES.sub("", text)
     text = strip_credits(_CLOSING_CREDITS.sub("", text))
@@ -255,4 +256,8 @@ def strip_refs(text: str) -> str:
     # what "`#1 <url>`_, `#2 <url>`_:" leaves, "x, see #3", or the full stop of "Fixes <issue url>. Makes ..."
     text = re.sub(r"^(?:[\s,;:]|\.(?=\s))+|[\s,;]+$", "", text)
     text = re.sub(r"\s{2,}", " ", text).strip()
+    if ".." not in source:  # "... in type hooks. Fixes #140." left "... in type hooks.."
+        text = re.sub(r"(?<!\.)([.!?])\s*\.(?!\.)", r"\1", text)
+    if "...." not in source:  # an ellipsis stays one: "Wait for it... see #3." -> "Wait for it..."
+        text = re.sub(r"\.\.\.\s*\.(?!\.)", "...", text)
     return text[:1].upper() + text[1:] if capital and text[:1].islower() else text  # "Follow-up to #3: keep"
