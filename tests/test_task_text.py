@@ -527,6 +527,22 @@ def test_the_interface_names_a_changed_signature_the_tests_call_and_not_a_tables
     assert items["cases"].signature == "cases"  # the table's rows are the Dev's to write, not a cut literal
     from harnessforge.envs.interface import _changed
 
+    # logrus's `InfoFn(fn LogFunction)`: the test passes a func literal, never names the type; the task declared no
+    # `LogFunction`, so a Dev could not know its shape
+    logged = "package logrus\n\nfunc Info(args ...any) {}\n"
+    base = builder.commit("Logger", {"logger.go": logged})
+    typed = (
+        logged
+        + "\n// LogFunction makes a message lazily.\ntype LogFunction func() []any\n\nfunc InfoFn(fn LogFunction) {}\n"
+    )
+    test = 'package logrus\n\nimport "testing"\n\nfunc TestInfoFn(t *testing.T) {\n'
+    test += "\tInfoFn(func() []any { return nil })\n}\n"
+    verify = builder.commit("Lazy", {"logger.go": typed, "logger_test.go": test})
+    found = read_interface(
+        GitRepo(builder.path), base, verify, ["TestInfoFn"], ["logger_test.go"], ["logger.go"], "m02"
+    )
+    assert [(item.kind, item.name) for item in found.items][:2] == [("class", "LogFunction"), ("function", "InfoFn")]
+    assert found.items[0].signature == "LogFunction func() []any"
     assert not _changed("function param(name, fn)", "function param (name, fn)")  # router's lint: spacing only
     assert _changed("function param(name, fn)", "function param(name, fn, options)")
 

@@ -244,15 +244,26 @@ def read_interface(
             old = declarations(before or "", path)
             module = path.rsplit(".", 1)[0]
             reached = module in required or module.removesuffix("/index") in required
-            for name, definition in declarations(after, path).items():
+            declared = declarations(after, path)
+            shown: list[InterfaceItem] = []
+            for name, definition in declared.items():
                 if name.rsplit(".", 1)[-1] not in used.names:
                     continue
                 if name not in old:
-                    item = _item(definition).model_copy(update={"module": path if reached else ""})
-                    result.items.append(item)
+                    shown.append(_item(definition).model_copy(update={"module": path if reached else ""}))
                 elif definition.kind in ("function", "method") and _changed(old[name].signature, definition.signature):
-                    item = _item(definition).model_copy(update={"kind": "signature", "before": old[name].signature})
-                    result.items.append(item)
+                    shown.append(
+                        _item(definition).model_copy(update={"kind": "signature", "before": old[name].signature})
+                    )
+            # a new type a shown signature names, though no test does (logrus's `InfoFn(fn LogFunction)`): the Dev
+            # must declare it as the tests' arguments fit it
+            named = {word for item in shown for word in re.findall(r"[A-Za-z_]\w*", item.signature)}
+            typed = [
+                _item(definition).model_copy(update={"module": path if reached else ""})
+                for name, definition in declared.items()
+                if name not in old and definition.kind == "class" and name in named and name not in used.names
+            ]
+            result.items += typed + shown
         else:
             result.warnings.append(
                 f"{where}: no declaration reader for {extension or 'extensionless'} files ({path}): "
