@@ -924,3 +924,22 @@ def test_a_parametrize_list_of_values_and_a_mock_assertion_are_quoted(tmp_path):
         "  - `assert result is False`\n"
         '  - `debug.assert_called_once_with("loading disabled by DOTENV_DISABLED")`'
     )
+
+
+def test_a_closing_fence_with_prose_after_it_closes_the_block_the_author_meant():
+    # logrus's PR text: "something like:\n```\n...\n``` is needed to do that." (CommonMark keeps it all code)
+    body = "See the ScanLines function, something like:\n```\nif atEOF {\n    return 0, nil, nil\n}\n"
+    body += "``` is needed.\n\nMore."
+    said = render(body, "markdown").text.splitlines()
+    assert said == [
+        "See the ScanLines function, something like:",
+        "```",
+        "if atEOF {",
+        "    return 0, nil, nil",
+        "}",
+        "```",
+        "is needed.",
+        "More.",
+    ]
+    fenced = "Use:\n```python\nx = 1\n```\n\nDone."  # an info string is no prose
+    assert render(fenced, "markdown").text.splitlines() == ["Use:", "```python", "x = 1", "```", "Done."]

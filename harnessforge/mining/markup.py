@@ -58,6 +58,7 @@ _HTML_TAG = re.compile(
     re.I,
 )
 _COLON_FENCE = re.compile(r"^\s*:::+.*$\n?", re.M)  # MyST's `:::{warning}` ... `:::`: its content stays
+_FENCE = re.compile(r"^(?P<indent> {0,3})(?P<fence>`{3,}|~{3,})(?P<rest>.*)$")
 _SPHINX_CODE = re.compile(r"^(\s*)\.\. (?:code-block|sourcecode)::", re.M)
 _MENTION_LINK = re.compile(r"\[(@[\w-]+)\]\(https?://github\.com/[\w-]+/?\)")
 _LINK_ONLY = re.compile(r"^`([^`<]*?)\s*(?:<[^>]*>)?`__?$")  # an RST reference whose target lies elsewhere
@@ -134,7 +135,27 @@ def _markdown_inline(children, warnings: list[str]) -> str:
     return "".join(out)
 
 
+def _closed_fences(text: str) -> str:
+    """An author's closing fence with prose after it ("``` is needed to do that.") closes the block as
+    they meant: CommonMark would read it as code, and every later line with it."""
+    lines: list[str] = []
+    opened = ""
+    for line in text.split("\n"):
+        found = _FENCE.match(line)
+        if found and not opened:
+            opened = found["fence"]
+        elif found and found["fence"][0] == opened[0] and len(found["fence"]) >= len(opened):
+            opened = ""
+            prose = found["rest"].strip()
+            if prose and found["rest"][0].isspace() and " " in prose:  # not an info string: words after it
+                lines += [found["indent"] + found["fence"], "", found["indent"] + prose]
+                continue
+        lines.append(line)
+    return "\n".join(lines)
+
+
 def _markdown(text: str) -> Rendered:
+    text = _closed_fences(text)
     warnings: list[str] = []
     lines: list[str] = []
     markers: list[list] = []  # per open list: [marker or next number]
