@@ -943,3 +943,14 @@ def test_a_closing_fence_with_prose_after_it_closes_the_block_the_author_meant()
     ]
     fenced = "Use:\n```python\nx = 1\n```\n\nDone."  # an info string is no prose
     assert render(fenced, "markdown").text.splitlines() == ["Use:", "```python", "x = 1", "```", "Done."]
+
+
+def test_a_section_that_only_repeats_its_heading_is_a_bullet():
+    # dacite (twelfth held-out set): "### Introduce cache functionality" over "- Introduce cache functionality"
+    parts = [
+        TaskPart(heading="Introduce cache functionality", source="changelog", body=["- Introduce cache functionality"]),
+        TaskPart(heading="Fix set casting", source="changelog", body=["- Casting to `set` keeps the items."]),
+    ]
+    assert compose(parts, None).description == (
+        "- Introduce cache functionality\n\n### Fix set casting\n\n- Casting to `set` keeps the items."
+    )

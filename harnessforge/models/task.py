@@ -108,6 +108,13 @@ def _version(text: str):
         return (1, text)
 
 
+def _says_more(part: TaskPart) -> bool:
+    """Whether a part's body says more than its heading: dacite's "### Introduce cache functionality" over the
+    one bullet "- Introduce cache functionality" is a bullet, not a section repeating itself."""
+    said = [line.strip().removeprefix("- ").strip().rstrip(".").lower() for line in part.body if line.strip()]
+    return bool(said) and said != [part.heading.strip().rstrip(".").lower()]
+
+
 def compose(parts: list[TaskPart], release: str | None) -> Composed:
     """Title, "What to build" and criteria of the asked parts (`asked`); the others named once as context. A part
     with no more to say than its name is a bullet, listed before the parts with sections (a bare bullet after a
@@ -126,8 +133,8 @@ def compose(parts: list[TaskPart], release: str | None) -> Composed:
         part = parts[speaking[0]]
         lines += part.body if any(line.strip() for line in part.body) else [f"{part.heading}."]
     else:
-        bare = [parts[index] for index in speaking if not any(line.strip() for line in parts[index].body)]
-        full = [parts[index] for index in speaking if any(line.strip() for line in parts[index].body)]
+        bare = [parts[index] for index in speaking if not _says_more(parts[index])]
+        full = [parts[index] for index in speaking if _says_more(parts[index])]
         lines += [f"- {part.heading}" for part in bare]
         for part in full:
             lines += ["", f"### {part.heading}", "", *part.body] if part.heading else ["", *part.body]
