@@ -456,3 +456,16 @@ def test_a_memory_address_in_a_test_name_is_the_same_in_every_run():
     )
     run = runner("go").parse({"go.jsonl": text}, 1, "")
     assert run.statuses == {"m/assert::TestContains/Contains([]*assert.A{(*assert.A)(0x…)})": "failed"}
+
+
+def test_a_go_line_test2json_cut_in_pieces_is_one_line_again():
+    # mapstructure (twelfth held-out set): "...map[string]i" / "nterface {}(nil)..." read as two lines
+    events = [
+        {"Action": "run", "Package": "m/p", "Test": "TestMap"},
+        {"Action": "output", "Package": "m/p", "Test": "TestMap", "Output": "    p_test.go:4: got map[string]i"},
+        {"Action": "output", "Package": "m/p", "Test": "TestMap", "Output": "nterface {}(nil)\n"},
+        {"Action": "output", "Package": "m/p", "Test": "TestMap", "Output": "    p_test.go:5: second  \n"},
+        {"Action": "fail", "Package": "m/p", "Test": "TestMap", "Elapsed": 0},
+    ]
+    run = runner("go").parse({"go.jsonl": "\n".join(json.dumps(event) for event in events)}, 1, "")
+    assert run.messages == {"m/p::TestMap": "p_test.go:4: got map[string]interface {}(nil)\n    p_test.go:5: second"}

@@ -133,15 +133,19 @@ class GoRunner(RunnerSpec):
         return f"go test -json -count=1 -run {quoted(pattern)} {quoted(*packages)} > {quoted(f'{out}/{self.report}')}"
 
     def parse(self, files, exit_code, log):
-        """The run, with what each failing test printed (its `t.Errorf` lines, testify's report)."""
+        """The run, with what each failing test printed (its `t.Errorf` lines, testify's report). test2json cuts
+        a long line into several events, only the last ending in a newline: the pieces join as printed."""
         run = super().parse(files, exit_code, log)
         said: dict[str, list[str]] = {}
         for record in json_lines(files.get(self.report, "")):
             test, output = record.get("Test"), str(record.get("Output", ""))
             if record.get("Action") == "output" and test and not _GO_FRAME.match(output):
-                said.setdefault(f"{record.get('Package', '')}::{test}", []).append(output.rstrip())
+                said.setdefault(f"{record.get('Package', '')}::{test}", []).append(output)
         failed = {test for test, status in run.statuses.items() if status == "failed"}
-        messages = {test: "\n".join(lines).strip() for test, lines in said.items() if test in failed}
+        printed = {test: "".join(pieces) for test, pieces in said.items() if test in failed}
+        messages = {
+            test: "\n".join(line.rstrip() for line in text.splitlines()).strip() for test, text in printed.items()
+        }
         return run.model_copy(update={"messages": {test: text for test, text in messages.items() if text}})
 
     def _parse(self, files, log):
