@@ -300,3 +300,22 @@ def test_the_first_hint_names_no_work_the_task_calls_context():
     assert asked_hint(hint, [markers, android]) == "- support 'extras' and 'dependency_groups' markers"
     assert asked_hint(hint, [markers, android.model_copy(update={"graded": True})]) == hint  # both asked
     assert asked_hint("- Speed up the parser", [markers, android]) == "- Speed up the parser"  # matches neither
+
+
+def test_a_data_file_a_graded_test_id_names_grades_the_part_that_added_it():
+    """python-multipart (fourteenth held-out set): `test_http[...mixed_case_headers...]` is an old test function
+    run over data files; the part that added `mixed_case_headers.yaml` is graded by it, not named as context."""
+    from harnessforge.envs.classification import data_named, uncovered
+    from harnessforge.models.task import TaskPart
+
+    headers = TaskPart(
+        heading="Handle headers case-insensitively",
+        tested=True,
+        test_files=["tests/test_data/http/mixed_case_headers.http", "tests/test_data/http/mixed_case_headers.yaml"],
+    )
+    other = TaskPart(heading="Emit `field_end`", tested=True, test_files=["tests/test_other.py"], tests=["test_end"])
+    graded = ["tests/test_multipart.py::TestFormParser::test_http[name=mixed_case_headers-test]"]
+    assert uncovered([headers, other], graded, lambda test: [test.split("::")[0]]) == [1]
+    assert not data_named(["tests/test_data/http/mixed_case_headers.yaml"], "tests/test_multipart.py::test_http[empty]")
+    assert not data_named(["tests/test_headers.py"], "teststestheaderspytestone")  # a code file is named by path
+    assert not data_named(["tests/data/a.json"], "tests/test_x.py::test_a")  # too short a stem to mean anything
