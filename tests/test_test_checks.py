@@ -292,3 +292,20 @@ def test_an_option_read_from_kwargs_is_named_as_the_property_or_the_key_the_new_
         GitRepo(builder.path), base, verify, ["test_table.py::test_escape"], ["test_table.py"], ["table.py"], "m01"
     )
     assert {(item.kind, item.short) for item in found.items} == {("attribute", "escape_header"), ("key", "escape_data")}
+
+
+def test_a_raises_block_over_several_lines_quotes_the_call_under_it():
+    """typeguard (fourteenth held-out set): a `with pytest.raises(` wrapped over three lines was quoted with its own
+    continuation line as the call ("...): TypeCheckError, match=..."); the call is the line after the colon."""
+    source = (
+        "def test_raw_uniontype_fail():\n"
+        "    with pytest.raises(\n"
+        '        TypeCheckError, match="class str is not an instance of types.UnionType"\n'
+        "    ):\n"
+        "        check_type(str, types.UnionType)\n"
+    )
+    span = next(span for span in declared_tests("tests/test_checkers.py", source))
+    assert quoted_checks("tests/test_checkers.py", source, span, set(range(1, 6)), 6) == [
+        'with pytest.raises(TypeCheckError, match="class str is not an instance of types.UnionType"): '
+        "check_type(str, types.UnionType)"
+    ]

@@ -39,6 +39,11 @@ def whole_statement(lines: list[str], start: int, last: int, reach: int = 8) -> 
     """The statement opening at line `start` (1-based), continued until its brackets close, on one line. A string
     that spans lines (Python's triple quotes) keeps its line ends as `\\n` escapes, the same string, and its lines
     as they are: the layout a test expects is exact."""
+    return statement_lines(lines, start, last, reach)[0]
+
+
+def statement_lines(lines: list[str], start: int, last: int, reach: int = 8) -> tuple[str, int]:
+    """`whole_statement` and the line it ends on (0 when it never closes within reach)."""
     text, depth, quoted, spanning = "", 0, False, False
     for number in range(start, min(last, start + reach) + 1):
         raw = lines[number - 1] if quoted else _without_comment(lines[number - 1])
@@ -51,10 +56,10 @@ def whole_statement(lines: list[str], start: int, last: int, reach: int = 8) -> 
         if quoted or depth > 0:
             continue
         if spanning:
-            return text.removesuffix(":")
+            return text.removesuffix(":"), number
         text = " ".join(text.removesuffix(":").split())
-        return re.sub(r",?\s+([)\]}])", r"\1", re.sub(r"([(\[{])\s+", r"\1", text))
-    return ""  # never closes within reach: not quotable
+        return re.sub(r",?\s+([)\]}])", r"\1", re.sub(r"([(\[{])\s+", r"\1", text)), number
+    return "", 0  # never closes within reach: not quotable
 
 
 def _without_comment(line: str) -> str:
@@ -180,9 +185,10 @@ def quoted_checks(
     for number in range(span.first, last + 1):
         if number not in added or number in inside:
             continue
-        statement = whole_statement(lines, number, span.last).removesuffix(",")
-        if _RAISES_BLOCK.match(statement) and number < last:  # `with pytest.raises(E)` alone says not what raises
-            inner = next((at for at in range(number + 1, last + 1) if lines[at - 1].strip()), None)
+        statement, ends = statement_lines(lines, number, span.last)
+        statement = statement.removesuffix(",")
+        if _RAISES_BLOCK.match(statement) and ends < last:  # `with pytest.raises(E)` alone says not what raises
+            inner = next((at for at in range(ends + 1, last + 1) if lines[at - 1].strip()), None)
             body = whole_statement(lines, inner, span.last) if inner else ""
             statement = f"{statement}: {body}" if body else statement
         if not statement or len(statement) > longest or statement in found or statement in checks:
