@@ -20,6 +20,10 @@ _HOLES = [
         re.compile(rf"\b(?:{_PREPOSITIONS})\s*(?=[.;:!?)](?:\s|$)|$)", re.I | re.M),
         "a sentence ends where a word was removed",
     ),
+    (  # "the same fix as, applied in two more functions": the object of "as" was a link
+        re.compile(r"\b(?:as|than|of|the|an?|from|into|via|between)\s*,(?=\s)", re.I),
+        "a clause lost its object",
+    ),
     (
         re.compile(
             r"\b(?!as of\b)(?:with|from|to|in|of|by|for|as|than)\s+(?:instead of|to|from|of|with|by|as|than)\b", re.I

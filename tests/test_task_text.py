@@ -105,6 +105,7 @@ def test_the_interface_stays_code_and_nested_bullets_stay_nested():
         "The {class} of x is _ now.",
         "A heading cut mid-way through…",
         "Fix exception messages for Or expressions - fixes",
+        "This is the same fix as, applied in two additional functions.",
     ],
 )
 def test_the_lint_sees_the_holes_stripping_used_to_leave(broken):
@@ -137,6 +138,11 @@ def test_the_lint_leaves_an_authors_own_words_alone():
         (".pyi stubs ship (#3)", ".pyi stubs ship"),  # a leading dot of a word stays
         # glom's credit left "com/Julian)!": the full stop of the link's address ended the credit sentence
         ("Add TOML support to the CLI. Thanks, [Julian](https://github.com/Julian)!", "Add TOML support to the CLI."),
+        # typeguard's commit left "the same fix as, applied in two additional functions"
+        (
+            "The same fix as in https://github.com/a/b/commit/fe8e3bc042b4, applied in two more functions.",
+            "The same fix as an earlier change, applied in two more functions.",
+        ),
     ],
 )
 def test_references_go_with_the_words_that_named_them_and_code_stays(subject, stripped):

@@ -152,6 +152,8 @@ _REFERENCE_TIDYING = [
     (re.compile(rf"\s*,?\s*\b(?:based on|taken from|adapted from|inspired by)\s+(?:the\s+)?{_MARK}", re.I), _MARK),
     # a reference as what was fixed: "the fix for #12 resolved it" -> "an earlier fix resolved it"
     (re.compile(rf"\b(?:the\s+)?(fix|change|patch)\s+(?:for|in|from|of)\s+{_MARK}", re.I), r"an earlier \1"),
+    # what the change copies: "the same fix as in <commit url>, applied in two more functions" (typeguard)
+    (re.compile(rf"\b(same\s+\w+\s+as|like)\s+(?:in\s+)?{_MARK}(?=\s*[,.;:])", re.I), r"\1 an earlier change"),
     # a list of references is one
     (re.compile(rf"{_MARK}(?:\s*(?:,|and|&)\s*{_MARK})+", re.I), _MARK),
     # a sentence that only pointed at a reference: "See #136 for the rationale."
