@@ -417,6 +417,27 @@ def test_per_release_files_and_their_headings():
     )
     assert singles == ["CHANGES", "NEWS.md", "docs/versions.rst", "doc/source/changelog.rst"]
     assert per_release == ["docs/releases/5.0.md"]
+    # typeguard's docs/versionhistory.rst (fourteenth held-out set: its plan had no release notes at all)
+    assert find_changelog_files(["docs/versionhistory.rst", "docs/release-history.md", "docs/history.py"])[0] == [
+        "docs/release-history.md",
+        "docs/versionhistory.rst",
+    ]
+
+
+def test_releases_named_in_bold_with_their_dates():
+    """typeguard's version history names each release in bold, its date after it; a bold label stays a category."""
+    text = (
+        "Version history\n===============\n\n**UNRELEASED**\n\n- Dropped support for Python 3.9\n\n"
+        "**4.5.2** (2026-05-14)\n\n- Fixed ``IndexError`` raised from ``check_signature_compatible``\n"
+        "  when the method has no positional parameters\n\n**4.5.1** (2026-02-19)\n\n**Fixes**\n\n"
+        "- Fixed the cut-off offset of the item list\n"
+    )
+    entries = parse_changelog(ChangelogFile("docs/versionhistory.rst", text), "rst")
+    assert [(entry.release, entry.category, entry.text[:18]) for entry in entries] == [
+        (None, None, "Dropped support fo"),
+        ("4.5.2", None, "Fixed ``IndexError"),
+        ("4.5.1", "Fixes", "Fixed the cut-off "),
+    ]
 
 
 # ---- categories -----------------------------------------------------------------------------------

@@ -18,7 +18,7 @@ from .refs import extract_refs, strip_refs
 from .releases import parse_version
 
 CHANGELOG_NAME = re.compile(
-    r"^(?:changelog|changes|history|news|releases?|release[-_]notes|versions?|whats[-_]?new)"
+    r"^(?:change[-_]?log|changes|history|news|releases?|release[-_]notes|versions?|(?:version|release)[-_]?history|whats[-_]?new)"
     r"(?:\.(?:md|markdown|rst|txt))?$",
     re.I,
 )
@@ -40,6 +40,11 @@ _ATX = re.compile(r"^(#{1,6})\s+(.*?)\s*#*\s*$")
 _UNDERLINE = re.compile(r"^([=\-~^*+#`':.\"_])\1{2,}\s*$")
 _BULLET = re.compile(r"^(\s*)(?:[-*+•]|\d+[.)])\s+(.*)$")
 _BOLD_LABEL = re.compile(r"^\s*(?:\*\*|__)([^*_]{1,80}?)(?:\*\*|__)\s*:?\s*$")
+# a release named in bold on its own line, its date after it: typeguard's "**4.5.2** (2026-05-14)", "**UNRELEASED**"
+_BOLD_RELEASE = re.compile(
+    r"^(?:\*\*|__)(v?\d+(?:\.\d+)+[\w.+-]*|unreleased)(?:\*\*|__)\s*(?:[(\[]?\d{4}-\d{2}-\d{2}[)\]]?)?\s*:?$", re.I
+)
+BOLD_RELEASE_LEVEL = 99  # below a bold label's 100 (a category), above every real heading's
 _DIRECTIVE = re.compile(r"^(\s*)\.\.(?:\s|$)")  # RST comment or directive: `.. note::`, `.. include::`
 _CODE_DIRECTIVE = re.compile(r"^\s*\.\. (?:code|code-block|sourcecode)::")
 _FENCE = re.compile(r"^\s*(```|~~~)")
@@ -212,6 +217,12 @@ def _blocks(lines: list[str]) -> Iterator[tuple]:
             if kind == "paragraph":
                 if out := flush():
                     yield out
+            continue
+        if match := _BOLD_RELEASE.match(line):
+            if out := flush():
+                yield out
+            yield ("heading", BOLD_RELEASE_LEVEL, line.strip().replace("*", "").replace("__", ""))
+            blank = False
             continue
         if match := _BOLD_LABEL.match(line):
             if out := flush():
