@@ -960,3 +960,5 @@ def test_a_section_that_only_repeats_its_heading_is_a_bullet():
     assert compose(parts, None).description == (
         "- Introduce cache functionality\n\n### Fix set casting\n\n- Casting to `set` keeps the items."
     )
+    unheaded = TaskPart(heading=None, source="commit", body=["- Keep the order."])  # a commit body under no heading
+    assert compose([unheaded, parts[1]], None).description.startswith("- Keep the order.\n\n### Fix set casting")

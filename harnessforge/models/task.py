@@ -112,7 +112,7 @@ def _says_more(part: TaskPart) -> bool:
     """Whether a part's body says more than its heading: dacite's "### Introduce cache functionality" over the
     one bullet "- Introduce cache functionality" is a bullet, not a section repeating itself."""
     said = [line.strip().removeprefix("- ").strip().rstrip(".").lower() for line in part.body if line.strip()]
-    return bool(said) and said != [part.heading.strip().rstrip(".").lower()]
+    return bool(said) and said != [(part.heading or "").strip().rstrip(".").lower()]
 
 
 def compose(parts: list[TaskPart], release: str | None) -> Composed:
