@@ -962,3 +962,5 @@ def test_a_section_that_only_repeats_its_heading_is_a_bullet():
     )
     unheaded = TaskPart(heading=None, source="commit", body=["- Keep the order."])  # a commit body under no heading
     assert compose([unheaded, parts[1]], None).description.startswith("- Keep the order.\n\n### Fix set casting")
+    # typeguard's "- Fixed type aliases ..." (a body under no heading) read as the extra_items section's own
+    assert compose([parts[1], unheaded], None).description.startswith("- Keep the order.\n\n### Fix set casting")
