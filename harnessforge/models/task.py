@@ -135,7 +135,7 @@ def compose(parts: list[TaskPart], release: str | None) -> Composed:
     else:
         bare = [parts[index] for index in speaking if not _says_more(parts[index])]
         full = [parts[index] for index in speaking if _says_more(parts[index])]
-        full.sort(key=lambda part: bool(part.heading))  # a body under no heading after a section would read as its
+        full.sort(key=lambda part: bool(part.heading))  # a headless body after a section would read as its own
         lines += [f"- {part.heading}" for part in bare]
         for part in full:
             lines += ["", f"### {part.heading}", "", *part.body] if part.heading else ["", *part.body]
