@@ -309,3 +309,23 @@ def test_a_raises_block_over_several_lines_quotes_the_call_under_it():
         'with pytest.raises(TypeCheckError, match="class str is not an instance of types.UnionType"): '
         "check_type(str, types.UnionType)"
     ]
+
+
+def test_a_raises_block_around_a_long_call_quotes_the_error_and_its_message():
+    """python-multipart (fourteenth held-out set): the call under `assertRaisesRegex` took seven lines, too long to
+    quote, so the criterion quoted nothing; the error and the message it must match are what the test pins."""
+    source = (
+        "def test_parse_form_invalid_chunk_size(self):\n"
+        '    with self.assertRaisesRegex(ValueError, "chunk_size must be a positive number, not 0"):\n'
+        "        parse_form(\n"
+        '            {"Content-Type": b"application/octet-stream"},\n'
+        '            BytesIO(b"123456789012345"),\n'
+        "            lambda _: None,\n"
+        "            lambda _: None,\n"
+        "            chunk_size=0,\n"
+        "        )\n"
+    )
+    span = next(span for span in declared_tests("tests/test_multipart.py", source))
+    assert quoted_checks("tests/test_multipart.py", source, span, set(range(1, 10)), 6) == [
+        'with self.assertRaisesRegex(ValueError, "chunk_size must be a positive number, not 0"): ...'
+    ]
