@@ -964,3 +964,43 @@ def test_a_section_that_only_repeats_its_heading_is_a_bullet():
     assert compose([unheaded, parts[1]], None).description.startswith("- Keep the order.\n\n### Fix set casting")
     # typeguard's "- Fixed type aliases ..." (a body under no heading) read as the extra_items section's own
     assert compose([parts[1], unheaded], None).description.startswith("- Keep the order.\n\n### Fix set casting")
+
+
+def test_a_new_limit_no_test_names_is_in_the_interface_as_a_default(tmp_path):
+    """python-multipart (fourteenth held-out set): "Add multipart header limits" said no number, and the tests send
+    nine headers expecting a refusal: the new `DEFAULT_MAX_HEADER_COUNT = 8` is what they follow."""
+    from harnessforge.envs.interface import read_interface
+    from harnessforge.models import Milestone
+
+    builder = RepoBuilder(tmp_path / "repo", START)
+    base = builder.commit("Parser", {"parser.py": "def parse(data):\n    return data\n"})
+    source = (
+        "DEFAULT_MAX_HEADER_COUNT = 8\nSEPARATOR = b'--'\n\n\n"
+        "def parse(data):\n    if data.count(b'h') > DEFAULT_MAX_HEADER_COUNT:\n"
+        "        raise ValueError('Maximum header count exceeded')\n    return data\n"
+    )
+    test = "from parser import parse\n\n\ndef test_limit():\n    parse(b'h' * 9)\n"
+    verify = builder.commit("Limits", {"parser.py": source, "test_parser.py": test})
+    found = read_interface(
+        GitRepo(builder.path), base, verify, ["test_parser.py::test_limit"], ["test_parser.py"], ["parser.py"], "m01"
+    )
+    assert [(item.kind, item.name) for item in found.items] == [("default", "parser.DEFAULT_MAX_HEADER_COUNT")]
+    fields = dict(source_prs=[], issues=[], commits=[], changed_files=[], test_files=[], acceptance_tests=[])
+    milestone = Milestone(
+        id="m01",
+        ordinal=1,
+        title="Header limits",
+        description="Add multipart header limits.",
+        base_commit=base,
+        verify_commit=verify,
+        lines_added=1,
+        lines_deleted=0,
+        difficulty=1,
+        interface=found.items,
+        **fields,
+    )
+    assert (
+        "The change sets these new limits and defaults, which the tests' expectations follow:\n"
+        "- new limit or default `parser.DEFAULT_MAX_HEADER_COUNT`: `DEFAULT_MAX_HEADER_COUNT = 8`"
+    ) in milestone.task("hidden")
+    assert "The acceptance tests use these names" not in milestone.task("hidden")  # no name of theirs is new

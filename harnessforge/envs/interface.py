@@ -23,6 +23,9 @@ from .interface_python import Definition, Usage, definitions, usage
 from .test_checks import criterion, new_value_reader, pinned_values, quoted_checks
 
 _IDENTIFIER = re.compile(r"[A-Za-z_]\w*")
+# a new module constant that sets a limit or a default no test names, yet every test of the limit follows it:
+# python-multipart's `DEFAULT_MAX_HEADER_COUNT = 8` ("Add multipart header limits" said no number)
+_LIMIT = re.compile(r"^(?:DEFAULT|MAX|MIN|LIMIT)(?:_[A-Z0-9]+)+$|^[A-Z0-9_]+_(?:LIMIT|MAX|MIN|DEFAULT)$")
 _STRING = re.compile(r"\"((?:[^\"\\\n]|\\.){2,200})\"|'((?:[^'\\\n]|\\.){2,200})'|`([^`\n]{2,200})`")
 
 
@@ -228,6 +231,8 @@ def read_interface(
             for definition in added:  # read from **kwargs that is also a new property is a name to provide
                 if definition.name.rsplit(".", 1)[-1] in used.names | passed:
                     result.items.append(_item(definition))
+                elif definition.kind == "constant" and _LIMIT.search(definition.name.rsplit(".", 1)[-1]):
+                    result.items.append(_item(definition).model_copy(update={"kind": "default"}))
             for definition, param in params:
                 function = definition.name.rsplit(".", 1)[-1]
                 owner = definition.name.rsplit(".", 2)[-2] if function == "__init__" else function

@@ -96,6 +96,7 @@ InterfaceKind = Literal[
     "key",
     "message",
     "signature",
+    "default",
 ]
 TestVisibility = Literal["visible", "hidden"]
 
@@ -133,6 +134,7 @@ class InterfaceItem(Model):
             "key": "key",
             "message": "exact message",
             "signature": "changed signature of",
+            "default": "new limit or default",
         }
         text = f"- {label.get(self.kind, self.kind)} `{self.name}`"
         if self.signature and self.kind not in ("option", "key", "message"):
@@ -276,14 +278,16 @@ class Milestone(Model):
         if self.documentation:
             lead = "From the project's documentation, as this change extends it."
             parts += ["## Documentation", lead + "\n\n" + "\n".join(self.documentation)]
-        if self.interface:
-            shown = [item.line() for item in self.interface[:max_interface]]
-            more = len(self.interface) - len(shown)
+        names = [item for item in self.interface if item.kind != "default"]
+        defaults = [item.line() for item in self.interface if item.kind == "default"]
+        if names or defaults:
+            shown = [item.line() for item in names[:max_interface]]
+            more = len(names) - len(shown)
             shown += [f"- ... and {more} more names the tests use"] if more > 0 else []
-            parts += [
-                "## Interface",
-                "The acceptance tests use these names, which do not exist yet or change:\n" + "\n".join(shown),
-            ]
+            said = ["The acceptance tests use these names, which do not exist yet or change:\n" + "\n".join(shown)]
+            lead = "The change sets these new limits and defaults, which the tests' expectations follow:"
+            said = (said if shown else []) + ([lead + "\n" + "\n".join(defaults)] if defaults else [])
+            parts += ["## Interface", "\n\n".join(said)]
         if self.dependencies:
             lead = (  # readers took the list for work asked: it is what the sandbox already has
                 "Context, not work to do: the repository's change also moved these dependencies, and the sandbox "
