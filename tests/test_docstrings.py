@@ -71,6 +71,7 @@ def test_a_docstring_paragraph_the_change_adds_is_quoted_with_its_example(tmp_pa
     planning = load_rules().planning
     quoted = refresh_interface(GitRepo(builder.path), milestone, FileClassifier(planning), planning)
     assert quoted.documentation == [
+        "From the documentation of `tabulate`.",
         '"colon_grid" is similar to "grid" but uses colons only to define',
         "columnwise content alignment:",
         "",
@@ -104,7 +105,10 @@ def test_a_new_definitions_own_docstring_is_quoted_past_its_first_paragraph(tmp_
     found = docstrings.page("versions.py", new)
     assert found is not None and set(found.owned.values()) == {"parse", "truncate"}
     quoted = documented(repo, base, verify, ["versions.py"], {"truncate"}, ["versions.py"])
-    assert quoted == ["`major` also drops the prerelease and sets minor and patch to 0."]  # reST literal as code
+    assert quoted == [
+        "From the documentation of `truncate`.",
+        "`major` also drops the prerelease and sets minor and patch to 0.",
+    ]
     assert documented(repo, base, verify, ["versions.py"], {"other"}, ["versions.py"]) == []
 
 
@@ -128,3 +132,27 @@ def test_go_and_javascript_doc_comments_are_pages_at_the_files_lines():
     assert page is not None and page.text.split("\n")[1:4] == ["Split a path.", "", "Empty segments are kept."]
     assert page.owned == {4: "split"}
     assert docstrings.page("data.json", "{}") is None and docstrings.page("broken.py", "def (") is None
+
+
+def test_a_quoted_docstring_paragraph_names_its_definition_and_ends_before_a_trailing_comment(tmp_path):
+    """python-multipart (fourteenth held-out set): "Args: name: ... content_type: ..." quoted alone read as raw
+    fragments, and the closing `\"\"\"  # noqa: E501` came with it."""
+    builder = RepoBuilder(tmp_path / "repo", START)
+    old = 'class File:\n    def __init__(self, name):\n        """A file.\n\n        Args:\n'
+    old += '            name: Its name.\n        """\n'
+    base = builder.commit("Files", {"files.py": old})
+    new = (
+        'class File:\n    def __init__(self, name, content_type=None):\n        """A file.\n\n        Args:\n'
+        "            name: Its name.\n            content_type: The value of the Content-Type header.\n"
+        '        """  # noqa: E501\n'
+    )
+    verify = builder.commit("Content type", {"files.py": new})
+    page = docstrings.page("files.py", new)
+    assert page is not None and set(page.owners.values()) == {"File.__init__"} and "noqa" not in page.text
+    quoted = documented(GitRepo(builder.path), base, verify, ["files.py"], {"content_type"}, [])
+    assert quoted == [
+        "From the documentation of `File`.",
+        "Args:",
+        "    name: Its name.",
+        "    content_type: The value of the Content-Type header.",
+    ]

@@ -28,6 +28,7 @@ class DocumentationPage:
 
     text: str
     owned: dict[int, str]
+    owners: dict[int, str] = None  # every documentation line's definition, qualified (`File.__init__`); "" the module
 
 
 def page(path: str, source: str) -> DocumentationPage | None:
@@ -43,26 +44,36 @@ def page(path: str, source: str) -> DocumentationPage | None:
         return None
     lines = [""] * len(source.split("\n"))
     owned: dict[int, str] = {}
-    for owner, first, text in found:
+    owners: dict[int, str] = {}
+    for qualified, first, text in found:
+        owner = qualified.rsplit(".", 1)[-1]
         body = _as_page(text)
         for offset, line in enumerate(body):
             if first + offset <= len(lines):
                 lines[first + offset - 1] = line
+                owners[first + offset] = qualified
         if owner:
             start = next((offset for offset, line in enumerate(body) if line.strip()), len(body))
             opening = next((offset for offset in range(start, len(body)) if not body[offset].strip()), len(body))
             owned |= {first + offset: owner for offset in range(opening, len(body)) if body[offset].strip()}
-    return DocumentationPage("\n".join(lines), owned)
+    return DocumentationPage("\n".join(lines), owned, owners)
 
 
 def _python(source: str) -> list[tuple[str, int, str]] | None:
-    """(owner's short name or "" for the module, first line, the docstring as written) for every docstring."""
+    """(owner's qualified name, `Class.method`, or "" for the module, first line, the docstring as written) for every
+    docstring."""
     try:
         tree = ast.parse(source)
     except (SyntaxError, ValueError):
         return None
     found: list[tuple[str, int, str]] = []
+    names = {tree: ""}
     for node in ast.walk(tree):
+        for child in ast.iter_child_nodes(node):
+            if isinstance(child, ast.ClassDef | ast.FunctionDef | ast.AsyncFunctionDef):
+                names[child] = f"{names.get(node, '')}.{child.name}".lstrip(".")
+            elif node in names:
+                names[child] = names[node]  # a definition under an `if` or `try` keeps its owner's name
         if not isinstance(node, ast.Module | ast.ClassDef | ast.FunctionDef | ast.AsyncFunctionDef):
             continue
         first = node.body[0] if node.body else None
@@ -72,8 +83,9 @@ def _python(source: str) -> list[tuple[str, int, str]] | None:
             if opening is None:
                 continue
             text = raw[opening.end() :]
-            text = text[: text.rfind(opening[1])] if text.rstrip().endswith(opening[1]) else text
-            found.append((getattr(node, "name", ""), first.lineno, text))
+            closing = text.rfind(opening[1])  # a comment may follow it: `"""  # noqa: E501`
+            text = text[:closing] if closing >= 0 else text
+            found.append((names.get(node, ""), first.lineno, text))
     return found
 
 
@@ -93,7 +105,7 @@ def _commented(path: str, source: str) -> list[tuple[str, int, str]] | None:
             continue
         body = [_COMMENT_MARK.sub("", line.strip(), count=1).rstrip() for line in lines[first:last]]
         body = [line.removesuffix("*/").rstrip() for line in body]
-        found.append((definition.short, first + 1, "\n".join(body)))
+        found.append((definition.name, first + 1, "\n".join(body)))
     return found
 
 

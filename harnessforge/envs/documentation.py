@@ -110,7 +110,7 @@ def documented(
     said = _words("\n".join(_page(repo, base, path)[0] for path in pages))
     lines: list[str] = []
     for path in pages:
-        text, owned = _page(repo, verify, path)
+        text, owned, owners = _page(repo, verify, path)
         if not text:
             continue
         patch = repo.run("diff", "--no-color", "--no-ext-diff", base, verify, "--", path, check=False)
@@ -119,6 +119,7 @@ def documented(
         for unit in _announced(found):
             if f" {_words(chr(10).join(unit))} " in f" {said} ":
                 continue  # said before, in other markup or on another page (loguru's README.rst -> README.md)
+            unit = _with_owner(unit, text, owners)
             if path.endswith((".rst", ".txt", ".py")):
                 unit = [_plain_rest(line) if not line.startswith("    ") else line for line in unit]
             if len(lines) + len(unit) + 1 > max_lines:
@@ -127,17 +128,28 @@ def documented(
     return lines
 
 
-def _page(repo: GitRepo, revision: str, path: str) -> tuple[str, dict[int, str]]:
+def _page(repo: GitRepo, revision: str, path: str) -> tuple[str, dict[int, str], dict[int, str]]:
     """A user page's text, or a source file's docstrings and doc comments as a page (`docstrings.page`) with the
-    lines owned by a definition; empty where the file is not at `revision`."""
+    lines owned by a definition and every line's definition; empty where the file is not at `revision`."""
     content = repo.show(revision, path)
     if content is None:
-        return "", {}
+        return "", {}, {}
     text = content.decode("utf-8", "replace")
     if is_user_documentation(path):
-        return text, {}
+        return text, {}, {}
     found = docstrings.page(path, text)
-    return (found.text, found.owned) if found else ("", {})
+    return (found.text, found.owned, found.owners) if found else ("", {}, {})
+
+
+def _with_owner(unit: list[str], text: str, owners: dict[int, str]) -> list[str]:
+    """A docstring's paragraph led by the definition it documents: python-multipart's "Args: name: ...
+    content_type: ..." quoted alone read as raw fragments (whose arguments?). A page's own paragraph as it is."""
+    page = text.split("\n")
+    number = next((at for at, line in enumerate(page, 1) if line == unit[0] and at in owners), None)
+    owner = owners.get(number, "") if number else ""
+    if not owner or owner.rsplit(".", 1)[-1] in unit[0]:
+        return unit
+    return [f"From the documentation of `{owner.removesuffix('.__init__')}`.", *unit]
 
 
 def _announced(paragraphs: list[list[str]]) -> list[list[str]]:
