@@ -169,7 +169,10 @@ def _title_problems(text: str) -> list[str]:
 # "This doesn't really need tests IMO"): a reader takes it for a raw commit message, not a statement.
 _FIRST_PERSON = re.compile(r"(?<![\w'])(?:I(?:'m|'ve|'d|'ll)?\s+[a-z]|IMO\b|IMHO\b)")
 # A statement opening on a word that continues a thought said elsewhere ("Otherwise round-tripping 5e+22 won't work.")
-_CONTINUES = re.compile(r"^(?:[-*]\s+)?(?:Otherwise|Also|But|However|Instead|Additionally|So|And|Then)\b[ ,]")
+# ("This also unified all variable checking ...": typeguard's commit body, its subject being what it goes on from)
+_CONTINUES = re.compile(
+    r"^(?:[-*]\s+)?(?:(?:Otherwise|Also|But|However|Instead|Additionally|So|And|Then)\b[ ,]|(?:This|It) also\b)"
+)
 
 
 def _statement_problems(text: str) -> list[str]:

@@ -296,6 +296,8 @@ def test_a_commit_authors_aside_and_a_statement_starting_mid_thought_are_found()
     assert task_problems(otherwise) == [
         "a statement that starts mid-thought: “Otherwise round-tripping 5e+22 won't work.”"
     ]
+    also = "# Fix tuple unpacking\n\n## What to build\n\nThis also unified all variable checking.\n"  # typeguard's
+    assert task_problems(also) == ["a statement that starts mid-thought: “This also unified all variable checking.”"]
     # a statement in the third person, "I" in code, and our own "Also in this change" after the statement: whole
     whole = (
         "# Encode large floats\n\n## What to build\n\nLarge floats encode with an exponent (`I = 5e+22`).\n\n"
