@@ -394,6 +394,20 @@ class Store:
             changed = self.write_model(self.milestone_file(key, milestone.id), milestone)
             return self.write_model(self.plan_file(key), plan) or changed
 
+    def plan_snapshot(self, key: str) -> dict[Path, bytes]:
+        """Every file of the repository's plan (plan.json, each milestone's files and verdict), to put back."""
+        paths = [self.plan_file(key), *sorted((self.repo_dir(key) / "milestones").rglob("*"))]
+        return {path: path.read_bytes() for path in paths if path.is_file()}
+
+    def restore_plan(self, key: str, snapshot: dict[Path, bytes]) -> None:
+        """The plan's files as `plan_snapshot` read them; milestone files written since go."""
+        for path in sorted((self.repo_dir(key) / "milestones").rglob("*")):
+            if path.is_file() and path not in snapshot:
+                path.unlink()
+        for path, content in snapshot.items():
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_bytes(content)
+
     def archive_other_plan(self, new: MilestonePlan) -> Path | None:
         """The repository's plan, archived (`archive_plan`) when `new` is a plan of something else; its path."""
         try:

@@ -203,9 +203,11 @@ def test_in_dagster_the_untested_milestones_partition_merges_it_and_validates_th
     assert store.validation_file(key, "m02").stat().st_mtime_ns == validated_at
 
 
-def test_a_carrier_still_untested_merges_on_and_its_parts_name_the_last_carrier(tmp_path):
+def test_a_merge_that_costs_the_next_milestone_its_tests_is_undone_and_the_untested_one_kept_apart(tmp_path):
     """Three small unrelated features (tests/test_cohesion.py's repository): m01 does not reproduce; merged, its
-    carrier m02 is still untested, so both merge into m03. The verdicts here are set as `validate` would."""
+    carrier m02, valid alone, is untested (typeguard's m11-m12 introduced the bug m13 fixes: from m11's base, m13's
+    test passes). The merge is undone: m02 stays the task it was, m01 stays apart (the chain skips it) and is not
+    merged again. The verdicts here are set as `validate` would."""
     from tests.test_cohesion import FEATURES, build
 
     store = Store(tmp_path / "store")
@@ -214,6 +216,10 @@ def test_a_carrier_still_untested_merges_on_and_its_parts_name_the_last_carrier(
     store.update_milestone(key, before.milestone("m01").model_copy(update={"status": "does_not_reproduce"}))
     for milestone_id in ("m02", "m03"):
         store.update_milestone(key, before.milestone(milestone_id).model_copy(update={"status": "valid"}))
+        store.validation_file(key, milestone_id).write_text(
+            Validation(milestone_id=milestone_id, status="valid", repeats=1).model_dump_json()
+        )
+    ground_truth = store.read_patches(key, "m02")
     asked: list[str] = []
 
     def revalidate(milestone_id: str):
@@ -224,13 +230,22 @@ def test_a_carrier_still_untested_merges_on_and_its_parts_name_the_last_carrier(
 
     merge_untested(store, key, load_rules(), revalidate, log=lambda *_: None)
     after = store.load_plan(key)
-    assert asked == ["m02", "m03"]
-    assert [(m.status, m.merged_into) for m in after.milestones] == [
+    assert asked == ["m02"]  # once: m01 is not merged again
+    assert [(m.status, m.merged_into, m.flags.count("kept_apart")) for m in after.milestones] == [
+        ("does_not_reproduce", None, 1),
+        ("valid", None, 0),
+        ("valid", None, 0),
+    ]
+    assert after.milestone("m02").base_commit == before.milestone("m02").base_commit
+    assert store.read_patches(key, "m02") == ground_truth and store.load_validation(key, "m02").status == "valid"
+    assert after.report.merged == [] and not after.milestone("m01").is_task
+    assert merge_untested(store, key, load_rules(), revalidate, log=lambda *_: None) == [] and asked == ["m02"]
+    # the rule off: the carrier, untested, merges on into m03 (the behaviour before)
+    store.update_milestone(key, after.milestone("m01").model_copy(update={"flags": []}))
+    merge_untested(store, key, per_release(keep_valid_carriers=False), revalidate, log=lambda *_: None)
+    assert asked == ["m02", "m02", "m03"]
+    assert [(m.status, m.merged_into) for m in store.load_plan(key).milestones] == [
         ("merged", "m03"),
         ("merged", "m03"),
         ("valid", None),
     ]
-    carrier = after.milestone("m03")
-    assert [part.id for part in carrier.merged] == ["m01", "m02"] and carrier.base_commit == before.from_commit
-    assert carrier.commits == [sha for m in before.milestones for sha in m.commits]
-    assert after.report.merged == ["m01 into m03 (does_not_reproduce)", "m02 into m03 (no_fail_to_pass)"]

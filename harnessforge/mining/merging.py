@@ -6,6 +6,11 @@ work becomes part of the next milestone's task instead: the plan is mined again 
 next one starts from the merged one's base and carries its release notes, hints and tests) and the next
 one is validated again. The merged milestone stays in the plan, marked `merged`, with its own files and
 verdict for the record. The last milestone has no successor: untested, it stays out of the chain as is.
+
+A merge that costs a task is undone: when the next milestone was valid alone and is not with the untested work
+in it (typeguard's m11 and m12 introduced the bug m13 fixes: from m11's base, m13's test passes), the plan and
+files go back as they were and the untested milestone is flagged `kept_apart`: the chain skips it (its reference
+applied), and m13 stays a task instead of merging on into a bigger one graded on a fraction of its parts.
 """
 
 from __future__ import annotations
@@ -33,17 +38,36 @@ def merge_untested(
     validations: list[Validation] = []
     while True:
         plan = store.load_plan(key)
-        targets = {m.id: m.status for m in plan.milestones[:-1] if m.status in statuses}
+        targets = {m.id: m.status for m in plan.milestones[:-1] if m.status in statuses and KEPT_APART not in m.flags}
         if not targets:
             return validations
         with store.plan_lock(key):
             plan = store.load_plan(key)  # again, under the lock: a parallel validation may have written it
+            saved = store.plan_snapshot(key)
             carriers = _merge(store, spec, plan, targets, rules, github)
         merged_into = {m.id: m.merged_into for m in store.load_plan(key).milestones if m.id in targets}
         for milestone_id, into in merged_into.items():
             log(f"{milestone_id}: {targets[milestone_id]}, no FAIL_TO_PASS test: merged into {into}, validated again")
+        lost = []
         for carrier in carriers:
-            validations.append(revalidate(carrier))
+            validation = revalidate(carrier)
+            validations.append(validation)
+            kept = rules.environments.keep_valid_carriers and plan.milestone(carrier).status == "valid"
+            if kept and validation.status != "valid":
+                lost.append(carrier)
+        if lost:  # undo the round; the untested milestones those carriers took stay apart
+            apart = [target for target, into in merged_into.items() if into in lost]
+            with store.plan_lock(key):
+                store.restore_plan(key, saved)
+            for target in apart:
+                store.update_milestone(
+                    key,
+                    plan.milestone(target).model_copy(update={"flags": [*plan.milestone(target).flags, KEPT_APART]}),
+                )
+            log(f"{', '.join(apart)}: kept apart: merged, {', '.join(lost)} lost its FAIL_TO_PASS tests; undone")
+
+
+KEPT_APART = "kept_apart"  # merging it cost the next milestone its tests: the chain skips it instead
 
 
 def _merge(store: Store, spec, plan: MilestonePlan, targets: dict[str, str], rules: Rules, github) -> list[str]:

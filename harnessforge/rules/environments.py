@@ -50,6 +50,11 @@ class EnvRules(Model):
         ["no_fail_to_pass", "does_not_reproduce"],
         description="Verdicts that merge a milestone into the next one (nothing grades it); [] keeps every one.",
     )
+    keep_valid_carriers: bool = Field(
+        True,
+        description="Undo a merge that leaves the next milestone, valid alone, without a FAIL_TO_PASS test; the "
+        "untested one stays apart (`kept_apart`) and the chain skips it. False: the carrier merges on.",
+    )
     test_config_patterns: list[str]
     test_config_sections: dict[str, list[str]]
     overrides: dict[str, dict[str, Any]] = {}
