@@ -228,7 +228,7 @@ def test_a_merge_that_costs_the_next_milestone_its_tests_is_undone_and_the_untes
         store.update_milestone(key, store.load_milestone(key, milestone_id).model_copy(update={"status": status}))
         return Validation(milestone_id=milestone_id, status=status, repeats=1)
 
-    merge_untested(store, key, load_rules(), revalidate, log=lambda *_: None)
+    assert merge_untested(store, key, load_rules(), revalidate, log=lambda *_: None) == []  # the undone verdict too
     after = store.load_plan(key)
     assert asked == ["m02"]  # once: m01 is not merged again
     assert [(m.status, m.merged_into, m.flags.count("kept_apart")) for m in after.milestones] == [

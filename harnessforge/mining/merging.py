@@ -48,23 +48,24 @@ def merge_untested(
         merged_into = {m.id: m.merged_into for m in store.load_plan(key).milestones if m.id in targets}
         for milestone_id, into in merged_into.items():
             log(f"{milestone_id}: {targets[milestone_id]}, no FAIL_TO_PASS test: merged into {into}, validated again")
-        lost = []
+        lost, round_validations = [], []
         for carrier in carriers:
             validation = revalidate(carrier)
-            validations.append(validation)
+            round_validations.append(validation)
             kept = rules.environments.keep_valid_carriers and plan.milestone(carrier).status == "valid"
             if kept and validation.status != "valid":
                 lost.append(carrier)
-        if lost:  # undo the round; the untested milestones those carriers took stay apart
-            apart = [target for target, into in merged_into.items() if into in lost]
-            with store.plan_lock(key):
-                store.restore_plan(key, saved)
-            for target in apart:
-                store.update_milestone(
-                    key,
-                    plan.milestone(target).model_copy(update={"flags": [*plan.milestone(target).flags, KEPT_APART]}),
-                )
-            log(f"{', '.join(apart)}: kept apart: merged, {', '.join(lost)} lost its FAIL_TO_PASS tests; undone")
+        if not lost:
+            validations += round_validations
+            continue
+        # undo the round (its other merges happen again next round); the ones these carriers took stay apart
+        apart = [target for target, into in merged_into.items() if into in lost]
+        with store.plan_lock(key):
+            store.restore_plan(key, saved)
+        for target in apart:
+            flagged = plan.milestone(target).model_copy(update={"flags": [*plan.milestone(target).flags, KEPT_APART]})
+            store.update_milestone(key, flagged)
+        log(f"{', '.join(apart)}: kept apart: merged, {', '.join(lost)} lost its FAIL_TO_PASS tests; undone")
 
 
 KEPT_APART = "kept_apart"  # merging it cost the next milestone its tests: the chain skips it instead
