@@ -176,3 +176,24 @@ def test_an_entry_is_tied_to_the_code_commit_that_wrote_its_line(tmp_path):
     linked = link_entry_commits(repo, units, entries, FileClassifier(load_rules().planning), KINDS)
     assert linked[0].commits == [feature]  # the issue alone could not have tied it to this commit
     assert all(e.commits == [] for e in linked[1:])  # a commit writing seven entries is consolidating notes
+
+
+def test_a_generated_changelogs_conventional_prefix_is_no_part_of_the_entry_as_the_dev_reads_it():
+    """node-jsonwebtoken (fourteenth held-out set): release-please wrote "feat: add PS JWA support for applicable node
+    versions", named as context with its prefix ("Feat: add PS JWA support ..."); a component before a colon stays."""
+    from harnessforge.mining.features import entry_source
+    from harnessforge.models.history import ChangelogEntry
+
+    def said(text: str) -> str:
+        entry = ChangelogEntry(text=text, release="8.5.0", source="CHANGELOG.md (markdown)", context="Old code:")
+        return entry_source(entry, KINDS, context=False).text
+
+    assert (
+        said("feat: add PS JWA support for applicable node versions")
+        == "Add PS JWA support for applicable node versions"
+    )
+    assert said("Sign: accept a `Buffer` secret") == "Sign: accept a `Buffer` secret"
+    entry = ChangelogEntry(text="feat: add x", release="1.0", source="CHANGELOG.md (markdown)", context="Old code:")
+    assert entry_source(entry, KINDS).text == "Add x\n\nOld code:" and entry_source(entry).text.startswith(
+        "feat: add x"
+    )

@@ -138,6 +138,11 @@ def test_the_lint_leaves_an_authors_own_words_alone():
         (".pyi stubs ship (#3)", ".pyi stubs ship"),  # a leading dot of a word stays
         # glom's credit left "com/Julian)!": the full stop of the link's address ended the credit sentence
         ("Add TOML support to the CLI. Thanks, [Julian](https://github.com/Julian)!", "Add TOML support to the CLI."),
+        # node-jsonwebtoken's security entries left "... via verify function` -"
+        (
+            "security: fixes `Arbitrary File Write via verify function` - CVE-2022-23529",
+            "security: fixes `Arbitrary File Write via verify function`",
+        ),
         # typeguard's commit left "the same fix as, applied in two additional functions"
         (
             "The same fix as in https://github.com/a/b/commit/fe8e3bc042b4, applied in two more functions.",

@@ -111,7 +111,7 @@ class FeatureGroup:
         )  # the PR that opened it
         unit_source = "pull request" if main.pr else "commit"
         titles = [(Source(issue.title), "issue") for issue in self.issues[:1]]
-        titles += [(Source(entry.text, syntax_of(entry.source, entry.text)), "changelog") for entry in self.entries[:1]]
+        titles += [(entry_source(entry, kinds, context=False), "changelog") for entry in self.entries[:1]]
         titles += [
             (Source(kinds.without_prefix(unit.title)), unit_source)
             for unit in code
@@ -126,7 +126,7 @@ class FeatureGroup:
         # a refactor's entry beside user-facing ones is said once, as context: behaviour kept is nothing to ask for
         asides = [entry for entry in self.entries if "refactor" in (kinds.entry_kind(entry), kinds.words(entry.text))]
         asides = asides if len(asides) < len(self.entries) else []
-        entries = [entry_source(entry) for entry in self.entries if entry not in asides]
+        entries = [entry_source(entry, kinds) for entry in self.entries if entry not in asides]
         points = entries or [Source(text) for text in dict.fromkeys(kinds.without_prefix(unit.title) for unit in code)]
         tested = any(is_test(change.path) for info in self.infos for change in info.unit.files)
         return Feature(
@@ -137,13 +137,17 @@ class FeatureGroup:
             entries=entries,
             tested=tested,
             refactor=self.kind == "refactor",
-            asides=[Source(entry.text, syntax_of(entry.source, entry.text)) for entry in asides],
+            asides=[entry_source(entry, kinds, context=False) for entry in asides],
         )
 
 
-def entry_source(entry: ChangelogEntry) -> Source:
-    """An entry as a point of its feature: its text, then the release notes' prose and examples that explain it."""
-    text = f"{entry.text}\n\n{entry.context}" if entry.context else entry.text
+def entry_source(entry: ChangelogEntry, kinds: KindReader | None = None, context: bool = True) -> Source:
+    """An entry as a point of its feature: its text (without a generated changelog's conventional-commit prefix:
+    node-jsonwebtoken's "feat: add PS JWA support" reads "Add PS JWA support"), then the release notes' prose and
+    examples that explain it (`context`)."""
+    text = kinds.without_prefix(entry.text) if kinds else entry.text
+    text = text[:1].upper() + text[1:] if text != entry.text else text
+    text = f"{text}\n\n{entry.context}" if entry.context and context else text
     return Source(text, syntax_of(entry.source, entry.text))
 
 

@@ -174,6 +174,8 @@ _REFERENCE_TIDYING = [
         re.compile(rf"\b(when|after|since|until|because|before|once)\s+{_MARK}(?=\s+[a-z])", re.I),
         r"\1 an earlier change",
     ),
+    # a dash that only led to the reference: "fixes `Arbitrary File Write via verify function` - CVE-2022-23529"
+    (re.compile(rf"\s+[-\u2013\u2014]+\s*{_MARK}(?=\s*(?:[.;,)\]]|$))"), _MARK),
     # a preposition whose object was the reference, at the end of a clause: "introduced in 8.4 by @x."
     (
         re.compile(
