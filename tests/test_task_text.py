@@ -1009,3 +1009,24 @@ def test_a_new_limit_no_test_names_is_in_the_interface_as_a_default(tmp_path):
         "- new limit or default `parser.DEFAULT_MAX_HEADER_COUNT`: `DEFAULT_MAX_HEADER_COUNT = 8`"
     ) in milestone.task("hidden")
     assert "The acceptance tests use these names" not in milestone.task("hidden")  # no name of theirs is new
+
+
+def test_a_row_added_to_the_values_a_title_template_runs_over_touches_the_tests_it_makes():
+    """node-jsonwebtoken (fourteenth held-out set): the fix added `''` to the values a loop turns into tests titled
+    `should error with with value ${util.inspect(expiresIn)}`; the graded `should error with with value ''` is its,
+    and its part was named "not graded" beside the test refactors that owned the file."""
+    from harnessforge.envs.classification import named_by
+    from harnessforge.mining.unit_diffs import UnitDiff, tests_touched
+
+    script = (
+        "describe('expires', function() {\n"  # 1
+        "  [\n    ' ',\n    '',\n    'invalid',\n  ].forEach((expiresIn) => {\n"  # 2-7: '' added on line 4
+        "    it(`should error with with value ${util.inspect(expiresIn)}`, function () {\n"  # 8
+        "      expect(sign(expiresIn)).to.throw();\n    });\n  });\n\n"  # 9-12
+        "  it('should set exp', function () {\n    expect(1).to.equal(1);\n  });\n});\n"  # 13-16
+    )
+    diff = UnitDiff(touched={"test/claim-exp.test.js": [4]})
+    touched = tests_touched(diff, ["test/claim-exp.test.js"], {"test/claim-exp.test.js": script}.get)
+    assert touched == {"should error with with value ${util.inspect(expiresIn)}"}
+    graded = "expires should error with with value ''"
+    assert named_by(sorted(touched), {graded}) and not named_by(sorted(touched), {"expires should set exp"})

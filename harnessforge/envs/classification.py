@@ -211,8 +211,17 @@ _CODE = re.compile(r"\.(?:py|go|rs|[cm]?[jt]sx?|java|kt|rb)$")
 
 def named_by(tests: list[str], names: set[str]) -> bool:
     """One of `tests` (a test's own name or title, as a diff declares it) among the names a runner's ids give, or
-    the last of the titles mocha joins with spaces (`Router .all(path, fn) should not stack overflow ...`)."""
-    return bool(set(tests) & names) or any(name.endswith(" " + test) for name in names for test in tests)
+    the last of the titles mocha joins with spaces (`Router .all(path, fn) should not stack overflow ...`); a title
+    template (`should error with value ${util.inspect(v)}`) names every title it makes."""
+    if set(tests) & names or any(name.endswith(" " + test) for name in names for test in tests):
+        return True
+    templates = [_template(test) for test in tests if "${" in test]
+    return any(template.search(name) for template in templates for name in names)
+
+
+def _template(title: str) -> re.Pattern:
+    pieces = re.split(r"\$\{[^}]*\}", title)
+    return re.compile(r"(?:^|\s)" + ".+?".join(re.escape(piece) for piece in pieces) + "$")
 
 
 def untested_headlines(headlines: list[Headline], graded: list[str], files_of: Callable[[str], list[str]]) -> list[str]:
