@@ -329,3 +329,32 @@ def test_a_raises_block_around_a_long_call_quotes_the_error_and_its_message():
     assert quoted_checks("tests/test_multipart.py", source, span, set(range(1, 10)), 6) == [
         'with self.assertRaisesRegex(ValueError, "chunk_size must be a positive number, not 0"): ...'
     ]
+
+
+def test_a_mocha_test_whose_title_is_a_template_is_found_by_the_titles_it_makes(tmp_path):
+    """node-jsonwebtoken's nonce option (fourteenth held-out set): 17 graded ids such as `nonce option should error
+    with value ' '` come from one `it(`should error with value ${util.inspect(nonce)}`)` in a loop; none matched a
+    declared test, so the task had no criterion and its interface missed the exact message every test expects."""
+    builder = RepoBuilder(tmp_path / "repo", START)
+    verify_js = "'use strict'\n\nmodule.exports = function verify (options) {\n  return null\n}\n"
+    base = builder.commit("Start", {"verify.js": verify_js})
+    checked = verify_js.replace(
+        "  return null\n",
+        "  if (typeof options.nonce !== 'string' || !options.nonce.trim()) {\n"
+        "    return new Error('nonce must be a non-empty string')\n  }\n  return null\n",
+    )
+    test = (
+        "var expect = require('chai').expect\nvar util = require('util')\nvar verify = require('../verify')\n\n"
+        "describe('nonce option', function () {\n  [' ', '', 1].forEach((nonce) => {\n"
+        "    it(`should error with value ${util.inspect(nonce)}`, function () {\n"
+        "      expect(verify({nonce})).to.have.property('message', 'nonce must be a non-empty string')\n"
+        "    })\n  })\n})\n"
+    )
+    verify = builder.commit("Nonce", {"verify.js": checked, "test/option-nonce.test.js": test})
+    ids = ["test/option-nonce.test.js::nonce option should error with value ' '"]
+    found = read_interface(
+        GitRepo(builder.path), base, verify, ids, ["test/option-nonce.test.js"], ["verify.js"], "m01"
+    )
+    (criterion,) = found.criteria
+    assert "'nonce must be a non-empty string'" in criterion.text
+    assert [(item.kind, item.name) for item in found.items] == [("message", "nonce must be a non-empty string")]

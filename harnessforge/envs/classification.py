@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from ..models.env import EnvErrorReason, TestRun, TestStatus
 from ..models.plan import AcceptanceCriterion, Headline, Milestone, title_headlines
 from ..models.task import asked, compose
-from .declared_tests import TestSpan
+from .declared_tests import TestSpan, title_template
 
 FAILING = {"failed", "error", "missing"}  # xfailed and skipped are neither a pass nor a failure here
 
@@ -215,13 +215,8 @@ def named_by(tests: list[str], names: set[str]) -> bool:
     template (`should error with value ${util.inspect(v)}`) names every title it makes."""
     if set(tests) & names or any(name.endswith(" " + test) for name in names for test in tests):
         return True
-    templates = [_template(test) for test in tests if "${" in test]
+    templates = [title_template(test) for test in tests if "${" in test]
     return any(template.search(name) for template in templates for name in names)
-
-
-def _template(title: str) -> re.Pattern:
-    pieces = re.split(r"\$\{[^}]*\}", title)
-    return re.compile(r"(?:^|\s)" + ".+?".join(re.escape(piece) for piece in pieces) + "$")
 
 
 def untested_headlines(headlines: list[Headline], graded: list[str], files_of: Callable[[str], list[str]]) -> list[str]:

@@ -272,3 +272,10 @@ def trace_tests(
                     )
                 )
     return accepted, excluded
+
+
+def title_template(title: str) -> re.Pattern:
+    """A JavaScript test title made from a template literal (`should error with value ${util.inspect(v)}`) as the
+    titles it makes, at the end of an id of joined titles: each `${...}` is any text."""
+    pieces = re.split(r"\$\{[^}]*\}", title)
+    return re.compile(r"(?:^|\s|::)" + ".+?".join(re.escape(piece) for piece in pieces) + "$")

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from .. import syntax
 from ..gitio import GitRepo
 from ..models import AcceptanceCriterion, InterfaceItem
-from .declared_tests import TestSpan, declared_tests
+from .declared_tests import TestSpan, declared_tests, title_template
 from .interface_python import Definition, Usage, definitions, usage
 from .test_checks import criterion, new_value_reader, pinned_values, quoted_checks
 
@@ -64,6 +64,15 @@ def _selected(spans: list[TestSpan], test_ids: list[str]) -> list[TestSpan]:
         span for span in spans if len(span.titles) > 1 and {" ".join(span.titles), " > ".join(span.titles)} & titled
     ]
     wanted = {name for test_id in unparametrised - exact for name in _short_names(test_id)}
+    # a title made from a template (node-jsonwebtoken's `should error with value ${util.inspect(nonce)}`): each title
+    # it makes is an id of its own, none the span's
+    made = [
+        span
+        for span in spans
+        if "${" in span.test_id
+        and any(title_template(" ".join(span.titles)).search(test_id) for test_id in unparametrised - exact)
+    ]
+    by_titles += [span for span in made if span not in by_titles]
     if by_titles:  # the suites name them: not every test of that title in the file
         return [span for span in spans if span.test_id in exact or span in by_titles]
     return [span for span in spans if span.test_id in exact or span.test_id.rsplit("::", 1)[-1] in wanted]
