@@ -138,6 +138,10 @@ def test_the_lint_leaves_an_authors_own_words_alone():
         (".pyi stubs ship (#3)", ".pyi stubs ship"),  # a leading dot of a word stays
         # glom's credit left "com/Julian)!": the full stop of the link's address ended the credit sentence
         ("Add TOML support to the CLI. Thanks, [Julian](https://github.com/Julian)!", "Add TOML support to the CLI."),
+        (  # node-jsonwebtoken's commit body
+            "BREAKING CHANGE: Removes fallback for none algorithm for the verify method.",
+            "Breaking change: removes fallback for none algorithm for the verify method.",
+        ),
         # node-jsonwebtoken's security entries left "... via verify function` -"
         (
             "security: fixes `Arbitrary File Write via verify function` - CVE-2022-23529",

@@ -114,6 +114,7 @@ _MARK = "\x01"  # where a reference stood, while the words around it are tidied
 _NUMBERED_PREFIX = re.compile(r"^\s*(?:issue|pr|gh)[\s-]*#?\d+\s*(?::|-{1,2}|\u2013|\u2014)\s*", re.I)
 # a subject that fixes a numbered issue before saying what: "fix #180 - exception on empty data", "Fix bug/issue #231:
 # SEPARATING_LINE feature doesn't work", "Bug fix for issue #318 | `intfmt`: error ..." (tabulate's) -> "Fix: ..."
+_BREAKING_PREFIX = re.compile(r"^\s*BREAKING[ -]CHANGES?\s*:\s*")
 _FIX_PREFIX = re.compile(
     r"^\s*(?:bug\s*)?(?:fix(?:es|ed)?|close[sd]?|resolve[sd]?)(?:\s+for)?\s+(?:bug\s*/\s*)?(?:issue\s*)?#\d+\s*"
     r"(?::|\||-{1,2}|\u2013|\u2014)\s*",
@@ -240,6 +241,8 @@ def strip_refs(text: str) -> str:
     capital = text.lstrip()[:1].isupper()
     if fixed := _FIX_PREFIX.match(text):
         text = "Fix: " + text[fixed.end() :]
+    elif breaking := _BREAKING_PREFIX.match(text):  # a conventional commit's footer, in the words a page would use
+        text = "Breaking change: " + text[breaking.end() :][:1].lower() + text[breaking.end() + 1 :]
     elif prefix := _NUMBERED_PREFIX.match(text):
         text = text[prefix.end() :][:1].upper() + text[prefix.end() + 1 :]
     text = _OBJECT_AT.sub(lambda match: match[0].replace("@", _AT), text)
