@@ -3,6 +3,8 @@ JavaScript test reaches by requiring a module file, matched by mocha's joined ti
 
 from __future__ import annotations
 
+import pytest
+
 from harnessforge.envs.declared_tests import declared_tests
 from harnessforge.envs.interface import read_interface
 from harnessforge.envs.test_checks import quoted_checks
@@ -294,41 +296,37 @@ def test_an_option_read_from_kwargs_is_named_as_the_property_or_the_key_the_new_
     assert {(item.kind, item.short) for item in found.items} == {("attribute", "escape_header"), ("key", "escape_data")}
 
 
-def test_a_raises_block_over_several_lines_quotes_the_call_under_it():
-    """typeguard (fourteenth held-out set): a `with pytest.raises(` wrapped over three lines was quoted with its own
-    continuation line as the call ("...): TypeCheckError, match=..."); the call is the line after the colon."""
-    source = (
-        "def test_raw_uniontype_fail():\n"
-        "    with pytest.raises(\n"
-        '        TypeCheckError, match="class str is not an instance of types.UnionType"\n'
-        "    ):\n"
-        "        check_type(str, types.UnionType)\n"
-    )
+# typeguard (fourteenth held-out set): a `with pytest.raises(` wrapped over three lines was quoted with its own
+# continuation line as the call ("...): TypeCheckError, match=..."); the call is the line after the colon.
+WRAPPED_RAISES = (
+    "def test_raw_uniontype_fail():\n"
+    "    with pytest.raises(\n"
+    '        TypeCheckError, match="class str is not an instance of types.UnionType"\n'
+    "    ):\n"
+    "        check_type(str, types.UnionType)\n",
+    'with pytest.raises(TypeCheckError, match="class str is not an instance of types.UnionType"): '
+    "check_type(str, types.UnionType)",
+)
+# python-multipart (fourteenth held-out set): the call under `assertRaisesRegex` took seven lines, too long to quote,
+# so the criterion quoted nothing; the error and the message it must match are what the test pins.
+LONG_CALL_RAISES = (
+    "def test_parse_form_invalid_chunk_size(self):\n"
+    '    with self.assertRaisesRegex(ValueError, "chunk_size must be a positive number, not 0"):\n'
+    "        parse_form(\n"
+    '            {"Content-Type": b"application/octet-stream"},\n'
+    '            BytesIO(b"123456789012345"),\n'
+    "            lambda _: None,\n"
+    "            lambda _: None,\n"
+    "            chunk_size=0,\n"
+    "        )\n",
+    'with self.assertRaisesRegex(ValueError, "chunk_size must be a positive number, not 0"): ...',
+)
+
+
+@pytest.mark.parametrize("source, quoted", [WRAPPED_RAISES, LONG_CALL_RAISES], ids=["wrapped", "long call"])
+def test_a_raises_block_quotes_the_error_its_message_and_the_call_under_it(source, quoted):
     span = next(span for span in declared_tests("tests/test_checkers.py", source))
-    assert quoted_checks("tests/test_checkers.py", source, span, set(range(1, 6)), 6) == [
-        'with pytest.raises(TypeCheckError, match="class str is not an instance of types.UnionType"): '
-        "check_type(str, types.UnionType)"
-    ]
-
-
-def test_a_raises_block_around_a_long_call_quotes_the_error_and_its_message():
-    """python-multipart (fourteenth held-out set): the call under `assertRaisesRegex` took seven lines, too long to
-    quote, so the criterion quoted nothing; the error and the message it must match are what the test pins."""
-    source = (
-        "def test_parse_form_invalid_chunk_size(self):\n"
-        '    with self.assertRaisesRegex(ValueError, "chunk_size must be a positive number, not 0"):\n'
-        "        parse_form(\n"
-        '            {"Content-Type": b"application/octet-stream"},\n'
-        '            BytesIO(b"123456789012345"),\n'
-        "            lambda _: None,\n"
-        "            lambda _: None,\n"
-        "            chunk_size=0,\n"
-        "        )\n"
-    )
-    span = next(span for span in declared_tests("tests/test_multipart.py", source))
-    assert quoted_checks("tests/test_multipart.py", source, span, set(range(1, 10)), 6) == [
-        'with self.assertRaisesRegex(ValueError, "chunk_size must be a positive number, not 0"): ...'
-    ]
+    assert quoted_checks("tests/test_checkers.py", source, span, set(range(1, source.count("\n") + 1)), 6) == [quoted]
 
 
 def test_a_mocha_test_whose_title_is_a_template_is_found_by_the_titles_it_makes(tmp_path):
