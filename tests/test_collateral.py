@@ -265,3 +265,26 @@ def test_tests_that_did_not_load_at_base_outside_the_changed_files_are_pass_to_p
     verdict = classify(["pkg::TestNew"], base, verify, go_file, 10, reference_runs=reference)
     assert verdict.fail_to_pass == ["pkg::TestNew"] and verdict.pass_to_pass == ["pkg::TestOld"]
     assert verdict.broken == ["pkg::TestBroken"]  # passed before the change, fails after it: said, as any other
+
+
+def test_a_go_test_its_package_never_reached_because_another_panicked_is_collateral_changed_or_not():
+    """go-toml (fourteenth held-out set): a new test panicked at base and ended its package's binary; 102 tests
+    after it, changed by the milestone or not, never ran there and were graded as FAIL_TO_PASS."""
+    import json
+
+    from harnessforge.envs.runners import runner
+
+    package = "github.com/pelletier/go-toml/v2"
+    events = [
+        {"Action": "run", "Package": package, "Test": "TestIssue850"},
+        {"Action": "output", "Package": package, "Test": "TestIssue850", "Output": "panic: subslice address (0)\n"},
+        {"Action": "fail", "Package": package, "Test": "TestIssue850", "Elapsed": 0},
+        {"Action": "fail", "Package": package, "Elapsed": 0.1},
+    ]
+    base = runner("go").parse({"go.jsonl": "\n".join(json.dumps(event) for event in events)}, 2, "")
+    assert base.collect_errors == [package] and base.messages[package].startswith("a test panicked and ended")
+    graded = [f"{package}::TestIssue850", f"{package}::TestUnmarshalDecodeErrors/array_with_comma_first"]
+    found = collateral(graded, [base], file_of, changed=lambda test: True)
+    assert list(found) == [graded[1]] and found[graded[1]].startswith("not reached at base: a test panicked")
+    built = base.model_copy(update={"messages": {package: "undefined: NewDecoder"}})  # a build failure: new API
+    assert collateral(graded, [built], file_of, changed=lambda test: True) == {}

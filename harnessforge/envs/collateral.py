@@ -13,6 +13,7 @@ from dataclasses import replace
 
 from ..models.env import TestRun
 from .classification import Classification
+from .runners import GO_PANICKED
 
 # A failure on a name the milestone adds that no user calls: `cannot import name '_flag'`, `module 'x' has no
 # attribute '_y'`, `_parse() takes 2 positional arguments` (dunder names such as `__init__` are public API).
@@ -36,6 +37,19 @@ def _load_failure(test: str, base_runs: list[TestRun], file_of: Callable[[str], 
             reasons.add(f"fails at base on a private name ({_last_line(run.messages[test])})")
         else:
             return None
+    return min(reasons) if reasons else None
+
+
+def _not_reached(test: str, base_runs: list[TestRun], file_of: Callable[[str], str]) -> str | None:
+    """Why a test never ran at base, changed or not: another test of its package panicked and ended the package's
+    binary (go-toml's new `TestIssue850` panicked at base; 102 tests after it were graded, none of them had run)."""
+    reasons = set()
+    for run in base_runs:
+        where = file_of(test)
+        said = run.messages.get(where, "")
+        if run.status(test) != "missing" or where not in run.collect_errors or not said.startswith(GO_PANICKED):
+            return None
+        reasons.add(f"not reached at base: {said}")
     return min(reasons) if reasons else None
 
 
@@ -94,6 +108,8 @@ def collateral(
     found = {}
     for test in fail_to_pass:
         if not changed(test) and (why := _load_failure(test, base_runs, file_of)):
+            found[test] = why
+        elif why := _not_reached(test, base_runs, file_of):
             found[test] = why
         elif why := _outside_packages(test, base_runs, file_of, list(packages)):
             found[test] = why

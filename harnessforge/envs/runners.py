@@ -146,6 +146,10 @@ class GoRunner(RunnerSpec):
         messages = {
             test: "\n".join(line.rstrip() for line in text.splitlines()).strip() for test, text in printed.items()
         }
+        for record in json_lines(files.get(self.report, "")):  # a package whose binary a panicking test ended
+            output, package = str(record.get("Output", "")), record.get("Package", "")
+            if record.get("Action") == "output" and output.startswith("panic: ") and package in run.collect_errors:
+                messages.setdefault(package, f"{GO_PANICKED} {output.strip()[:200]}")
         return run.model_copy(update={"messages": {test: text for test, text in messages.items() if text}})
 
     def _parse(self, files, log):
@@ -184,6 +188,7 @@ def _own_package_missing(text: str) -> bool:
 
 
 _GO_STATUS: dict[str, TestStatus] = {"pass": "passed", "fail": "failed", "skip": "skipped"}
+GO_PANICKED = "a test panicked and ended the package's run:"  # a package's message: the tests after it never ran
 _GO_SETUP_FAILED = re.compile(r"^FAIL\t(\S+) \[setup failed\]", re.MULTILINE)
 _GO_MISSING_PACKAGE = re.compile(r"cannot find module providing package (\S+?):")
 _GO_BUILD_FAILED = re.compile(r"^FAIL\t(\S+) \[(?:build|setup) failed\]", re.MULTILINE)
