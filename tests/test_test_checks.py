@@ -356,3 +356,18 @@ def test_a_mocha_test_whose_title_is_a_template_is_found_by_the_titles_it_makes(
     (criterion,) = found.criteria
     assert "'nonce must be a non-empty string'" in criterion.text
     assert [(item.kind, item.name) for item in found.items] == [("message", "nonce must be a non-empty string")]
+
+
+def test_a_go_raw_string_over_several_lines_is_never_quoted_by_its_first_line():
+    """go-toml (fourteenth held-out set): "``expected := `1| [server]``", a 4-line expected error cut after its first
+    line, was the criterion's example; a one-line raw string is still quoted."""
+    source = (
+        "package toml_test\n\nfunc TestDecodeError(t *testing.T) {\n"
+        '\texpected := `1| [server]\n2| port = "bad"`\n'
+        '\trequire.Equal(t, `x = "y"`, decode("x"))\n'
+        "\trequire.Equal(t, expected, x.String())\n}\n"
+    )
+    span = next(span for span in declared_tests("decode_test.go", source))
+    assert quoted_checks("decode_test.go", source, span, set(range(1, 9)), 6) == [
+        'require.Equal(t, `x = "y"`, decode("x"))'
+    ]

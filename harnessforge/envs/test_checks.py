@@ -33,6 +33,7 @@ _EDGE = re.compile(
 
 
 _MULTILINE_QUOTES = re.compile(r'"""|\'\'\'')  # (not Go's raw strings: `\\n` in them is no line end)
+_RAW_SPANNING = re.compile(r"^[^`\"']*(?:(?:\"(?:[^\"\\]|\\.)*\"|'(?:[^'\\]|\\.)*'|`[^`]*`)[^`\"']*)*`[^`]*$")
 
 
 def whole_statement(lines: list[str], start: int, last: int, reach: int = 8) -> str:
@@ -43,7 +44,11 @@ def whole_statement(lines: list[str], start: int, last: int, reach: int = 8) -> 
 
 
 def statement_lines(lines: list[str], start: int, last: int, reach: int = 8) -> tuple[str, int]:
-    """`whole_statement` and the line it ends on (0 when it never closes within reach)."""
+    """`whole_statement` and the line it ends on (0 when it never closes within reach). A raw string that spans lines
+    (Go's and JavaScript's backticks, where `\\n` is no line end) is not quotable on one line: none is better than its
+    first line alone (go-toml's "``expected := `1| [server]``")."""
+    if _RAW_SPANNING.search(_without_comment(lines[start - 1])):
+        return "", 0
     text, depth, quoted, spanning = "", 0, False, False
     for number in range(start, min(last, start + reach) + 1):
         raw = lines[number - 1] if quoted else _without_comment(lines[number - 1])
