@@ -354,6 +354,7 @@ def test_markup_residue_and_branch_names_a_reader_saw_are_found():
         ("Python 3.14 is now officially supported.", True),
         ("🎉 Added new sponsor Graphite - *the AI developer productivity platform*.", True),
         ("Added a section on creating a custom handler for lo.Assert.", True),
+        ("Fixes typos", True),  # go-toml's, merged into a fix and asked as a bullet of it
         ("Remove the deprecated helper", False),
         ("Add iterator for JWKSet", False),
         ("Support multiple calls to `.parse()` with default settings", False),

@@ -788,6 +788,7 @@ def test_a_criterion_names_the_title_feature_its_test_checks():
             "Use it like this:\n\n```go\nx := 1\n\ny := 2\n```",
         ),
         ("Added tests for the parser.", ""),
+        ("And updated README.", ""),  # go-toml's commit body, once a section's whole text
     ],
 )
 def test_a_bodys_motivation_is_its_first_prose_with_its_example_and_without_housekeeping(body, motivation):

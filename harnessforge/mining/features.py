@@ -26,9 +26,11 @@ from .markup import syntax_of
 from .refs import strip_refs
 from .segment import UnitInfo
 
-# a sentence about the change's own housekeeping, not why it was made: "Also added tests.", "Updated the docs."
+# a sentence about the change's own housekeeping, not why it was made: "Also added tests.", "Updated the docs.",
+# "And updated README." (go-toml's commit body, a section's whole text)
 _HOUSEKEEPING_SENTENCE = re.compile(
-    r"(?:(?<=^)|(?<=[.!?]\s))(?:(?:i|we|this pr|this commit|this change)\s+)?(?:also\s+)?(?:(?:have|has)\s+)?"
+    r"(?:(?<=^)|(?<=[.!?]\s))(?:and\s+)?(?:(?:i|we|this pr|this commit|this change)\s+)?(?:also\s+)?"
+    r"(?:(?:have|has)\s+)?"
     r"(?:add(?:ed|s|ing)?|updat(?:ed|es|ing|e)|fix(?:ed|es|ing)?|improv(?:ed|es|ing|e)|increas(?:ed|es|ing|e)|"
     r"wr(?:ote|ite|ites|itten)|extend(?:ed|s)?|adjust(?:ed|s)?)\b[^.!?\n]*"
     r"\b(?:tests?|unit ?tests?|docs?|documentation|coverage|lint\w*|changelog|typos?|docstrings?|readme)\b"
