@@ -1035,3 +1035,33 @@ def test_a_row_added_to_the_values_a_title_template_runs_over_touches_the_tests_
     assert touched == {"should error with with value ${util.inspect(expiresIn)}"}
     graded = "expires should error with with value ''"
     assert named_by(sorted(touched), {graded}) and not named_by(sorted(touched), {"expires should set exp"})
+
+
+def test_the_interface_lists_public_names_before_those_a_package_keeps_to_itself():
+    """go-toml's "Expose parser API as unstable" (fourteenth held-out set): the list, cut at its limit, showed the
+    private `root` and `builder` and left the public parser under "... and 12 more names the tests use"."""
+    from harnessforge.models import InterfaceItem, Milestone
+
+    items = [
+        InterfaceItem(name="root", kind="class", signature="root struct"),
+        InterfaceItem(name="acme._scan", kind="function", signature="def _scan(text)"),
+        InterfaceItem(name="Parser.Reset", kind="method", signature="func (p *Parser) Reset(b []byte)"),
+        InterfaceItem(name="acme.scan", kind="function", signature="def scan(text)"),
+    ]
+    fields = dict(source_prs=[], issues=[], commits=[], changed_files=[], test_files=[], acceptance_tests=[])
+    milestone = Milestone(
+        id="m01",
+        ordinal=1,
+        title="Expose the parser",
+        description="Expose parser API as unstable.",
+        base_commit="a",
+        verify_commit="b",
+        lines_added=1,
+        lines_deleted=0,
+        difficulty=1,
+        interface=items,
+        **fields,
+    )
+    shown = milestone.task("hidden", max_interface=2)
+    assert "`Parser.Reset`" in shown and "`acme.scan`" in shown and "- ... and 2 more names the tests use" in shown
+    assert "`root`" not in shown and "_scan" not in shown

@@ -118,6 +118,12 @@ class InterfaceItem(Model):
     )
 
     @property
+    def private(self) -> bool:
+        """A name the package keeps to itself (`_name`; Go's unexported `root`): listed after the public ones."""
+        go = self.signature.startswith(("func ", "type ")) or self.signature.endswith(" struct")
+        return self.short.startswith("_") or (go and self.short[:1].islower())
+
+    @property
     def short(self) -> str:
         """What a text names it by: `method` of `pkg.Class.method`, `capture` of `CliRunner(capture)`."""
         if self.kind == "parameter":
@@ -278,7 +284,7 @@ class Milestone(Model):
         if self.documentation:
             lead = "From the project's documentation, as this change extends it."
             parts += ["## Documentation", lead + "\n\n" + "\n".join(self.documentation)]
-        names = [item for item in self.interface if item.kind != "default"]
+        names = sorted((item for item in self.interface if item.kind != "default"), key=lambda item: item.private)
         defaults = [item.line() for item in self.interface if item.kind == "default"]
         if names or defaults:
             shown = [item.line() for item in names[:max_interface]]
