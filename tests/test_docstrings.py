@@ -156,3 +156,24 @@ def test_a_quoted_docstring_paragraph_names_its_definition_and_ends_before_a_tra
         "    name: Its name.",
         "    content_type: The value of the Content-Type header.",
     ]
+
+
+def test_a_quoted_args_paragraph_names_its_own_function_among_many_and_once_for_its_docstring(tmp_path):
+    """pydantic-settings (fifteenth held-out set): `run`'s "Args:" was labelled with `BaseSettings`, whose docstring
+    holds the page's first "Args:" line; two paragraphs of one docstring each got the label."""
+    builder = RepoBuilder(tmp_path / "repo", START)
+    first = 'class BaseSettings:\n    """Settings.\n\n    Args:\n        env: The environment.\n    """\n\n\n'
+    run = 'def run(model):\n    """Run a model.\n\n    Args:\n        model: The model.\n    """\n'
+    base = builder.commit("Settings", {"settings.py": first + run})
+    shown = run.replace("        model: The model.\n", "        model: The model.\n        show_env: Show env names.\n")
+    shown = shown.replace('    """\n', '\n    With `show_env`, the help text names each variable.\n    """\n')
+    verify = builder.commit("Show env", {"settings.py": first + shown})
+    quoted = documented(GitRepo(builder.path), base, verify, ["settings.py"], {"show_env"}, [])
+    assert quoted == [
+        "From the documentation of `run`.",
+        "Args:",
+        "    model: The model.",
+        "    show_env: Show env names.",
+        "",
+        "With `show_env`, the help text names each variable.",
+    ]

@@ -116,10 +116,14 @@ def documented(
         patch = repo.run("diff", "--no-color", "--no-ext-diff", base, verify, "--", path, check=False)
         mine = {number for number, owner in owned.items() if owner in wanted}
         found = naming(text, added_line_numbers(patch.decode("utf-8", "replace")), wanted, hidden, mine)
+        last_owner = ""
         for unit in _announced(found):
             if f" {_words(chr(10).join(unit))} " in f" {said} ":
                 continue  # said before, in other markup or on another page (loguru's README.rst -> README.md)
-            unit = _with_owner(unit, text, owners)
+            owner = _owner(unit, text, owners)
+            if owner and owner != last_owner and owner.rsplit(".", 1)[-1] not in unit[0]:
+                unit = [f"From the documentation of `{owner.removesuffix('.__init__')}`.", *unit]
+            last_owner = owner
             if path.endswith((".rst", ".txt", ".py")):
                 unit = [_plain_rest(line) if not line.startswith("    ") else line for line in unit]
             if len(lines) + len(unit) + 1 > max_lines:
@@ -141,15 +145,16 @@ def _page(repo: GitRepo, revision: str, path: str) -> tuple[str, dict[int, str],
     return (found.text, found.owned, found.owners) if found else ("", {}, {})
 
 
-def _with_owner(unit: list[str], text: str, owners: dict[int, str]) -> list[str]:
-    """A docstring's paragraph led by the definition it documents: python-multipart's "Args: name: ...
-    content_type: ..." quoted alone read as raw fragments (whose arguments?). A page's own paragraph as it is."""
+def _owner(unit: list[str], text: str, owners: dict[int, str]) -> str:
+    """The definition whose docstring a quoted paragraph is (its first lines found where they stand on the page), so
+    the task can say whose it is: python-multipart's "Args: name: ... content_type: ..." alone read as raw
+    fragments; pydantic-settings has a dozen "Args:" lines, each of its own function. "" for a page's own text."""
     page = text.split("\n")
-    number = next((at for at, line in enumerate(page, 1) if line == unit[0] and at in owners), None)
-    owner = owners.get(number, "") if number else ""
-    if not owner or owner.rsplit(".", 1)[-1] in unit[0]:
-        return unit
-    return [f"From the documentation of `{owner.removesuffix('.__init__')}`.", *unit]
+    head = unit[: next((at for at, line in enumerate(unit) if not line.strip()), len(unit))]
+    for at in range(1, len(page) - len(head) + 2):
+        if at in owners and page[at - 1 : at - 1 + len(head)] == head:
+            return owners[at]
+    return ""
 
 
 def _announced(paragraphs: list[list[str]]) -> list[list[str]]:
