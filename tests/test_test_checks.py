@@ -371,3 +371,17 @@ def test_a_go_raw_string_over_several_lines_is_never_quoted_by_its_first_line():
     assert quoted_checks("decode_test.go", source, span, set(range(1, 9)), 6) == [
         'require.Equal(t, `x = "y"`, decode("x"))'
     ]
+
+
+def test_a_bracket_inside_a_string_opens_nothing_and_two_asserts_stay_two():
+    """pydantic-settings (fifteenth held-out set): `assert '[env:' in help_text` left a bracket open, so the next
+    assert was joined to it ("assert '[env:' in help_text assert 'MYAPP_DATABASE]' in help_text")."""
+    source = (
+        "def test_help_names_env_vars(capsys):\n"
+        "    help_text = run()\n"
+        "    assert '[env:' in help_text\n"
+        "    assert 'MYAPP_DATABASE]' in help_text\n"
+    )
+    span = next(span for span in declared_tests("tests/test_cli.py", source))
+    quoted = quoted_checks("tests/test_cli.py", source, span, set(range(1, 5)), 6)
+    assert quoted == ["assert '[env:' in help_text", "assert 'MYAPP_DATABASE]' in help_text"]

@@ -33,6 +33,7 @@ _EDGE = re.compile(
 
 
 _MULTILINE_QUOTES = re.compile(r'"""|\'\'\'')  # (not Go's raw strings: `\\n` in them is no line end)
+_ONE_LINE_STRING = re.compile(r"\"(?:[^\"\\\n]|\\.)*\"|'(?:[^'\\\n]|\\.)*'|`[^`\n]*`")
 _RAW_SPANNING = re.compile(r"^[^`\"']*(?:(?:\"(?:[^\"\\]|\\.)*\"|'(?:[^'\\]|\\.)*'|`[^`]*`)[^`\"']*)*`[^`]*$")
 
 
@@ -54,6 +55,7 @@ def statement_lines(lines: list[str], start: int, last: int, reach: int = 8) -> 
         raw = lines[number - 1] if quoted else _without_comment(lines[number - 1])
         pieces = _MULTILINE_QUOTES.split(raw)
         code = "".join(pieces[1 if quoted else 0 :: 2])  # brackets inside a string do not count
+        code = _ONE_LINE_STRING.sub('""', code)  # pydantic-settings' `assert '[env:' in help_text`
         depth += sum(code.count(opening) for opening in "([{") - sum(code.count(closing) for closing in ")]}")
         text = f"{text}\\n{raw}" if quoted else f"{text} {raw.strip()}".strip()
         spanning = spanning or quoted
