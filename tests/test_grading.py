@@ -319,3 +319,26 @@ def test_a_data_file_a_graded_test_id_names_grades_the_part_that_added_it():
     assert not data_named(["tests/test_data/http/mixed_case_headers.yaml"], "tests/test_multipart.py::test_http[empty]")
     assert not data_named(["tests/test_headers.py"], "teststestheaderspytestone")  # a code file is named by path
     assert not data_named(["tests/data/a.json"], "tests/test_x.py::test_a")  # too short a stem to mean anything
+
+
+def test_a_part_that_touched_one_test_of_a_class_does_not_cover_the_others():
+    """parsel (fifteenth held-out set): "Migrate to ruff" reformatted `SelectorTestCase.test_smart_strings`; the
+    graded `SelectorTestCase.test_body_bytearray_support` is another part's new test, yet the lint migration was
+    asked for, as graded, by the class name they share."""
+    from harnessforge.envs.classification import uncovered
+    from harnessforge.models.task import TaskPart
+
+    bytearray_part = TaskPart(
+        heading="Support bytearray bodies",
+        tested=True,
+        test_files=["tests/test_selector.py"],
+        tests=["SelectorTestCase", "test_body_bytearray_support"],
+    )
+    ruff = TaskPart(
+        heading="Migrate to ruff",
+        tested=True,
+        test_files=["tests/test_selector.py"],
+        tests=["SelectorTestCase", "test_smart_strings"],
+    )
+    graded = ["tests/test_selector.py::SelectorTestCase::test_body_bytearray_support"]
+    assert uncovered([bytearray_part, ruff], graded, lambda test: [test.split("::")[0]]) == [1]
