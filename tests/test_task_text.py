@@ -28,6 +28,7 @@ from harnessforge.rules import load_rules
 from harnessforge.store import Store
 from harnessforge.text_lint import text_problems
 from tests import test_changelog_flavours as flavours
+from tests.helpers import milestone_between
 
 # ---- every changelog flavour renders whole --------------------------------------------------------------
 FLAVOURS = [  # (path, text, format): the flavour samples of test_changelog_flavours, and a MyST one
@@ -980,7 +981,6 @@ def test_a_new_limit_no_test_names_is_in_the_interface_as_a_default(tmp_path):
     """python-multipart (fourteenth held-out set): "Add multipart header limits" said no number, and the tests send
     nine headers expecting a refusal: the new `DEFAULT_MAX_HEADER_COUNT = 8` is what they follow."""
     from harnessforge.envs.interface import read_interface
-    from harnessforge.models import Milestone
 
     builder = RepoBuilder(tmp_path / "repo", START)
     base = builder.commit("Parser", {"parser.py": "def parse(data):\n    return data\n"})
@@ -995,20 +995,8 @@ def test_a_new_limit_no_test_names_is_in_the_interface_as_a_default(tmp_path):
         GitRepo(builder.path), base, verify, ["test_parser.py::test_limit"], ["test_parser.py"], ["parser.py"], "m01"
     )
     assert [(item.kind, item.name) for item in found.items] == [("default", "parser.DEFAULT_MAX_HEADER_COUNT")]
-    fields = dict(source_prs=[], issues=[], commits=[], changed_files=[], test_files=[], acceptance_tests=[])
-    milestone = Milestone(
-        id="m01",
-        ordinal=1,
-        title="Header limits",
-        description="Add multipart header limits.",
-        base_commit=base,
-        verify_commit=verify,
-        lines_added=1,
-        lines_deleted=0,
-        difficulty=1,
-        interface=found.items,
-        **fields,
-    )
+    milestone = milestone_between(base, verify, "Header limits", "Add multipart header limits.", ["parser.py"])
+    milestone = milestone.model_copy(update={"interface": found.items})
     assert (
         "The change sets these new limits and defaults, which the tests' expectations follow:\n"
         "- new limit or default `parser.DEFAULT_MAX_HEADER_COUNT`: `DEFAULT_MAX_HEADER_COUNT = 8`"
@@ -1040,7 +1028,7 @@ def test_a_row_added_to_the_values_a_title_template_runs_over_touches_the_tests_
 def test_the_interface_lists_public_names_before_those_a_package_keeps_to_itself():
     """go-toml's "Expose parser API as unstable" (fourteenth held-out set): the list, cut at its limit, showed the
     private `root` and `builder` and left the public parser under "... and 12 more names the tests use"."""
-    from harnessforge.models import InterfaceItem, Milestone
+    from harnessforge.models import InterfaceItem
 
     items = [
         InterfaceItem(name="root", kind="class", signature="root struct"),
@@ -1048,20 +1036,8 @@ def test_the_interface_lists_public_names_before_those_a_package_keeps_to_itself
         InterfaceItem(name="Parser.Reset", kind="method", signature="func (p *Parser) Reset(b []byte)"),
         InterfaceItem(name="acme.scan", kind="function", signature="def scan(text)"),
     ]
-    fields = dict(source_prs=[], issues=[], commits=[], changed_files=[], test_files=[], acceptance_tests=[])
-    milestone = Milestone(
-        id="m01",
-        ordinal=1,
-        title="Expose the parser",
-        description="Expose parser API as unstable.",
-        base_commit="a",
-        verify_commit="b",
-        lines_added=1,
-        lines_deleted=0,
-        difficulty=1,
-        interface=items,
-        **fields,
-    )
+    milestone = milestone_between("a", "b", "Expose the parser", "Expose parser API as unstable.", [])
+    milestone = milestone.model_copy(update={"interface": items})
     shown = milestone.task("hidden", max_interface=2)
     assert "`Parser.Reset`" in shown and "`acme.scan`" in shown and "- ... and 2 more names the tests use" in shown
     assert "`root`" not in shown and "_scan" not in shown
