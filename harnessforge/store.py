@@ -394,19 +394,24 @@ class Store:
             changed = self.write_model(self.milestone_file(key, milestone.id), milestone)
             return self.write_model(self.plan_file(key), plan) or changed
 
-    def plan_snapshot(self, key: str) -> dict[Path, bytes]:
-        """Every file of the repository's plan (plan.json, each milestone's files and verdict), to put back."""
-        paths = [self.plan_file(key), *sorted((self.repo_dir(key) / "milestones").rglob("*"))]
-        return {path: path.read_bytes() for path in paths if path.is_file()}
+    def milestone_snapshot(self, key: str, ids: list[str]) -> dict[str, dict[Path, bytes]]:
+        """Every file of these milestones (their records, patches, hints and verdicts), by milestone, to put back."""
+        return {
+            mid: {path: path.read_bytes() for path in sorted(self.milestone_dir(key, mid).rglob("*")) if path.is_file()}
+            for mid in ids
+        }
 
-    def restore_plan(self, key: str, snapshot: dict[Path, bytes]) -> None:
-        """The plan's files as `plan_snapshot` read them; milestone files written since go."""
-        for path in sorted((self.repo_dir(key) / "milestones").rglob("*")):
-            if path.is_file() and path not in snapshot:
-                path.unlink()
-        for path, content in snapshot.items():
-            path.parent.mkdir(parents=True, exist_ok=True)
-            path.write_bytes(content)
+    def restore_milestones(self, key: str, snapshot: dict[str, dict[Path, bytes]], plan: MilestonePlan) -> None:
+        """The snapshot's milestones' files as `milestone_snapshot` read them (files written since go) and `plan` as
+        the plan: the other milestones' files stay as they are now (a parallel validation's verdict is kept)."""
+        for mid, files in snapshot.items():
+            for path in sorted(self.milestone_dir(key, mid).rglob("*")):
+                if path.is_file() and path not in files:
+                    path.unlink()
+            for path, content in files.items():
+                path.parent.mkdir(parents=True, exist_ok=True)
+                path.write_bytes(content)
+        self.write_model(self.plan_file(key), plan)
 
     def archive_other_plan(self, new: MilestonePlan) -> Path | None:
         """The repository's plan, archived (`archive_plan`) when `new` is a plan of something else; its path."""

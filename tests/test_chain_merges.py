@@ -226,9 +226,16 @@ def test_a_merge_that_costs_the_next_milestone_its_tests_is_undone_and_the_untes
         asked.append(milestone_id)
         status = "no_fail_to_pass" if milestone_id == "m02" else "valid"
         store.update_milestone(key, store.load_milestone(key, milestone_id).model_copy(update={"status": status}))
+        if milestone_id == "m02":  # meanwhile a parallel validation writes m03's verdict: the undo keeps it
+            store.update_milestone(key, store.load_milestone(key, "m03").model_copy(update={"flags": ["parallel"]}))
+            store.validation_file(key, "m03").write_text(
+                Validation(milestone_id="m03", status="valid", repeats=2).model_dump_json()
+            )
         return Validation(milestone_id=milestone_id, status=status, repeats=1)
 
     assert merge_untested(store, key, load_rules(), revalidate, log=lambda *_: None) == []  # the undone verdict too
+    assert store.load_plan(key).milestone("m03").flags == ["parallel"]
+    assert store.load_validation(key, "m03").repeats == 2
     after = store.load_plan(key)
     assert asked == ["m02"]  # once: m01 is not merged again
     assert [(m.status, m.merged_into, m.flags.count("kept_apart")) for m in after.milestones] == [

@@ -43,7 +43,7 @@ def merge_untested(
             return validations
         with store.plan_lock(key):
             plan = store.load_plan(key)  # again, under the lock: a parallel validation may have written it
-            saved = store.plan_snapshot(key)
+            saved = store.milestone_snapshot(key, [m.id for m in plan.milestones])
             carriers = _merge(store, spec, plan, targets, rules, github)
         merged_into = {m.id: m.merged_into for m in store.load_plan(key).milestones if m.id in targets}
         for milestone_id, into in merged_into.items():
@@ -60,8 +60,13 @@ def merge_untested(
             continue
         # undo the round (its other merges happen again next round); the ones these carriers took stay apart
         apart = [target for target, into in merged_into.items() if into in lost]
+        undone = sorted(set(targets) | set(carriers))
         with store.plan_lock(key):
-            store.restore_plan(key, saved)
+            now = store.load_plan(key)
+            milestones = [plan.milestone(m.id) if m.id in undone else m for m in now.milestones]
+            report = now.report.model_copy(update={"merged": _merges(milestones)})
+            restored = now.model_copy(update={"milestones": milestones, "report": report, "changelog": plan.changelog})
+            store.restore_milestones(key, {mid: saved[mid] for mid in undone}, restored)
         for target in apart:
             flagged = plan.milestone(target).model_copy(update={"flags": [*plan.milestone(target).flags, KEPT_APART]})
             store.update_milestone(key, flagged)
