@@ -121,15 +121,28 @@ def _signature(node: Node) -> str:
 
 
 def _doc(node: Node) -> str:
-    """The first sentence of the comments right above `node`."""
+    """The first sentence of the comments right above `node`, else of the comment closing its line.
+
+    A comment closing the line above belongs to the line above (`io.Writer // must be a writer`), not to `node`."""
     lines: list[str] = []
     sibling, line = node.prev_sibling, node.start_point[0]
     while sibling is not None and "comment" in sibling.type and sibling.end_point[0] >= line - 1:
+        if _trails(sibling):
+            break
         lines[:0] = _text(sibling).splitlines()
         sibling, line = sibling.prev_sibling, sibling.start_point[0]
+    after = node.next_sibling
+    if not lines and after is not None and "comment" in after.type and after.start_point[0] == node.end_point[0]:
+        lines = _text(after).splitlines()
     words = " ".join(re.sub(r"^\s*(?:/{2,3}!?|/\*\*?|\*/?)\s?", "", line).rstrip("*/ ") for line in lines).strip()
     sentence = re.split(SENTENCE_BREAK, words, maxsplit=1)[0]
     return sentence if len(sentence) <= 300 else ""  # whole or not at all: a cut doc reads broken
+
+
+def _trails(comment: Node) -> bool:
+    """Whether `comment` closes a line that code opens."""
+    before = comment.prev_sibling
+    return before is not None and "comment" not in before.type and before.end_point[0] == comment.start_point[0]
 
 
 def _base_type(node: Node | None) -> str:

@@ -8,7 +8,7 @@ import pytest
 from harnessforge.mining.changelog_text import ChangelogFile, find_changelog_files, parse_changelog
 from harnessforge.mining.kinds import KindReader
 from harnessforge.mining.markup import render
-from harnessforge.mining.refs import Refs, extract_refs, strip_refs
+from harnessforge.refs import Refs, extract_refs, strip_refs
 from harnessforge.rules import load_rules
 
 entry_kind = KindReader(load_rules().planning).entry  # the planner's reading of an entry's kind

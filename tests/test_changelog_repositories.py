@@ -13,7 +13,7 @@ from harnessforge.mining.changelog import read_changelog
 from harnessforge.mining.changelog_fragments import is_fragment, parse_fragment, parse_reno_note
 from harnessforge.mining.kinds import KindReader
 from harnessforge.mining.pulls import attribute
-from harnessforge.mining.refs import strip_refs
+from harnessforge.refs import strip_refs
 from harnessforge.rules import load_rules
 from tests.github_server import FakeGitHub
 

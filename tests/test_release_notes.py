@@ -8,7 +8,7 @@ import pytest
 from harnessforge.mining.changelog_text import ChangelogFile, parse_changelog
 from harnessforge.mining.kinds import KindReader
 from harnessforge.mining.markup import render
-from harnessforge.mining.refs import strip_refs
+from harnessforge.refs import strip_refs
 from harnessforge.rules import load_rules
 from harnessforge.text_lint import repeated_title, task_problems, text_problems
 

@@ -56,6 +56,17 @@ def test_javascript_definitions_are_named_by_their_owner_with_lines_signature_an
     assert syntax.innermost(list(found.values()), 9).name == "Command.helpGroup"
 
 
+def test_a_comment_closing_the_line_above_is_no_doc_of_the_next_member():
+    # tablewriter: `Total` was documented by `io.Writer`'s comment, `Merging` by the field above's
+    source = "package tw\n\ntype Counter interface {\n\tio.Writer // It must be a writer.\n\tTotal() int\n}\n\n"
+    source += "type CellConfig struct {\n\tWidths CellWidth // Per-column widths\n"
+    source += "\tMerging CellMerging // Merging holds the merging settings.\n\t// Padding pads.\n\tPadding int // ignored\n}\n"
+    found = {definition.name: definition.doc for definition in syntax.definitions("tw/types.go", source)}
+    assert found["Counter.Total"] == ""
+    assert found["CellConfig.Merging"] == "Merging holds the merging settings."
+    assert found["CellConfig.Widths"] == "Per-column widths" and found["CellConfig.Padding"] == "Padding pads."
+
+
 def test_typescript_types_are_named_and_their_members_are_not():
     source = "export interface Item {\n  term: string;\n}\n"
     source += "export declare class Help {\n  width: number;\n  wrap(s: string): string;\n}\n"

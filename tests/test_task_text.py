@@ -20,7 +20,7 @@ from harnessforge.mining.describe import Feature, Source, Withholding, describe
 from harnessforge.mining.kinds import KindReader
 from harnessforge.mining.markup import render, syntax_of
 from harnessforge.mining.planner import plan
-from harnessforge.mining.refs import strip_refs
+from harnessforge.refs import strip_refs
 from harnessforge.mining.task_text import withholding
 from harnessforge.mining.text_checks import words_lost
 from harnessforge.models.task import TaskPart, compose

@@ -246,6 +246,16 @@ def test_a_go_examples_output_is_quoted_in_whole_lines():
     )
 
 
+def test_a_test_docstrings_reference_is_no_part_of_its_criterion():
+    """pydantic-settings m12: "Optional nested models must still be resolved case-insensitively (#903)"."""
+    from harnessforge.envs.test_checks import criterion
+
+    source = 'def test_nested_optional():\n    """Optional nested models resolve case-insensitively (#903)."""\n'
+    [span] = declared_tests("tests/test_settings.py", source)
+    said = criterion("tests/test_settings.py", source, span)
+    assert said == "`tests/test_settings.py::test_nested_optional`: Optional nested models resolve case-insensitively."
+
+
 def test_a_go_failure_shows_its_subtests_reason_and_where_a_long_dump_differs():
     """toml's eighth-set tasks: `TestToml/decode` failed only because a subtest did, and showed its passing summary
     ("valid: passed 181; failed 0"); a round trip's `have:`/`want:` dump differed in its last line, past the cut."""

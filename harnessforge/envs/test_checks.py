@@ -11,6 +11,7 @@ import itertools
 import re
 from collections.abc import Callable
 
+from ..refs import strip_refs
 from ..text_lint import code_span
 from .declared_tests import TestSpan
 from .interface_python import first_sentence
@@ -312,7 +313,7 @@ def criterion(path: str, source: str, span: TestSpan, examples: list[str] = ()) 
             doc = ""
     if not path.endswith(".py"):  # a JS/TS test's own sentence, else the comment above the test
         doc = name if " " in name else _comment_above(source.splitlines(), span.first - 1)
-    said = doc or name_as_sentence(name)
+    said = strip_refs(doc) or name_as_sentence(name)  # "must resolve (#903)": the Dev has no tracker
     parts = span.test_id.split("::")
     if not doc and path.endswith(".py") and len(parts) > 2:  # `ExtractTests::test_basics` -> "extract: basics"
         owner = re.sub(r"^Tests?|Tests?$", "", parts[-2]) or parts[-2]

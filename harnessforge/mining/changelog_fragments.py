@@ -13,7 +13,7 @@ import yaml
 
 from ..gitio import GitRepo, display
 from ..models import ChangelogEntry
-from .refs import extract_refs
+from ..refs import extract_refs
 
 FRAGMENT_DIRS = ("changelog.d", "changelog", "newsfragments", "changes", ".changelog", "news", "docs/changelog.d")
 FRAGMENT_NAME = re.compile(r"^(?:\+[\w-]*|(\d+))\.([A-Za-z][\w-]*)(?:\.\d+)?(?:\.(?:md|markdown|rst|txt))?$")

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from pathlib import PurePosixPath
 
 from ..models import ChangelogEntry
-from .refs import extract_refs, strip_refs
+from ..refs import extract_refs, strip_refs
 from .releases import parse_version
 
 CHANGELOG_NAME = re.compile(

@@ -27,7 +27,7 @@ from .describe import Withholding
 from .kinds import KindReader
 from .markup import render
 from .pulls import Unit, without_trailers
-from .refs import strip_refs
+from ..refs import strip_refs
 
 
 def _unit_ref(unit: Unit) -> str:

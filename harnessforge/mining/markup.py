@@ -19,7 +19,7 @@ from docutils.core import publish_doctree
 from markdown_it import MarkdownIt
 
 from ..text_lint import code_span, text_problems
-from .refs import strip_refs
+from ..refs import strip_refs
 
 Syntax = Literal["markdown", "rst"]
 

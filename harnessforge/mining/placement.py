@@ -22,7 +22,7 @@ from ..models import ChangelogEntry
 from ..rules import PlacementRules
 from .markup import render, syntax_of
 from .pulls import Unit
-from .refs import Refs
+from ..refs import Refs
 from .unit_diffs import UnitDiff
 
 _CODE = re.compile(r"(`+)(?!`)(.+?)(?<!`)\1(?!`)")

@@ -48,7 +48,7 @@ from .kinds import KindReader
 from .placement import EntryPlacer
 from .pulls import Unit, attribute
 from .ranges import plan_range
-from .refs import linked_issues
+from ..refs import linked_issues
 from .releases import find_releases, merged_back_entries
 from .segment import MilestoneCut, RoleReader, Segmenter, UnitInfo, group_features
 from .sizing import difficulty, expected_turns, is_far

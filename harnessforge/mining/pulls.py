@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 
 from ..gitio import Change, Commit, GitRepo, display
 from ..models import FileChange, PullRef
-from .refs import linked_issues
+from ..refs import linked_issues
 
 MERGE_PR = [
     re.compile(r"^Merge pull request #(\d+) from \S+"),

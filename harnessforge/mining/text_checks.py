@@ -6,7 +6,7 @@ from __future__ import annotations
 import re
 from collections import Counter
 
-from .refs import strip_refs
+from ..refs import strip_refs
 
 _LINK_TARGET = re.compile(r"\]\([^)\s]*\)|\s*<[^<>\s]+>(?=`)")
 _REFERENCE_ROLE_NAMES = r"(?!(?:pr|pull|pull_request|issue|gh|github|bpo|cve|ghsa|user|commit|bug)\b)"
