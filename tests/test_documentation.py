@@ -188,6 +188,27 @@ def test_a_paragraph_said_before_in_other_markup_is_not_quoted(tmp_path):
     )  # no lone lead-in
 
 
+def test_a_markdown_link_into_the_site_is_quoted_as_its_words(tmp_path):
+    """pydantic-settings m16: "raises a [`SettingsError`](../api/pydantic_settings.md#...)": the Dev reads the quote,
+    not the site. A web link stays; code in a fence is not touched."""
+    from harnessforge.envs.documentation import documented
+
+    builder = RepoBuilder(tmp_path / "repo", START)
+    base = builder.commit("Docs", {"docs/index.md": "# Settings\n"})
+    page = (
+        "# Settings\n\nA bad `numbers` value raises a [`SettingsError`](../api/settings.md#SettingsError); see "
+        "[parsing](#parsing) or [the spec](https://json.org), like this:\n\n```py\nnumbers = values[0](raw)\n```\n"
+    )
+    verify = builder.commit("Document numbers", {"docs/index.md": page})
+    assert documented(GitRepo(builder.path), base, verify, ["docs/index.md"], {"numbers"}, []) == [
+        "A bad `numbers` value raises a `SettingsError`; see parsing or [the spec](https://json.org), like this:",
+        "",
+        "```py",
+        "numbers = values[0](raw)",
+        "```",
+    ]
+
+
 def test_a_rest_literal_block_is_quoted_whole_after_its_lead_in():
     """loguru's troubleshooting page: "For example::" and a literal block with blank lines inside it was cut after
     its first paragraph ("import sys / from loguru import logger")."""

@@ -126,6 +126,8 @@ def documented(
             last_owner = owner
             if path.endswith((".rst", ".txt", ".py")):
                 unit = [_plain_rest(line) if not line.startswith("    ") else line for line in unit]
+            elif not unit[0].lstrip().startswith(("```", "~~~")):
+                unit = [_LOCAL_LINK.sub(r"\1", line) for line in unit]
             if len(lines) + len(unit) + 1 > max_lines:
                 continue  # whole paragraphs only: a shorter one further on may still fit
             lines += ([""] if lines else []) + unit
@@ -185,6 +187,11 @@ _REST_INLINE = [
     (re.compile(r"(?<![\w|])\|(\w[\w.-]*)\|(?![\w|])"), r"`\1`"),  # a substitution (loguru's |add|): its name
     (re.compile(r"(?<=\S)::$"), ":"),  # "For example::" introduces its literal block
 ]
+
+
+# a Markdown link to another page of the site or a heading of this one: its words (the Dev reads the quote, not the
+# site: pydantic-settings' "raises a [`SettingsError`](../api/pydantic_settings.md#...)"); web links are kept
+_LOCAL_LINK = re.compile(r"(?<![\w\])])\[([^\]\n]+)\]\((?!https?:|mailto:)[^)\s]+\)")
 
 
 def _plain_rest(line: str) -> str:
