@@ -250,6 +250,13 @@ def test_a_merge_without_its_prs_title_is_named_by_the_prs_first_commit(tmp_path
         "Add all/any for evaluating multiple conditions",
         "",
     )
+    builder.git("checkout", "-q", "-b", "malawi")
+    builder.commit("add lruCache cache", {"d.py": "1\n"})
+    builder.git("checkout", "-q", "main")
+    message = "Merge pull request #306 from olekukonko/malawi\n\nMalawi"  # tablewriter: the PR titled by its branch
+    builder.git("merge", "-q", "--no-ff", "malawi", "-m", message)
+    units = attribute(repo, repo.first_parent_log(start, "HEAD"), start)
+    assert (units[-1].pr, units[-1].title) == (306, "add lruCache cache")
 
 
 def test_towncrier_fragments_are_tied_to_their_prs(tmp_path, store, rules):

@@ -92,6 +92,8 @@ def _classify(commit: Commit) -> tuple[int | None, str, str, str]:
             match = pattern.match(commit.subject)
             if match:
                 title, _, body = without_trailers(commit.body).partition("\n\n")
+                if _words(title) == _words(commit.subject.rpartition(" from ")[2].partition("/")[2]):
+                    title = ""  # the PR is titled by its branch name ("Malawi" from olekukonko/malawi): no statement
                 return int(match[1]), "merge", title.strip() or commit.subject, body.strip()
         match = GITLAB_MR.search(commit.body)
         if match:
@@ -157,3 +159,8 @@ def _side_title(messages: list[tuple[str, str]]) -> str | None:
 
 
 _MERGE_WORD = re.compile(r"^\s*merge\b", re.I)
+
+
+def _words(text: str) -> str:
+    """`feature/add-cache_size` and "Add cache size" alike: lower-case words, one space apart."""
+    return " ".join(re.split(r"[\W_]+", text.lower())).strip()
