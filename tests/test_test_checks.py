@@ -246,6 +246,22 @@ def test_a_go_examples_output_is_quoted_in_whole_lines():
     )
 
 
+def test_a_long_parametrizations_column_names_are_no_check():
+    """pydantic-settings m07 quoted `('env_prefix_target', 'expected_alias_env', 'expected_variable_env')` as an
+    example: the names of the rows' columns. Its rows are still quoted, one per line."""
+    rows = "".join(f"        ('{target}', 'TARGET_{target.upper()}_ALIAS_{'X' * 80}', 'BAR'),\n" for target in "ab")
+    source = (
+        "@pytest.mark.parametrize(\n    ('env_prefix_target', 'expected_alias_env', 'expected_variable_env'),\n"
+        f"    [\n{rows}    ],\n)\n"
+        "def test_prefix(env_prefix_target, expected_alias_env, expected_variable_env):\n"
+        "    assert f'[env: {expected_alias_env}]' in help_text(env_prefix_target)\n"
+    )
+    [span] = declared_tests("tests/test_cli.py", source)
+    quoted = quoted_checks("tests/test_cli.py", source, span, set(range(1, 12)), 6)
+    assert quoted[0].startswith("('a', 'TARGET_A_ALIAS_X") and quoted[-1].startswith("assert f'[env:")
+    assert not any("expected_variable_env" in check for check in quoted) and len(quoted) == 3
+
+
 def test_a_test_docstrings_reference_is_no_part_of_its_criterion():
     """pydantic-settings m12: "Optional nested models must still be resolved case-insensitively (#903)"."""
     from harnessforge.envs.test_checks import criterion

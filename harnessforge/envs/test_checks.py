@@ -203,6 +203,8 @@ def quoted_checks(
             statement = f"{statement}: ..." if len(whole) > longest and _LITERAL.search(statement) else whole
         if not statement or len(statement) > longest or statement in found or statement in checks:
             continue
+        if number < define and _names_parameters(statement, lines[define - 1]):
+            continue  # `("env_prefix_target", "expected_env")` names the rows' columns: no value is checked
         if _is_check(path, lines[number - 1], statement, path.endswith(".py") and number < define) or (
             path.endswith(".py") and _EXPECTED_ROW.match(statement) and _in_expected_table(lines, number, define)
         ):
@@ -283,6 +285,16 @@ def new_value_reader(before: list[str], after: list[str]) -> Callable[[str], boo
         return False
 
     return holds
+
+
+def _names_parameters(statement: str, definition: str) -> bool:
+    """Whether `statement` is only strings naming parameters of the test defined on `definition` (a parametrize's
+    first argument: `("a", "b")`, `"a,b"`)."""
+    strings = re.findall(r"""(['"])([\w\s,]+)\1""", statement)
+    rest = re.sub(r"""(['"])[\w\s,]*\1|[\s(),\[\]]|argnames=""", "", statement)
+    names = {name.strip() for _, text in strings for name in text.split(",") if name.strip()}
+    parameters = set(re.findall(r"\w+", definition.partition("(")[2]))
+    return bool(names) and not rest and names <= parameters
 
 
 def name_as_sentence(name: str) -> str:
