@@ -9,8 +9,8 @@ from harnessforge.gitio import GitRepo
 from harnessforge.mining.changelog_text import ChangelogFile, find_changelog_files, parse_changelog
 from harnessforge.mining.planner import plan
 from harnessforge.mining.pulls import attribute
-from harnessforge.refs import extract_refs, linked_issues
 from harnessforge.mining.releases import find_releases, parse_version
+from harnessforge.refs import extract_refs, linked_issues
 
 T0 = datetime(2026, 1, 5, tzinfo=timezone.utc)
 

@@ -21,7 +21,7 @@ errors: harnessforge.errors
 atomic files: harnessforge.atomic
 rules and store: harnessforge.rules harnessforge.store
 git and GitHub: harnessforge.gitio harnessforge.github
-files, diffs, syntax and text: harnessforge.files harnessforge.diffs harnessforge.syntax harnessforge.text_lint harnessforge.refs
+files and text: harnessforge.files harnessforge.diffs harnessforge.syntax harnessforge.text_lint harnessforge.refs
 repositories: harnessforge.repos
 environments: harnessforge.envs
 mining: harnessforge.mining

@@ -60,7 +60,8 @@ def test_a_comment_closing_the_line_above_is_no_doc_of_the_next_member():
     # tablewriter: `Total` was documented by `io.Writer`'s comment, `Merging` by the field above's
     source = "package tw\n\ntype Counter interface {\n\tio.Writer // It must be a writer.\n\tTotal() int\n}\n\n"
     source += "type CellConfig struct {\n\tWidths CellWidth // Per-column widths\n"
-    source += "\tMerging CellMerging // Merging holds the merging settings.\n\t// Padding pads.\n\tPadding int // ignored\n}\n"
+    source += "\tMerging CellMerging // Merging holds the merging settings.\n"
+    source += "\t// Padding pads.\n\tPadding int // ignored\n}\n"
     found = {definition.name: definition.doc for definition in syntax.definitions("tw/types.go", source)}
     assert found["Counter.Total"] == ""
     assert found["CellConfig.Merging"] == "Merging holds the merging settings."

@@ -20,10 +20,10 @@ from harnessforge.mining.describe import Feature, Source, Withholding, describe
 from harnessforge.mining.kinds import KindReader
 from harnessforge.mining.markup import render, syntax_of
 from harnessforge.mining.planner import plan
-from harnessforge.refs import strip_refs
 from harnessforge.mining.task_text import withholding
 from harnessforge.mining.text_checks import words_lost
 from harnessforge.models.task import TaskPart, compose
+from harnessforge.refs import strip_refs
 from harnessforge.rules import load_rules
 from harnessforge.store import Store
 from harnessforge.text_lint import text_problems

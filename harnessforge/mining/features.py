@@ -17,13 +17,13 @@ from dataclasses import dataclass, field
 
 from ..github import IssueText
 from ..models import ChangelogEntry
+from ..refs import strip_refs
 from ..rules import Kind
 from .describe import Feature, Source
 from .footprint import WHOLE_FILE
 from .footprint import shared as shared_code
 from .kinds import WORK_KINDS, KindReader, strongest
 from .markup import syntax_of
-from ..refs import strip_refs
 from .segment import UnitInfo
 
 # a sentence about the change's own housekeeping, not why it was made: "Also added tests.", "Updated the docs.",

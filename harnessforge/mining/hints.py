@@ -21,13 +21,13 @@ from ..github import IssueText, PullText
 from ..gitio import display
 from ..models import Hint, HintLadder, Milestone
 from ..models.task import asked
+from ..refs import strip_refs
 from ..rules import PlanningRules
 from ..text_lint import text_problems
 from .describe import Withholding
 from .kinds import KindReader
 from .markup import render
 from .pulls import Unit, without_trailers
-from ..refs import strip_refs
 
 
 def _unit_ref(unit: Unit) -> str:

@@ -13,8 +13,8 @@ import re
 from collections.abc import Collection
 
 from ..models import ChangelogEntry
-from ..rules import Kind, PlanningRules
 from ..refs import strip_refs
+from ..rules import Kind, PlanningRules
 
 # Seed priority, highest first: what titles a milestone and decides its type on a tie.
 WORK_KINDS: tuple[Kind, ...] = ("feature", "performance", "bug fix", "refactor")

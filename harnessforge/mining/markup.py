@@ -18,8 +18,8 @@ from docutils import nodes
 from docutils.core import publish_doctree
 from markdown_it import MarkdownIt
 
-from ..text_lint import code_span, text_problems
 from ..refs import strip_refs
+from ..text_lint import code_span, text_problems
 
 Syntax = Literal["markdown", "rst"]
 

@@ -19,10 +19,10 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from ..models import ChangelogEntry
+from ..refs import Refs
 from ..rules import PlacementRules
 from .markup import render, syntax_of
 from .pulls import Unit
-from ..refs import Refs
 from .unit_diffs import UnitDiff
 
 _CODE = re.compile(r"(`+)(?!`)(.+?)(?<!`)\1(?!`)")

@@ -33,6 +33,7 @@ from ..models import (
 )
 from ..models.plan import title_headlines
 from ..models.task import compose
+from ..refs import linked_issues
 from ..repos import open_repo, spec_for
 from ..rules import PlanningRules, Rules
 from ..store import Store
@@ -48,7 +49,6 @@ from .kinds import KindReader
 from .placement import EntryPlacer
 from .pulls import Unit, attribute
 from .ranges import plan_range
-from ..refs import linked_issues
 from .releases import find_releases, merged_back_entries
 from .segment import MilestoneCut, RoleReader, Segmenter, UnitInfo, group_features
 from .sizing import difficulty, expected_turns, is_far
