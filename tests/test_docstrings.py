@@ -177,3 +177,24 @@ def test_a_quoted_args_paragraph_names_its_own_function_among_many_and_once_for_
         "",
         "With `show_env`, the help text names each variable.",
     ]
+
+
+def test_a_private_helpers_docstring_is_no_user_documentation(tmp_path):
+    """pydantic-settings (fifteenth held-out set): three tasks quoted `_settings_log_debug`, `_iter_secret_files` and
+    `_environ_is_case_insensitive`, a maintainer's notes the readers found orphaned. A helper the tests call is
+    still quoted, and so is a constructor."""
+    builder = RepoBuilder(tmp_path / "repo", START)
+    base = builder.commit("Settings", {"settings.py": "class Settings:\n    pass\n"})
+    new = (
+        'class Settings:\n    def __init__(self, debug):\n        """Build settings; `DEBUG` logs each source."""\n\n'
+        '    def _log(self):\n        """Enabled by setting `DEBUG` to a truthy value."""\n\n'
+        '    def _merge(self):\n        """Merge the `DEBUG` sources."""\n'
+    )
+    verify = builder.commit("Debug", {"settings.py": new})
+    repo = GitRepo(builder.path)
+    assert documented(repo, base, verify, ["settings.py"], {"DEBUG"}, []) == [
+        "From the documentation of `Settings`.",
+        "Build settings; `DEBUG` logs each source.",
+    ]
+    called = documented(repo, base, verify, ["settings.py"], {"DEBUG", "_merge"}, [])
+    assert called[-2:] == ["From the documentation of `Settings._merge`.", "Merge the `DEBUG` sources."]

@@ -121,6 +121,8 @@ def documented(
             if f" {_words(chr(10).join(unit))} " in f" {said} ":
                 continue  # said before, in other markup or on another page (loguru's README.rst -> README.md)
             owner = _owner(unit, text, owners)
+            if _private(owner) and owner.rsplit(".", 1)[-1] not in wanted:
+                continue  # a helper's docstring is for maintainers: pydantic-settings' `_settings_log_debug`
             if owner and owner != last_owner and owner.rsplit(".", 1)[-1] not in unit[0]:
                 unit = [f"From the documentation of `{owner.removesuffix('.__init__')}`.", *unit]
             last_owner = owner
@@ -145,6 +147,11 @@ def _page(repo: GitRepo, revision: str, path: str) -> tuple[str, dict[int, str],
         return text, {}, {}
     found = docstrings.page(path, text)
     return (found.text, found.owned, found.owners) if found else ("", {}, {})
+
+
+def _private(owner: str) -> bool:
+    """`Settings._log`, `_helpers.read`: a name no user calls (a dunder like `__init__` is public)."""
+    return any(part.startswith("_") and not part.endswith("__") for part in owner.split("."))
 
 
 def _owner(unit: list[str], text: str, owners: dict[int, str]) -> str:
