@@ -198,3 +198,17 @@ def test_a_private_helpers_docstring_is_no_user_documentation(tmp_path):
     ]
     called = documented(repo, base, verify, ["settings.py"], {"DEBUG", "_merge"}, [])
     assert called[-2:] == ["From the documentation of `Settings._merge`.", "Merge the `DEBUG` sources."]
+
+
+def test_one_docstring_shared_by_several_definitions_is_labelled_with_each(tmp_path):
+    """tablewriter (fifteenth held-out set): the header, row and footer builders share one doc comment, and every
+    quote of it was labelled `HeaderFormattingBuilder.WithMergeMode`, the first place those lines stand."""
+    builder = RepoBuilder(tmp_path / "repo", START)
+    base = builder.commit("Builders", {"builders.py": "class Header:\n    pass\n\n\nclass Footer:\n    pass\n"})
+    method = '    def with_merge(self, mode):\n        """Set the merge `mode` of the cells."""\n'
+    verify = builder.commit("Merging", {"builders.py": f"class Header:\n{method}\n\nclass Footer:\n{method}"})
+    quoted = documented(GitRepo(builder.path), base, verify, ["builders.py"], {"mode"}, [])
+    assert [line for line in quoted if line.startswith("From")] == [
+        "From the documentation of `Header.with_merge`.",
+        "From the documentation of `Footer.with_merge`.",
+    ]

@@ -116,11 +116,11 @@ def documented(
         patch = repo.run("diff", "--no-color", "--no-ext-diff", base, verify, "--", path, check=False)
         mine = {number for number, owner in owned.items() if owner in wanted}
         found = naming(text, added_line_numbers(patch.decode("utf-8", "replace")), wanted, hidden, mine)
-        last_owner = ""
+        last_owner, position = "", 0
         for unit in _announced(found):
             if f" {_words(chr(10).join(unit))} " in f" {said} ":
                 continue  # said before, in other markup or on another page (loguru's README.rst -> README.md)
-            owner = _owner(unit, text, owners)
+            owner, position = _owner(unit, text, owners, position)
             if _private(owner) and owner.rsplit(".", 1)[-1] not in wanted:
                 continue  # a helper's docstring is for maintainers: pydantic-settings' `_settings_log_debug`
             if owner and owner != last_owner and owner.rsplit(".", 1)[-1] not in unit[0]:
@@ -154,16 +154,18 @@ def _private(owner: str) -> bool:
     return any(part.startswith("_") and not part.endswith("__") for part in owner.split("."))
 
 
-def _owner(unit: list[str], text: str, owners: dict[int, str]) -> str:
-    """The definition whose docstring a quoted paragraph is (its first lines found where they stand on the page), so
-    the task can say whose it is: python-multipart's "Args: name: ... content_type: ..." alone read as raw
-    fragments; pydantic-settings has a dozen "Args:" lines, each of its own function. "" for a page's own text."""
+def _owner(unit: list[str], text: str, owners: dict[int, str], after: int = 0) -> tuple[str, int]:
+    """The definition whose docstring a quoted paragraph is (its first lines found where they stand on the page, past
+    line `after`: the paragraphs come in page order), and that line, so the task can say whose it is:
+    python-multipart's "Args: name: ... content_type: ..." alone read as raw fragments; pydantic-settings has a
+    dozen "Args:" lines, each of its own function; tablewriter's header, row and footer builders share one
+    docstring. ("", `after`) for a page's own text."""
     page = text.split("\n")
     head = unit[: next((at for at, line in enumerate(unit) if not line.strip()), len(unit))]
-    for at in range(1, len(page) - len(head) + 2):
+    for at in range(after + 1, len(page) - len(head) + 2):
         if at in owners and page[at - 1 : at - 1 + len(head)] == head:
-            return owners[at]
-    return ""
+            return owners[at], at
+    return "", after
 
 
 def _announced(paragraphs: list[list[str]]) -> list[list[str]]:
