@@ -355,6 +355,10 @@ def test_markup_residue_and_branch_names_a_reader_saw_are_found():
         ("🎉 Added new sponsor Graphite - *the AI developer productivity platform*.", True),
         ("Added a section on creating a custom handler for lo.Assert.", True),
         ("Fixes typos", True),  # go-toml's, merged into a fix and asked as a bullet of it
+        ("Migrate to ruff", True),  # parsel's, asked as a part of a fix (fifteenth set)
+        ("Improvement/setup linter", True),  # tablewriter's 25-file lint sweep, asked as a part
+        ("Set up golangci-lint and fix its findings", True),
+        ("Migrate the parser to a state machine", False),
         ("Remove the deprecated helper", False),
         ("Add iterator for JWKSet", False),
         ("Support multiple calls to `.parse()` with default settings", False),
