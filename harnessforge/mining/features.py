@@ -37,11 +37,18 @@ _HOUSEKEEPING_SENTENCE = re.compile(
     r"[^.!?\n]*(?:[.!?]+\s*|$)",
     re.I,
 )
+# a sentence about how the tests behave, not about the work: "The test fails without this commit because the mypy
+# output creates line breaks ..." (typeguard's commit body, the fourteenth set)
+_TESTS_SENTENCE = re.compile(
+    r"(?:(?<=^)|(?<=[.!?]\s))(?:the|these|this|new|added|existing|both)\s+(?:\w+\s+)?tests?\s+"
+    r"(?:now\s+)?(?:fails?|failed|failing|pass(?:es|ed)?|breaks?|broke|would fail)\b[^.!?\n]*(?:[.!?]+\s*|$)",
+    re.I,
+)
 _CODE_BLOCK = re.compile(r"^(?:```|~~~|(?: {4}|\t)\S)")
 
 
 def _without_housekeeping(paragraph: str) -> str:
-    return _HOUSEKEEPING_SENTENCE.sub("", paragraph).strip()
+    return _TESTS_SENTENCE.sub("", _HOUSEKEEPING_SENTENCE.sub("", paragraph)).strip()
 
 
 def _first_paragraph(body: str) -> str:
