@@ -119,6 +119,30 @@ _REST_LINK = re.compile(r"`__?(?=[\s).,;:]|$)", re.M)  # "(``_)": what is left o
 _BRANCH = re.compile(r"^(?:#{1,6}\s+|\s*- )?(?:feature|feat|fix|bugfix|hotfix|chore|docs?|refactor|dev)/[\w.-]", re.I)
 
 
+# what a string literal holds is no bracket of the code around it (`'[env:' in text`, Go's `'('`)
+_STRING_LITERAL = re.compile(r""""(?:\\.|[^"\\])*"|'(?:\\.|[^'\\])*'|`[^`]*`""")
+_CLOSING = {")": "(", "]": "[", "}": "{"}
+
+
+def _balanced(code: str) -> bool:
+    """Whether the brackets of `code` close in order, strings aside: `): TypeCheckError` was cut at its start."""
+    opened: list[str] = []
+    for character in _STRING_LITERAL.sub('""', code):
+        if character in "([{":
+            opened.append(character)
+        elif character in _CLOSING and (not opened or opened.pop() != _CLOSING[character]):
+            return False
+    return not opened
+
+
+def _cut_code(line: str) -> list[str]:
+    """The code spans of a list item (an interface name, a test's example) whose brackets do not close."""
+    if not _ITEM.match(line):
+        return []
+    spans = [match[0].strip("`").strip() for match in _CODE_SPAN.finditer(line)]
+    return [f"a code example cut short: “{span[:80]}”" for span in spans if "::" not in span and not _balanced(span)]
+
+
 def _indent(line: str) -> int:
     return len(line) - len(line.lstrip())
 
@@ -144,6 +168,7 @@ def task_problems(text: str) -> list[str]:
         if fenced or not line.strip():
             continue
         following = next((later for later in lines[number + 1 :] if later.strip()), None)
+        problems += _cut_code(line)
         if _HEADING.match(line) and (following is None or _rank(following) <= _rank(line)):
             problems.append(f"a heading with no text under it: “{line.strip()}”")
         elif _BRANCH.match(line):
