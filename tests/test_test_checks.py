@@ -270,6 +270,11 @@ def test_a_test_docstrings_reference_is_no_part_of_its_criterion():
     [span] = declared_tests("tests/test_settings.py", source)
     said = criterion("tests/test_settings.py", source, span)
     assert said == "`tests/test_settings.py::test_nested_optional`: Optional nested models resolve case-insensitively."
+    script = "it('`jwt.sign` parses @media rules (#12)', () => {})\n"
+    [span] = declared_tests("test/claim.test.js", script)  # node-jsonwebtoken's title holds backticks
+    assert criterion("test/claim.test.js", script, span) == (
+        "``test/claim.test.js::`jwt.sign` parses @media rules (#12)``: `jwt.sign` parses @media rules (#12)"
+    )
 
 
 def test_a_go_failure_shows_its_subtests_reason_and_where_a_long_dump_differs():

@@ -325,7 +325,8 @@ def criterion(path: str, source: str, span: TestSpan, examples: list[str] = ()) 
             doc = ""
     if not path.endswith(".py"):  # a JS/TS test's own sentence, else the comment above the test
         doc = name if " " in name else _comment_above(source.splitlines(), span.first - 1)
-    said = strip_refs(doc) or name_as_sentence(name)  # "must resolve (#903)": the Dev has no tracker
+    # "must resolve (#903)": the Dev has no tracker (a JS test's own title is its name: "parses @media" stays)
+    said = (strip_refs(doc) if doc != name else doc) or name_as_sentence(name)
     parts = span.test_id.split("::")
     if not doc and path.endswith(".py") and len(parts) > 2:  # `ExtractTests::test_basics` -> "extract: basics"
         owner = re.sub(r"^Tests?|Tests?$", "", parts[-2]) or parts[-2]
@@ -336,8 +337,8 @@ def criterion(path: str, source: str, span: TestSpan, examples: list[str] = ()) 
     elif quoted:  # "open resource, e.g. `assert ...`; `assert ...`"
         said = said.rstrip(".") + ", e.g. " + "; ".join(quoted)
     elif not doc and len(said.split()) < 3 and ":" not in said:  # "`TestToml`: toml": a reader saw a stub
-        return f"`{span.test_id}`"
-    return f"`{span.test_id}`: {said}"
+        return code_span(span.test_id)
+    return f"{code_span(span.test_id)}: {said}"  # a JS title may hold backticks: "expires `jwt.sign` ..."
 
 
 def _comment_above(lines: list[str], number: int) -> str:
