@@ -309,9 +309,9 @@ def test_a_commit_authors_aside_and_a_statement_starting_mid_thought_are_found()
 def test_a_criterions_example_whose_brackets_do_not_close_is_cut():
     """typeguard's `): TypeCheckError, match=...` (fourteenth set) and tablewriter's `{t.Error(...)}})` (fifteenth):
     examples cut at the wrong line. Brackets in strings, and a test id's own, do not count."""
-    cut = "## Acceptance criteria\n\n- `t.py::test_union`: union, e.g. `): TypeCheckError, match=\"x\"`\n"
-    assert task_problems(cut) == ["a code example cut short: “): TypeCheckError, match=\"x\"”"]
-    spilled = "- `w_test.go::TestTruncate`: truncate, e.g. `if !ok(got) {t.Error(\"reset\")}})`\n"
+    cut = '## Acceptance criteria\n\n- `t.py::test_union`: union, e.g. `): TypeCheckError, match="x"`\n'
+    assert task_problems(cut) == ['a code example cut short: “): TypeCheckError, match="x"”']
+    spilled = '- `w_test.go::TestTruncate`: truncate, e.g. `if !ok(got) {t.Error("reset")}})`\n'
     assert task_problems(spilled)[0].startswith("a code example cut short: “if !ok(got)")
     whole = (
         "- `t.py::test_help[a-(b]`: help, e.g. `assert '[env:' in help_text`; `assert f(\"(\") == ')'`\n"
