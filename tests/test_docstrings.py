@@ -212,3 +212,21 @@ def test_one_docstring_shared_by_several_definitions_is_labelled_with_each(tmp_p
         "From the documentation of `Header.with_merge`.",
         "From the documentation of `Footer.with_merge`.",
     ]
+
+
+def test_a_go_doc_comments_tab_indented_example_stays_code(tmp_path):
+    """tablewriter (fifteenth held-out set): `//\tif twdw.IsEastAsian() {` lost its tab and read as prose beside the
+    comment's text. A comment's markers are its margin: what is indented past them is code."""
+    go = (
+        "package twdw\n\n// IsEastAsian returns the setting.\n//\n// Example:\n//\n//\tif twdw.IsEastAsian() {\n"
+        "//\t\t// Handle East Asian widths\n//\t}\nfunc IsEastAsian() bool { return true }\n"
+    )
+    page = docstrings.page("width.go", go)
+    assert page is not None
+    assert page.text.split("\n")[4:9] == [
+        "Example:",
+        "",
+        "    if twdw.IsEastAsian() {",
+        "        // Handle East Asian widths",
+        "    }",
+    ]

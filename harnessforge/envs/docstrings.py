@@ -18,7 +18,7 @@ from .. import syntax
 
 _DOCTEST = re.compile(r"^(>>>|\.\.\.)( |$)")
 _PROSE = re.compile(r"[\"'`(]?[A-Za-z]")  # a paragraph opening with a word (or a quoted one) is no example output
-_COMMENT_MARK = re.compile(r"^\s*(?:/{2,3}!?|/\*\*?|\*/|\*(?!\*))\s?")
+_COMMENT_MARK = re.compile(r"^\s*(?:/{2,3}!?|/\*\*?|\*/|\*(?!\*)) ?")
 
 
 @dataclass(frozen=True)
@@ -47,7 +47,7 @@ def page(path: str, source: str) -> DocumentationPage | None:
     owners: dict[int, str] = {}
     for qualified, first, text in found:
         owner = qualified.rsplit(".", 1)[-1]
-        body = _as_page(text)
+        body = _as_page(text, dedent=path.endswith(".py"))
         for offset, line in enumerate(body):
             if first + offset <= len(lines):
                 lines[first + offset - 1] = line
@@ -103,7 +103,8 @@ def _commented(path: str, source: str) -> list[tuple[str, int, str]] | None:
             first -= 1
         if first == last:
             continue
-        body = [_COMMENT_MARK.sub("", line.strip(), count=1).rstrip() for line in lines[first:last]]
+        # a tab after `//` indents code in Go's doc comments (`//\tif twdw.IsEastAsian() {`): kept as indented code
+        body = [_COMMENT_MARK.sub("", line.strip(), count=1).rstrip().expandtabs(4) for line in lines[first:last]]
         body = [line.removesuffix("*/").rstrip() for line in body]
         found.append((definition.name, first + 1, "\n".join(body)))
     return found
@@ -114,11 +115,13 @@ def _is_comment(line: str) -> bool:
     return stripped.startswith(("//", "/*", "*")) and not stripped.startswith("*/*")
 
 
-def _as_page(text: str) -> list[str]:
-    """A docstring as page lines: its first line as written, the rest dedented together; a doctest session and the
-    output after it indented as code, so the page's paragraphs read as the docstring's."""
+def _as_page(text: str, dedent: bool = True) -> list[str]:
+    """A docstring as page lines: its first line as written, the rest dedented together (a doc comment's markers
+    are its margin: what is indented past them is code); a doctest session and the output after it indented as
+    code, so the page's paragraphs read as the docstring's."""
     head, _, rest = text.partition("\n")
-    body = [head.strip(), *textwrap.dedent(rest).split("\n")] if rest else [head.strip()]
+    rest = textwrap.dedent(rest) if dedent else rest
+    body = [head.strip(), *rest.split("\n")] if rest else [head.strip()]
     shown: list[str] = []
     in_example = False
     for line in body:
