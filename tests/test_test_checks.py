@@ -416,3 +416,19 @@ def test_a_bracket_inside_a_string_opens_nothing_and_two_asserts_stay_two():
     span = next(span for span in declared_tests("tests/test_cli.py", source))
     quoted = quoted_checks("tests/test_cli.py", source, span, set(range(1, 5)), 6)
     assert quoted == ["assert '[env:' in help_text", "assert 'MYAPP_DATABASE]' in help_text"]
+
+
+def test_a_quoted_row_keeps_the_spaces_inside_its_strings():
+    """go-pretty (sixteenth held-out set): the row `{20, "Jon", "Snow", ":( :( :(", ...}` was quoted with `":(:(:("`:
+    the layout tidying took the spaces after each `(` inside the string."""
+    source = (
+        "package table\n\nfunc TestRender(t *testing.T) {\n\trows := []Row{\n"
+        '\t\t{20, "Jon", "Snow", ":( :( :(", "You know nothing"},\n\t}\n\tif render(rows) != want {\n'
+        '\t\tt.Errorf("got %v", render( rows ))\n\t}\n}\n'
+    )
+    [span] = declared_tests("table_test.go", source)
+    quoted = quoted_checks("table_test.go", source, span, set(range(1, 11)), 6)
+    assert '{20, "Jon", "Snow", ":( :( :(", "You know nothing"}' in quoted
+    from harnessforge.envs.test_checks import statement_lines
+
+    assert statement_lines(source.splitlines(), 7, 10) == ('if render(rows) != want {t.Errorf("got %v", render(rows))}', 9)

@@ -65,9 +65,20 @@ def statement_lines(lines: list[str], start: int, last: int, reach: int = 8) -> 
             continue
         if spanning:
             return text.removesuffix(":"), number
-        text = " ".join(text.removesuffix(":").split())
-        return re.sub(r",?\s+([)\]}])", r"\1", re.sub(r"([(\[{])\s+", r"\1", text)), number
+        return _tidied(text.removesuffix(":")), number
     return "", 0  # never closes within reach: not quotable
+
+
+def _tidied(text: str) -> str:
+    """A statement joined onto one line, its layout gone: one space between words, none inside brackets. What a
+    string holds stays as written (go-pretty's `":( :( :("` read `":(:(:("`)."""
+    pieces = _ONE_LINE_STRING.split(text)
+    strings = _ONE_LINE_STRING.findall(text)
+    marked = "\x00".join(pieces)  # each string's place, while the code around it is tidied
+    marked = " ".join(marked.split())
+    marked = re.sub(r",?\s+([)\]}])", r"\1", re.sub(r"([(\[{])\s+", r"\1", marked))
+    tidied = marked.split("\x00")
+    return "".join(piece + (strings[at] if at < len(strings) else "") for at, piece in enumerate(tidied))
 
 
 def _without_comment(line: str) -> str:
