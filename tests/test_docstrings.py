@@ -230,3 +230,17 @@ def test_a_go_doc_comments_tab_indented_example_stays_code(tmp_path):
         "        // Handle East Asian widths",
         "    }",
     ]
+
+
+def test_an_unexported_go_names_doc_comment_is_no_user_documentation(tmp_path):
+    """go-pretty (sixteenth held-out set): four tasks quoted the comments of unexported helpers
+    (`extractAllTrackersInOrder`, `escSeqMaxLength`) as the project's documentation."""
+    builder = RepoBuilder(tmp_path / "repo", START)
+    base = builder.commit("Progress", {"progress.go": "package progress\n"})
+    new = (
+        "package progress\n\n// SortByIndex sorts the trackers by their `Index`.\nfunc SortByIndex() {}\n\n"
+        "// extractAll returns the trackers sorted by their `Index`.\nfunc extractAll() {}\n"
+    )
+    verify = builder.commit("Index", {"progress.go": new})
+    quoted = documented(GitRepo(builder.path), base, verify, ["progress.go"], {"Index"}, [])
+    assert quoted == ["SortByIndex sorts the trackers by their `Index`."]

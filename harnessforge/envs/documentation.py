@@ -121,7 +121,7 @@ def documented(
             if f" {_words(chr(10).join(unit))} " in f" {said} ":
                 continue  # said before, in other markup or on another page (loguru's README.rst -> README.md)
             owner, position = _owner(unit, text, owners, position)
-            if _private(owner) and owner.rsplit(".", 1)[-1] not in wanted:
+            if _private(owner, path) and owner.rsplit(".", 1)[-1] not in wanted:
                 continue  # a helper's docstring is for maintainers: pydantic-settings' `_settings_log_debug`
             if owner and owner != last_owner and owner.rsplit(".", 1)[-1] not in unit[0]:
                 unit = [f"From the documentation of `{owner.removesuffix('.__init__')}`.", *unit]
@@ -149,9 +149,12 @@ def _page(repo: GitRepo, revision: str, path: str) -> tuple[str, dict[int, str],
     return (found.text, found.owned, found.owners) if found else ("", {}, {})
 
 
-def _private(owner: str) -> bool:
-    """`Settings._log`, `_helpers.read`: a name no user calls (a dunder like `__init__` is public)."""
-    return any(part.startswith("_") and not part.endswith("__") for part in owner.split("."))
+def _private(owner: str, path: str = "") -> bool:
+    """`Settings._log`, `_helpers.read`, Go's unexported `Tracker.extractAll`: a name no user calls (a dunder like
+    `__init__` is public)."""
+    parts = owner.split(".") if owner else []
+    go = path.endswith(".go") and any(part[:1].islower() for part in parts)
+    return go or any(part.startswith("_") and not part.endswith("__") for part in parts)
 
 
 def _owner(unit: list[str], text: str, owners: dict[int, str], after: int = 0) -> tuple[str, int]:
