@@ -8,6 +8,7 @@ identifiers, strings and regular expressions it uses). Python is read with `ast`
 
 from __future__ import annotations
 
+import itertools
 import re
 from dataclasses import dataclass
 from functools import lru_cache
@@ -134,9 +135,23 @@ def _doc(node: Node) -> str:
     after = node.next_sibling
     if not lines and after is not None and "comment" in after.type and after.start_point[0] == node.end_point[0]:
         lines = _text(after).splitlines()
-    words = " ".join(re.sub(r"^\s*(?:/{2,3}!?|/\*\*?|\*/?)\s?", "", line).rstrip("*/ ") for line in lines).strip()
-    sentence = re.split(SENTENCE_BREAK, words, maxsplit=1)[0]
+    said = [re.sub(r"^\s*(?:/{2,3}!?|/\*\*?|\*/?)\s?", "", line).rstrip("*/ ") for line in lines if not directive(line)]
+    said = list(itertools.takewhile(lambda line: not line.startswith("@"), said))  # JSDoc's `@returns` ends it
+    sentence = re.split(SENTENCE_BREAK, " ".join(said).strip(), maxsplit=1)[0]
     return sentence if len(sentence) <= 300 else ""  # whole or not at all: a cut doc reads broken
+
+
+# a comment that tells a tool what to do, not a reader what the code does: Go's `//gocyclo:ignore`, `//nolint`,
+# `//go:generate`; `/* eslint-disable valid-jsdoc */`, `// @ts-ignore`, `/* istanbul ignore next */`, `// prettier-ignore`
+_DIRECTIVE = re.compile(
+    r"^\s*(?://(?:[a-z][\w-]*:\S*|nolint\b)|(?://|/\*)\s*(?:eslint[\w-]*\s|eslint[\w-]*$|@ts-|istanbul\s|"
+    r"prettier-ignore|c8\s|jshint\s|jscs:|global\s))"
+)
+
+
+def directive(line: str) -> bool:
+    """Whether a comment line is a tool's directive (`//nolint`, `/* eslint-disable ... */`): no documentation."""
+    return _DIRECTIVE.match(line) is not None
 
 
 def _trails(comment: Node) -> bool:

@@ -3,6 +3,7 @@ code, the change's own statement of what its tests pin (tabulate's colon_grid ex
 
 from __future__ import annotations
 
+from harnessforge import syntax
 from harnessforge.envs import docstrings
 from harnessforge.envs.documentation import documented
 from harnessforge.envs.milestone_interface import refresh_interface
@@ -244,3 +245,17 @@ def test_an_unexported_go_names_doc_comment_is_no_user_documentation(tmp_path):
     verify = builder.commit("Index", {"progress.go": new})
     quoted = documented(GitRepo(builder.path), base, verify, ["progress.go"], {"Index"}, [])
     assert quoted == ["SortByIndex sorts the trackers by their `Index`."]
+
+
+def test_a_tools_directive_is_no_part_of_a_doc_comment():
+    """go-pretty's `//gocyclo:ignore` was quoted as documentation, winston's `/* eslint-disable valid-jsdoc */` opened
+    the doc of `getHighestLogLevel` (sixteenth held-out set), and its JSDoc `@returns` ran on into the sentence."""
+    go = "package text\n\n// convert converts fast.\n//\n//gocyclo:ignore\n//nolint:funlen\nfunc Convert() {}\n"
+    page = docstrings.page("convert.go", go)
+    assert page is not None and "gocyclo" not in page.text and "nolint" not in page.text
+    script = (
+        "class Logger {\n  /* eslint-disable valid-jsdoc */\n  /**\n   * Get the highest level of a logger\n   *\n"
+        "   * @returns { number | null } - The level\n   */\n  getHighestLogLevel() {}\n}\n"
+    )
+    found = {definition.name: definition.doc for definition in syntax.definitions("logger.js", script)}
+    assert found["Logger.getHighestLogLevel"] == "Get the highest level of a logger"

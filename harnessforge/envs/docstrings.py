@@ -104,7 +104,11 @@ def _commented(path: str, source: str) -> list[tuple[str, int, str]] | None:
         if first == last:
             continue
         # a tab after `//` indents code in Go's doc comments (`//\tif twdw.IsEastAsian() {`): kept as indented code
-        body = [_COMMENT_MARK.sub("", line.strip(), count=1).rstrip().expandtabs(4) for line in lines[first:last]]
+        body = [
+            _COMMENT_MARK.sub("", line.strip(), count=1).rstrip().expandtabs(4)
+            for line in lines[first:last]
+            if not syntax.directive(line)  # `//gocyclo:ignore` is the tool's, not the reader's
+        ]
         body = [line.removesuffix("*/").rstrip() for line in body]
         found.append((definition.name, first + 1, "\n".join(body)))
     return found
