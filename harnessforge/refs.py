@@ -45,6 +45,8 @@ _TYPED = [
     (re.compile(r"\b(?:PRs?|pull requests?)\s*#?(\d+)\b|\bpull\s*#(\d+)\b", re.I), "pr"),
     # a word glued to its number, as sqlparse writes them: "(issue262, pr725 by hugovk)"
     (re.compile(r"(?<![\w-])issue(\d+)\b", re.I), "bare"),
+    # an issue's number without its `#`, ending a clause: go-pretty's "...; fixes 399." (not "fixes 3 bugs")
+    (re.compile(r"\b(?:fix(?:e[sd])?|close[sd]?|resolve[sd]?)\s+(\d{2,6})(?=\s*(?:[.;,)]|$))", re.I | re.M), "bare"),
 ]
 _BARE = re.compile(r"(?<![\w&/#])(?:GH-|gh-|#)(\d+)\b")
 # "Fixes #3", "closes: GH-7", "Part of #12", "refs #5": a commit or PR pointing at an issue.

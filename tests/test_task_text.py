@@ -153,6 +153,12 @@ def test_the_lint_leaves_an_authors_own_words_alone():
             "The same fix as in https://github.com/a/b/commit/fe8e3bc042b4, applied in two more functions.",
             "The same fix as an earlier change, applied in two more functions.",
         ),
+        # go-pretty's issue number without its `#` (sixteenth set); a count of things stays
+        (
+            "Progress: address race conditions in render/stop; fixes 399.",
+            "Progress: address race conditions in render/stop.",
+        ),
+        ("This fixes 3 bugs in the parser.", "This fixes 3 bugs in the parser."),
     ],
 )
 def test_references_go_with_the_words_that_named_them_and_code_stays(subject, stripped):
