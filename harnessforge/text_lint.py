@@ -115,6 +115,9 @@ _MARKUP = re.compile(
     r"(?<![\w|`])\|[A-Za-z][\w-]*\|(?![\w|`])|\[!(?:NOTE|TIP|IMPORTANT|WARNING|CAUTION)\]"
     r"|(?<![\w\]`])\[[^\]\n]+\]\[[^\]\n]*\]"  # a reference-style link never resolved: `[text][ref]`
 )
+# a Sphinx role of a reference or a person, even inside code: apispec's malformed "`DEFAULT_FIELD_MAPPING (:pr:`892`)"
+# rendered as "``DEFAULT_FIELD_MAPPING (:pr:`892``) ... Thanks :user:`cjproud` for the PR."
+_ROLE = re.compile(r"(?<![\w:]):(?:pr|pull|issue|user|gh|github|commit|bpo|cve|ghsa):`[^`\s][^`\n]*`?")
 _REST_LINK = re.compile(r"`__?(?=[\s).,;:]|$)", re.M)  # "(``_)": what is left of a reST link such as `#390`_
 _BRANCH = re.compile(r"^(?:#{1,6}\s+|\s*- )?(?:feature|feat|fix|bugfix|hotfix|chore|docs?|refactor|dev)/[\w.-]", re.I)
 
@@ -158,6 +161,7 @@ def task_problems(text: str) -> list[str]:
         for match in _REST_LINK.finditer(text)
     ]
     problems += [f"markup left in the text: “{match[0]}”" for match in _MARKUP.finditer(prose(text))]
+    problems += [f"a reference's role left in the text: “{match[0]}”" for match in _ROLE.finditer(text)]
     problems += _title_problems(text) + _statement_problems(text)
     lines = text.splitlines()
     fenced = False

@@ -320,6 +320,18 @@ def test_a_criterions_example_whose_brackets_do_not_close_is_cut():
     assert task_problems(whole) == []
 
 
+def test_a_reference_role_left_by_malformed_rest_is_seen_even_in_code():
+    """apispec's entry "Add IP fields to `DEFAULT_FIELD_MAPPING (:pr:`892`) ..." lacks a backtick: the task read
+    "``DEFAULT_FIELD_MAPPING (:pr:`892``) ... Thanks :user:`cjproud` for the PR." and the plan said 0 broken."""
+    text = "- Add IP fields to ``DEFAULT_FIELD_MAPPING (:pr:`892``). Thanks :user:`cjproud` for the PR.\n"
+    assert [problem.split(":")[0] for problem in task_problems(text)] == [
+        "a reference's role left in the text",
+        "a reference's role left in the text",
+        "a code example cut short",  # the code span the missing backtick left open: `DEFAULT_FIELD_MAPPING (`
+    ]
+    assert task_problems("Use `self.user:`, `:pr:` alone, or `a:user:b`.\n") == []
+
+
 def test_markup_residue_and_branch_names_a_reader_saw_are_found():
     """The third held-out reading: loguru's docs kept `|add|`, pytest-mock's `#390`_ left "(``_)", dotenv's README
     a flattened `[!TIP]`, lo's PR was titled by its branch."""
