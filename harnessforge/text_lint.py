@@ -130,6 +130,7 @@ _CLOSING = {")": "(", "]": "[", "}": "{"}
 def _balanced(code: str) -> bool:
     """Whether the brackets of `code` close in order, strings aside: `): TypeCheckError` was cut at its start."""
     opened: list[str] = []
+    code = re.sub(r"\\(?:x1[bB]|033|u001[bB]|e)\[[0-9;]*[A-Za-z]?", "", code)  # an escape sequence: `\x1b[33m`
     for character in _STRING_LITERAL.sub('""', code):
         if character in "([{":
             opened.append(character)

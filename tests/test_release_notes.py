@@ -316,6 +316,7 @@ def test_a_criterions_example_whose_brackets_do_not_close_is_cut():
     whole = (
         "- `t.py::test_help[a-(b]`: help, e.g. `assert '[env:' in help_text`; `assert f(\"(\") == ')'`\n"
         "- function `split`: `def split(text: str, parts: dict[str, int] = {}) -> list[str]`\n"
+        "- `table_test.go::TestColor`: color, e.g. `\\x1b[33mGhost\\x1b[0m`\n"  # go-pretty's escape sequences
     )
     assert task_problems(whole) == []
 
