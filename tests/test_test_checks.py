@@ -270,6 +270,11 @@ def test_a_test_docstrings_reference_is_no_part_of_its_criterion():
     [span] = declared_tests("tests/test_settings.py", source)
     said = criterion("tests/test_settings.py", source, span)
     assert said == "`tests/test_settings.py::test_nested_optional`: Optional nested models resolve case-insensitively."
+    regression = 'def test_nested_prefix():\n    """Regression test for https://github.com/a/b/issues/369."""\n'
+    [span] = declared_tests("tests/test_environs.py", regression)  # environs' left "Regression test for, e.g."
+    assert criterion("tests/test_environs.py", regression, span) == (
+        "`tests/test_environs.py::test_nested_prefix`: nested prefix"
+    )
     script = "it('`jwt.sign` parses @media rules (#12)', () => {})\n"
     [span] = declared_tests("test/claim.test.js", script)  # node-jsonwebtoken's title holds backticks
     assert criterion("test/claim.test.js", script, span) == (

@@ -12,7 +12,7 @@ import re
 from collections.abc import Callable
 
 from ..refs import strip_refs
-from ..text_lint import code_span
+from ..text_lint import code_span, text_problems
 from .declared_tests import TestSpan
 from .interface_python import first_sentence
 
@@ -298,6 +298,9 @@ def new_value_reader(before: list[str], after: list[str]) -> Callable[[str], boo
     return holds
 
 
+_DANGLING = re.compile(r"\b(?:for|to|in|at|of|with|by|from|on|see|about)\W*$", re.I)  # a word's object was removed
+
+
 def _names_parameters(statement: str, definition: str) -> bool:
     """Whether `statement` is only strings naming parameters of the test defined on `definition` (a parametrize's
     first argument: `("a", "b")`, `"a,b"`)."""
@@ -338,6 +341,8 @@ def criterion(path: str, source: str, span: TestSpan, examples: list[str] = ()) 
         doc = name if " " in name else _comment_above(source.splitlines(), span.first - 1)
     # "must resolve (#903)": the Dev has no tracker (a JS test's own title is its name: "parses @media" stays)
     said = (strip_refs(doc) if doc != name else doc) or name_as_sentence(name)
+    if said != doc and (text_problems(said, doc) or _DANGLING.search(said)):  # "Regression test for <issue link>"
+        said = name_as_sentence(name)
     parts = span.test_id.split("::")
     if not doc and path.endswith(".py") and len(parts) > 2:  # `ExtractTests::test_basics` -> "extract: basics"
         owner = re.sub(r"^Tests?|Tests?$", "", parts[-2]) or parts[-2]
