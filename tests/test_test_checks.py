@@ -253,11 +253,11 @@ def test_a_long_parametrizations_column_names_are_no_check():
     source = (
         "@pytest.mark.parametrize(\n    ('env_prefix_target', 'expected_alias_env', 'expected_variable_env'),\n"
         f"    [\n{rows}    ],\n)\n"
-        "def test_prefix(env_prefix_target, expected_alias_env, expected_variable_env):\n"
+        "def test_prefix(\n    env_prefix_target,\n    expected_alias_env: str,\n    expected_variable_env,\n):\n"
         "    assert f'[env: {expected_alias_env}]' in help_text(env_prefix_target)\n"
     )
     [span] = declared_tests("tests/test_cli.py", source)
-    quoted = quoted_checks("tests/test_cli.py", source, span, set(range(1, 12)), 6)
+    quoted = quoted_checks("tests/test_cli.py", source, span, set(range(1, 16)), 6)  # environs' `def` spans lines
     assert quoted[0].startswith("('a', 'TARGET_A_ALIAS_X") and quoted[-1].startswith("assert f'[env:")
     assert not any("expected_variable_env" in check for check in quoted) and len(quoted) == 3
 

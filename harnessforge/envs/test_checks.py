@@ -201,6 +201,7 @@ def quoted_checks(
                 found.append(statement)  # the values it runs with, one per line ("true", "yes", "1", ...)
                 inside |= set(range(number, end))
     checks: list[str] = []  # every check the diff adds, in order
+    signature = statement_lines(lines, define, last, reach=30)[0] or lines[define - 1]  # `def test(\n  self, ...):`
     for number in range(span.first, last + 1):
         if number not in added or number in inside:
             continue
@@ -214,7 +215,7 @@ def quoted_checks(
             statement = f"{statement}: ..." if len(whole) > longest and _LITERAL.search(statement) else whole
         if not statement or len(statement) > longest or statement in found or statement in checks:
             continue
-        if number < define and _names_parameters(statement, lines[define - 1]):
+        if number < define and _names_parameters(statement, signature):
             continue  # `("env_prefix_target", "expected_env")` names the rows' columns: no value is checked
         if _is_check(path, lines[number - 1], statement, path.endswith(".py") and number < define) or (
             path.endswith(".py") and _EXPECTED_ROW.match(statement) and _in_expected_table(lines, number, define)
