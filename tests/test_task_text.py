@@ -566,6 +566,19 @@ def test_the_interface_names_a_changed_signature_the_tests_call_and_not_a_tables
     assert [(item.kind, item.name) for item in found.items][:2] == [("class", "LogFunction"), ("function", "InfoFn")]
     assert found.items[0].signature == "LogFunction func() []any"
     assert not _changed("function param(name, fn)", "function param (name, fn)")  # router's lint: spacing only
+    # go-pretty (sixteenth set): `Row` moved from table.go to row.go in the change is no new name; `Rows` is
+    moved = "package table\n\n// Row is a row.\ntype Row []any\n\nfunc Render() {}\n"
+    base = builder.commit("Table", {"table/table.go": moved})
+    after = {
+        "table/table.go": "package table\n\nfunc Render() {}\n",
+        "table/row.go": moved.replace("func Render() {}\n", "type Rows []Row\n"),
+    }
+    test = 'package table\n\nimport "testing"\n\nfunc TestRows(t *testing.T) {\n\t_ = Rows{Row{1}}\n}\n'
+    verify = builder.commit("Rows", {**after, "table/table_test.go": test})
+    found = read_interface(
+        GitRepo(builder.path), base, verify, ["TestRows"], ["table/table_test.go"], sorted(after), "m03"
+    )
+    assert [item.name for item in found.items] == ["Rows"]
     assert _changed("function param(name, fn)", "function param(name, fn, options)")
 
 

@@ -119,6 +119,19 @@ def declarations(text: str, path: str) -> dict[str, Definition]:
     }
 
 
+def _package_before(sources: dict[str, tuple[str | None, str | None]], path: str) -> dict[str, Definition]:
+    """A Go file's package as it was, across its directory's changed files: a type or field moved to another file of
+    the package (go-pretty's `Row` into `table/row.go`) is no new name."""
+    if not path.endswith(".go"):
+        return {}
+    folder = path.rsplit("/", 1)[0] if "/" in path else ""
+    found: dict[str, Definition] = {}
+    for other, (before, _) in sources.items():
+        if other != path and other.endswith(".go") and (other.rsplit("/", 1)[0] if "/" in other else "") == folder:
+            found |= declarations(before or "", other)
+    return found
+
+
 def _new_python(before: str | None, after: str, path: str) -> tuple[list[Definition], list[tuple[Definition, str]]]:
     """(new definitions, (function, new parameter)) of one Python file."""
     old = definitions(before, path) if before is not None else {}
@@ -255,7 +268,7 @@ def read_interface(
                         )
                     )
         elif syntax.language_of(path):
-            old = declarations(before or "", path)
+            old = declarations(before or "", path) | _package_before(sources, path)
             module = path.rsplit(".", 1)[0]
             reached = module in required or module.removesuffix("/index") in required
             declared = declarations(after, path)
