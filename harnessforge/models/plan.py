@@ -288,8 +288,8 @@ class Milestone(Model):
         defaults = [item.line() for item in self.interface if item.kind == "default"]
         if names or defaults:
             shown = [item.line() for item in names[:max_interface]]
-            more = len(names) - len(shown)
-            shown += [f"- ... and {more} more names the tests use"] if more > 0 else []
+            rest = [f"`{item.name}`" for item in names[max_interface:]]  # named, if not declared: a cut list hid
+            shown += [f"- and, by name only: {', '.join(rest)}"] if rest else []  # the private names tests call
             said = ["The acceptance tests use these names, which do not exist yet or change:\n" + "\n".join(shown)]
             lead = "The change sets these new limits and defaults, which the tests' expectations follow:"
             said = (said if shown else []) + ([lead + "\n" + "\n".join(defaults)] if defaults else [])
