@@ -142,7 +142,8 @@ def _doc(node: Node) -> str:
 
 
 # a comment that tells a tool what to do, not a reader what the code does: Go's `//gocyclo:ignore`, `//nolint`,
-# `//go:generate`; `/* eslint-disable valid-jsdoc */`, `// @ts-ignore`, `/* istanbul ignore next */`, `// prettier-ignore`
+# `//go:generate`; `/* eslint-disable valid-jsdoc */`, `// @ts-ignore`, `/* istanbul ignore next */`,
+# `// prettier-ignore`
 _DIRECTIVE = re.compile(
     r"^\s*(?://(?:[a-z][\w-]*:\S*|nolint\b)|(?://|/\*)\s*(?:eslint[\w-]*\s|eslint[\w-]*$|@ts-|istanbul\s|"
     r"prettier-ignore|c8\s|jshint\s|jscs:|global\s))"

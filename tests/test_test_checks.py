@@ -436,4 +436,7 @@ def test_a_quoted_row_keeps_the_spaces_inside_its_strings():
     assert '{20, "Jon", "Snow", ":( :( :(", "You know nothing"}' in quoted
     from harnessforge.envs.test_checks import statement_lines
 
-    assert statement_lines(source.splitlines(), 7, 10) == ('if render(rows) != want {t.Errorf("got %v", render(rows))}', 9)
+    assert statement_lines(source.splitlines(), 7, 10) == (
+        'if render(rows) != want {t.Errorf("got %v", render(rows))}',
+        9,
+    )
