@@ -119,3 +119,19 @@ def milestone_between(
         difficulty=1,
         acceptance_tests=list(tests),
     )
+
+
+def documented_change(
+    folder: Path, before: dict[str, str], after: dict[str, str | None], names: set[str], **options
+) -> list[str]:
+    """What `envs.documentation.documented` quotes of a change from files `before` to `after` (a built repository),
+    for tests using `names`: the shape of every documentation-quoting test."""
+    from harnessforge.envs.documentation import documented
+    from harnessforge.examples.builder import RepoBuilder
+    from harnessforge.examples.patterns.common import START
+    from harnessforge.gitio import GitRepo
+
+    builder = RepoBuilder(folder / "repo", START)
+    base = builder.commit("Before", before)
+    verify = builder.commit("After", after)
+    return documented(GitRepo(builder.path), base, verify, sorted({*before, *after}), names, [], **options)

@@ -12,7 +12,7 @@ from harnessforge.examples.patterns.common import START
 from harnessforge.files import FileClassifier
 from harnessforge.gitio import GitRepo
 from harnessforge.rules import load_rules
-from tests.helpers import milestone_between
+from tests.helpers import documented_change, milestone_between
 
 TABLES = '''"""Pretty-print tabular data."""
 
@@ -184,31 +184,27 @@ def test_a_private_helpers_docstring_is_no_user_documentation(tmp_path):
     """pydantic-settings (fifteenth held-out set): three tasks quoted `_settings_log_debug`, `_iter_secret_files` and
     `_environ_is_case_insensitive`, a maintainer's notes the readers found orphaned. A helper the tests call is
     still quoted, and so is a constructor."""
-    builder = RepoBuilder(tmp_path / "repo", START)
-    base = builder.commit("Settings", {"settings.py": "class Settings:\n    pass\n"})
-    new = (
-        'class Settings:\n    def __init__(self, debug):\n        """Build settings; `DEBUG` logs each source."""\n\n'
-        '    def _log(self):\n        """Enabled by setting `DEBUG` to a truthy value."""\n\n'
+    before = {"settings.py": "class Settings:\n    pass\n"}
+    after = {
+        "settings.py": 'class Settings:\n    def __init__(self, debug):\n        """Build settings; `DEBUG` logs each '
+        'source."""\n\n    def _log(self):\n        """Enabled by setting `DEBUG` to a truthy value."""\n\n'
         '    def _merge(self):\n        """Merge the `DEBUG` sources."""\n'
-    )
-    verify = builder.commit("Debug", {"settings.py": new})
-    repo = GitRepo(builder.path)
-    assert documented(repo, base, verify, ["settings.py"], {"DEBUG"}, []) == [
+    }
+    assert documented_change(tmp_path / "a", before, after, {"DEBUG"}) == [
         "From the documentation of `Settings`.",
         "Build settings; `DEBUG` logs each source.",
     ]
-    called = documented(repo, base, verify, ["settings.py"], {"DEBUG", "_merge"}, [])
+    called = documented_change(tmp_path / "b", before, after, {"DEBUG", "_merge"})
     assert called[-2:] == ["From the documentation of `Settings._merge`.", "Merge the `DEBUG` sources."]
 
 
 def test_one_docstring_shared_by_several_definitions_is_labelled_with_each(tmp_path):
     """tablewriter (fifteenth held-out set): the header, row and footer builders share one doc comment, and every
     quote of it was labelled `HeaderFormattingBuilder.WithMergeMode`, the first place those lines stand."""
-    builder = RepoBuilder(tmp_path / "repo", START)
-    base = builder.commit("Builders", {"builders.py": "class Header:\n    pass\n\n\nclass Footer:\n    pass\n"})
     method = '    def with_merge(self, mode):\n        """Set the merge `mode` of the cells."""\n'
-    verify = builder.commit("Merging", {"builders.py": f"class Header:\n{method}\n\nclass Footer:\n{method}"})
-    quoted = documented(GitRepo(builder.path), base, verify, ["builders.py"], {"mode"}, [])
+    before = {"builders.py": "class Header:\n    pass\n\n\nclass Footer:\n    pass\n"}
+    after = {"builders.py": f"class Header:\n{method}\n\nclass Footer:\n{method}"}
+    quoted = documented_change(tmp_path, before, after, {"mode"})
     assert [line for line in quoted if line.startswith("From")] == [
         "From the documentation of `Header.with_merge`.",
         "From the documentation of `Footer.with_merge`.",
@@ -236,14 +232,11 @@ def test_a_go_doc_comments_tab_indented_example_stays_code(tmp_path):
 def test_an_unexported_go_names_doc_comment_is_no_user_documentation(tmp_path):
     """go-pretty (sixteenth held-out set): four tasks quoted the comments of unexported helpers
     (`extractAllTrackersInOrder`, `escSeqMaxLength`) as the project's documentation."""
-    builder = RepoBuilder(tmp_path / "repo", START)
-    base = builder.commit("Progress", {"progress.go": "package progress\n"})
-    new = (
-        "package progress\n\n// SortByIndex sorts the trackers by their `Index`.\nfunc SortByIndex() {}\n\n"
-        "// extractAll returns the trackers sorted by their `Index`.\nfunc extractAll() {}\n"
-    )
-    verify = builder.commit("Index", {"progress.go": new})
-    quoted = documented(GitRepo(builder.path), base, verify, ["progress.go"], {"Index"}, [])
+    after = {
+        "progress.go": "package progress\n\n// SortByIndex sorts the trackers by their `Index`.\n"
+        "func SortByIndex() {}\n\n// extractAll returns the trackers sorted by their `Index`.\nfunc extractAll() {}\n"
+    }
+    quoted = documented_change(tmp_path, {"progress.go": "package progress\n"}, after, {"Index"})
     assert quoted == ["SortByIndex sorts the trackers by their `Index`."]
 
 

@@ -10,7 +10,7 @@ from harnessforge.examples.patterns.common import START
 from harnessforge.files import FileClassifier
 from harnessforge.gitio import GitRepo
 from harnessforge.rules import load_rules
-from tests.helpers import milestone_between
+from tests.helpers import documented_change, milestone_between
 
 README = """# semver
 
@@ -191,16 +191,11 @@ def test_a_paragraph_said_before_in_other_markup_is_not_quoted(tmp_path):
 def test_a_markdown_link_into_the_site_is_quoted_as_its_words(tmp_path):
     """pydantic-settings m16: "raises a [`SettingsError`](../api/pydantic_settings.md#...)": the Dev reads the quote,
     not the site. A web link stays; code in a fence is not touched."""
-    from harnessforge.envs.documentation import documented
-
-    builder = RepoBuilder(tmp_path / "repo", START)
-    base = builder.commit("Docs", {"docs/index.md": "# Settings\n"})
     page = (
         "# Settings\n\nA bad `numbers` value raises a [`SettingsError`](../api/settings.md#SettingsError); see "
         "[parsing](#parsing) or [the spec](https://json.org), like this:\n\n```py\nnumbers = values[0](raw)\n```\n"
     )
-    verify = builder.commit("Document numbers", {"docs/index.md": page})
-    assert documented(GitRepo(builder.path), base, verify, ["docs/index.md"], {"numbers"}, []) == [
+    assert documented_change(tmp_path, {"docs/index.md": "# Settings\n"}, {"docs/index.md": page}, {"numbers"}) == [
         "A bad `numbers` value raises a `SettingsError`; see parsing or [the spec](https://json.org), like this:",
         "",
         "```py",
