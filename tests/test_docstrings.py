@@ -252,3 +252,13 @@ def test_a_tools_directive_is_no_part_of_a_doc_comment():
     )
     found = {definition.name: definition.doc for definition in syntax.definitions("logger.js", script)}
     assert found["Logger.getHighestLogLevel"] == "Get the highest level of a logger"
+
+
+def test_clicks_no_rewrap_mark_and_a_private_modules_docstring_are_no_documentation(tmp_path):
+    """sqlite-utils (seventeenth held-out set): a command's help kept click's `\\b` line, and the new `_parser.py`'s
+    module docstring ("This module is deliberately small") was quoted as the project's documentation."""
+    command = 'def query(sql):\n    r"""Run a `sql` query.\n\n    \\b\n'
+    command += '    Pass "-" as the `sql` to read it from stdin.\n    """\n'
+    after = {"cli.py": command, "_parser.py": '"""Parse a `sql` schema. This module is deliberately small."""\n'}
+    quoted = documented_change(tmp_path, {"cli.py": "def query():\n    pass\n"}, after, {"sql"})
+    assert quoted == ["Run a `sql` query.", "", 'Pass "-" as the `sql` to read it from stdin.']

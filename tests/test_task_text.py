@@ -68,6 +68,14 @@ def test_every_changelog_flavour_renders_without_losing_a_word(path, text, fmt):
         assert rendered.problems == [], (entry.text, rendered.text)
 
 
+def test_a_bare_reference_label_reads_as_the_documentation():
+    """sqlite-utils 4.1 (seventeenth held-out set): "See :ref:`python_api_transform_foreign_keys_transactions` for
+    details" read "See python_api_transform_foreign_keys_transactions for details": an anchor, no words."""
+    entry = "Transform refuses to run. See :ref:`python_api_transform_fk` for details, and :ref:`the CLI <cli>`."
+    assert render(entry, "rst").text == "Transform refuses to run. See the documentation for details, and the CLI."
+    assert render("Read :ref:`installation`.", "rst").text == "Read installation."  # a word stays a word
+
+
 def test_the_interface_stays_code_and_nested_bullets_stay_nested():
     said = [
         render(entry.text, "markdown").text for entry in parse_changelog(ChangelogFile("CHANGES.md", MYST), "markdown")

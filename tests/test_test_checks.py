@@ -440,3 +440,17 @@ def test_a_quoted_row_keeps_the_spaces_inside_its_strings():
         'if render(rows) != want {t.Errorf("got %v", render(rows))}',
         9,
     )
+
+
+def test_sql_words_in_a_test_are_neither_keys_nor_messages():
+    """sqlite-utils (seventeenth held-out set): the interface listed `key CREATE`, `key TABLE` and `exact message SET
+    DEFAULT`, SQL the tests match. A name with an underscore or dot stays a key; a sentence stays a message."""
+    from harnessforge.envs.interface import _literals
+
+    strings = {"CREATE", "TABLE", "SET DEFAULT", "MYAPP_DATABASE", "SQLite does not support STRICT tables"}
+    after = [
+        'raise E("SQLite does not support STRICT tables")\n'
+        'WORDS = ["CREATE", "TABLE", "SET DEFAULT", "MYAPP_DATABASE"]\n'
+    ]
+    found = {(item.kind, item.name) for item in _literals(strings, [""], after)}
+    assert found == {("key", "MYAPP_DATABASE"), ("message", "SQLite does not support STRICT tables")}

@@ -129,7 +129,7 @@ def _as_page(text: str, dedent: bool = True) -> list[str]:
     shown: list[str] = []
     in_example = False
     for line in body:
-        if not line.strip():
+        if not line.strip() or line.strip() in ("\\b", "\b"):  # click's `\b` keeps a paragraph unwrapped: no text
             shown.append("")
             continue
         if _DOCTEST.match(line.strip()):

@@ -154,7 +154,8 @@ def _private(owner: str, path: str = "") -> bool:
     `__init__` is public)."""
     parts = owner.split(".") if owner else []
     go = path.endswith(".go") and any(part[:1].islower() for part in parts)
-    return go or any(part.startswith("_") and not part.endswith("__") for part in parts)
+    module = PurePosixPath(path).stem  # a private module's own docstring (sqlite-utils' `_parser.py`)
+    return go or any(part.startswith("_") and not part.endswith("__") for part in [module, *parts])
 
 
 def _owner(unit: list[str], text: str, owners: dict[int, str], after: int = 0) -> tuple[str, int]:

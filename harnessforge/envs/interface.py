@@ -158,9 +158,9 @@ def _literals(strings: set[str], before: list[str], after: list[str]) -> list[In
             continue
         if value.startswith("-") and re.fullmatch(r"--?[\w-]+", value):
             items.append(InterfaceItem(name=value, kind="option"))
-        elif re.fullmatch(r"[\w.-]*[_.-][\w.-]*|[A-Z][A-Z0-9_]{3,}", value):  # `PROVIDE_OPTIONS`, `a.b`: not a word
+        elif re.fullmatch(r"[\w.-]*[_.-][\w.-]*", value):  # `PROVIDE_OPTIONS`, `a.b`: not a word (nor SQL's `CREATE`)
             items.append(InterfaceItem(name=value, kind="key"))
-        elif " " in value.strip():
+        elif " " in value.strip() and re.search(r"[a-z]", value):  # not a fragment of SQL: `SET DEFAULT`
             items.append(InterfaceItem(name=value, kind="message"))
     return items
 

@@ -97,6 +97,8 @@ def _role_text(name: str, content: str, syntax: Syntax) -> str | None:
     if role in _PROSE_ROLES:
         if titled and titled[1]:
             return titled[1]
+        if role == "ref" and re.fullmatch(r"[\w.:-]+", content) and re.search(r"[_:-]", content):
+            return "the documentation"  # a bare label (`python_api_transform_foreign_keys`) is an anchor, no words
         return content.rsplit("/", 1)[-1].replace("-", " ").replace("_", " ") if role == "doc" else content
     shown = titled[1] if titled and titled[1] else content
     if shown.startswith("~"):

@@ -15,6 +15,7 @@ _ROLE_NAME = re.compile(
 )
 _DIRECTIVE_LINE = re.compile(r"^\s*(?:\.\. [\w-]+::.*|:::+.*)$", re.M)
 _SHORTENED = re.compile(r"`~([\w.]+)\.(\w+(?:\(\))?)`")  # Sphinx shows `~a.b.C` as C
+_BARE_LABEL = re.compile(r":ref:`[\w.:-]*[_:-][\w.:-]*`")  # `markup` reads an anchor as "the documentation"
 
 
 def _words(text: str) -> Counter:
@@ -23,7 +24,9 @@ def _words(text: str) -> Counter:
 
 def source_words(raw: str) -> Counter:
     """The words a source text says: references, link targets and role names are not words."""
-    text = _ROLE_NAME.sub("", _DIRECTIVE_LINE.sub("", _SHORTENED.sub(r"`\2`", raw)))
+    text = _ROLE_NAME.sub(
+        "", _DIRECTIVE_LINE.sub("", _SHORTENED.sub(r"`\2`", _BARE_LABEL.sub("the documentation", raw)))
+    )
     return _words(_LINK_TARGET.sub("]", strip_refs(text)))
 
 
