@@ -118,7 +118,23 @@ def _signature(node: Node) -> str:
     end = body.start_byte if body is not None else node.end_byte
     text = node.text[: end - node.start_byte].decode("utf-8", "replace")
     text = re.sub(r"([(\[{])\s+|\s+([)\]}])", lambda found: found[1] or found[2], " ".join(text.split()))
-    return text.rstrip("{ =;")[:160]  # `func F(\n\traw Hook,\n) error` -> `func F(raw Hook,) error`
+    return _shortened(text.rstrip("{ =;"))  # `func F(\n\traw Hook,\n) error` -> `func F(raw Hook,) error`
+
+
+def _shortened(signature: str, longest: int = 300) -> str:
+    """A signature too long to show whole, cut after a parameter with its brackets closed (`toISOTime({a = 1, ...})`):
+    luxon's options object was cut mid-word ("precis") at 160 characters."""
+    if len(signature) <= longest:
+        return signature
+    cut = signature.rfind(",", 0, longest - 8)
+    kept = signature[: cut if cut > 0 else longest - 8] + ", ..."
+    opened: list[str] = []
+    for character in kept:
+        if character in "([{":
+            opened.append(character)
+        elif character in ")]}" and opened:
+            opened.pop()
+    return kept + "".join({"(": ")", "[": "]", "{": "}"}[character] for character in reversed(opened))
 
 
 def _doc(node: Node) -> str:

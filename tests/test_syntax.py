@@ -113,3 +113,15 @@ def test_tests_are_read_with_their_whole_titles_and_suites():
     assert [test.name for test in syntax.tests("m_test.go", go)] == ["TestParse", "ExampleParse"]
     rust = "#[cfg(test)]\nmod tests {\n    #[test]\n    fn parses() {}\n    fn helper() {}\n}\n"
     assert [test.name for test in syntax.tests("src/lib.rs", rust)] == ["parses"]
+
+
+def test_a_long_signature_is_cut_after_a_parameter_with_its_brackets_closed():
+    """luxon (seventeenth held-out set): `toISOTime({suppressMilliseconds = false, ..., precis` was cut mid-word."""
+    options = ", ".join(f"option{n} = false" for n in range(30))
+    [method] = [
+        d
+        for d in syntax.definitions("datetime.js", f"class DateTime {{\n  toISOTime({{{options}}} = {{}}) {{}}\n}}\n")
+        if d.name == "DateTime.toISOTime"
+    ]
+    assert method.signature.startswith("toISOTime({option0 = false, option1 = false")
+    assert method.signature.endswith(", ...})") and len(method.signature) <= 300

@@ -444,13 +444,14 @@ def test_a_quoted_row_keeps_the_spaces_inside_its_strings():
 
 def test_sql_words_in_a_test_are_neither_keys_nor_messages():
     """sqlite-utils (seventeenth held-out set): the interface listed `key CREATE`, `key TABLE` and `exact message SET
-    DEFAULT`, SQL the tests match. A name with an underscore or dot stays a key; a sentence stays a message."""
+    DEFAULT`, SQL the tests match, and luxon's `key 1982-05`, a date. A name with an underscore or dot stays a key;
+    a sentence stays a message."""
     from harnessforge.envs.interface import _literals
 
-    strings = {"CREATE", "TABLE", "SET DEFAULT", "MYAPP_DATABASE", "SQLite does not support STRICT tables"}
+    strings = {"CREATE", "TABLE", "SET DEFAULT", "MYAPP_DATABASE", "SQLite does not support STRICT tables", "1982-05"}
     after = [
         'raise E("SQLite does not support STRICT tables")\n'
-        'WORDS = ["CREATE", "TABLE", "SET DEFAULT", "MYAPP_DATABASE"]\n'
+        'WORDS = ["CREATE", "TABLE", "SET DEFAULT", "MYAPP_DATABASE", "1982-05"]\n'
     ]
     found = {(item.kind, item.name) for item in _literals(strings, [""], after)}
     assert found == {("key", "MYAPP_DATABASE"), ("message", "SQLite does not support STRICT tables")}

@@ -158,7 +158,7 @@ def _literals(strings: set[str], before: list[str], after: list[str]) -> list[In
             continue
         if value.startswith("-") and re.fullmatch(r"--?[\w-]+", value):
             items.append(InterfaceItem(name=value, kind="option"))
-        elif re.fullmatch(r"[\w.-]*[_.-][\w.-]*", value):  # `PROVIDE_OPTIONS`, `a.b`: not a word (nor SQL's `CREATE`)
+        elif re.fullmatch(r"[\w.-]*[_.-][\w.-]*", value) and re.search(r"[A-Za-z]", value):  # not a date: `1982-05`
             items.append(InterfaceItem(name=value, kind="key"))
         elif " " in value.strip() and re.search(r"[a-z]", value):  # not a fragment of SQL: `SET DEFAULT`
             items.append(InterfaceItem(name=value, kind="message"))
