@@ -128,11 +128,13 @@ _EMPTIED = re.compile(
     rf"[(\[]\s*(?:(?:{_REFERENCE_WORDS})\s*)?(?:[,;]\s*)*{_MARK}(?:[,;{_MARK}]\s*)*(?:,?\s*by\s+[^()\[\]\n]+)?[)\]]",
     re.I,
 )
+_HELD = "\x03"  # where brackets that held only references stood, until the words before them are read
+# words that only named the reference go with it: "Issue #618", "PR #12"
+_NAMING_WORDS = (re.compile(rf"\b(?:issues?|prs?|pull requests?|pulls?|tickets?|gh)\s*{_MARK}", re.I), _MARK)
 _REFERENCE_TIDYING = [
     # brackets that held only references: "(#4, #3)", "(Issue #5)", "[#425]"
-    (_EMPTIED, _MARK),
-    # words that only named the reference go with it: "Issue #618", "PR #12"
-    (re.compile(rf"\b(?:issues?|prs?|pull requests?|pulls?|tickets?|gh)\s*{_MARK}", re.I), _MARK),
+    (_EMPTIED, _HELD),
+    _NAMING_WORDS,
     # a sentence that only said what the change belongs to: "This is part of #12.", "It relates to #4."
     (
         re.compile(
@@ -233,6 +235,16 @@ _OBJECT_AT = re.compile(
 )
 
 
+def _tidied(text: str, rules: list[tuple[re.Pattern, str]]) -> str:
+    for _ in range(3):  # each rule can make another apply: "(#4), see #5 and #6."
+        before = text
+        for pattern, replacement in rules:
+            text = pattern.sub(replacement, text)
+        if text == before:
+            break
+    return text
+
+
 def strip_refs(text: str) -> str:
     """The text without PR/issue references, credits to people ("by @x in #12", "Thanks @x for reporting."), the
     words that only named them ("Issue #5", "see #3 for details.") and the brackets they leave behind."""
@@ -252,12 +264,10 @@ def strip_refs(text: str) -> str:
         text = pattern.sub(_MARK, text)
     text = _LINKING.sub(_MARK, text).replace(_AT, "@")
     text = _BARE.sub(_MARK, text)
-    for _ in range(3):  # each rule can make another apply: "(#4), see #5 and #6."
-        before = text
-        for pattern, replacement in _REFERENCE_TIDYING:
-            text = pattern.sub(replacement, text)
-        if text == before:
-            break
+    text = _tidied(text, _REFERENCE_TIDYING)
+    # brackets that held only references are then a reference like any other, but for the word before them: the
+    # "issues" of "any kind of issues (See #1688) when ..." is the sentence's, not the reference's name (luxon)
+    text = _tidied(text.replace(_HELD, _MARK), [rule for rule in _REFERENCE_TIDYING if rule is not _NAMING_WORDS])
     text = text.replace(_MARK, "")
     text = re.sub(r"\s+([,.;:])(?=\s|$)", r"\1", text)  # (not `.copy()`, `.pyi`: words, not punctuation)
     text = re.sub(r"([.;:!?])[,;]+(?=\s|$)", r"\1", text)

@@ -167,6 +167,11 @@ def test_the_lint_leaves_an_authors_own_words_alone():
             "Progress: address race conditions in render/stop.",
         ),
         ("This fixes 3 bugs in the parser.", "This fixes 3 bugs in the parser."),
+        # luxon's "any kind of issues (See #1688) when": the word before bracketed references is the sentence's
+        (
+            "This guards against any kind of issues (See #1688) when identifiers end up here.",
+            "This guards against any kind of issues when identifiers end up here.",
+        ),
     ],
 )
 def test_references_go_with_the_words_that_named_them_and_code_stays(subject, stripped):
