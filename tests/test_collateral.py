@@ -288,3 +288,26 @@ def test_a_go_test_its_package_never_reached_because_another_panicked_is_collate
     assert list(found) == [graded[1]] and found[graded[1]].startswith("not reached at base: a test panicked")
     built = base.model_copy(update={"messages": {package: "undefined: NewDecoder"}})  # a build failure: new API
     assert collateral(graded, [built], file_of, changed=lambda test: True) == {}
+
+
+def test_a_go_test_only_touched_is_collateral_when_its_package_does_not_build_for_another_tests_new_code():
+    """charm log (eighteenth held-out set): `TestCustomLevel` calls the new `Logf`, so the package did not build at
+    base and 100 `TestRace` cases, changed only from `Print` to `Printf`, were graded beside it. The build output
+    names the lines that need new code: a test holding none of them is collateral, changed or not."""
+    from harnessforge.envs.collateral import needing_new_code
+    from harnessforge.envs.validation import _changed_and_needed
+
+    package = "github.com/charmbracelet/log"
+    log = f"# {package} [{package}.test]\n./logger_test.go:275:4: l.Logf undefined (type *Logger has no method Logf)\n"
+    spans = {"logger_test.go": [("TestRace", 250, 270), ("TestCustomLevel", 272, 280)]}  # tests only, no helper
+    assert needing_new_code([log], spans) == {"TestCustomLevel"}
+    base = run({}, {package: "build failed"}, [package]).model_copy(update={"log_tail": log})
+    graded = [f"{package}::TestRace/race#01", f"{package}::TestCustomLevel"]
+    changed = _changed_and_needed(set(graded), needing_new_code([base.log_tail], spans))
+    found = collateral(graded, [base], file_of, changed)
+    assert list(found) == [graded[0]] and "does not load at base" in found[graded[0]]
+    # an error it cannot tie to one test keeps every changed test graded, as before
+    helper = log.replace("logger_test.go:275", "logger_test.go:285")
+    for unreadable in (helper, log.replace(f"# {package} [{package}.test]\n", ""), log + "too many errors\n"):
+        assert needing_new_code([unreadable], spans) is None
+    assert collateral(graded, [base], file_of, _changed_and_needed(set(graded), None)) == {}

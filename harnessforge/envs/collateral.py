@@ -91,6 +91,35 @@ def _outside_packages(test: str, base_runs: list[TestRun], file_of: Callable[[st
 _FRAME = re.compile(r"^\S+\.py:\d+: in ")  # a traceback frame of pytest's report: `src/pkg/mod.py:12: in f`
 
 
+# a Go build error in a test file: `./logger_test.go:275:4: l.Logf undefined`, `table/x_test.go:12:3: ...`
+_GO_BUILD_ERROR = re.compile(r"^\s*(?:\./)?((?:[\w.-]+/)*[\w.-]+_test\.go):(\d+):\d+: ", re.M)
+
+
+def needing_new_code(logs: list[str], spans: dict[str, list[tuple[str, int, int]]]) -> set[str] | None:
+    """The Go tests (top-level names) holding a line the base build failed on: they use what the milestone adds. The
+    other tests of a package that did not build only shared its fate (charm log's `TestRace`, touched from `Print` to
+    `Printf`, failed at base because `TestCustomLevel` calls the new `Logf`). `spans`: each changed test file's
+    (name, first line, last line). None when an error cannot be tied to one test: a helper's line, a file named twice,
+    or a compiler that stopped at its limit."""
+    errors = {(path, int(line)) for log in logs for path, line in _GO_BUILD_ERROR.findall(log)}
+    if not errors or any("too many errors" in log for log in logs):
+        return None
+    for log in logs:  # the package's `# pkg [pkg.test]` header before its errors: the log's tail holds them all
+        first = _GO_BUILD_ERROR.search(log)
+        if first and not re.search(r"^# \S+", log[: first.start()], re.M):
+            return None
+    found: set[str] = set()
+    for path, line in errors:
+        files = [file for file in spans if file == path or file.endswith("/" + path)]
+        if len(files) != 1:
+            return None
+        holding = [name for name, first, last in spans[files[0]] if first <= line <= last]
+        if not holding:
+            return None  # a helper or a shared table: which tests need it is not read here
+        found.update(holding)
+    return found
+
+
 def collateral(
     fail_to_pass: list[str],
     base_runs: list[TestRun],

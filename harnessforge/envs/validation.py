@@ -28,7 +28,7 @@ from .classification import (
     unloaded_elsewhere,
     untested_headlines,
 )
-from .collateral import collateral, set_aside
+from .collateral import collateral, needing_new_code, set_aside
 from .declared_tests import declared_tests
 from .runners import run_with_reports, runner
 from .sandbox import Sandbox
@@ -87,6 +87,7 @@ class Candidates:
     defined_in: dict[str, tuple[str, int | None]]
     changed: set[str]  # the candidates whose own lines the milestone changed (the static trace's tests)
     owners: dict[str, list[str]]  # candidate -> the changed test files it belongs to
+    go_spans: dict[str, list[tuple[str, int, int]]] = None  # changed Go test file -> (test name, first, last line)
 
 
 def find_candidates(
@@ -102,14 +103,16 @@ def find_candidates(
     static trace's ids."""
     ids = {test for run in runs for test in run.statuses}
     declared: dict[str, list[str]] = {}
+    go_spans: dict[str, list[tuple[str, int, int]]] = {}
     module = ""
     if recipe.runner == "go":
         texts = {path: _read(sandbox, path) for path in milestone.test_files if path.endswith("_test.go")}
-        declared = {
-            path: [span.test_id.rsplit("::", 1)[-1] for span in declared_tests(path, text)]
+        go_spans = {
+            path: [(span.test_id.rsplit("::", 1)[-1], span.first, span.last) for span in declared_tests(path, text)]
             for path, text in texts.items()
             if text
         }
+        declared = {path: [name for name, _, _ in spans] for path, spans in go_spans.items()}
         found = re.search(r"^module\s+\"?([^\s\"]+)", _read(sandbox, "go.mod") or "", re.M)
         module = found[1] if found else ""
     tests = candidate_tests(recipe.runner, ids, milestone.test_files, defined_in, declared, module)
@@ -124,7 +127,15 @@ def find_candidates(
     traced = set(accepted) | set(reasons)
     changed = {test for test in tests if static_ids(recipe.runner, test, owners[test], defined_in, spans) & traced}
     defined = {test: defined_in[test] for test in tests if test in defined_in}
-    return Candidates(tests, excluded, defined, changed, owners)
+    return Candidates(tests, excluded, defined, changed, owners, go_spans)
+
+
+def _changed_and_needed(changed: set[str], needing: set[str] | None) -> Callable[[str], bool]:
+    """Whether a test's own lines changed, and, where the base build said which tests use new code (`needing`), it
+    is one of them: `pkg::TestRace/race#01` counts by `TestRace`."""
+    if needing is None:
+        return changed.__contains__
+    return lambda test: test in changed and test.rsplit("::", 1)[-1].split("/", 1)[0] in needing
 
 
 def validate_milestone(
@@ -174,8 +185,9 @@ def validate_milestone(
         found.tests, base_runs, verify_runs, file_of, env.max_pass_to_pass, found.excluded, reference_runs
     )
     crowd = env.collateral_crowd if milestone.dependencies else 0  # the image holds the verify commit's
+    needing = needing_new_code([run.log_tail for run in base_runs], found.go_spans) if found.go_spans else None
     collateral_tests = collateral(
-        verdict.fail_to_pass, base_runs, file_of, found.changed.__contains__, recipe.packages, crowd
+        verdict.fail_to_pass, base_runs, file_of, _changed_and_needed(found.changed, needing), recipe.packages, crowd
     )
     verdict = set_aside(verdict, collateral_tests, leave_out=env.collateral_tests == "set_aside")
     graded = [test for test in verdict.fail_to_pass if test not in verdict.collateral]
