@@ -363,6 +363,11 @@ class GitRepo:
         args = ["diff", "--no-color", "--no-ext-diff", "--full-index", "--no-renames"]
         return self.run(*args, *(["--binary"] if binary else []), base, head)
 
+    def renamed(self, base: str, head: str) -> dict[str, str]:
+        """The files `head` has under a new path, each with its path at `base` (git's rename detection)."""
+        changes = _parse_numstat(self.run("diff", "-z", "--numstat", "-M", base, head, check=False))
+        return {change.path: change.old_path for change in changes if change.old_path}
+
     def tree_with(self, commit: str, patch: bytes) -> str:
         """The tree of `commit` with `patch` applied, built in a throwaway index: no work tree, no ref
         moves, so the shared clone cache stays as it is."""

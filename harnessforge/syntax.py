@@ -202,7 +202,8 @@ def definitions(path: str, source: str) -> list[Definition] | None:
 
 
 def _add(found: list[Definition], node: Node, name: str, kind: str, exported: bool = True, at: Node | None = None):
-    if name:
+    """Go's blank identifier (`var _ slog.Handler = (*Logger)(nil)`) names nothing anyone can use."""
+    if name and name.rsplit(".", 1)[-1] != "_":
         first, last = _lines(node)
         found.append(Definition(name, kind, first, last, _signature(node), _doc(at or node), exported))
 

@@ -595,6 +595,52 @@ def test_the_interface_names_a_changed_signature_the_tests_call_and_not_a_tables
     assert _changed("function param(name, fn)", "function param(name, fn, options)")
 
 
+def test_the_interface_lists_no_moved_file_blank_identifier_or_renamed_parameter_as_new(tmp_path):
+    """Eighteenth held-out set: tablib moved `packages/dbfpy` to `_vendor/dbfpy` and the interface listed its
+    `Dbf.append` as new; log listed `constant _` (`var _ slog.Handler = ...`) and a "changed signature" of
+    `Handle` whose only change renamed `ctx` to `_`. None is a name the Dev must provide."""
+    from harnessforge.envs.interface import _changed, read_interface
+
+    builder = RepoBuilder(tmp_path / "repo", START)
+    dbf = 'class Dbf:\n    def append(self, record):\n        """Append a record."""\n\n    def close(self):\n        pass\n'
+    handler = "package log\n\ntype Logger struct{}\n\nfunc (l *Logger) Handle(ctx Context, record Record) error {\n"
+    handler += "\treturn nil\n}\n"
+    base = builder.commit("Vendored", {"src/pkg/packages/dbf.py": dbf, "log/logger.go": handler})
+    renamed = handler.replace("(ctx Context", "(_ Context") + "\nvar _ Handler = (*Logger)(nil)\n\n"
+    renamed += "func New() *Logger {\n\treturn nil\n}\n"
+    python_test = "from pkg._vendor.dbf import Dbf\n\n\ndef test_append():\n    Dbf().append(1)\n    Dbf().flush()\n"
+    go_test = 'package log\n\nimport "testing"\n\nfunc TestHandle(t *testing.T) {\n\t_ = New().Handle(nil, nil)\n}\n'
+    verify = builder.commit(
+        "Move and flush",
+        {
+            "src/pkg/packages/dbf.py": None,
+            "src/pkg/_vendor/dbf.py": dbf + "\n    def flush(self):\n        pass\n",
+            "tests/test_dbf.py": python_test,
+            "log/logger.go": renamed,
+            "log/logger_test.go": go_test,
+        },
+    )
+    found = read_interface(
+        GitRepo(builder.path),
+        base,
+        verify,
+        ["tests/test_dbf.py::test_append", "TestHandle"],
+        ["tests/test_dbf.py", "log/logger_test.go"],
+        ["src/pkg/_vendor/dbf.py", "log/logger.go"],
+        "m05",
+    )
+    assert sorted((item.kind, item.name.rsplit(".", 1)[-1]) for item in found.items) == [
+        ("function", "New"),
+        ("method", "flush"),
+    ]
+    handle = "func (l *Logger) Handle(ctx context.Context, record slog.Record) error"
+    assert not _changed(handle, handle.replace("(ctx ", "(_ "), "logger.go")
+    assert _changed(handle, handle.replace("record slog.Record", "record *slog.Record"), "logger.go")
+    assert _changed("func F() (int, error)", "func F() (string, error)", "f.go")
+    assert not _changed("f(ctx: Context): void", "f(_ctx: Context): void", "f.ts")
+    assert _changed("f(ctx: Context): void", "f(ctx: Other): void", "f.ts")
+
+
 def quoted(path: str, source: str, test: str, limit: int, new_values: int = 0) -> list[str]:
     """The checks a criterion quotes from the test named `test` (its last id part) of a file the diff adds whole."""
     spans = {span.test_id.rsplit("::", 1)[-1]: span for span in declared_tests(path, source)}

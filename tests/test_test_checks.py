@@ -449,9 +449,10 @@ def test_sql_words_in_a_test_are_neither_keys_nor_messages():
     from harnessforge.envs.interface import _literals
 
     strings = {"CREATE", "TABLE", "SET DEFAULT", "MYAPP_DATABASE", "SQLite does not support STRICT tables", "1982-05"}
+    strings |= {"%Y-%m-%d %H:%M:%S"}  # tablib (eighteenth set): a display format is no message
     after = [
         'raise E("SQLite does not support STRICT tables")\n'
-        'WORDS = ["CREATE", "TABLE", "SET DEFAULT", "MYAPP_DATABASE", "1982-05"]\n'
+        'WORDS = ["CREATE", "TABLE", "SET DEFAULT", "MYAPP_DATABASE", "1982-05", "%Y-%m-%d %H:%M:%S"]\n'
     ]
     found = {(item.kind, item.name) for item in _literals(strings, [""], after)}
     assert found == {("key", "MYAPP_DATABASE"), ("message", "SQLite does not support STRICT tables")}

@@ -132,6 +132,17 @@ def _package_before(sources: dict[str, tuple[str | None, str | None]], path: str
     return found
 
 
+def _sources(repo: GitRepo, base: str, verify: str, paths: list[str]) -> dict[str, tuple[str | None, str | None]]:
+    """Each changed source file before and after; a file moved (tablib's `packages/dbfpy` into `_vendor/dbfpy`) was
+    before what it was at its old path, so its names are not new."""
+    found = {path: (_text(repo, base, path), _text(repo, verify, path)) for path in paths}
+    moved = repo.renamed(base, verify) if any(before is None for before, _ in found.values()) else {}
+    for path, (before, after) in found.items():
+        if before is None and path in moved:
+            found[path] = (_text(repo, base, moved[path]), after)
+    return found
+
+
 def _new_python(before: str | None, after: str, path: str) -> tuple[list[Definition], list[tuple[Definition, str]]]:
     """(new definitions, (function, new parameter)) of one Python file."""
     old = definitions(before, path) if before is not None else {}
@@ -160,7 +171,8 @@ def _literals(strings: set[str], before: list[str], after: list[str]) -> list[In
             items.append(InterfaceItem(name=value, kind="option"))
         elif re.fullmatch(r"[\w.-]*[_.-][\w.-]*", value) and re.search(r"[A-Za-z]", value):  # not a date: `1982-05`
             items.append(InterfaceItem(name=value, kind="key"))
-        elif " " in value.strip() and re.search(r"[a-z]", value):  # not a fragment of SQL: `SET DEFAULT`
+        elif " " in value.strip() and re.search(r"[a-z]", value) and re.search(r"[A-Za-z]{3}", value):
+            # not a fragment of SQL (`SET DEFAULT`), nor a display format (`%Y-%m-%d %H:%M:%S`): a message has words
             items.append(InterfaceItem(name=value, kind="message"))
     return items
 
@@ -184,7 +196,7 @@ def read_interface(
     than two per test (`planning.task_examples`). `where` names the milestone in warnings."""
     result = Interface()
     used = Usage()
-    sources = {path: (_text(repo, base, path), _text(repo, verify, path)) for path in source_paths}
+    sources = _sources(repo, base, verify, source_paths)
     new_value = new_value_reader(
         [before or "" for before, after in sources.values() if after is not None],
         [after for _, after in sources.values() if after is not None],
@@ -278,7 +290,7 @@ def read_interface(
                     continue
                 if name not in old:
                     shown.append(_item(definition).model_copy(update={"module": path if reached else ""}))
-                elif definition.kind in ("function", "method") and _changed(old[name].signature, definition.signature):
+                elif definition.kind in ("function", "method") and _changed(old[name].signature, definition.signature, path):
                     shown.append(
                         _item(definition).model_copy(update={"kind": "signature", "before": old[name].signature})
                     )
@@ -316,11 +328,35 @@ def _required_modules(path: str, source: str) -> set[str]:
     return {re.sub(r"\.(?:[cm]?[jt]sx?)$", "", module) for module in found}
 
 
-def _changed(before: str, after: str) -> bool:
-    """Two declarations differ beyond spacing (a parameter added, removed or retyped; a result changed): router's
-    lint put a blank before every `(` (`function param (name, fn)`), a change to no signature."""
+def _changed(before: str, after: str, path: str = "") -> bool:
+    """Two declarations differ beyond spacing and parameter names (a parameter added, removed or retyped; a result
+    changed): router's lint put a blank before every `(` (`function param (name, fn)`), and log renamed `ctx` to `_`
+    in `Handle(ctx context.Context, ...)`; neither changes what a caller writes."""
     spaced = lambda text: re.sub(r"\s*([^\w\s])\s*", r"\1", " ".join(text.split()))  # noqa: E731
-    return bool(before and after) and spaced(before) != spaced(after)
+    return bool(before and after) and spaced(_unnamed(before, path)) != spaced(_unnamed(after, path))
+
+
+# a parameter's name before its type: Go's `ctx context.Context`, TypeScript's and Rust's `ctx?: Context`
+_NAMED_PARAMETER = {
+    "go": re.compile(r"^\s*[A-Za-z_]\w*\s+(?=[*\[A-Za-z_.(]|\.\.\.)"),
+    "other": re.compile(r"^\s*(?:\.\.\.)?[A-Za-z_$][\w$]*\??\s*:(?!:)"),
+}
+
+
+def _unnamed(signature: str, path: str) -> str:
+    """`signature` with the names of its top-level brackets' parameters dropped, their types kept."""
+    named = _NAMED_PARAMETER["go" if path.endswith(".go") else "other"]
+    result, part, depth = [], [], 0
+    for character in signature:
+        if depth == 1 and character in ",)":
+            result.append(named.sub("", "".join(part)))
+            part = []
+        if character in "([{<":
+            depth += 1
+        elif character in ")]}>" and depth:
+            depth -= 1
+        (part if depth >= 1 and not (depth == 1 and character in "(,") else result).append(character)
+    return "".join(result) + "".join(part)
 
 
 def _item(definition: Definition, longest_value: int = 80) -> InterfaceItem:
