@@ -792,6 +792,13 @@ def test_a_test_method_named_by_its_class_too_when_no_docstring_says_it():
     noted += "func TestGenPrivateKey(t *testing.T) {\n}\n"
     [span] = declared_tests("crypto_test.go", noted)
     assert criterion("crypto_test.go", noted, span) == "`crypto_test.go::TestGenPrivateKey`: gen private key"
+    # stamina's and apispec's readers took a quoted parametrize decorator for an example of behaviour: the values
+    python = '@pytest.mark.parametrize("timeout", [None, 1])\ndef test_retries(timeout):\n    """Retries."""\n'
+    [span] = declared_tests("tests/test_sync.py", python)
+    decorators = ['@pytest.mark.parametrize("timeout", [None, 1])', '@pytest.mark.parametrize(("a", "b"), [(1, 2)])']
+    assert criterion("tests/test_sync.py", python, span, decorators) == (
+        "`tests/test_sync.py::test_retries`: Retries, e.g. for `timeout` in `[None, 1]`; for `a, b` in `[(1, 2)]`"
+    )
 
 
 def test_undescribed_work_speaks_only_when_tested_and_no_refactor_and_housekeeping_titles_never():
@@ -1020,7 +1027,7 @@ def test_a_parametrize_list_of_values_and_a_mock_assertion_are_quoted(tmp_path):
     (criterion,) = read_interface(*arguments, ["dotenv.py"], "m01", examples=2, new_value_examples=8).criteria
     assert criterion.text == (
         "`test_dotenv.py::test_disabled`: disabled, for example:\n"
-        '  - `@pytest.mark.parametrize("flag", ["true", "yes", "1", "t", "y"])`\n'
+        '  - for `flag` in `["true", "yes", "1", "t", "y"]`\n'
         "  - `assert result is False`\n"
         '  - `debug.assert_called_once_with("loading disabled by DOTENV_DISABLED")`'
     )

@@ -330,6 +330,26 @@ def _python_doc(source: str, span: TestSpan) -> str:
     return ""
 
 
+def _parameters(example: str) -> str:
+    """A parametrize decorator as the values the test runs with: "for `timeout` in `[None, 1]`", not the decorator
+    (stamina's and apispec's readers took `@pytest.mark.parametrize(...)` for an example of behaviour)."""
+    if not _PARAMETRIZE.match(example):
+        return ""
+    try:
+        call = ast.parse(example.strip().removeprefix("@"), mode="eval").body
+    except SyntaxError:
+        return ""
+    if not isinstance(call, ast.Call) or len(call.args) < 2:
+        return ""
+    named = call.args[0]
+    parts = named.elts if isinstance(named, (ast.Tuple, ast.List)) else [named]  # "a, b" or ("a", "b")
+    if not all(isinstance(part, ast.Constant) and isinstance(part.value, str) for part in parts):
+        return ""
+    names = ", ".join(name.strip() for part in parts for name in part.value.split(","))
+    values = ast.get_source_segment(example.strip().removeprefix("@"), call.args[1]) or ast.unparse(call.args[1])
+    return f"for {code_span(names)} in {code_span(values)}"
+
+
 def criterion(path: str, source: str, span: TestSpan, examples: list[str] = ()) -> str:
     name = span.test_id.rsplit("::", 1)[-1]
     doc = ""
@@ -348,7 +368,7 @@ def criterion(path: str, source: str, span: TestSpan, examples: list[str] = ()) 
     if not doc and path.endswith(".py") and len(parts) > 2:  # `ExtractTests::test_basics` -> "extract: basics"
         owner = re.sub(r"^Tests?|Tests?$", "", parts[-2]) or parts[-2]
         said = f"{name_as_sentence(owner)}: {said}"
-    quoted = [code_span(example) for example in examples]  # meow's checks hold template literals: kept whole
+    quoted = [_parameters(example) or code_span(example) for example in examples]  # meow's template literals: whole
     if len(quoted) > 2:  # one check per line, under the test's sentence
         said = said.rstrip(".") + ", for example:" + "".join(f"\n  - {example}" for example in quoted)
     elif quoted:  # "open resource, e.g. `assert ...`; `assert ...`"
