@@ -232,6 +232,11 @@ def test_a_rest_page_is_quoted_as_the_task_shows_markup():
     assert _plain_rest("See also: :ref:`platforms:\\`\\`user_projects_dir\\`\\``") == "See also: `user_projects_dir`"
     assert _plain_rest(".. autofunction:: platformdirs.user_projects_dir") == "`platformdirs.user_projects_dir`:"
     assert _plain_rest("See :ref:`the platforms <platforms>` page.") == "See the platforms page."
+    # stamina (eighteenth set): `.. versionadded:: 25.2.0` quoted raw, `.. note::` cut to `.. note:`
+    assert _plain_rest(".. versionadded:: 25.2.0") == "Added in version 25.2.0:"
+    assert _plain_rest("  .. deprecated:: 2.0 Use ``other``.") == "  Deprecated since version 2.0: Use `other`."
+    assert _plain_rest(".. note::") == "Note:" and _plain_rest(".. seealso:: :func:`load`") == "See also: `load`"
+    assert _plain_rest(".. code-block:: python") == ""  # the code under it stays, indented
 
 
 def test_a_colon_leads_into_its_whole_list():

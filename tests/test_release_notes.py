@@ -265,6 +265,11 @@ def test_the_whole_task_is_read_for_what_a_reader_stumbles_on():
         "a heading with no text under it: “### Notes”"
     ]
     assert task_problems("# Title\n\n## Done\n") == ["a heading with no text under it: “## Done”"]
+    # a reST directive a quote kept (stamina's `.. note:`); indented four spaces in, it is code
+    assert task_problems("Docs.\n\n.. note:\n   Being able to send.\n") == [
+        "a reST directive left in the text: “.. note:”"
+    ]
+    assert task_problems("Docs:\n\n    .. note:: in code\n") == []
 
 
 def test_a_placeholder_title_and_a_statement_that_repeats_it_are_found():

@@ -198,6 +198,16 @@ _REST_INLINE = [
     (re.compile(r"(?<!`)`([^`\n]+?)`__?(?!\w)"), r"\1"),  # a named reference (`Sphinx`_): its words
     (re.compile(r"(?::[\w:.-]+:)?``?([^`\n]+?)``?(?!_)"), r"`\1`"),  # ``code``, :func:`name`, `text`: code
     (re.compile(r"(?<![\w|])\|(\w[\w.-]*)\|(?![\w|])"), r"`\1`"),  # a substitution (loguru's |add|): its name
+    # a version note and an admonition in words (stamina's `.. versionadded:: 25.2.0` read as raw markup, and `::`
+    # below cut `.. note::` to `.. note:`); a code block's directive goes, its indented code stays
+    (re.compile(r"^(\s*)\.\. versionadded::\s*(\S+)\s*"), r"\1Added in version \2: "),
+    (re.compile(r"^(\s*)\.\. versionchanged::\s*(\S+)\s*"), r"\1Changed in version \2: "),
+    (re.compile(r"^(\s*)\.\. deprecated::\s*(\S+)\s*"), r"\1Deprecated since version \2: "),
+    (
+        re.compile(r"^(\s*)\.\. (note|warning|tip|hint|important|caution|attention|danger|seealso)::\s*"),
+        lambda found: f"{found[1]}{'See also' if found[2] == 'seealso' else found[2].capitalize()}: ",
+    ),
+    (re.compile(r"^\s*\.\. (?:code-block|code|sourcecode|highlight)::.*$"), ""),
     (re.compile(r"(?<=\S)::$"), ":"),  # "For example::" introduces its literal block
 ]
 
@@ -211,7 +221,7 @@ def _plain_rest(line: str) -> str:
     """A reST line as the task's Markdown shows it: links as their words, literals and roles as code."""
     for pattern, replacement in _REST_INLINE:
         line = pattern.sub(replacement, line)
-    return line
+    return line.rstrip()
 
 
 def _words(text: str) -> str:
