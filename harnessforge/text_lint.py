@@ -193,8 +193,10 @@ def _title(text: str) -> str:
 
 
 def _title_problems(text: str) -> list[str]:
-    """A task titled by no feature ("Milestone towards v1.10.0")."""
+    """A task titled by no feature ("Milestone towards v1.10.0", tablib's "Https://github.com/jazzband/tablib/releases")."""
     title = _title(text)
+    if re.fullmatch(r"<?https?://\S+", title, re.I):
+        return [f"a link for a title: “{title[:80]}”"]
     return [f"a placeholder title: “{title}”"] if re.fullmatch(r"Milestone(?: towards \S+)?", title) else []
 
 

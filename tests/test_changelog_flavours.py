@@ -553,3 +553,17 @@ def test_a_template_oss_entry_renders_without_its_closing_credit():
         "[#811](https://github.com/npm/node-semver/pull/811) x-range build metadata support (i529015)"
     )
     assert render(entry, "markdown").text == "x-range build metadata support"
+
+
+def test_a_link_alone_is_no_entry():
+    """tablib's "3.9.0 and newer" section lists only its releases page: a task was titled
+    "Https://github.com/jazzband/tablib/releases" (eighteenth held-out set)."""
+    text = (
+        "## 3.9.0 and newer\n\nSee GitHub Releases:\n\n- https://github.com/jazzband/tablib/releases\n"
+        "- [releases](https://github.com/o/r/releases).\n\n## 3.8.0\n\n- Add column widths (#516)\n"
+        "- Link <https://example.org/spec> support\n"
+    )
+    assert [entry.text for entry in _parse("HISTORY.md", text)] == [
+        "Add column widths (#516)",
+        "Link <https://example.org/spec> support",
+    ]

@@ -277,6 +277,9 @@ def test_a_placeholder_title_and_a_statement_that_repeats_it_are_found():
     assert task_problems(
         "# Milestone towards v1.10.0\n\n## What to build\n\nAdd `NotErrorAs`, the negation of `ErrorAs`.\n"
     ) == ["a placeholder title: “Milestone towards v1.10.0”"]
+    assert task_problems("# Https://github.com/jazzband/tablib/releases\n\n## What to build\n\nSee it.\n") == [
+        "a link for a title: “Https://github.com/jazzband/tablib/releases”"
+    ]
     # thin, not broken: a warning (readers of the sixth held-out set rated such texts intact), not a problem
     repeated = "# Fix time comparison\n\n## What to build\n\nFix time comparison.\n\n## Interface\n\n- x\n"
     assert task_problems(repeated) == []

@@ -602,7 +602,8 @@ def test_the_interface_lists_no_moved_file_blank_identifier_or_renamed_parameter
     from harnessforge.envs.interface import _changed, read_interface
 
     builder = RepoBuilder(tmp_path / "repo", START)
-    dbf = 'class Dbf:\n    def append(self, record):\n        """Append a record."""\n\n    def close(self):\n        pass\n'
+    dbf = 'class Dbf:\n    def append(self, record):\n        """Append a record."""\n\n'
+    dbf += "    def close(self):\n        pass\n"
     handler = "package log\n\ntype Logger struct{}\n\nfunc (l *Logger) Handle(ctx Context, record Record) error {\n"
     handler += "\treturn nil\n}\n"
     base = builder.commit("Vendored", {"src/pkg/packages/dbf.py": dbf, "log/logger.go": handler})

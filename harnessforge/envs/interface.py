@@ -290,7 +290,9 @@ def read_interface(
                     continue
                 if name not in old:
                     shown.append(_item(definition).model_copy(update={"module": path if reached else ""}))
-                elif definition.kind in ("function", "method") and _changed(old[name].signature, definition.signature, path):
+                elif definition.kind in ("function", "method") and _changed(
+                    old[name].signature, definition.signature, path
+                ):
                     shown.append(
                         _item(definition).model_copy(update={"kind": "signature", "before": old[name].signature})
                     )

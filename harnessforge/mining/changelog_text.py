@@ -54,6 +54,8 @@ _NOT_ENTRY = re.compile(
     r"^(?:\(?released\b|release date\b|date:|\(?\d{4}-\d{2}-\d{2}\)?\.?$|\*\*full changelog\*\*|full changelog\b)",
     re.I,
 )
+# a link alone ("- https://github.com/jazzband/tablib/releases" under "3.9.0 and newer"): it points, it says no change
+_LINK_ALONE = re.compile(r"^\s*(?:<?https?://\S+?>?|\[[^\]\n]*\]\(https?://[^)\s]*\))[.,;]?\s*$")
 # towncrier's rendered prefix: "`#12 <https://...>`_, `#13 <...>`_: " or "[#12](https://...): " (refs are kept apart)
 _LEADING_LINKS = re.compile(r"^(?:(?:`#\d+ <[^>]*>`__?|\[#\d+\]\([^)]*\))[,\s]*)+:\s*")
 # arrow's "[ADDED] ...", "[FIX] ...", "[INTERNAL] ...": the entry's category, written at its start
@@ -417,8 +419,8 @@ def parse_changelog(document: ChangelogFile, text_format: str = "text") -> list[
         items.clear()
 
     def add(text: str, kind: str, label: str | None = None) -> None:
-        if kind == "paragraph" and _NOT_ENTRY.match(text):
-            return  # "Released 2024-11-13", "**Full Changelog**: ..."
+        if kind == "paragraph" and _NOT_ENTRY.match(text) or _LINK_ALONE.match(text):
+            return  # "Released 2024-11-13", "**Full Changelog**: ...", a bare link
         if in_release and not skipping and text and (kind == "code" or strip_refs(text)):
             items.append(_Item(release, label or category, text, kind, section))
 
