@@ -164,7 +164,7 @@ def task_problems(text: str) -> list[str]:
     ]
     problems += [f"markup left in the text: “{match[0]}”" for match in _MARKUP.finditer(prose(text))]
     problems += [f"a reference's role left in the text: “{match[0]}”" for match in _ROLE.finditer(text)]
-    problems += _title_problems(text) + _statement_problems(text)
+    problems += _title_problems(text) + _statement_problems(text) + _repeated_paragraphs(text)
     lines = text.splitlines()
     fenced = False
     for number, line in enumerate(lines):
@@ -186,6 +186,18 @@ def task_problems(text: str) -> list[str]:
         elif line.rstrip().endswith(":") and not _HEADING.match(line) and not _announces(line, following):
             problems.append(f"an example missing after its colon: “{line.strip()[-80:]}”")
     return list(dict.fromkeys(problems))
+
+
+def _repeated_paragraphs(text: str, fewest_words: int = 8) -> list[str]:
+    """A paragraph of prose said twice (log's documentation quoted one doc comment twice): a reader sees a paste."""
+    seen: set[str] = set()
+    problems = []
+    for paragraph in re.split(r"\n\s*\n", _FENCED.sub("", text)):
+        words = " ".join(re.findall(r"[a-z0-9]+", paragraph.lower()))
+        if len(words.split()) >= fewest_words and words in seen:
+            problems.append(f"a paragraph said twice: “{' '.join(paragraph.split())[:80]}”")
+        seen.add(words)
+    return problems
 
 
 def _title(text: str) -> str:

@@ -186,6 +186,13 @@ def test_a_paragraph_said_before_in_other_markup_is_not_quoted(tmp_path):
     assert (
         documented(repo, base, verify, ["README.md", "README.rst"], {"level"}, [], max_lines=3) == []
     )  # no lone lead-in
+    # log (eighteenth set): `Logger.WithGroup` and `handler.WithGroup` share a doc comment, quoted twice
+    comment = "// WithGroup returns a new Handler with the given group name.\n"
+    go = f"package log\n\n{comment}func (l *Logger) WithGroup(n string) {{}}\n\n{comment}func (h *Handler) WithGroup(n string) {{}}\n"
+    verify = builder.commit("Groups", {"logger.go": go})
+    assert documented(repo, base, verify, ["logger.go"], {"WithGroup"}, []) == [
+        "WithGroup returns a new Handler with the given group name."
+    ]
 
 
 def test_a_markdown_link_into_the_site_is_quoted_as_its_words(tmp_path):

@@ -270,6 +270,8 @@ def test_the_whole_task_is_read_for_what_a_reader_stumbles_on():
         "a reST directive left in the text: “.. note:”"
     ]
     assert task_problems("Docs:\n\n    .. note:: in code\n") == []
+    said = "WithGroup returns a new Handler with the given group name prepended."
+    assert task_problems(f"Docs.\n\n{said}\n\n{said}\n") == [f"a paragraph said twice: “{said}”"]
 
 
 def test_a_placeholder_title_and_a_statement_that_repeats_it_are_found():

@@ -109,6 +109,7 @@ def documented(
     ]
     said = _words("\n".join(_page(repo, base, path)[0] for path in pages))
     lines: list[str] = []
+    quoted: set[str] = set()  # the words of each paragraph quoted so far
     for path in pages:
         text, owned, owners = _page(repo, verify, path)
         if not text:
@@ -118,8 +119,11 @@ def documented(
         found = naming(text, added_line_numbers(patch.decode("utf-8", "replace")), wanted, hidden, mine)
         last_owner, position = "", 0
         for unit in _announced(found):
-            if f" {_words(chr(10).join(unit))} " in f" {said} ":
-                continue  # said before, in other markup or on another page (loguru's README.rst -> README.md)
+            words = _words(chr(10).join(unit))
+            if f" {words} " in f" {said} " or words in quoted:
+                continue  # said before, in other markup or on another page (loguru's README.rst -> README.md), or
+                # quoted already: log's `Logger.WithGroup` and `handler.WithGroup` share one doc comment
+            quoted.add(words)
             owner, position = _owner(unit, text, owners, position)
             if _private(owner, path) and owner.rsplit(".", 1)[-1] not in wanted:
                 continue  # a helper's docstring is for maintainers: pydantic-settings' `_settings_log_debug`
