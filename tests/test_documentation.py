@@ -188,7 +188,8 @@ def test_a_paragraph_said_before_in_other_markup_is_not_quoted(tmp_path):
     )  # no lone lead-in
     # log (eighteenth set): `Logger.WithGroup` and `handler.WithGroup` share a doc comment, quoted twice
     comment = "// WithGroup returns a new Handler with the given group name.\n"
-    go = f"package log\n\n{comment}func (l *Logger) WithGroup(n string) {{}}\n\n{comment}func (h *Handler) WithGroup(n string) {{}}\n"
+    go = f"package log\n\n{comment}func (l *Logger) WithGroup(n string) {{}}\n\n"
+    go += f"{comment}func (h *Handler) WithGroup(n string) {{}}\n"
     verify = builder.commit("Groups", {"logger.go": go})
     assert documented(repo, base, verify, ["logger.go"], {"WithGroup"}, []) == [
         "WithGroup returns a new Handler with the given group name."

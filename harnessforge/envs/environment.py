@@ -25,7 +25,8 @@ from .candidate_grading import grade_candidate
 from .classification import regraded, title_without_untested
 from .images import build_env_image, ensure_base
 from .local_sandbox import LocalSandbox
-from .milestone_interface import refresh_interface
+from .milestone_interface import refresh_interface, source_files
+from .private_tests import private_reader
 from .recipes import dependency_files, recipe_at
 from .sandbox import Limits, Mount, Sandbox, SandboxSpec
 from .test_checks import base_failures
@@ -275,7 +276,17 @@ def validate(
         except EnvError as e:
             return Validation(milestone_id=planned.id, status="env_error", reason=e.reason, detail=str(e), repeats=0)
         recipe = env.recipe(planned)
-        return validate_milestone(opener, planned, test_patch, recipe, rules, image=env.image_of(planned))
+        return validate_milestone(
+            opener, planned, test_patch, recipe, rules, env.image_of(planned), private[planned.id]
+        )
+
+    # read here, not in the pool's threads: one git process serves the repository
+    private = {
+        planned.id: private_reader(
+            env.repo, planned.base_commit, planned.verify_commit, planned.test_files, source_files(planned, classify)
+        )
+        for planned in todo
+    }
 
     validations = []
     pool = ThreadPoolExecutor(workers, thread_name_prefix="hf-validate") if workers > 1 else None

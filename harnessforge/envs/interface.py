@@ -53,7 +53,7 @@ def _short_names(test_id: str) -> set[str]:
     return {last, last.split("/", 1)[0], test_id.rsplit(" > ", 1)[-1], last.split(" > ", 1)[0]}
 
 
-def _selected(spans: list[TestSpan], test_ids: list[str]) -> list[TestSpan]:
+def selected_spans(spans: list[TestSpan], test_ids: list[str]) -> list[TestSpan]:
     """The spans of `test_ids`: by whole id, by the suites' and test's titles joined (mocha's `Route .all should
     handle VERBS`, jest's `Route > .all > should handle VERBS`), else (a runner's id spelled otherwise) by the
     test's own name."""
@@ -132,7 +132,9 @@ def _package_before(sources: dict[str, tuple[str | None, str | None]], path: str
     return found
 
 
-def _sources(repo: GitRepo, base: str, verify: str, paths: list[str]) -> dict[str, tuple[str | None, str | None]]:
+def changed_sources(
+    repo: GitRepo, base: str, verify: str, paths: list[str]
+) -> dict[str, tuple[str | None, str | None]]:
     """Each changed source file before and after; a file moved (tablib's `packages/dbfpy` into `_vendor/dbfpy`) was
     before what it was at its old path, so its names are not new."""
     found = {path: (_text(repo, base, path), _text(repo, verify, path)) for path in paths}
@@ -196,7 +198,7 @@ def read_interface(
     than two per test (`planning.task_examples`). `where` names the milestone in warnings."""
     result = Interface()
     used = Usage()
-    sources = _sources(repo, base, verify, source_paths)
+    sources = changed_sources(repo, base, verify, source_paths)
     new_value = new_value_reader(
         [before or "" for before, after in sources.values() if after is not None],
         [after for _, after in sources.values() if after is not None],
@@ -210,7 +212,7 @@ def read_interface(
         spans = declared_tests(path, source)
         added = _added_lines(repo, base, verify, path)
         if test_ids:
-            chosen = _selected(spans, test_ids)
+            chosen = selected_spans(spans, test_ids)
         else:  # nothing traced: the tests the milestone's diff adds or changes
             chosen = [span for span in spans if any(span.first <= line <= span.last for line in added)]
         by_body: dict[tuple[int, int], list[str]] = {}  # a mixin's test runs in several classes: one criterion

@@ -52,6 +52,12 @@ def with_interface(milestone: Milestone, interface: Interface) -> Milestone:
     return updated.model_copy(update={"quality": quality})
 
 
+def source_files(milestone: Milestone, classify: FileClassifier) -> list[str]:
+    """The milestone's changed source files of a language whose names the interface reads."""
+    code = tuple(extension for extensions in LANGUAGE_EXTENSIONS.values() for extension in extensions)
+    return [path for path in milestone.changed_files if classify.is_source(path) and path.endswith(code)]
+
+
 def refresh_interface(
     repo: GitRepo, milestone: Milestone, classify: FileClassifier, planning: PlanningRules | None = None
 ) -> Milestone:
@@ -64,8 +70,7 @@ def refresh_interface(
         if planning
         else (2, 0, 0, None)
     )
-    code = tuple(extension for extensions in LANGUAGE_EXTENSIONS.values() for extension in extensions)
-    sources = [path for path in milestone.changed_files if classify.is_source(path) and path.endswith(code)]
+    sources = source_files(milestone, classify)
     tests = milestone.fail_to_pass or milestone.acceptance_tests
     interface = read_interface(
         repo,

@@ -30,6 +30,7 @@ from .classification import (
 )
 from .collateral import collateral, needing_new_code, set_aside
 from .declared_tests import declared_tests
+from .private_tests import set_aside_private
 from .runners import run_with_reports, runner
 from .sandbox import Sandbox
 
@@ -145,7 +146,9 @@ def validate_milestone(
     recipe: Recipe,
     rules: Rules,
     image: str = "",
+    private: Callable[[str], str] | None = None,
 ) -> Validation:
+    """`private`: why a test id tests a private helper the change adds (`private_tests.private_reader`)."""
     env = rules.environments
     common = {"milestone_id": milestone.id, "repeats": env.repeats, "image": image}
     try:
@@ -190,6 +193,8 @@ def validate_milestone(
         verdict.fail_to_pass, base_runs, file_of, _changed_and_needed(found.changed, needing), recipe.packages, crowd
     )
     verdict = set_aside(verdict, collateral_tests, leave_out=env.collateral_tests == "set_aside")
+    if private and env.private_tests == "set_aside":
+        verdict = set_aside_private(verdict, private)
     graded = [test for test in verdict.fail_to_pass if test not in verdict.collateral]
     owners = lambda test: found.owners.get(test, [])  # noqa: E731
     untested = untested_headlines(milestone.headlines, graded, owners)

@@ -40,6 +40,12 @@ class EnvRules(Model):
         " above this many tests on a sample of this many (by a hash of the test id); 0: no whole-suite check",
     )
     collateral_tests: CollateralTests = "set_aside"
+    private_tests: CollateralTests = Field(
+        "set_aside",
+        description="A FAIL_TO_PASS test calling a private helper the change adds tests an implementation detail no "
+        "release note states: `set_aside` leaves it out of grading unless it is all the milestone has; `graded` "
+        "keeps it",
+    )
     collateral_crowd: int = Field(
         10,
         ge=0,
