@@ -109,7 +109,10 @@ def documented(
     ]
     said = _words("\n".join(_page(repo, base, path)[0] for path in pages))
     lines: list[str] = []
-    quoted: set[str] = set()  # the words of each paragraph quoted so far
+    # the words of each paragraph quoted so far, with the line labelling it and the definitions it documents: one
+    # doc comment shared by several definitions (tablewriter's header, row and footer builders; log's two
+    # `WithGroup`) is quoted once, labelled with each
+    quoted: dict[str, tuple[int | None, list[str]]] = {}
     for path in pages:
         text, owned, owners = _page(repo, verify, path)
         if not text:
@@ -120,15 +123,21 @@ def documented(
         last_owner, position = "", 0
         for unit in _announced(found):
             words = _words(chr(10).join(unit))
-            if f" {words} " in f" {said} " or words in quoted:
-                continue  # said before, in other markup or on another page (loguru's README.rst -> README.md), or
-                # quoted already: log's `Logger.WithGroup` and `handler.WithGroup` share one doc comment
-            quoted.add(words)
+            if f" {words} " in f" {said} ":
+                continue  # said before, in other markup or on another page (loguru's README.rst -> README.md)
             owner, position = _owner(unit, text, owners, position)
             if _private(owner, path) and owner.rsplit(".", 1)[-1] not in wanted:
                 continue  # a helper's docstring is for maintainers: pydantic-settings' `_settings_log_debug`
-            if owner and owner != last_owner and owner.rsplit(".", 1)[-1] not in unit[0]:
-                unit = [f"From the documentation of `{owner.removesuffix('.__init__')}`.", *unit]
+            shown = owner.removesuffix(".__init__")
+            if words in quoted:
+                label, documents = quoted[words]
+                if label is not None and shown and shown not in documents:
+                    documents.append(shown)
+                    lines[label] = f"From the documentation of {_listed(documents)}."
+                continue
+            labelled = owner and owner != last_owner and owner.rsplit(".", 1)[-1] not in unit[0]
+            if labelled:
+                unit = [f"From the documentation of `{shown}`.", *unit]
             last_owner = owner
             if path.endswith((".rst", ".txt", ".py")):
                 unit = [_plain_rest(line) if not line.startswith("    ") else line for line in unit]
@@ -137,7 +146,14 @@ def documented(
             if len(lines) + len(unit) + 1 > max_lines:
                 continue  # whole paragraphs only: a shorter one further on may still fit
             lines += ([""] if lines else []) + unit
+            quoted[words] = (len(lines) - len(unit) if labelled else None, [shown])
     return lines
+
+
+def _listed(names: list[str]) -> str:
+    """`A`, `A` and `B`, `A`, `B` and `C`."""
+    spans = [f"`{name}`" for name in names]
+    return spans[0] if len(spans) == 1 else f"{', '.join(spans[:-1])} and {spans[-1]}"
 
 
 def _page(repo: GitRepo, revision: str, path: str) -> tuple[str, dict[int, str], dict[int, str]]:
