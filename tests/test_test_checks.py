@@ -330,6 +330,17 @@ def test_an_option_read_from_kwargs_is_named_as_the_property_or_the_key_the_new_
         GitRepo(builder.path), base, verify, ["test_table.py::test_escape"], ["test_table.py"], ["table.py"], "m01"
     )
     assert {(item.kind, item.short) for item in found.items} == {("attribute", "escape_header"), ("key", "escape_data")}
+    # tablib (eighteenth set): `export("xlsx", column_width=...)` forwards its **kwargs to a format's `export_set`,
+    # which gains the parameter: the interface named nothing, and the text never said `column_width`
+    formats = "class XLSX:\n    def export_set(self, dataset, freeze=True):\n        return dataset\n"
+    base = builder.commit("Formats", {"formats.py": formats})
+    widened = formats.replace("freeze=True)", "freeze=True, column_width=None)")
+    test = "def test_width():\n    assert export('xlsx', column_width='adaptive', freeze=False)\n"
+    verify = builder.commit("Width", {"formats.py": widened, "test_width.py": test})
+    found = read_interface(
+        GitRepo(builder.path), base, verify, ["test_width.py::test_width"], ["test_width.py"], ["formats.py"], "m02"
+    )
+    assert [(item.kind, item.name) for item in found.items] == [("parameter", "formats.XLSX.export_set(column_width)")]
 
 
 # typeguard (fourteenth held-out set): a `with pytest.raises(` wrapped over three lines was quoted with its own

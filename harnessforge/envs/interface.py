@@ -272,7 +272,9 @@ def read_interface(
             for definition, param in params:
                 function = definition.name.rsplit(".", 1)[-1]
                 owner = definition.name.rsplit(".", 2)[-2] if function == "__init__" else function
-                if (owner, param) in used.keywords or (function, param) in used.keywords:
+                # or passed by name to another call that forwards its **kwargs: tablib's `export("xlsx",
+                # column_width=...)` reaches the new `XLSXFormat.export_set(column_width)` (eighteenth set)
+                if (owner, param) in used.keywords or (function, param) in used.keywords or param in passed:
                     result.items.append(
                         InterfaceItem(
                             name=f"{definition.name.removesuffix('.__init__')}({param})",
