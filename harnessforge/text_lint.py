@@ -119,6 +119,7 @@ _MARKUP = re.compile(
 # rendered as "``DEFAULT_FIELD_MAPPING (:pr:`892``) ... Thanks :user:`cjproud` for the PR."
 _ROLE = re.compile(r"(?<![\w:]):(?:pr|pull|issue|user|gh|github|commit|bpo|cve|ghsa):`[^`\s][^`\n]*`?")
 _REST_LINK = re.compile(r"`__?(?=[\s).,;:]|$)", re.M)  # "(``_)": what is left of a reST link such as `#390`_
+_CRITERIA_CUT = re.compile(r"^- \.\.\. and \d+ more behaviours? the tests check")  # readers: behaviour hidden
 _DIRECTIVE = re.compile(r"^ {0,3}\.\. [\w-]+::?(?:\s|$)")  # a reST directive (`.. note::`), not code (4 spaces in)
 _BRANCH = re.compile(r"^(?:#{1,6}\s+|\s*- )?(?:feature|feat|fix|bugfix|hotfix|chore|docs?|refactor|dev)/[\w.-]", re.I)
 
@@ -177,6 +178,8 @@ def task_problems(text: str) -> list[str]:
         problems += _cut_code(line)
         if _HEADING.match(line) and (following is None or _rank(following) <= _rank(line)):
             problems.append(f"a heading with no text under it: “{line.strip()}”")
+        elif _CRITERIA_CUT.match(line):
+            problems.append(f"acceptance criteria cut short: “{line.strip()[:80]}”")
         elif _DIRECTIVE.match(line):
             problems.append(f"a reST directive left in the text: “{line.strip()[:80]}”")
         elif _BRANCH.match(line):

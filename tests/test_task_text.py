@@ -1133,3 +1133,25 @@ def test_the_interface_lists_public_names_before_those_a_package_keeps_to_itself
     assert "`Parser.Reset`" in shown and "`acme.scan`" in shown and "root struct" not in shown
     # past the limit, named without their declarations (go-pretty's cut list hid the private methods tests call)
     assert shown.count("`root`") == 1 and "- and, by name only: `root`, `acme._scan`" in shown
+
+
+def test_criteria_past_the_limit_are_listed_by_their_sentences():
+    """sqlite-utils (seventeenth set): "... and 16 more behaviours the tests check" hid what its parser tests
+    checked. Past `max_criteria`, each test's sentence without its examples, as many again; then the count."""
+    from harnessforge.models import AcceptanceCriterion
+    from tests.helpers import milestone_between
+
+    criteria = [
+        AcceptanceCriterion(text=f"`t.py::test_{n}`: parses {n}, e.g. `parse({n}) == {n}`", source="test")
+        for n in range(7)
+    ]
+    milestone = milestone_between("a" * 40, "b" * 40, "Parse", "Parse numbers.", ["p.py"]).model_copy(
+        update={"acceptance_criteria": criteria}
+    )
+    text = milestone.task("hidden", max_criteria=3)
+    assert "- `t.py::test_2`: parses 2, e.g. `parse(2) == 2`\n- `t.py::test_3`: parses 3\n" in text
+    assert "- `t.py::test_5`: parses 5\n- ... and 1 more behaviour the tests check\n" in text
+    from harnessforge.text_lint import task_problems
+
+    assert "acceptance criteria cut short: “- ... and 1 more behaviour the tests check”" in task_problems(text)
+    assert not [problem for problem in task_problems(milestone.task("hidden")) if "cut short" in problem]
