@@ -10,6 +10,13 @@ import shlex
 
 from ..gitio import GitRepo
 
+# The modules to build and test, then the go.mod of every module in the graph (`go mod download` fetches those of
+# the pruned graph only): a test that imports a module the base's go.mod lacks makes `go` resolve the new
+# requirement's own graph offline, and progressbar's `virtualterm` needed `objx`'s go.mod ("module lookup disabled
+# by GOPROXY=off"). A graph that does not resolve whole is no build failure.
+GO_DOWNLOAD = "go mod download && { go list -m all >/dev/null 2>&1 || true; }"
+
+
 _NODE_MAPS = ("dependencies", "devDependencies", "optionalDependencies", "peerDependencies")
 _NOT_FROM_THE_REGISTRY = re.compile(r"^(?:file|link|workspace|git(?:\+\w+)?|github|portal|patch):|://|^\.{0,2}/")
 
@@ -29,7 +36,7 @@ def base_modules(repo: GitRepo, base: str, verify: str, deps_dir: str) -> list[s
         for name, content in files.items()
         if content is not None
     ]
-    return [f"mkdir -p {folder} && {' && '.join(writes)} && cd {folder} && go mod download"]
+    return [f"mkdir -p {folder} && {' && '.join(writes)} && cd {folder} && {GO_DOWNLOAD}"]
 
 
 def _node_dependencies(text: bytes | None) -> dict[str, str]:

@@ -22,7 +22,7 @@ from ..gitio import GitRepo
 from ..models.common import first_error
 from ..models.env import Recipe
 from ..rules import EnvRules
-from .base_dependencies import base_modules, base_packages
+from .base_dependencies import GO_DOWNLOAD, base_modules, base_packages
 from .go_releases import own_releases
 from .npm_install import node_installer
 from .python_deps import read_python_deps
@@ -189,7 +189,7 @@ def go_recipe(base: str, files: list[str], read: Reader) -> Recipe:
         install.append(f"cd {DEPS_DIR} && {GO_VERSION_CHECK}")
     if requires and not vendored:
         install.append(
-            f"cd {DEPS_DIR} && go mod download || {{ echo 'go mod download failed: the module has dependencies and "
+            f"cd {DEPS_DIR} && {GO_DOWNLOAD} || {{ echo 'go mod download failed: the module has dependencies and "
             "no Go module proxy answered; vendor them (go mod vendor) or set GOPROXY in environments.overrides'; "
             "exit 1; }"
         )
