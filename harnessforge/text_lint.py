@@ -53,7 +53,7 @@ _HOLES = [
     (re.compile(r"`"), "unbalanced backticks"),
     (  # "Thanks for reporting.", "Thanks to for the PR", "by in", "reported by."
         re.compile(
-            r"(?:^|(?<=[.!?(]\s)|(?<=^[-*]\s))(?:many )?thanks?(?: you)?(?: to)?\s*(?:for\b|[.!,)]|$)|"
+            r"(?:^|(?<=[.!?(]\s)|(?<=\()|(?<=^[-*]\s))(?:many )?thanks?(?: you)?(?: to)?\s*(?:for\b|[.!,)]|$)|"
             r"\bby\s+(?:in|and|for)\b|\b(?:reported|contributed|suggested|requested|proposed) by\s*(?:[.,;)]|$)",
             re.I | re.M,
         ),

@@ -1155,3 +1155,19 @@ def test_criteria_past_the_limit_are_listed_by_their_sentences():
 
     assert "acceptance criteria cut short: “- ... and 1 more behaviour the tests check”" in task_problems(text)
     assert not [problem for problem in task_problems(milestone.task("hidden")) if "cut short" in problem]
+
+
+def test_a_go_checks_block_is_quoted_with_its_statements_apart():
+    """lipgloss (seventeenth set): `if table.widths[2] != 5 {t.Log(table.String()) t.Fatalf(` read as one broken
+    call. A block's statements are joined by "; "; a composite literal's rows and a call's arguments are not."""
+    source = (
+        'package table\n\nimport "testing"\n\nfunc TestWidths(t *testing.T) {\n\tif table.widths[2] != 5 {\n'
+        '\t\tt.Log(table.String())\n\t\tt.Fatalf("want %d",\n\t\t\t5)\n\t}\n\trows := []Row{\n\t\t{1, "a"},\n'
+        '\t\t{2, "b"},\n\t}\n\tif len(rows) != 2 {\n\t\tt.Error("two rows")\n\t}\n}\n'
+    )
+    assert quoted("table_test.go", source, "TestWidths", 4) == [
+        'if table.widths[2] != 5 {t.Log(table.String()); t.Fatalf("want %d", 5)}',
+        '{1, "a"}',
+        '{2, "b"}',
+        'if len(rows) != 2 {t.Error("two rows")}',
+    ]

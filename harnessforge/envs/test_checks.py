@@ -45,28 +45,47 @@ def whole_statement(lines: list[str], start: int, last: int, reach: int = 8) -> 
     return statement_lines(lines, start, last, reach)[0]
 
 
-def statement_lines(lines: list[str], start: int, last: int, reach: int = 8) -> tuple[str, int]:
+def statement_lines(lines: list[str], start: int, last: int, reach: int = 8, separate: bool = False) -> tuple[str, int]:
     """`whole_statement` and the line it ends on (0 when it never closes within reach). A raw string that spans lines
     (Go's and JavaScript's backticks, where `\\n` is no line end) is not quotable on one line: none is better than its
-    first line alone (go-toml's "``expected := `1| [server]``")."""
+    first line alone (go-toml's "``expected := `1| [server]``"). With `separate` (Go, JavaScript), the statements of
+    a block are joined by "; ": lipgloss' `{t.Log(table.String()) t.Fatalf(...)}` read as one broken call."""
     if _RAW_SPANNING.search(_without_comment(lines[start - 1])):
         return "", 0
-    text, depth, quoted, spanning = "", 0, False, False
+    text, opened, quoted, spanning = "", [], False, False
     for number in range(start, min(last, start + reach) + 1):
         raw = lines[number - 1] if quoted else _without_comment(lines[number - 1])
         pieces = _MULTILINE_QUOTES.split(raw)
         code = "".join(pieces[1 if quoted else 0 :: 2])  # brackets inside a string do not count
         code = _ONE_LINE_STRING.sub('""', code)  # pydantic-settings' `assert '[env:' in help_text`
-        depth += sum(code.count(opening) for opening in "([{") - sum(code.count(closing) for closing in ")]}")
-        text = f"{text}\\n{raw}" if quoted else f"{text} {raw.strip()}".strip()
+        in_block = bool(opened) and opened[-1] == "{"
+        for character in code:
+            if character in "([{":
+                opened.append(character)
+            elif character in ")]}" and opened:
+                opened.pop()
+        if quoted:
+            text = f"{text}\\n{raw}"
+        elif separate and in_block and _ends_statement(text) and not raw.strip().startswith(_CONTINUES_STATEMENT):
+            text = f"{text}; {raw.strip()}"
+        else:
+            text = f"{text} {raw.strip()}".strip()
         spanning = spanning or quoted
         quoted ^= len(pieces) % 2 == 0  # an odd number of quotes opens or closes a string
-        if quoted or depth > 0:
+        if quoted or opened:
             continue
         if spanning:
             return text.removesuffix(":"), number
         return _tidied(text.removesuffix(":")), number
     return "", 0  # never closes within reach: not quotable
+
+
+_CONTINUES_STATEMENT = tuple(")]}.,+-*/%&|^?:=<>")  # a line going on with the one before it
+
+
+def _ends_statement(text: str) -> bool:
+    """A joined line ends a statement: not after an opening bracket, a comma or an operator."""
+    return bool(text) and not text.rstrip().endswith(tuple("([{,;+-*/%&|^=<>!:.?"))
 
 
 def _tidied(text: str) -> str:
@@ -205,7 +224,7 @@ def quoted_checks(
     for number in range(span.first, last + 1):
         if number not in added or number in inside:
             continue
-        statement, ends = statement_lines(lines, number, span.last)
+        statement, ends = statement_lines(lines, number, span.last, separate=not path.endswith(".py"))
         statement = statement.removesuffix(",")
         if _RAISES_BLOCK.match(statement) and ends < last:  # `with pytest.raises(E)` alone says not what raises
             inner = next((at for at in range(ends + 1, last + 1) if lines[at - 1].strip()), None)
