@@ -156,6 +156,11 @@ def test_a_task_shows_how_its_tests_fail_at_the_base_commit_once_per_shape():
     assert len(shown) == 2 and shown[0].startswith("`t.py::test_dynamic[name]`:\n```\nAssertionError")
     assert "Actual message" in shown[0] and shown[1].endswith("line 2 '''\n...\n```")
     assert base_failures(tests, messages, 0) == [] and base_failures(tests, {}, 3) == []
+    # environs (sixteenth set): a failure printing the sandbox's environment, run-dependent and cut off
+    dumped = {"t.py::test_env": "KeyError: 'X'\n  in environ({'HOSTNAME': '23fcd979cad9', 'PW...TEST': ...\nend"}
+    assert base_failures(list(dumped), dumped, 1) == [
+        "`t.py::test_env`:\n```\nKeyError: 'X'\n  in environ({...})\nend\n```"
+    ]
     milestone = milestone_between("a" * 40, "b" * 40, "Fix uninformative error message", "Fix it.", [], [], [])
     task = milestone.model_copy(update={"base_failures": shown}).task("hidden")
     assert "## What happens now" in task and task.index("## What happens now") < task.index("## Acceptance criteria")

@@ -423,6 +423,10 @@ _MISSING = re.compile(
 _FENCE = "```"
 
 
+# the sandbox's environment a failure printed (environs, sixteenth set): run-dependent, and not the project's
+_ENVIRONMENT_DUMP = re.compile(r"environ\(\{(?:[^\n]*?\}\)|[^\n]*)")
+
+
 def base_failures(tests: list[str], messages: dict[str, str], limit: int, lines: int = 8) -> list[str]:
     """Up to `limit` of the messages `tests` fail with at the base commit, each under its test's id in a fenced
     block cut to `lines` lines: packaging's "Fix uninformative error message" never said which message; its test
@@ -432,7 +436,7 @@ def base_failures(tests: list[str], messages: dict[str, str], limit: int, lines:
     found: list[str] = []
     shapes: set[str] = set()
     for test in tests:
-        message = messages.get(test, "").strip()
+        message = _ENVIRONMENT_DUMP.sub("environ({...})", messages.get(test, "").strip())
         if not message or _MISSING.search(message) or len(found) >= limit:
             continue
         if any(other.startswith(f"{test}/") and messages.get(other, "").strip() for other in tests):
