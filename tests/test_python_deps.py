@@ -127,6 +127,21 @@ deps = sphinx
     assert found.skipped == ["tox.ini [testenv]: {envsitepackagesdir}/x (a tox substitution with no value here)"]
 
 
+def test_tox_envname_is_the_plain_env_this_interpreter_runs():
+    """bidict (nineteenth set): `deps = -r dev-deps/{envname}/test.txt` over `envlist = python3.{12,11,...}`; the
+    substitution was skipped, hypothesis never installed, and every milestone's conftest failed to import."""
+    tox = "[tox]\nenvlist =\n  python3.{12,11,10}\n  pypy3.10\n  lint\n\n"
+    tox += "[testenv]\ndeps = -r dev-deps/{envname}/test.txt\n"
+    found = deps(
+        {
+            "tox.ini": tox,
+            "dev-deps/python3.11/test.txt": "hypothesis==6.0\n",
+            "dev-deps/python3.12/test.txt": "hypothesis==7.0\n",
+        }
+    )
+    assert "hypothesis==6.0" in found.requirements and found.skipped == []
+
+
 def test_tox_sections_for_a_plain_env_and_tox_toml():
     ini = "[testenv]\ndeps = base-only\n[testenv:py{310,311}]\ndeps = py311-section\n[testenv:lint]\ndeps = ruff\n"
     assert names(deps({"tox.ini": ini}).requirements) == {"pytest", "py311-section"}

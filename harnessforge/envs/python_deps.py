@@ -249,11 +249,12 @@ class Collector:
             if section.startswith("testenv:") and env_name_is_plain(section[len("testenv:") :])
         ]
         chain = [*sections[:1], "testenv"]
+        envname = _plain_env_name(config, sections)
 
         def value(key: str) -> list[str]:
             for section in chain:
                 if config.has_option(section, key):
-                    raw = _tox_substitute(config.get(section, key), config)
+                    raw = _tox_substitute(config.get(section, key), config).replace("{envname}", envname)
                     return list(factor_filter(logical_lines(raw, tox=True)))
             return []
 
@@ -313,6 +314,19 @@ def _looks_like_location(text: str) -> bool:
 
 _TOX_REFERENCE = re.compile(r"\{\[([^\]]+)\]([\w-]+)\}")
 _TOX_ENV = re.compile(r"\{env:([^:}]+)(?::([^}]*))?\}")
+
+
+def _plain_env_name(config: configparser.ConfigParser, sections: list[str]) -> str:
+    """What tox's `{envname}` is for the plain test env on this interpreter: the `[testenv:NAME]` read, else the
+    envlist's name for it (bidict's `python3.{12,11}` and `deps = -r dev-deps/{envname}/test.txt`), else `py3XX`."""
+    if sections:
+        return sections[0][len("testenv:") :]
+    listed = config.get("tox", "envlist", fallback="") if config.has_section("tox") else ""
+    for name in (name for line in logical_lines(listed, tox=True) for name in expand_braces(line.strip())):
+        for each in name.split(","):
+            if each.strip() and set(each.strip().split("-")) <= python_factors():
+                return each.strip()
+    return "py{}{}".format(*PYTHON)
 
 
 def _tox_substitute(value: str, config: configparser.ConfigParser, depth: int = 0) -> str:
