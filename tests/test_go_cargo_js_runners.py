@@ -390,7 +390,7 @@ def test_js_commands_select_files_and_full_names():
     jest = runner("jest").command(ids, out_dir="/o")
     assert jest.startswith("mkdir -p /o && rm -f /o/jest.json && pwd > /o/cwd.txt && printf ")
     words = shlex.split(jest.split(" && ")[-1])
-    assert words[:3] == ["CI=true", "node", "/o/hf-jest.cjs"]  # CI: jest writes no missing snapshot
+    assert words[:4] == ["CI=true", "NODE_ENV=${NODE_ENV:-test}", "node", "/o/hf-jest.cjs"]  # CI: no new snapshot
     assert words[words.index("/o/hf-jest.cjs") + 1 : words.index("/o/hf-jest.cjs") + 3] == ["--ci", "--runInBand"]
     assert words[-3:] == ["--runTestsByPath", "src/a/math.test.js", "src/[id].test.ts"]
     pattern = re.compile(words[words.index("-t") + 1])  # the pattern only uses syntax JS and Python share
@@ -469,3 +469,24 @@ def test_a_go_line_test2json_cut_in_pieces_is_one_line_again():
     ]
     run = runner("go").parse({"go.jsonl": "\n".join(json.dumps(event) for event in events)}, 1, "")
     assert run.messages == {"m/p::TestMap": "p_test.go:4: got map[string]interface {}(nil)\n    p_test.go:5: second"}
+
+
+def test_jest_run_in_process_sets_node_env_to_test_as_its_own_command_does(tmp_path):
+    """dayjs (nineteenth set): its Babel config's presets are under `env.test`; jest's command sets NODE_ENV to
+    `test`, jest run in this process did not, and every test file failed on `import`. A stand-in for jest's module
+    (as jest would, it runs with the arguments given) writes what NODE_ENV it saw; one the sandbox sets is kept."""
+    import os
+
+    module = tmp_path / "node_modules" / "jest"
+    module.mkdir(parents=True)
+    (module / "package.json").write_text('{"name": "jest", "main": "index.js"}')
+    (module / "index.js").write_text(
+        "exports.run = (args) => require('fs').writeFileSync(args.find((arg) => arg.startsWith('--outputFile='))"
+        ".split('=')[1], JSON.stringify({testResults: [], nodeEnv: process.env.NODE_ENV}));\n"
+    )
+    command = runner("jest").command([], out_dir=str(tmp_path / "out"))
+    environment = {key: value for key, value in os.environ.items() if key != "NODE_ENV"}
+    for preset, seen in ((None, "test"), ("production", "production")):
+        run_environment = environment | ({"NODE_ENV": preset} if preset else {})
+        subprocess.run(["bash", "-c", command], cwd=tmp_path, env=run_environment, timeout=60, check=True)
+        assert json.loads((tmp_path / "out" / "jest.json").read_text())["nodeEnv"] == seen

@@ -261,6 +261,9 @@ _CARGO_COMPILE = re.compile(r"^error: could not compile `([^`]+)`(?: \(([^)]*)\)
 
 
 JEST_TEST_FRAME = r"/[\\/]jest-runner[\\/]build[\\/]runTest/"  # the sandbox's `process.exit` jest wraps
+# jest's own command sets NODE_ENV to `test` when unset; run in this process, jest does not, and a Babel config's
+# `env.test` presets (dayjs's `import` in every test) never applied
+JEST_ENVIRONMENT = "CI=true NODE_ENV=${NODE_ENV:-test}"
 
 
 class JestRunner(RunnerSpec):
@@ -275,7 +278,7 @@ class JestRunner(RunnerSpec):
 
     def _run(self, test_ids, out, plugin_dir):
         cli = self.cli.replace("{out}", quoted(f"{out}/{self.report}")).replace(
-            "{runner}", in_process("jest", "jest", "run", out, "CI=true", JEST_TEST_FRAME)
+            "{runner}", in_process("jest", "jest", "run", out, JEST_ENVIRONMENT, JEST_TEST_FRAME)
         )
         command = f"pwd > {quoted(f'{out}/cwd.txt')} && {cli}"
         if not test_ids:
