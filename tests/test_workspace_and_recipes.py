@@ -123,3 +123,9 @@ def test_a_go_base_requiring_other_module_versions_gets_them_in_the_image(tmp_pa
     assert step.endswith("cd /hf/deps-base && go mod download && { go list -m all >/dev/null 2>&1 || true; }")
     assert any(step.startswith("cd /hf/deps && go mod download && { go list -m all") for step in install)
     assert not any("deps-base" in step for step in recipe_at(repo, same, "m", env, base_commit=verify).install)
+    # progressbar's milestone added `virtualterm`, which its test imports: at base, `go` resolves it from the base's
+    # go.mod (go 1.13: the whole graph), so the image resolves it there too
+    added = gomod.format("v1.14.6") + "require github.com/chengxilo/virtualterm v1.0.4\n"
+    terminal = b.commit("Terminal", {"go.mod": added})
+    step = next(step for step in recipe_at(repo, terminal, "m", env, base_commit=same).install if "deps-base" in step)
+    assert step.endswith("{ go get github.com/chengxilo/virtualterm@v1.0.4 >/dev/null 2>&1 || true; }")

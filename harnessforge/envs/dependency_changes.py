@@ -23,7 +23,8 @@ _GO_REQUIRE = re.compile(r"^\s*(?:require\s+)?([\w.\-/~]+\.[\w.\-/~]+)\s+(v\S+)"
 _NODE_MAPS = ("dependencies", "peerDependencies", "optionalDependencies")  # not devDependencies: the tooling
 
 
-def _go(text: str) -> dict[str, str]:
+def go_requirements(text: str) -> dict[str, str]:
+    """A go.mod's required modules and their versions."""
     return {name: version for name, version in _GO_REQUIRE.findall(text) if name not in ("module", "go")}
 
 
@@ -54,7 +55,7 @@ def _rust(text: str) -> dict[str, str]:
     return found
 
 
-_READERS = {"go.mod": _go, "package.json": _node, "pyproject.toml": _python, "Cargo.toml": _rust}
+_READERS = {"go.mod": go_requirements, "package.json": _node, "pyproject.toml": _python, "Cargo.toml": _rust}
 
 
 def dependencies(path: str, text: str) -> dict[str, str] | None:
