@@ -9,7 +9,7 @@ import re
 import shlex
 
 from ..gitio import GitRepo
-from .dependency_changes import go_requirements
+from .go_releases import required
 
 # The modules to build and test, then the go.mod of every module in the graph (`go mod download` fetches those of
 # the pruned graph only): a test that imports a module the base's go.mod lacks makes `go` resolve the new
@@ -40,8 +40,8 @@ def base_modules(repo: GitRepo, base: str, verify: str, deps_dir: str) -> list[s
     # the modules the milestone adds: its test may import one, and `go` then resolves it from the base's go.mod, whose
     # older `go` line reads the new module's whole graph (progressbar's `virtualterm` needed `objx`'s go.mod)
     verify_mod = (repo.show(verify, "go.mod") or b"").decode("utf-8", "replace")
-    before = go_requirements(files["go.mod"].decode("utf-8", "replace"))
-    added = sorted(f"{name}@{version}" for name, version in go_requirements(verify_mod).items() if name not in before)
+    before = {name for name, _ in required(files["go.mod"].decode("utf-8", "replace"))}
+    added = sorted(f"{name}@{version}" for name, version in required(verify_mod) if name not in before)
     resolved = f" && {{ go get {' '.join(map(shlex.quote, added))} >/dev/null 2>&1 || true; }}" if added else ""
     return [f"mkdir -p {folder} && {' && '.join(writes)} && cd {folder} && {GO_DOWNLOAD}{resolved}"]
 

@@ -23,8 +23,7 @@ _GO_REQUIRE = re.compile(r"^\s*(?:require\s+)?([\w.\-/~]+\.[\w.\-/~]+)\s+(v\S+)"
 _NODE_MAPS = ("dependencies", "peerDependencies", "optionalDependencies")  # not devDependencies: the tooling
 
 
-def go_requirements(text: str) -> dict[str, str]:
-    """A go.mod's required modules and their versions."""
+def _go(text: str) -> dict[str, str]:
     return {name: version for name, version in _GO_REQUIRE.findall(text) if name not in ("module", "go")}
 
 
@@ -55,7 +54,7 @@ def _rust(text: str) -> dict[str, str]:
     return found
 
 
-_READERS = {"go.mod": go_requirements, "package.json": _node, "pyproject.toml": _python, "Cargo.toml": _rust}
+_READERS = {"go.mod": _go, "package.json": _node, "pyproject.toml": _python, "Cargo.toml": _rust}
 
 
 def dependencies(path: str, text: str) -> dict[str, str] | None:
