@@ -342,3 +342,21 @@ def test_a_part_that_touched_one_test_of_a_class_does_not_cover_the_others():
     )
     graded = ["tests/test_selector.py::SelectorTestCase::test_body_bytearray_support"]
     assert uncovered([bytearray_part, ruff], graded, lambda test: [test.split("::")[0]]) == [1]
+
+
+def test_a_go_part_whose_tests_share_a_graded_tests_file_is_graded():
+    """progressbar (nineteenth set): "Fix: Add OptionShowTotal" changed tests in `progressbar_test.go`, beside the
+    graded theme test; the file compiles whole, so the graded test needs that work, yet the text called it "not
+    graded and not part of this task". A housekeeping part there, or a Python part, is not covered by the file."""
+    from harnessforge.envs.classification import uncovered
+    from harnessforge.models.task import TaskPart
+
+    theme = TaskPart(heading="Filled theme ends", tested=True, test_files=["progressbar_test.go"], tests=["TestTheme"])
+    total = TaskPart(
+        heading="Add OptionShowTotal", tested=True, test_files=["progressbar_test.go"], tests=["TestTotal"]
+    )
+    gofmt = total.model_copy(update={"heading": "Run gofmt", "housekeeping": True})
+    python = TaskPart(heading="Other", tested=True, test_files=["tests/test_a.py"], tests=["test_other"])
+    graded = ["github.com/x/progressbar::TestTheme"]
+    owners = lambda test: ["progressbar_test.go", "tests/test_a.py"]  # noqa: E731
+    assert uncovered([theme, total, gofmt, python], graded, owners) == [2, 3]

@@ -1171,3 +1171,33 @@ def test_a_go_checks_block_is_quoted_with_its_statements_apart():
         '{2, "b"}',
         'if len(rows) != 2 {t.Error("two rows")}',
     ]
+
+
+def test_a_go_interface_names_what_any_test_of_the_file_uses_since_the_file_compiles_whole(tmp_path):
+    """progressbar (nineteenth set): the graded `TestOptionSetThemeFilled` failed at base until
+    `OptionShowTotalBytes` existed, because other tests of its file call it; the interface named only what the
+    graded test uses, and the text called that work "not part of this task"."""
+    from harnessforge.envs.interface import read_interface
+
+    builder = RepoBuilder(tmp_path / "repo", START)
+    base = builder.commit("Bar", {"bar.go": "package bar\n\nfunc New() int { return 0 }\n"})
+    source = "package bar\n\nfunc New() int { return 0 }\n\nfunc Filled() int { return 1 }\n\nfunc Total(on bool) {}\n"
+    test = (
+        'package bar\n\nimport "testing"\n\nfunc TestFilled(t *testing.T) {\n\t_ = Filled()\n}\n\n'
+        "func TestTotal(t *testing.T) {\n\tTotal(true)\n}\n"
+    )
+    verify = builder.commit("Filled", {"bar.go": source, "bar_test.go": test})
+    found = read_interface(GitRepo(builder.path), base, verify, ["TestFilled"], ["bar_test.go"], ["bar.go"], "m06")
+    assert sorted(item.name for item in found.items) == ["Filled", "Total"]
+    assert [criterion.tests for criterion in found.criteria] == [["bar_test.go::TestFilled"]]  # graded tests only
+
+
+def test_a_test_failing_on_purpose_is_no_check_to_quote():
+    """voluptuous (nineteenth set): a criterion quoted `assert False, "Did not raise correct Invalid"`, the line a
+    test reaches when the code is wrong, as if it were what the test checks."""
+    source = (
+        "def test_raises():\n    try:\n        schema({'a': 1})\n"
+        "        assert False, 'Did not raise correct Invalid'\n"
+        "    except MultipleInvalid as e:\n        assert str(e) == 'expected int'\n        pytest.fail('no')\n"
+    )
+    assert quoted("tests/test_schema.py", source, "test_raises", 3) == ["assert str(e) == 'expected int'"]

@@ -149,8 +149,15 @@ _NAMED_VALUE = re.compile(
 _RAISES_BLOCK = re.compile(r"^with (?:pytest|self)\.(?:raises|assertRaises)\w*\(.*\)(?: as \w+)?$")
 
 
+# a test failing on purpose where the code went wrong (voluptuous' `assert False, "Did not raise correct Invalid"`):
+# it says where a check failed, not what it checks
+_FAILS_HERE = re.compile(r"^\s*(?:assert\s+(?:False|0)\b|(?:pytest|self)\.fail\()")
+
+
 def _is_check(path: str, line: str, statement: str, decorating: bool = False) -> bool:
     """Whether an added line opens a check worth quoting; `decorating`: it is above a Python test's `def`."""
+    if _FAILS_HERE.match(line):
+        return False
     if not path.endswith(".go"):
         if decorating:
             return _PARAMETER_ROW.match(line) is not None and bool(_LITERAL.search(statement))
