@@ -490,3 +490,26 @@ def test_jest_run_in_process_sets_node_env_to_test_as_its_own_command_does(tmp_p
         run_environment = environment | ({"NODE_ENV": preset} if preset else {})
         subprocess.run(["bash", "-c", command], cwd=tmp_path, env=run_environment, timeout=60, check=True)
         assert json.loads((tmp_path / "out" / "jest.json").read_text())["nodeEnv"] == seen
+
+
+def test_jest_titles_that_are_not_strings_read_as_javascript_shows_them():
+    """dayjs (nineteenth set): `it(testArr, ...)` over an array; jest 22 reported the array as the title, and
+    reading the report crashed validation."""
+    report = {
+        "numTotalTestSuites": 1,
+        "testResults": [
+            {
+                "name": "/work/repo/test/plugin/arraySupport.test.js",
+                "status": "passed",
+                "assertionResults": [
+                    {"ancestorTitles": ["parse array"], "title": [2018, 5, "x"], "status": "passed"},
+                    {"ancestorTitles": None, "title": 7, "status": "failed"},
+                ],
+            }
+        ],
+    }
+    run = runner("jest").parse({"jest.json": json.dumps(report), "cwd.txt": "/work/repo\n"}, 1, "")
+    assert run.statuses == {
+        "test/plugin/arraySupport.test.js > parse array > 2018,5,x": "passed",
+        "test/plugin/arraySupport.test.js > 7": "failed",
+    }

@@ -266,6 +266,14 @@ JEST_TEST_FRAME = r"/[\\/]jest-runner[\\/]build[\\/]runTest/"  # the sandbox's `
 JEST_ENVIRONMENT = "CI=true NODE_ENV=${NODE_ENV:-test}"
 
 
+def _jest_title(title) -> str:
+    """A suite's or test's title as jest shows it: dayjs' jest 22 reported a `describe` over an array as that array
+    (a crash here), which JavaScript writes joined by commas."""
+    if isinstance(title, list):
+        return ",".join(map(_jest_title, title))
+    return title if isinstance(title, str) else json.dumps(title)
+
+
 class JestRunner(RunnerSpec):
     """Jest's JSON report; ids are `<file> > <describe>... > <title>`, the file relative to the repo root."""
 
@@ -307,7 +315,8 @@ class JestRunner(RunnerSpec):
             if suite.get("status") == "failed" and not results:
                 errors.append(path)  # the file failed to load: its tests are absent, not failed
             for assertion in results:
-                test_id = " > ".join([path, *assertion.get("ancestorTitles", []), assertion.get("title", "")])
+                titles = [*(assertion.get("ancestorTitles") or []), assertion.get("title", "")]
+                test_id = " > ".join([path, *map(_jest_title, titles)])
                 merge_status(statuses, test_id, _JS_STATUS.get(assertion.get("status"), "skipped"))
         ran = (data.get("numTotalTestSuites") or 0) > 0 or bool(data.get("testResults"))
         return statuses, errors, ran
