@@ -192,10 +192,14 @@ def task_problems(text: str) -> list[str]:
 
 
 def _repeated_paragraphs(text: str, fewest_words: int = 8) -> list[str]:
-    """A paragraph of prose said twice (log's documentation quoted one doc comment twice): a reader sees a paste."""
+    """A paragraph of prose said twice (log's documentation quoted one doc comment twice): a reader sees a paste.
+    Headings and lists are not prose here: a statement that says its title again is `repeated_title`'s (a warning),
+    and the release notes' bullets are the criteria too, by design."""
     seen: set[str] = set()
     problems = []
     for paragraph in re.split(r"\n\s*\n", _FENCED.sub("", text)):
+        if _HEADING.match(paragraph.strip()) or _ITEM.match(paragraph.strip()):
+            continue
         words = " ".join(re.findall(r"[a-z0-9]+", paragraph.lower()))
         if len(words.split()) >= fewest_words and words in seen:
             problems.append(f"a paragraph said twice: “{' '.join(paragraph.split())[:80]}”")

@@ -274,6 +274,11 @@ def test_the_whole_task_is_read_for_what_a_reader_stumbles_on():
     assert task_problems("Docs:\n\n    .. note:: in code\n") == []
     said = "WithGroup returns a new Handler with the given group name prepended."
     assert task_problems(f"Docs.\n\n{said}\n\n{said}\n") == [f"a paragraph said twice: “{said}”"]
+    # nineteenth set: a title the statement repeats, and the release notes' bullets that are the criteria too
+    title = "Make elapsedTime option work in non-spinner mode"
+    bullets = "- Support requiring `anyOf` a list of keys\n- Fix bug with `Any` validator and `REMOVE_EXTRA`"
+    task = f"# {title}\n\n## What to build\n\n{title}.\n\n{bullets}\n\n## Acceptance criteria\n\n{bullets}\n"
+    assert task_problems(task) == []
 
 
 def test_a_placeholder_title_and_a_statement_that_repeats_it_are_found():
