@@ -245,6 +245,7 @@ def test_a_rest_page_is_quoted_as_the_task_shows_markup():
     assert _plain_rest("  .. deprecated:: 2.0 Use ``other``.") == "  Deprecated since version 2.0: Use `other`."
     assert _plain_rest(".. note::") == "Note:" and _plain_rest(".. seealso:: :func:`load`") == "See also: `load`"
     assert _plain_rest(".. code-block:: python") == ""  # the code under it stays, indented
+    assert _plain_rest(".. doctest::") == ""  # bidict's doctest blocks (nineteenth set) read `.. doctest:`
 
 
 def test_a_colon_leads_into_its_whole_list():

@@ -227,7 +227,7 @@ _REST_INLINE = [
         re.compile(r"^(\s*)\.\. (note|warning|tip|hint|important|caution|attention|danger|seealso)::\s*"),
         lambda found: f"{found[1]}{'See also' if found[2] == 'seealso' else found[2].capitalize()}: ",
     ),
-    (re.compile(r"^\s*\.\. (?:code-block|code|sourcecode|highlight)::.*$"), ""),
+    (re.compile(r"^\s*\.\. (?:code-block|code|sourcecode|highlight|doctest|testcode|testoutput)::.*$"), ""),
     (re.compile(r"(?<=\S)::$"), ":"),  # "For example::" introduces its literal block
 ]
 
