@@ -257,6 +257,13 @@ def test_a_merge_without_its_prs_title_is_named_by_the_prs_first_commit(tmp_path
     builder.git("merge", "-q", "--no-ff", "malawi", "-m", message)
     units = attribute(repo, repo.first_parent_log(start, "HEAD"), start)
     assert (units[-1].pr, units[-1].title) == (306, "add lruCache cache")
+    builder.git("checkout", "-q", "-b", "dev")
+    builder.commit("Preserve unsupported year tokens in format", {"e.py": "1\n"})
+    builder.git("checkout", "-q", "main")
+    message = "Merge pull request #2990 from iamkun/dev\n\nD2M"  # dayjs' release train (nineteenth set)
+    builder.git("merge", "-q", "--no-ff", "dev", "-m", message)
+    units = attribute(repo, repo.first_parent_log(start, "HEAD"), start)
+    assert (units[-1].pr, units[-1].title) == (2990, "Preserve unsupported year tokens in format")
 
 
 def test_towncrier_fragments_are_tied_to_their_prs(tmp_path, store, rules):

@@ -92,8 +92,11 @@ def _classify(commit: Commit) -> tuple[int | None, str, str, str]:
             match = pattern.match(commit.subject)
             if match:
                 title, _, body = without_trailers(commit.body).partition("\n\n")
-                if _words(title) == _words(commit.subject.rpartition(" from ")[2].partition("/")[2]):
-                    title = ""  # the PR is titled by its branch name ("Malawi" from olekukonko/malawi): no statement
+                branch = _words(commit.subject.rpartition(" from ")[2].partition("/")[2])
+                if _words(title) == branch or not re.search(r"[A-Za-z]{3}", title):
+                    # titled by its branch name ("Malawi" from olekukonko/malawi), or by no word (dayjs' release
+                    # train from `dev`, "D2M"): no statement
+                    title = ""
                 return int(match[1]), "merge", title.strip() or commit.subject, body.strip()
         match = GITLAB_MR.search(commit.body)
         if match:
