@@ -1066,6 +1066,12 @@ def test_a_section_that_only_repeats_its_heading_is_a_bullet():
     assert compose([unheaded, parts[1]], None).description.startswith("- Keep the order.\n\n### Fix set casting")
     # typeguard's "- Fixed type aliases ..." (a body under no heading) read as the extra_items section's own
     assert compose([parts[1], unheaded], None).description.startswith("- Keep the order.\n\n### Fix set casting")
+    # dayjs (nineteenth set): one entry listed twice in its changelog, and a semantic-release scope in bold
+    twice = TaskPart(heading="**plugin:** timezone prevents RangeError", source="changelog", tested=True)
+    other = TaskPart(heading="Fix `locale` merge", source="changelog", tested=True)
+    composed = compose([twice, twice, other], None)
+    assert composed.title == "plugin: timezone prevents RangeError; Fix `locale` merge"
+    assert composed.description.startswith("- **plugin:** timezone prevents RangeError\n- Fix `locale` merge")
 
 
 def test_a_new_limit_no_test_names_is_in_the_interface_as_a_default(tmp_path):

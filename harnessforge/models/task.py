@@ -19,6 +19,7 @@ from .common import Model
 CONTEXT_LEAD = "Also in this change, not graded and not part of this task:"
 SHIPPED_LEAD = "This shipped in release"
 _NAMES_NOTHING = re.compile(r"^\W*[A-Za-z]+\W*$")  # a commit subject of one plain word ("Oops.", "wip"): no context
+_EMPHASIS = re.compile(r"(\*\*|__)(\S(?:.*?\S)?)\1")
 MAX_TITLE_PARTS = 2  # the title names this many features; the rest are its "(+N more)"
 
 
@@ -127,6 +128,7 @@ def compose(parts: list[TaskPart], release: str | None) -> Composed:
     )
     names = list(dict.fromkeys(parts[index].heading for index in titled_pool))
     title = "; ".join(names[:MAX_TITLE_PARTS]) + (f" (+{len(names) - 2} more)" if len(names) > MAX_TITLE_PARTS else "")
+    title = _EMPHASIS.sub(r"\2", title)  # a heading's own weight: dayjs' `**plugin:** timezone ...` read as asterisks
     titled = [index for index in titled_pool if parts[index].heading in names[:MAX_TITLE_PARTS]]
     lines: list[str] = []
     if len(speaking) == 1:
@@ -136,7 +138,7 @@ def compose(parts: list[TaskPart], release: str | None) -> Composed:
         bare = [parts[index] for index in speaking if not _says_more(parts[index])]
         full = [parts[index] for index in speaking if _says_more(parts[index])]
         full.sort(key=lambda part: bool(part.heading))  # a headless body after a section would read as its own
-        lines += [f"- {part.heading}" for part in bare]
+        lines += list(dict.fromkeys(f"- {part.heading}" for part in bare))  # dayjs' changelog listed one twice
         for part in full:
             lines += ["", f"### {part.heading}", "", *part.body] if part.heading else ["", *part.body]
     context = [
