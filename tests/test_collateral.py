@@ -311,3 +311,34 @@ def test_a_go_test_only_touched_is_collateral_when_its_package_does_not_build_fo
     for unreadable in (helper, log.replace(f"# {package} [{package}.test]\n", ""), log + "too many errors\n"):
         assert needing_new_code([unreadable], spans) is None
     assert collateral(graded, [base], file_of, _changed_and_needed(set(graded), None)) == {}
+
+
+def test_the_per_test_timer_leaves_a_test_run_in_a_thread_alone():
+    """bidict (nineteenth set): its base ran pytest-xdist (`--numprocesses=auto`), whose older workers run tests in a
+    thread; arming the alarm there raised "signal only works in main thread" in every test, which then "passed" at
+    verify once the change dropped xdist: whole suites graded on nothing. In a thread the timer stays off."""
+    import signal
+    import threading
+
+    from harnessforge.envs.plugins.hf_results import _timer
+
+    timer = _timer(5)
+    failures: list[BaseException] = []
+
+    def run_one() -> None:
+        try:
+            call = timer.pytest_runtest_call(None)
+            next(call)
+            next(call, None)
+        except BaseException as error:  # noqa: BLE001 (what the test records)
+            failures.append(error)
+
+    worker = threading.Thread(target=run_one)
+    worker.start()
+    worker.join()
+    assert failures == []
+    call = timer.pytest_runtest_call(None)  # in the main thread the alarm is armed, then disarmed
+    next(call)
+    assert signal.getsignal(signal.SIGALRM) == timer._expired and signal.alarm(0) > 0
+    next(call, None)
+    assert signal.getsignal(signal.SIGALRM) is not timer._expired

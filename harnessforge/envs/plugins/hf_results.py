@@ -17,6 +17,7 @@ alarm signal, so a test blocked inside C code that ignores signals still waits f
 import json
 import os
 import signal
+import threading
 
 # path: where to write (None writes nothing, so loading the plugin by accident is harmless);
 # owner: the config of the session that writes (the first one configured in this process).
@@ -124,6 +125,11 @@ def _timer(seconds):
 
         @pytest.hookimpl(hookwrapper=True)
         def pytest_runtest_call(self, item):
+            if threading.current_thread() is not threading.main_thread():
+                # a test run in a thread (pytest-xdist's workers, bidict's `--numprocesses=auto`): no signal can be
+                # set there, and trying failed every test; the run's own timeout still holds
+                yield
+                return
             previous = signal.signal(signal.SIGALRM, self._expired)
             signal.alarm(seconds)
             try:
