@@ -228,24 +228,24 @@ def test_a_rest_literal_block_is_quoted_whole_after_its_lead_in():
 
 def test_a_rest_page_is_quoted_as_the_task_shows_markup():
     """pytest-mock's docs quoted "Uses `tee <https://...>`__)" raw, loguru's "argument of |add|"."""
-    from harnessforge.envs.documentation import _plain_rest
+    from harnessforge.envs.documentation import plain_rest
 
-    assert _plain_rest("* ``spy_return_iter``: Uses `tee <https://docs.python.org/3/x.html#tee>`__ to copy it.") == (
+    assert plain_rest("* ``spy_return_iter``: Uses `tee <https://docs.python.org/3/x.html#tee>`__ to copy it.") == (
         "* `spy_return_iter`: Uses tee to copy it."
     )
-    assert _plain_rest("The ``level`` of |add| and :meth:`Logger.bind`, see `Sphinx`_. For example::") == (
+    assert plain_rest("The ``level`` of |add| and :meth:`Logger.bind`, see `Sphinx`_. For example::") == (
         "The `level` of `add` and `Logger.bind`, see Sphinx. For example:"
     )
     # platformdirs' api.rst (the ninth held-out set showed both raw): a :ref: with escaped literals, autodoc
-    assert _plain_rest("See also: :ref:`platforms:\\`\\`user_projects_dir\\`\\``") == "See also: `user_projects_dir`"
-    assert _plain_rest(".. autofunction:: platformdirs.user_projects_dir") == "`platformdirs.user_projects_dir`:"
-    assert _plain_rest("See :ref:`the platforms <platforms>` page.") == "See the platforms page."
+    assert plain_rest("See also: :ref:`platforms:\\`\\`user_projects_dir\\`\\``") == "See also: `user_projects_dir`"
+    assert plain_rest(".. autofunction:: platformdirs.user_projects_dir") == "`platformdirs.user_projects_dir`:"
+    assert plain_rest("See :ref:`the platforms <platforms>` page.") == "See the platforms page."
     # stamina (eighteenth set): `.. versionadded:: 25.2.0` quoted raw, `.. note::` cut to `.. note:`
-    assert _plain_rest(".. versionadded:: 25.2.0") == "Added in version 25.2.0:"
-    assert _plain_rest("  .. deprecated:: 2.0 Use ``other``.") == "  Deprecated since version 2.0: Use `other`."
-    assert _plain_rest(".. note::") == "Note:" and _plain_rest(".. seealso:: :func:`load`") == "See also: `load`"
-    assert _plain_rest(".. code-block:: python") == ""  # the code under it stays, indented
-    assert _plain_rest(".. doctest::") == ""  # bidict's doctest blocks (nineteenth set) read `.. doctest:`
+    assert plain_rest(".. versionadded:: 25.2.0") == "Added in version 25.2.0:"
+    assert plain_rest("  .. deprecated:: 2.0 Use ``other``.") == "  Deprecated since version 2.0: Use `other`."
+    assert plain_rest(".. note::") == "Note:" and plain_rest(".. seealso:: :func:`load`") == "See also: `load`"
+    assert plain_rest(".. code-block:: python") == ""  # the code under it stays, indented
+    assert plain_rest(".. doctest::") == ""  # bidict's doctest blocks (nineteenth set) read `.. doctest:`
 
 
 def test_a_colon_leads_into_its_whole_list():

@@ -793,6 +793,10 @@ def test_a_test_method_named_by_its_class_too_when_no_docstring_says_it():
     noted += "func TestGenPrivateKey(t *testing.T) {\n}\n"
     [span] = declared_tests("crypto_test.go", noted)
     assert criterion("crypto_test.go", noted, span) == "`crypto_test.go::TestGenPrivateKey`: gen private key"
+    # bidict (nineteenth set): a docstring's Sphinx role read "func:`iteritems` should work correctly"
+    roled = 'def test_iteritems():\n    """:func:`iteritems` should work correctly."""\n'
+    [span] = declared_tests("tests/test_bidict.py", roled)
+    assert criterion("tests/test_bidict.py", roled, span).endswith(": `iteritems` should work correctly.")
     # stamina's and apispec's readers took a quoted parametrize decorator for an example of behaviour: the values
     python = '@pytest.mark.parametrize("timeout", [None, 1])\ndef test_retries(timeout):\n    """Retries."""\n'
     [span] = declared_tests("tests/test_sync.py", python)

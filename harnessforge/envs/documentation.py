@@ -140,7 +140,7 @@ def documented(
                 unit = [f"From the documentation of `{shown}`.", *unit]
             last_owner = owner
             if path.endswith((".rst", ".txt", ".py")):
-                unit = [_plain_rest(line) if not line.startswith("    ") else line for line in unit]
+                unit = [plain_rest(line) if not line.startswith("    ") else line for line in unit]
             elif not unit[0].lstrip().startswith(("```", "~~~")):
                 unit = [_LOCAL_LINK.sub(r"\1", line) for line in unit]
             if len(lines) + len(unit) + 1 > max_lines:
@@ -237,7 +237,7 @@ _REST_INLINE = [
 _LOCAL_LINK = re.compile(r"(?<![\w\])])\[([^\]\n]+)\]\((?!https?:|mailto:)[^)\s]+\)")
 
 
-def _plain_rest(line: str) -> str:
+def plain_rest(line: str) -> str:
     """A reST line as the task's Markdown shows it: links as their words, literals and roles as code."""
     for pattern, replacement in _REST_INLINE:
         line = pattern.sub(replacement, line)

@@ -14,6 +14,7 @@ from collections.abc import Callable
 from ..refs import strip_refs
 from ..text_lint import code_span, text_problems
 from .declared_tests import TestSpan
+from .documentation import plain_rest
 from .interface_python import first_sentence
 
 _STRING = re.compile(r"\"((?:[^\"\\\n]|\\.){2,200})\"|'((?:[^'\\\n]|\\.){2,200})'|`([^`\n]{2,200})`")
@@ -352,7 +353,8 @@ def _python_doc(source: str, span: TestSpan) -> str:
             and node.lineno >= span.first
             and (node.end_lineno or node.lineno) <= span.last
         ):
-            return first_sentence(ast.get_docstring(node))
+            # reST as the task shows it: bidict's ":func:`iteritems` should work correctly" read "func:`iteritems`"
+            return plain_rest(first_sentence(ast.get_docstring(node)))
     return ""
 
 
